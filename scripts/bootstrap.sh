@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Create the project virtual environment (.venv) and install phrasezoo with its embedded offline defaults.
+# Idempotent: a stamp of pyproject.toml + constraints.txt skips the install when nothing changed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PYTHON=${PYTHON:-python3}
+[ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
+stamp=.venv/.phrasezoo-installed
+want=$(cat pyproject.toml constraints.txt | sha256sum | cut -d' ' -f1)
+if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+  echo ">> installing into .venv (torch==2.13.0 CPU first, then phrasezoo and its embedded defaults)"
+  .venv/bin/python -m pip install -q --disable-pip-version-check --upgrade pip
+  # torch first and pinned: this machine holds the CPU wheel; an unpinned torch pulls GBs of CUDA packages.
+  .venv/bin/python -m pip install -q --disable-pip-version-check torch==2.13.0
+  .venv/bin/python -m pip install -q --disable-pip-version-check -c constraints.txt -e ".[dev]"
+  echo "$want" > "$stamp"
+fi
+# WordNet (optional; synonym augmentation uses it when present). Debian's package, installed only when we can.
+if [ ! -e /usr/share/wordnet/data.noun ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+  echo ">> installing Debian wordnet-base (optional lexical resource)"
+  (apt-get install -y -q wordnet-base wordnet-sense-index >/dev/null 2>&1 \
+    || (apt-get update -q >/dev/null 2>&1 && apt-get install -y -q wordnet-base wordnet-sense-index >/dev/null 2>&1)) \
+    || echo ">> WordNet not installed (optional): synonyms will come from GloVe alone"
+fi

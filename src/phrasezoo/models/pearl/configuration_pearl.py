@@ -1,0 +1,98 @@
+"""Configuration of PEARL (Chen et al., 2024): phrase encoder + LOVE-style character encoder + phrase-type head.
+
+Self-contained: imports only the standard library and transformers, because `save_pretrained` copies this file
+into the exported folder.
+"""
+
+from __future__ import annotations
+
+import string
+
+from transformers import PretrainedConfig
+from transformers.models.auto.configuration_auto import CONFIG_MAPPING
+
+PHRASE_CLASSES = ("NP", "VP", "PP", "ADVP", "ADJP")
+ENTITY_TYPES = (
+    "CARDINAL", "DATE", "PERSON", "NORP", "GPE", "LAW", "PERCENT", "ORDINAL", "MONEY", "WORK_OF_ART", "FAC",
+    "TIME", "QUANTITY", "PRODUCT", "LANGUAGE", "ORG", "LOC", "EVENT", "OTHER",
+)  # fmt: skip
+#: The paper's 95 phrase types: 5 lexical classes x (18 OntoNotes entity types + OTHER), e.g. ``NP-ORG``.
+DEFAULT_TYPE_LABELS = tuple(f"{cls}-{ent}" for cls in PHRASE_CLASSES for ent in ENTITY_TYPES)
+#: Characters the character encoder knows; anything else maps to the unknown-character id.
+DEFAULT_CHAR_VOCAB = (
+    string.ascii_letters + string.digits + string.punctuation + "àáâäãåçèéêëìíîïñòóôöõøùúûüýÿæœß–—’“”…°"
+)
+
+
+class PearlConfig(PretrainedConfig):
+    r"""Configuration of :class:`PearlModel`.
+
+    Args:
+        backbone_config: config (or dict) of the pretrained phrase encoder (BERT, MPNet, ... any `AutoModel`).
+        max_length: token limit of the phrase encoder; longer inputs are truncated (see ``PearlModel.encode``).
+        use_char_encoder: include the character encoder (the paper's model); ``False`` gives the "- Character
+            Encoder" ablation.
+        char_vocab: characters of the character encoder, saved with the model so that the folder is complete.
+        char_hidden_size, char_num_heads, char_intermediate_size: width of the one mixed-attention layer.
+        char_max_word_chars, char_max_pieces, char_max_words: input limits per word / per phrase.
+        char_word_dim: size of the word vectors the character encoder produces; it is pretrained to mimic word
+            vectors of this size (GloVe 50-d for the embedded default), as LOVE does.
+        char_proj_dim: size of the fully connected projection of the pooled character vector ("reduce its
+            dimension" in the paper).
+        char_weight: weight of the character part in the concatenated embedding. Both parts are L2-normalised
+            before concatenation, so cosine(a, b) = (cos_phrase + w^2 cos_char) / (1 + w^2).
+        char_dropout: dropout inside the character encoder.
+        type_labels: names of the phrase-type classes of the type head (95 by default).
+    """
+
+    model_type = "phrasezoo-pearl"
+
+    def __init__(
+        self,
+        backbone_config: dict | PretrainedConfig | None = None,
+        max_length: int = 256,
+        use_char_encoder: bool = True,
+        char_vocab: str = DEFAULT_CHAR_VOCAB,
+        char_hidden_size: int = 128,
+        char_num_heads: int = 4,
+        char_intermediate_size: int = 256,
+        char_max_word_chars: int = 20,
+        char_max_pieces: int = 6,
+        char_max_words: int = 16,
+        char_word_dim: int = 50,
+        char_proj_dim: int = 32,
+        char_weight: float = 0.5,
+        char_dropout: float = 0.1,
+        type_labels: list[str] | tuple[str, ...] | None = None,
+        **kwargs,
+    ):
+        if backbone_config is None:
+            backbone_config = CONFIG_MAPPING["bert"]()
+        elif isinstance(backbone_config, dict):
+            backbone_config = dict(backbone_config)
+            backbone_config = CONFIG_MAPPING[backbone_config.pop("model_type")](**backbone_config)
+        self.backbone_config = backbone_config
+        self.max_length = max_length
+        self.use_char_encoder = use_char_encoder
+        self.char_vocab = char_vocab
+        self.char_hidden_size = char_hidden_size
+        self.char_num_heads = char_num_heads
+        self.char_intermediate_size = char_intermediate_size
+        self.char_max_word_chars = char_max_word_chars
+        self.char_max_pieces = char_max_pieces
+        self.char_max_words = char_max_words
+        self.char_word_dim = char_word_dim
+        self.char_proj_dim = char_proj_dim
+        self.char_weight = char_weight
+        self.char_dropout = char_dropout
+        self.type_labels = list(type_labels) if type_labels is not None else list(DEFAULT_TYPE_LABELS)
+        super().__init__(**kwargs)
+
+    @property
+    def phrase_dim(self) -> int:
+        return self.backbone_config.hidden_size
+
+    @property
+    def embedding_dim(self) -> int:
+        """Size of the vectors ``encode`` returns."""
+        return self.phrase_dim + (self.char_proj_dim if self.use_char_encoder else 0)

@@ -1,0 +1,493 @@
+"""PEARL: Phrase Embeddings by Augmented Representation Learning (Chen, Varoquaux, Suchanek; 2024).
+
+A phrase is embedded twice and the two vectors are concatenated:
+
+* the **phrase encoder**: a pretrained transformer (E5/MiniLM/BERT/...) with masked mean pooling;
+* the **character encoder**, after LOVE (Chen et al., 2022): every word of the phrase is read as its characters
+  followed by its word pieces, through one transformer layer whose attention mixes content self-attention with
+  position-only attention; positions are sum-pooled into an L2-normalised word vector (pretrained to mimic word
+  vectors), the word vectors are mean-pooled into a phrase vector and a fully connected layer reduces its size.
+
+A linear **phrase-type head** over the concatenation predicts one of 95 types (lexical class x entity type).
+
+This file is self-contained (standard library, torch, numpy, transformers and its sibling configuration file only)
+so that an exported folder loads with ``AutoModel.from_pretrained(folder, trust_remote_code=True)``.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import nn
+from transformers import AutoConfig, AutoModel, AutoTokenizer, PreTrainedModel
+from transformers.utils import ModelOutput
+
+from .configuration_pearl import PearlConfig
+
+try:  # transformers >= 5: init functions that leave loaded weights alone
+    from transformers import initialization as _init
+except ImportError:  # pragma: no cover - transformers 4.x
+    _init = nn.init
+
+try:  # progress bars are optional
+    from tqdm.auto import tqdm
+except ImportError:  # pragma: no cover
+    tqdm = None
+
+
+@dataclass
+class PearlOutput(ModelOutput):
+    """Output of :meth:`PearlModel.forward`.
+
+    Args:
+        loss: type cross-entropy when ``type_labels`` were given.
+        embeddings: L2-normalised phrase embeddings (concatenation of both encoders), ``(batch, embedding_dim)``.
+        joint_embeddings: the concatenation before the final normalisation (each part normalised and weighted).
+        phrase_embeddings: mean-pooled phrase-encoder vectors before normalisation, ``(batch, hidden)``.
+        char_embeddings: projected character-encoder vectors before normalisation, ``(batch, char_proj_dim)``.
+        type_logits: phrase-type scores, ``(batch, num_types)``.
+        last_hidden_state: token states of the phrase encoder.
+    """
+
+    loss: torch.Tensor | None = None
+    embeddings: torch.Tensor | None = None
+    joint_embeddings: torch.Tensor | None = None
+    phrase_embeddings: torch.Tensor | None = None
+    char_embeddings: torch.Tensor | None = None
+    type_logits: torch.Tensor | None = None
+    last_hidden_state: torch.Tensor | None = None
+
+
+def mean_pooling(hidden: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """Average of the token states where ``mask`` is 1."""
+    mask = mask.unsqueeze(-1).to(hidden.dtype)
+    return (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
+
+
+# --------------------------------------------------------------------------------------------- character encoder
+class MixedAttention(nn.Module):
+    """LOVE's positional attention module: a per-head learned mix of content and position-only attention.
+
+    Content attention scores tokens by what they are; positional attention scores them only by where they are,
+    which lets the layer model character order (swaps, insertions) independently of identity.
+    """
+
+    def __init__(self, config: PearlConfig):
+        super().__init__()
+        hidden, heads = config.char_hidden_size, config.char_num_heads
+        if hidden % heads:
+            raise ValueError(f"char_hidden_size ({hidden}) must be divisible by char_num_heads ({heads}).")
+        self.heads, self.head_dim = heads, hidden // heads
+        self.qkv = nn.Linear(hidden, 3 * hidden)
+        self.position_qk = nn.Linear(hidden, 2 * hidden)
+        self.gate = nn.Parameter(torch.zeros(heads))  # sigmoid(0) = an even mix at initialisation
+        self.out = nn.Linear(hidden, hidden)
+        self.dropout = nn.Dropout(config.char_dropout)
+
+    def forward(self, x: torch.Tensor, positions: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        n, length, hidden = x.shape
+        q, k, v = self.qkv(x).view(n, length, 3, self.heads, self.head_dim).permute(2, 0, 3, 1, 4)
+        qp, kp = self.position_qk(positions).view(n, length, 2, self.heads, self.head_dim).permute(2, 0, 3, 1, 4)
+        scale = 1.0 / math.sqrt(self.head_dim)
+        blocked = ~mask[:, None, None, :]
+        content = (q @ k.transpose(-1, -2) * scale).masked_fill(blocked, float("-inf")).softmax(-1)
+        position = (qp @ kp.transpose(-1, -2) * scale).masked_fill(blocked, float("-inf")).softmax(-1)
+        gate = torch.sigmoid(self.gate).view(1, -1, 1, 1)
+        attention = self.dropout(gate * content + (1 - gate) * position)
+        out = (attention @ v).transpose(1, 2).reshape(n, length, hidden)
+        return self.out(out)
+
+
+class CharacterEncoder(nn.Module):
+    """Word vectors from characters + word pieces (LOVE), pooled into one phrase vector.
+
+    Inputs are ``char_ids (B, W, C)`` and ``piece_ids (B, W, P)`` for ``B`` phrases of at most ``W`` words; id 0 is
+    padding in both (piece ids are the tokenizer's ids shifted by one). Positions of the pieces start at
+    ``char_max_word_chars`` whatever the padding, so a word's vector never depends on the batch it is in.
+    """
+
+    def __init__(self, config: PearlConfig):
+        super().__init__()
+        hidden = config.char_hidden_size
+        self.max_chars = config.char_max_word_chars
+        self.char_embeddings = nn.Embedding(len(config.char_vocab) + 2, hidden, padding_idx=0)
+        self.piece_embeddings = nn.Embedding(config.backbone_config.vocab_size + 1, hidden, padding_idx=0)
+        self.position_embeddings = nn.Embedding(config.char_max_word_chars + config.char_max_pieces, hidden)
+        self.segment_embeddings = nn.Embedding(2, hidden)
+        self.embedding_norm = nn.LayerNorm(hidden)
+        self.attention = MixedAttention(config)
+        self.attention_norm = nn.LayerNorm(hidden)
+        self.feed_forward = nn.Sequential(
+            nn.Linear(hidden, config.char_intermediate_size),
+            nn.GELU(),
+            nn.Linear(config.char_intermediate_size, hidden),
+        )
+        self.output_norm = nn.LayerNorm(hidden)
+        self.dropout = nn.Dropout(config.char_dropout)
+        self.word_projection = nn.Linear(hidden, config.char_word_dim)
+        self.phrase_projection = nn.Linear(config.char_word_dim, config.char_proj_dim)
+
+    def encode_words(self, char_ids: torch.Tensor, piece_ids: torch.Tensor) -> torch.Tensor:
+        """L2-normalised word vectors ``(N, char_word_dim)`` for ``N`` words (``char_ids (N, C)``, ``piece_ids (N, P)``)."""
+        n, n_chars = char_ids.shape
+        n_pieces = piece_ids.shape[1]
+        device = char_ids.device
+        positions = torch.cat(
+            [torch.arange(n_chars, device=device), self.max_chars + torch.arange(n_pieces, device=device)]
+        )
+        segments = torch.cat(
+            [
+                torch.zeros(n_chars, dtype=torch.long, device=device),
+                torch.ones(n_pieces, dtype=torch.long, device=device),
+            ]
+        )
+        x = torch.cat([self.char_embeddings(char_ids), self.piece_embeddings(piece_ids)], dim=1)
+        position_states = self.position_embeddings(positions).unsqueeze(0).expand(n, -1, -1)
+        x = self.dropout(self.embedding_norm(x + position_states + self.segment_embeddings(segments)))
+        mask = torch.cat([char_ids, piece_ids], dim=1) != 0
+        x = self.attention_norm(x + self.dropout(self.attention(x, position_states, mask)))
+        x = self.output_norm(x + self.dropout(self.feed_forward(x)))
+        pooled = (x * mask.unsqueeze(-1).to(x.dtype)).sum(1)  # LOVE's sum pooling
+        return F.normalize(self.word_projection(pooled), dim=-1)
+
+    def forward(self, char_ids: torch.Tensor, piece_ids: torch.Tensor) -> torch.Tensor:
+        """Projected phrase vectors ``(B, char_proj_dim)``: mean of the phrase's word vectors, then the FC layer."""
+        batch, words = char_ids.shape[:2]
+        word_mask = (char_ids != 0).any(-1) | (piece_ids != 0).any(-1)
+        dim, dtype = self.word_projection.out_features, self.word_projection.weight.dtype
+        word_vectors = torch.zeros((batch, words, dim), dtype=dtype, device=char_ids.device)
+        if word_mask.any():
+            word_vectors[word_mask] = self.encode_words(char_ids[word_mask], piece_ids[word_mask])
+        weights = word_mask.unsqueeze(-1).to(word_vectors.dtype)
+        phrase = (word_vectors * weights).sum(1) / weights.sum(1).clamp(min=1.0)
+        return self.phrase_projection(phrase)
+
+
+# ------------------------------------------------------------------------------------------------------- the model
+class PearlPreTrainedModel(PreTrainedModel):
+    config_class = PearlConfig
+    base_model_prefix = "pearl"
+    supports_gradient_checkpointing = True
+
+    def _init_weights(self, module):
+        super()._init_weights(module)
+        if isinstance(module, MixedAttention):
+            _init.zeros_(module.gate)
+
+
+class PearlModel(PearlPreTrainedModel):
+    """PEARL phrase encoder. ``encode`` embeds phrases, ``predict_type`` names their phrase type."""
+
+    def __init__(self, config: PearlConfig):
+        super().__init__(config)
+        try:
+            self.backbone = AutoModel.from_config(config.backbone_config, add_pooling_layer=False)
+        except TypeError:  # backbones without a pooler option
+            self.backbone = AutoModel.from_config(config.backbone_config)
+        self.char_encoder = CharacterEncoder(config) if config.use_char_encoder else None
+        self.type_head = nn.Linear(config.embedding_dim, len(config.type_labels))
+        self._tokenizer = None
+        self.post_init()
+
+    # -------------------------------------------------------------------------------------------------- building
+    @classmethod
+    def from_backbone(cls, backbone: str, **config_kwargs) -> PearlModel:
+        """A fresh PEARL model whose phrase encoder holds the pretrained weights of ``backbone`` (path or Hub id).
+
+        The character encoder and the type head start untrained; the tokenizer of ``backbone`` is attached.
+        """
+        backbone_config = AutoConfig.from_pretrained(backbone)
+        model = cls(PearlConfig(backbone_config=backbone_config, **config_kwargs))
+        try:
+            pretrained = AutoModel.from_pretrained(backbone, add_pooling_layer=False)
+        except TypeError:
+            pretrained = AutoModel.from_pretrained(backbone)
+        missing, unexpected = model.backbone.load_state_dict(pretrained.state_dict(), strict=False)
+        if missing:
+            raise ValueError(f"Backbone {backbone} lacks weights for {missing[:5]}...")
+        model.set_tokenizer(AutoTokenizer.from_pretrained(backbone))
+        return model
+
+    def get_input_embeddings(self) -> nn.Module:
+        return self.backbone.get_input_embeddings()
+
+    # ------------------------------------------------------------------------------------------------- tokenizer
+    @property
+    def tokenizer(self):
+        """The tokenizer, loaded lazily from the model's own folder (``name_or_path``) when none was set."""
+        if self._tokenizer is None:
+            source = self.name_or_path
+            if not source:
+                raise ValueError(
+                    "This PearlModel has no tokenizer: pass one with model.set_tokenizer(tokenizer), or load the "
+                    "model from a folder that contains tokenizer files."
+                )
+            self._tokenizer = AutoTokenizer.from_pretrained(source)
+        return self._tokenizer
+
+    def set_tokenizer(self, tokenizer) -> None:
+        self._tokenizer = tokenizer
+
+    # ---------------------------------------------------------------------------------------------------- inputs
+    def tokenize(self, texts: list[str], truncate: bool = True) -> dict[str, torch.Tensor]:
+        """Tokenizer output plus the character encoder's ``char_ids`` / ``piece_ids`` for a list of phrases."""
+        texts = _check_texts(texts)
+        encoding = self.tokenizer(
+            texts,
+            padding=True,
+            truncation=True,
+            max_length=self.config.max_length,
+            return_tensors="pt",
+            return_offsets_mapping=self.config.use_char_encoder,
+            return_overflowing_tokens=False,
+        )
+        if not truncate:
+            _raise_if_truncated(self.tokenizer, texts, self.config.max_length)
+        features = {key: encoding[key] for key in ("input_ids", "attention_mask", "token_type_ids") if key in encoding}
+        if self.config.use_char_encoder:
+            features.update(self._char_features(encoding, texts))
+        return features
+
+    def _char_features(self, encoding, texts: list[str]) -> dict[str, torch.Tensor]:
+        cfg = self.config
+        char_index = self._char_index()
+        offsets, ids = encoding["offset_mapping"], encoding["input_ids"]
+        offsets = offsets.tolist() if isinstance(offsets, torch.Tensor) else offsets
+        ids = ids.tolist() if isinstance(ids, torch.Tensor) else ids
+        per_text = []
+        for i, text in enumerate(texts):
+            word_ids = encoding.word_ids(i)
+            words: dict[int, list] = {}
+            for position, word in enumerate(word_ids):
+                if word is None:
+                    continue
+                start, end = offsets[i][position]
+                entry = words.get(word)
+                if entry is None:
+                    if len(words) >= cfg.char_max_words:
+                        continue
+                    words[word] = [start, end, [ids[i][position]]]
+                else:
+                    entry[1] = end
+                    entry[2].append(ids[i][position])
+            per_text.append([(text[s:e], pieces) for s, e, pieces in words.values()])
+        n_words = max(1, max(len(w) for w in per_text))
+        n_chars = max(1, min(cfg.char_max_word_chars, max((len(w) for ws in per_text for w, _ in ws), default=1)))
+        n_pieces = max(1, min(cfg.char_max_pieces, max((len(p) for ws in per_text for _, p in ws), default=1)))
+        char_ids = np.zeros((len(texts), n_words, n_chars), dtype=np.int64)
+        piece_ids = np.zeros((len(texts), n_words, n_pieces), dtype=np.int64)
+        for i, words in enumerate(per_text):
+            for j, (word, pieces) in enumerate(words):
+                chars = [char_index.get(c, 1) for c in word[:n_chars]]
+                char_ids[i, j, : len(chars)] = chars
+                pieces = pieces[:n_pieces]
+                piece_ids[i, j, : len(pieces)] = np.asarray(pieces) + 1
+        return {"char_ids": torch.from_numpy(char_ids), "piece_ids": torch.from_numpy(piece_ids)}
+
+    def _char_index(self) -> dict[str, int]:
+        if getattr(self, "_char_index_cache", None) is None:
+            self._char_index_cache = {c: i + 2 for i, c in enumerate(self.config.char_vocab)}
+        return self._char_index_cache
+
+    def word_features(self, words: list[str]) -> dict[str, torch.Tensor]:
+        """``char_ids (N, C)`` and ``piece_ids (N, P)`` of single words, for pretraining the character encoder."""
+        feats = self._char_features(
+            self.tokenizer(
+                list(words), add_special_tokens=False, return_offsets_mapping=True, truncation=True, max_length=32
+            ),
+            list(words),
+        )
+        return {key: value[:, 0] for key, value in feats.items()}
+
+    # --------------------------------------------------------------------------------------------------- forward
+    def forward(
+        self,
+        input_ids: torch.Tensor,
+        attention_mask: torch.Tensor | None = None,
+        token_type_ids: torch.Tensor | None = None,
+        char_ids: torch.Tensor | None = None,
+        piece_ids: torch.Tensor | None = None,
+        type_labels: torch.Tensor | None = None,
+        return_dict: bool | None = None,
+        **kwargs,
+    ) -> PearlOutput:
+        if attention_mask is None:
+            attention_mask = torch.ones_like(input_ids)
+        backbone_inputs = {"input_ids": input_ids, "attention_mask": attention_mask}
+        if token_type_ids is not None:
+            backbone_inputs["token_type_ids"] = token_type_ids
+        hidden = self.backbone(**backbone_inputs).last_hidden_state
+        phrase = mean_pooling(hidden, attention_mask)
+        parts = [F.normalize(phrase, dim=-1)]
+        char = None
+        if self.char_encoder is not None:
+            if char_ids is None or piece_ids is None:
+                raise ValueError(
+                    "This PEARL model has a character encoder: pass char_ids and piece_ids (see tokenize)."
+                )
+            char = self.char_encoder(char_ids, piece_ids)
+            parts.append(self.config.char_weight * F.normalize(char, dim=-1))
+        joint = torch.cat(parts, dim=-1)
+        type_logits = self.type_head(joint)
+        loss = F.cross_entropy(type_logits, type_labels) if type_labels is not None else None
+        return PearlOutput(
+            loss=loss,
+            embeddings=F.normalize(joint, dim=-1),
+            joint_embeddings=joint,
+            phrase_embeddings=phrase,
+            char_embeddings=char,
+            type_logits=type_logits,
+            last_hidden_state=hidden,
+        )
+
+    # ------------------------------------------------------------------------------------------------- inference
+    def encode(
+        self,
+        texts: str | list[str],
+        batch_size: int = 128,
+        normalize: bool = True,
+        show_progress_bar: bool | None = None,
+        convert_to_numpy: bool = True,
+        device: str | torch.device | None = None,
+        truncate: bool = True,
+    ) -> np.ndarray | torch.Tensor:
+        """Embed phrases. Returns ``(n, embedding_dim)`` (or ``(embedding_dim,)`` for a single string).
+
+        Inputs are sorted by token length and batched (``batch_size``), so padding stays small. Texts longer than
+        ``config.max_length`` tokens are truncated; ``truncate=False`` raises instead. ``normalize=False``
+        returns the concatenation before the final L2 normalisation (same cosine geometry). Empty lists, empty strings and
+        non-strings raise ``ValueError``. ``show_progress_bar=None`` shows one for more than 10 batches.
+        """
+        single = isinstance(texts, str)
+        texts = _check_texts([texts] if single else texts)
+        if not truncate:
+            _raise_if_truncated(self.tokenizer, texts, self.config.max_length)
+        order = _length_order(self.tokenizer, texts, self.config.max_length)
+        device = torch.device(device) if device is not None else self.device
+        if device != self.device:
+            self.to(device)
+        was_training = self.training
+        self.eval()
+        chunks = []
+        batches = range(0, len(texts), batch_size)
+        show = show_progress_bar if show_progress_bar is not None else len(batches) > 10
+        with torch.inference_mode():
+            for start in _progress(batches, show, "Encoding"):
+                batch = [texts[i] for i in order[start : start + batch_size]]
+                features = {k: v.to(device) for k, v in self.tokenize(batch).items()}
+                output = self(**features)
+                vectors = output.embeddings if normalize else output.joint_embeddings
+                chunks.append(vectors.float().cpu())
+        if was_training:
+            self.train()
+        embeddings = torch.empty((len(texts), chunks[0].shape[1]), dtype=torch.float32)
+        embeddings[torch.as_tensor(order)] = torch.cat(chunks)
+        if single:
+            embeddings = embeddings[0]
+        return embeddings.numpy() if convert_to_numpy else embeddings
+
+    def encode_tokens(self, texts: list[str], batch_size: int = 32, device: str | torch.device | None = None) -> list:
+        """Contextual token vectors of the phrase encoder, one forward pass per text.
+
+        Returns, per text, a dict with ``embeddings`` ``(n_tokens, hidden)`` and ``offsets`` ``(n_tokens, 2)``
+        (character spans in the text), special tokens excluded. Used to pool arbitrary spans of a passage.
+        """
+        texts = _check_texts(texts)
+        device = torch.device(device) if device is not None else self.device
+        results = []
+        was_training = self.training
+        self.eval()
+        with torch.inference_mode():
+            for start in range(0, len(texts), batch_size):
+                batch = texts[start : start + batch_size]
+                encoding = self.tokenizer(
+                    batch, padding=True, truncation=True, max_length=self.config.max_length,
+                    return_tensors="pt", return_offsets_mapping=True, return_special_tokens_mask=True,
+                )  # fmt: skip
+                inputs = {
+                    k: encoding[k].to(device)
+                    for k in ("input_ids", "attention_mask", "token_type_ids")
+                    if k in encoding
+                }
+                hidden = self.backbone(**inputs).last_hidden_state.float().cpu()
+                for i in range(len(batch)):
+                    keep = (encoding["attention_mask"][i] == 1) & (encoding["special_tokens_mask"][i] == 0)
+                    results.append(
+                        {"embeddings": hidden[i][keep].numpy(), "offsets": encoding["offset_mapping"][i][keep].numpy()}
+                    )
+        if was_training:
+            self.train()
+        return results
+
+    def predict_type(self, texts: str | list[str], top_k: int = 1, batch_size: int = 128) -> list:
+        """Phrase types with probabilities, e.g. ``[[("NP-ORG", 0.91)], ...]`` (``top_k`` per phrase)."""
+        single = isinstance(texts, str)
+        texts = _check_texts([texts] if single else texts)
+        top_k = max(1, min(top_k, len(self.config.type_labels)))
+        predictions = []
+        was_training = self.training
+        self.eval()
+        with torch.inference_mode():
+            for start in range(0, len(texts), batch_size):
+                features = {k: v.to(self.device) for k, v in self.tokenize(texts[start : start + batch_size]).items()}
+                probs = self(**features).type_logits.float().softmax(-1)
+                values, indices = probs.topk(top_k, dim=-1)
+                for vals, idxs in zip(values.tolist(), indices.tolist()):
+                    predictions.append([(self.config.type_labels[j], v) for j, v in zip(idxs, vals)])
+        if was_training:
+            self.train()
+        return predictions[0] if single else predictions
+
+    def similarity(self, a: str | list[str], b: str | list[str]) -> np.ndarray:
+        """Cosine similarity matrix between two lists of phrases."""
+        ea = self.encode([a] if isinstance(a, str) else a)
+        eb = self.encode([b] if isinstance(b, str) else b)
+        return ea @ eb.T
+
+
+# ------------------------------------------------------------------------------------------------------- helpers
+def _check_texts(texts) -> list[str]:
+    if isinstance(texts, str) or not isinstance(texts, (list, tuple)):
+        raise ValueError(f"Expected a list of strings, got {type(texts).__name__}.")
+    if len(texts) == 0:
+        raise ValueError("Expected at least one text, got an empty list.")
+    for i, text in enumerate(texts):
+        if not isinstance(text, str):
+            raise ValueError(f"Text {i} is a {type(text).__name__}, not a string: {text!r}.")
+        if not text.strip():
+            raise ValueError(f"Text {i} is empty or only whitespace; every text needs at least one character.")
+    return list(texts)
+
+
+def _length_order(tokenizer, texts: list[str], max_length: int) -> list[int]:
+    """Indices of ``texts`` sorted by token count (longest first), so that batches need little padding."""
+    lengths = [
+        len(ids)
+        for ids in tokenizer(texts, add_special_tokens=False, truncation=True, max_length=max_length)["input_ids"]
+    ]
+    return sorted(range(len(texts)), key=lambda i: -lengths[i])
+
+
+def _raise_if_truncated(tokenizer, texts: list[str], max_length: int) -> None:
+    lengths = [len(ids) for ids in tokenizer(texts)["input_ids"]]
+    too_long = [i for i, n in enumerate(lengths) if n > max_length]
+    if too_long:
+        raise ValueError(
+            f"{len(too_long)} text(s) exceed max_length={max_length} tokens (first: index {too_long[0]}, "
+            f"{lengths[too_long[0]]} tokens). Shorten them or call encode(..., truncate=True) to truncate."
+        )
+
+
+def _progress(iterable, show: bool, desc: str):
+    if show and tqdm is not None and not os.environ.get("PHRASEZOO_NO_PROGRESS"):
+        return tqdm(iterable, desc=desc)
+    return iterable
+
+
+PearlConfig.register_for_auto_class()
+PearlModel.register_for_auto_class("AutoModel")

