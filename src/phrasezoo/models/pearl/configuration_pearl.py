@@ -29,7 +29,7 @@ class PearlConfig(PretrainedConfig):
 
     Args:
         backbone_config: config (or dict) of the pretrained phrase encoder (BERT, MPNet, ... any `AutoModel`).
-        max_length: token limit of the phrase encoder; longer inputs are truncated (see ``PearlModel.encode``).
+        max_seq_length: token limit of the phrase encoder; longer inputs are truncated (see ``PearlModel.encode``).
         use_char_encoder: include the character encoder (the paper's model); ``False`` gives the "- Character
             Encoder" ablation.
         char_vocab: characters of the character encoder, saved with the model so that the folder is complete.
@@ -50,7 +50,7 @@ class PearlConfig(PretrainedConfig):
     def __init__(
         self,
         backbone_config: dict | PretrainedConfig | None = None,
-        max_length: int = 256,
+        max_seq_length: int = 256,
         use_char_encoder: bool = True,
         char_vocab: str = DEFAULT_CHAR_VOCAB,
         char_hidden_size: int = 128,
@@ -72,7 +72,7 @@ class PearlConfig(PretrainedConfig):
             backbone_config = dict(backbone_config)
             backbone_config = CONFIG_MAPPING[backbone_config.pop("model_type")](**backbone_config)
         self.backbone_config = backbone_config
-        self.max_length = max_length
+        self.max_seq_length = max_seq_length
         self.use_char_encoder = use_char_encoder
         self.char_vocab = char_vocab
         self.char_hidden_size = char_hidden_size

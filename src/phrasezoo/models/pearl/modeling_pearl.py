@@ -241,13 +241,13 @@ class PearlModel(PearlPreTrainedModel):
             texts,
             padding=True,
             truncation=True,
-            max_length=self.config.max_length,
+            max_length=self.config.max_seq_length,
             return_tensors="pt",
             return_offsets_mapping=self.config.use_char_encoder,
             return_overflowing_tokens=False,
         )
         if not truncate:
-            _raise_if_truncated(self.tokenizer, texts, self.config.max_length)
+            _raise_if_truncated(self.tokenizer, texts, self.config.max_seq_length)
         features = {key: encoding[key] for key in ("input_ids", "attention_mask", "token_type_ids") if key in encoding}
         if self.config.use_char_encoder:
             features.update(self._char_features(encoding, texts))
@@ -359,15 +359,15 @@ class PearlModel(PearlPreTrainedModel):
         """Embed phrases. Returns ``(n, embedding_dim)`` (or ``(embedding_dim,)`` for a single string).
 
         Inputs are sorted by token length and batched (``batch_size``), so padding stays small. Texts longer than
-        ``config.max_length`` tokens are truncated; ``truncate=False`` raises instead. ``normalize=False``
+        ``config.max_seq_length`` tokens are truncated; ``truncate=False`` raises instead. ``normalize=False``
         returns the concatenation before the final L2 normalisation (same cosine geometry). Empty lists, empty strings and
         non-strings raise ``ValueError``. ``show_progress_bar=None`` shows one for more than 10 batches.
         """
         single = isinstance(texts, str)
         texts = _check_texts([texts] if single else texts)
         if not truncate:
-            _raise_if_truncated(self.tokenizer, texts, self.config.max_length)
-        order = _length_order(self.tokenizer, texts, self.config.max_length)
+            _raise_if_truncated(self.tokenizer, texts, self.config.max_seq_length)
+        order = _length_order(self.tokenizer, texts, self.config.max_seq_length)
         device = torch.device(device) if device is not None else self.device
         if device != self.device:
             self.to(device)
@@ -406,7 +406,7 @@ class PearlModel(PearlPreTrainedModel):
             for start in range(0, len(texts), batch_size):
                 batch = texts[start : start + batch_size]
                 encoding = self.tokenizer(
-                    batch, padding=True, truncation=True, max_length=self.config.max_length,
+                    batch, padding=True, truncation=True, max_length=self.config.max_seq_length,
                     return_tensors="pt", return_offsets_mapping=True, return_special_tokens_mask=True,
                 )  # fmt: skip
                 inputs = {
@@ -478,7 +478,7 @@ def _raise_if_truncated(tokenizer, texts: list[str], max_length: int) -> None:
     too_long = [i for i, n in enumerate(lengths) if n > max_length]
     if too_long:
         raise ValueError(
-            f"{len(too_long)} text(s) exceed max_length={max_length} tokens (first: index {too_long[0]}, "
+            f"{len(too_long)} text(s) exceed max_seq_length={max_length} tokens (first: index {too_long[0]}, "
             f"{lengths[too_long[0]]} tokens). Shorten them or call encode(..., truncate=True) to truncate."
         )
 

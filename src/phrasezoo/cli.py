@@ -1,0 +1,160 @@
+"""The ``phrasezoo`` command: list, train, evaluate, report, export, push, pipeline."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+EPILOG = """examples:
+  phrasezoo list                                       methods and published recipes
+  phrasezoo pipeline hub_configs/pearl-mini.yaml       train + evaluate + export + comparison table (main job)
+  phrasezoo train pearl-mini --set training.max_steps=50
+  accelerate launch train.py hub_configs/pearl-mini.yaml   (same training, several processes/GPUs)
+  phrasezoo evaluate --model outputs/pearl-mini --tasks all --output results/pearl-mini.json
+  phrasezoo report results/*.json
+  phrasezoo push outputs/pearl-mini --repo-id me/pearl-mini
+"""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="phrasezoo",
+        description="A model zoo of phrase-representation methods: train, evaluate, export and publish.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    sub.add_parser("list", help="list the methods and the hub configs (published recipes)")
+
+    from phrasezoo.training.run import add_train_arguments
+
+    train = sub.add_parser(
+        "train",
+        help="train a hub config in this process (use `accelerate launch train.py` for several)",
+        description="Train a model from its hub config; resumes from outputs/<name>/checkpoints; exports at the end.",
+    )
+    add_train_arguments(train)
+
+    pipeline = sub.add_parser(
+        "pipeline",
+        help="the main job: train, evaluate model and baselines, export with the results, print the table",
+        description="Train (resuming if possible) and export a hub config, evaluate it and the baselines named in "
+        "its eval section with the benchmark suite, regenerate the model card with the results and print the "
+        "comparison table.",
+    )
+    pipeline.add_argument("config", help="hub config name or path")
+    pipeline.add_argument(
+        "--benchmarks-dir", help="benchmark data (default $PHRASEZOO_BENCHMARKS or ../shared/benchmarks)"
+    )
+    pipeline.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE")
+    pipeline.add_argument("--force-eval", action="store_true", help="recompute baseline results even if cached")
+    pipeline.add_argument("--no-resume", action="store_true", help="retrain from scratch")
+    pipeline.add_argument("--update-readme", metavar="README", help="rewrite the results table block of this README")
+
+    export = sub.add_parser(
+        "export",
+        help="(re)write the Hub-ready folder of a hub config, e.g. with evaluation results in its card",
+        description="Regenerate outputs/<name>/README.md (model card) from results files, or export the latest "
+        "training checkpoint when the run was interrupted (--from-checkpoint).",
+    )
+    export.add_argument("config", help="hub config name or path")
+    export.add_argument("--results", help="results file of this model for the card (default results/<name>.json)")
+    export.add_argument("--baseline", action="append", default=[], help="results files of baselines for the card table")
+    export.add_argument("--from-checkpoint", action="store_true", help="export the latest checkpoint's weights")
+
+    push = sub.add_parser("push", help="upload an exported folder to the Hugging Face Hub (needs a token)")
+    push.add_argument("folder", help="exported folder, e.g. outputs/pearl-mini")
+    push.add_argument("--repo-id", required=True, help="target repository, e.g. my-org/pearl-mini")
+    push.add_argument("--private", action="store_true")
+
+    try:
+        from phrasezoo.evaluation.commands import register
+    except ImportError:  # pragma: no cover - evaluation package not installed
+        register = None
+    if register is not None:
+        register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if args.command == "list":
+        return _list()
+    if args.command == "train":
+        from phrasezoo.training.run import run_from_args
+
+        run_from_args(args)
+        return 0
+    if args.command == "pipeline":
+        from phrasezoo.pipeline import run_pipeline
+
+        run_pipeline(
+            args.config,
+            benchmarks_dir=args.benchmarks_dir,
+            overrides=args.overrides,
+            force_eval=args.force_eval,
+            resume=not args.no_resume,
+            update_readme=args.update_readme,
+        )
+        return 0
+    if args.command == "export":
+        return _export(args)
+    if args.command == "push":
+        from phrasezoo.hub.push import push_folder
+
+        print(push_folder(args.folder, args.repo_id, private=args.private))
+        return 0
+    return args.func(args)
+
+
+def _list() -> int:
+    from phrasezoo.hub_config import list_hub_configs, load_hub_config
+    from phrasezoo.registry import get_method, list_methods
+
+    print("methods:")
+    for name in list_methods():
+        print(f"  {name:12s} {get_method(name).description}")
+    print("hub configs (hub_configs/*.yaml):")
+    for name in list_hub_configs():
+        cfg = load_hub_config(name)
+        print(f"  {name:18s} {cfg.repo_id:28s} method={cfg.method:8s} backbone={cfg.backbone}")
+    return 0
+
+
+def _export(args) -> int:
+    from pathlib import Path
+
+    from phrasezoo.evaluation import read_results
+    from phrasezoo.hub.export import export_model, refresh_card
+    from phrasezoo.hub_config import load_hub_config
+
+    cfg = load_hub_config(args.config)
+    results_path = Path(args.results) if args.results else cfg.results_path
+    results = read_results(results_path) if results_path.exists() else None
+    baselines = [read_results(Path(p)) for p in args.baseline]
+    if args.from_checkpoint:
+        from phrasezoo.registry import create_model
+        from phrasezoo.training.checkpoint import latest_checkpoint, load_checkpoint
+
+        found = latest_checkpoint(cfg.output_dir / "checkpoints")
+        if found is None:
+            print(f"error: no checkpoint under {cfg.output_dir / 'checkpoints'}; train first.", file=sys.stderr)
+            return 2
+        model = create_model(cfg)
+        model.load_state_dict(load_checkpoint(found)[0])
+        export_model(model, cfg.output_dir, cfg, facts={"exported from checkpoint": found.name}, results=results,
+                     baselines=baselines)  # fmt: skip
+    else:
+        if not (cfg.output_dir / "config.json").exists():
+            print(
+                f"error: {cfg.output_dir} holds no exported model; run `phrasezoo train {cfg.name}`.", file=sys.stderr
+            )
+            return 2
+        refresh_card(cfg.output_dir, cfg, results, baselines)
+    print(f">> wrote {cfg.output_dir}/README.md" + (f" with results from {results_path}" if results else ""))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Hub-ready export, model cards and upload."""

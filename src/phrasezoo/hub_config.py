@@ -1,0 +1,126 @@
+"""Named, versioned checkpoint recipes (like timm's pretrained cfgs): one YAML per published model in hub_configs/.
+
+A hub config says what a checkpoint is (repo id, method, backbone), what it is trained on (data), how (training
+hyper-parameters) and how it is judged (eval tasks and baselines). ``train.py``, ``phrasezoo pipeline`` and the
+model card all read the same file, so a published card always states the recipe that produced the weights.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+HUB_CONFIG_DIR = REPO_ROOT / "hub_configs"
+
+
+@dataclass
+class TrainingConfig:
+    """Hyper-parameters shared by every method's training loop (method-specific ones live in ``method_args``)."""
+
+    batch_size: int = 32
+    epochs: int = 1
+    max_steps: int | None = None
+    learning_rate: float = 3e-5
+    weight_decay: float = 0.0
+    optimizer: str = "adam"
+    scheduler: str = "exponential"  # "exponential" (PEARL: decay every N steps), "linear" (warm-up + linear decay)
+    decay_rate: float = 0.98
+    decay_every: int = 2000
+    warmup_ratio: float = 0.0
+    max_grad_norm: float | None = 1.0
+    seed: int = 42
+    checkpoint_every: int = 200
+    keep_checkpoints: int = 2
+    log_every: int = 10
+    weight_average: float = 0.0  # final = (1 - a) * fine-tuned + a * starting weights; PEARL uses 0.5
+    lora: dict[str, Any] | None = (
+        None  # peft LoraConfig kwargs, e.g. {r: 8, lora_alpha: 16, target_modules: [query, value]}
+    )
+    time_budget_minutes: float | None = None  # stop cleanly (and checkpoint) when the budget is spent
+    method_args: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class HubConfig:
+    """One published checkpoint recipe."""
+
+    name: str
+    method: str
+    repo_id: str
+    backbone: str
+    version: str = "1.0"
+    description: str = ""
+    model: dict[str, Any] = field(default_factory=dict)  # kwargs of the method's config class
+    data: dict[str, Any] = field(default_factory=dict)  # method-specific data-building options
+    training: TrainingConfig = field(default_factory=TrainingConfig)
+    eval: dict[str, Any] = field(default_factory=dict)  # {tasks: [...], baselines: [...]}
+    source_path: str | None = None
+
+    @property
+    def output_dir(self) -> Path:
+        return Path("outputs") / self.name
+
+    @property
+    def results_path(self) -> Path:
+        return Path("results") / f"{self.name}.json"
+
+    def to_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        out.pop("source_path")
+        return out
+
+
+def load_hub_config(name_or_path: str | Path, overrides: list[str] | None = None) -> HubConfig:
+    """Read a hub config by name (``pearl-mini``) or path; ``overrides`` are ``dotted.key=value`` strings."""
+    path = Path(name_or_path)
+    if not path.suffix:
+        path = HUB_CONFIG_DIR / f"{name_or_path}.yaml"
+    if not path.exists():
+        known = ", ".join(list_hub_configs()) or "none"
+        raise FileNotFoundError(f"No hub config '{name_or_path}' (looked for {path}). Known configs: {known}.")
+    raw = yaml.safe_load(path.read_text()) or {}
+    for override in overrides or []:
+        _apply_override(raw, override)
+    return hub_config_from_dict(raw, source_path=str(path))
+
+
+def hub_config_from_dict(raw: dict[str, Any], source_path: str | None = None) -> HubConfig:
+    raw = copy.deepcopy(raw)
+    missing = [key for key in ("name", "method", "repo_id", "backbone") if key not in raw]
+    if missing:
+        raise ValueError(f"Hub config {source_path or ''} lacks required keys: {', '.join(missing)}.")
+    known_training = {f.name for f in fields(TrainingConfig)}
+    training_raw = raw.pop("training", {}) or {}
+    unknown = set(training_raw) - known_training
+    if unknown:
+        raise ValueError(
+            f"Unknown training keys {sorted(unknown)} in {source_path or 'hub config'}; "
+            f"known: {sorted(known_training)} (method-specific ones go under training.method_args)."
+        )
+    known_top = {f.name for f in fields(HubConfig)}
+    unknown_top = set(raw) - known_top
+    if unknown_top:
+        raise ValueError(
+            f"Unknown keys {sorted(unknown_top)} in {source_path or 'hub config'}; known: {sorted(known_top)}."
+        )
+    return HubConfig(training=TrainingConfig(**training_raw), source_path=source_path, **raw)
+
+
+def list_hub_configs() -> list[str]:
+    return sorted(p.stem for p in HUB_CONFIG_DIR.glob("*.yaml"))
+
+
+def _apply_override(raw: dict[str, Any], override: str) -> None:
+    if "=" not in override:
+        raise ValueError(f"Override '{override}' must look like dotted.key=value, e.g. training.max_steps=10.")
+    key, value = override.split("=", 1)
+    node = raw
+    parts = key.split(".")
+    for part in parts[:-1]:
+        node = node.setdefault(part, {})
+    node[parts[-1]] = yaml.safe_load(value)

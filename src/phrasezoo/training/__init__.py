@@ -1,0 +1,1 @@
+"""Accelerate training loop shared by every method of the zoo."""

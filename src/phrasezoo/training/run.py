@@ -1,0 +1,117 @@
+"""Train a zoo model from its hub config and export it: what ``train.py`` and ``phrasezoo train`` run."""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import os
+import platform
+from pathlib import Path
+
+import torch
+
+from phrasezoo.hub_config import HubConfig, load_hub_config
+from phrasezoo.registry import get_method
+from phrasezoo.resources import backbone_hub_id, resolve_backbone
+from phrasezoo.training.trainer import TrainResult, train
+
+
+def run_training(
+    cfg: HubConfig,
+    output_dir: str | Path | None = None,
+    resume: bool = True,
+    stop_after_steps: int | None = None,
+    export: bool = True,
+    progress: bool = True,
+) -> TrainResult:
+    """Build the model and task of ``cfg.method``, train (resuming from the last checkpoint) and export."""
+    from accelerate import Accelerator
+
+    accelerator = Accelerator()
+    if accelerator.device.type == "cpu" and accelerator.num_processes > 1:
+        # several CPU processes share the cores: one thread pool per process, not one per core each
+        torch.set_num_threads(max(1, (os.cpu_count() or 2) // accelerator.num_processes))
+    output_dir = Path(output_dir or cfg.output_dir)
+    method = get_method(cfg.method)
+    accelerator.print(f">> {cfg.name}: {method.description}; backbone {cfg.backbone}; output {output_dir}")
+    model = method.from_backbone(resolve_backbone(cfg.backbone), **cfg.model)
+    task = method.build_task(cfg, model, accelerator)
+    result = train(
+        model,
+        task,
+        cfg.training,
+        output_dir,
+        accelerator=accelerator,
+        resume=resume,
+        stop_after_steps=stop_after_steps,
+        progress=progress,
+    )
+    if export and accelerator.is_main_process:
+        from phrasezoo.hub.export import export_model
+
+        export_model(result.model, output_dir, cfg, facts=training_facts(cfg, result, accelerator, task))
+        accelerator.print(f">> exported {output_dir} ({result.steps} steps, {result.seconds / 60:.1f} min)")
+    accelerator.wait_for_everyone()
+    return result
+
+
+def training_facts(cfg: HubConfig, result: TrainResult, accelerator, task) -> dict:
+    """What the model card reports about the run."""
+    t = cfg.training
+    facts = {
+        "method": cfg.method,
+        "backbone": backbone_hub_id(cfg.backbone),
+        "steps": result.steps,
+        "planned steps": result.total_steps,
+        "stopped by time budget": result.stopped_early,
+        "training time (min)": round(result.seconds / 60, 1),
+        "global batch size": t.batch_size,
+        "learning rate": t.learning_rate,
+        "weight averaging with the starting weights": t.weight_average,
+        "LoRA": bool(t.lora),
+        "processes": accelerator.num_processes,
+        "device": f"{accelerator.device.type} ({platform.processor() or platform.machine()}, {os.cpu_count()} cores)",
+        "torch": torch.__version__,
+        "trained on": dt.date.today().isoformat(),
+        "last losses": {k: round(v, 4) for k, v in result.last_losses.items()},
+    }
+    facts.update(task.facts())
+    return facts
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(
+        description="Train a phrasezoo model from its hub config, e.g. `accelerate launch train.py "
+        "hub_configs/pearl-mini.yaml`. Resumes from the last checkpoint in outputs/<name>/checkpoints unless "
+        "--no-resume; exports outputs/<name>/ as a Hub-ready folder at the end.",
+    )
+    add_train_arguments(parser)
+    args = parser.parse_args(argv)
+    run_from_args(args)
+
+
+def add_train_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("config", help="hub config name (pearl-mini) or path (hub_configs/pearl-mini.yaml)")
+    parser.add_argument("--output-dir", help="where checkpoints and the exported model go (default outputs/<name>)")
+    parser.add_argument("--no-resume", action="store_true", help="ignore existing checkpoints and start over")
+    parser.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override a hub-config value, e.g. --set training.max_steps=20 (repeatable)",
+    )
+    parser.add_argument("--stop-after-steps", type=int, help=argparse.SUPPRESS)  # simulated crash, for tests
+    parser.add_argument("--no-progress", action="store_true", help="no progress bars (logs only)")
+
+
+def run_from_args(args: argparse.Namespace) -> TrainResult:
+    cfg = load_hub_config(args.config, args.overrides)
+    return run_training(
+        cfg,
+        output_dir=args.output_dir,
+        resume=not args.no_resume,
+        stop_after_steps=args.stop_after_steps,
+        progress=not args.no_progress,
+    )

@@ -1,0 +1,270 @@
+"""One training loop for every method: Accelerate for devices and processes, resumable and reproducible.
+
+The loop is deliberately small. A method supplies a :class:`TrainingTask` (how to make a batch from dataset
+indices, how to compute the loss); the loop supplies everything else:
+
+* the same script runs on a CPU, one GPU or many processes (``accelerate launch``): the global batch is split
+  across processes and DDP averages the gradients;
+* every step's batch and random state are a pure function of ``(seed, step, rank)``: the data order comes from a
+  seeded permutation per epoch, augmentations from ``random.Random`` seeded per step, dropout from a per-step
+  ``torch.manual_seed``. Resuming from a checkpoint therefore reproduces an uninterrupted run exactly;
+* safetensors checkpoints every ``checkpoint_every`` steps (atomic, see :mod:`.checkpoint`), also on Ctrl-C and
+  when the time budget is spent;
+* learning-rate schedules as a function of the step (PEARL's exponential decay, or warm-up + linear decay);
+* optional LoRA through peft (merged into the weights at the end);
+* weight averaging with the starting weights at the end (PEARL's remedy for catastrophic forgetting).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+import torch
+from safetensors.torch import load_file
+from tqdm.auto import tqdm
+
+from phrasezoo.hub_config import TrainingConfig
+from phrasezoo.training.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint, save_state_dict
+
+
+class TrainingTask(Protocol):
+    """What a method provides to the loop."""
+
+    #: parameter-name prefixes that weight averaging blends with their starting values (e.g. ``("backbone.",)``)
+    averaged_prefixes: tuple[str, ...]
+    #: modules trained in full (not through LoRA adapters) when LoRA is on
+    lora_modules_to_save: list[str]
+
+    def num_examples(self) -> int: ...
+
+    def make_batch(self, indices: list[int], rng: random.Random) -> dict[str, Any]: ...
+
+    def compute_loss(self, model, batch: dict[str, Any]) -> tuple[torch.Tensor, dict[str, float]]: ...
+
+    def prepare(self, model, accelerator) -> None:
+        """Optional stage before the main loop (e.g. pretraining a sub-module); not rerun on resume."""
+
+    def facts(self) -> dict[str, Any]:
+        """Training-data facts for the model card."""
+
+
+class TrainingInterrupted(RuntimeError):
+    """Raised when a run stops before its last step (simulated crash in tests, or Ctrl-C after checkpointing)."""
+
+
+@dataclass
+class TrainResult:
+    model: Any
+    steps: int
+    total_steps: int
+    seconds: float
+    stopped_early: bool
+    resumed_from: int | None
+    last_losses: dict[str, float] = field(default_factory=dict)
+    log_path: Path | None = None
+
+
+def learning_rate_factor(cfg: TrainingConfig, step: int, total_steps: int) -> float:
+    """Multiplier of the base learning rate at ``step``."""
+    warmup = int(cfg.warmup_ratio * total_steps)
+    if warmup and step < warmup:
+        return (step + 1) / warmup
+    if cfg.scheduler == "exponential":
+        return cfg.decay_rate ** (step // max(1, cfg.decay_every))
+    if cfg.scheduler == "linear":
+        return max(0.0, (total_steps - step) / max(1, total_steps - warmup))
+    if cfg.scheduler == "constant":
+        return 1.0
+    raise ValueError(f"Unknown scheduler '{cfg.scheduler}': use exponential, linear or constant.")
+
+
+def step_seed(seed: int, step: int, rank: int) -> int:
+    return (seed * 1_000_003 + step * 9_176 + rank * 101) % (2**31 - 1)
+
+
+def plan_steps(cfg: TrainingConfig, num_examples: int, world_size: int) -> tuple[int, int]:
+    """``(per_process_batch, total_steps)``; ``batch_size`` is global and split across processes."""
+    if cfg.batch_size % world_size:
+        raise ValueError(f"batch_size {cfg.batch_size} must be divisible by the number of processes ({world_size}).")
+    steps_per_epoch = num_examples // cfg.batch_size
+    if steps_per_epoch == 0:
+        raise ValueError(f"The dataset has {num_examples} examples, fewer than one batch of {cfg.batch_size}.")
+    total = cfg.max_steps if cfg.max_steps is not None else cfg.epochs * steps_per_epoch
+    return cfg.batch_size // world_size, total
+
+
+def train(
+    model,
+    task: TrainingTask,
+    cfg: TrainingConfig,
+    output_dir: Path,
+    accelerator=None,
+    resume: bool = True,
+    stop_after_steps: int | None = None,
+    progress: bool = True,
+) -> TrainResult:
+    """Train ``model`` on ``task``; checkpoints and the log go to ``output_dir/checkpoints`` and ``train_log.jsonl``.
+
+    ``stop_after_steps`` simulates a crash after that step (no final save), for resume tests.
+    """
+    from accelerate import Accelerator
+
+    accelerator = accelerator or Accelerator()
+    output_dir = Path(output_dir)
+    ckpt_dir = output_dir / "checkpoints"
+    rank, world = accelerator.process_index, accelerator.num_processes
+    local_batch, total_steps = plan_steps(cfg, task.num_examples(), world)
+    steps_per_epoch = task.num_examples() // cfg.batch_size
+
+    found = latest_checkpoint(ckpt_dir) if resume else None
+    if found is None:
+        with _seeded(cfg.seed):
+            task.prepare(model, accelerator)
+        initial = {k: v.detach().clone() for k, v in model.state_dict().items() if k.startswith(task.averaged_prefixes)}
+        if accelerator.is_main_process:
+            ckpt_dir.mkdir(parents=True, exist_ok=True)
+            save_state_dict(initial, ckpt_dir / "initial.safetensors")
+    accelerator.wait_for_everyone()
+    initial = load_file(ckpt_dir / "initial.safetensors") if cfg.weight_average else {}
+
+    if cfg.lora:
+        model = _apply_lora(model, cfg.lora, task.lora_modules_to_save)
+    params = [p for p in model.parameters() if p.requires_grad]
+    optimizer = _make_optimizer(cfg, params)
+
+    start_step, elapsed_before = 0, 0.0
+    if found is not None:
+        model_state, optimizer_state, state = load_checkpoint(found)
+        model.load_state_dict(model_state)
+        optimizer.load_state_dict(optimizer_state)
+        start_step, elapsed_before = state["step"], state.get("elapsed_seconds", 0.0)
+        accelerator.print(f">> resuming from {found} (step {start_step}/{total_steps})")
+    model, optimizer = accelerator.prepare(model, optimizer)
+    model.train()
+
+    log_path = output_dir / "train_log.jsonl"
+    started = time.monotonic()
+    budget = cfg.time_budget_minutes * 60 if cfg.time_budget_minutes else None
+    bar = tqdm(
+        total=total_steps, initial=start_step, desc="training", disable=not (progress and accelerator.is_main_process)
+    )
+    step, losses, stopped_early, permutation, perm_epoch = start_step, {}, False, None, -1
+
+    def checkpoint() -> None:
+        if accelerator.is_main_process:
+            save_checkpoint(
+                ckpt_dir,
+                step,
+                accelerator.unwrap_model(model).state_dict(),
+                optimizer,
+                extra={"elapsed_seconds": elapsed_before + time.monotonic() - started, "total_steps": total_steps},
+                keep=cfg.keep_checkpoints,
+            )
+        accelerator.wait_for_everyone()
+
+    try:
+        while step < total_steps:
+            epoch, position = divmod(step, steps_per_epoch)
+            if epoch != perm_epoch:
+                permutation = np.random.default_rng(cfg.seed + epoch).permutation(task.num_examples())
+                perm_epoch = epoch
+            first = position * cfg.batch_size + rank * local_batch
+            indices = permutation[first : first + local_batch].tolist()
+            seed = step_seed(cfg.seed, step, rank)
+            torch.manual_seed(seed)
+            batch = task.make_batch(indices, random.Random(seed))
+            for group in optimizer.param_groups:
+                group["lr"] = cfg.learning_rate * learning_rate_factor(cfg, step, total_steps)
+            loss, logs = task.compute_loss(model, batch)
+            accelerator.backward(loss)
+            if cfg.max_grad_norm:
+                accelerator.clip_grad_norm_(params, cfg.max_grad_norm)
+            optimizer.step()
+            optimizer.zero_grad(set_to_none=True)
+            step += 1
+            losses = {"loss": float(loss.detach()), **logs}
+            bar.update(1)
+            bar.set_postfix({k: f"{v:.3f}" for k, v in losses.items()})
+            if accelerator.is_main_process and (step % cfg.log_every == 0 or step == total_steps):
+                _append_log(log_path, {"step": step, "lr": optimizer.param_groups[0]["lr"], **losses})
+            if step == stop_after_steps and step < total_steps:
+                raise TrainingInterrupted(f"simulated interruption after step {step}")
+            if step % cfg.checkpoint_every == 0 and step < total_steps:
+                checkpoint()
+            if budget is not None and time.monotonic() - started > budget and step < total_steps:
+                accelerator.print(f">> time budget of {cfg.time_budget_minutes} min spent at step {step}/{total_steps}")
+                checkpoint()
+                stopped_early = True
+                break
+    except KeyboardInterrupt:
+        accelerator.print(f">> interrupted at step {step}: saving a checkpoint to resume from")
+        checkpoint()
+        raise
+    finally:
+        bar.close()
+
+    checkpoint()
+    final = accelerator.unwrap_model(model)
+    if cfg.lora:
+        final = final.merge_and_unload()
+    if cfg.weight_average:
+        _average_weights(final, initial, cfg.weight_average)
+    return TrainResult(
+        model=final,
+        steps=step,
+        total_steps=total_steps,
+        seconds=elapsed_before + time.monotonic() - started,
+        stopped_early=stopped_early,
+        resumed_from=None if found is None else start_step,
+        last_losses=losses,
+        log_path=log_path,
+    )
+
+
+def _make_optimizer(cfg: TrainingConfig, params) -> torch.optim.Optimizer:
+    if cfg.optimizer == "adam":
+        return torch.optim.Adam(params, lr=cfg.learning_rate, weight_decay=cfg.weight_decay)
+    if cfg.optimizer == "adamw":
+        return torch.optim.AdamW(params, lr=cfg.learning_rate, weight_decay=cfg.weight_decay)
+    raise ValueError(f"Unknown optimizer '{cfg.optimizer}': use adam or adamw.")
+
+
+def _apply_lora(model, lora: dict[str, Any], modules_to_save: list[str]):
+    from peft import LoraConfig, get_peft_model
+
+    options = {"r": 8, "lora_alpha": 16, "lora_dropout": 0.05, "target_modules": ["query", "value"], **lora}
+    options.setdefault("modules_to_save", modules_to_save)
+    return get_peft_model(model, LoraConfig(**options))
+
+
+@torch.no_grad()
+def _average_weights(model, initial: dict[str, torch.Tensor], weight: float) -> None:
+    """``param = (1 - weight) * param + weight * initial`` for every parameter saved at the start."""
+    if not 0.0 <= weight <= 1.0:
+        raise ValueError(f"weight_average must be in [0, 1], got {weight}.")
+    state = model.state_dict()
+    for key, start in initial.items():
+        if key in state and state[key].is_floating_point():
+            state[key].mul_(1.0 - weight).add_(start.to(state[key].device, state[key].dtype), alpha=weight)
+
+
+def _append_log(path: Path, record: dict[str, Any]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a") as handle:
+        handle.write(json.dumps({k: (round(v, 6) if isinstance(v, float) else v) for k, v in record.items()}) + "\n")
+
+
+@contextmanager
+def _seeded(seed: int):
+    """Seed python, numpy and torch for a block (the deterministic ``prepare`` stage)."""
+    random.seed(seed)
+    np.random.seed(seed % (2**32))
+    torch.manual_seed(seed)
+    yield

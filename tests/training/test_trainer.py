@@ -1,0 +1,96 @@
+"""The training loop: exact resume, LoRA, weight averaging, schedules, time budget."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+
+from phrasezoo.methods.pearl import tiny_model
+from phrasezoo.training.trainer import TrainingInterrupted, learning_rate_factor, train
+
+
+def _weights(model) -> dict[str, torch.Tensor]:
+    return {k: v.detach().clone() for k, v in model.state_dict().items()}
+
+
+def test_interrupted_run_resumes_to_the_same_weights(tmp_path, pearl_task, training_config):
+    cfg = training_config()
+    reference_model = tiny_model()
+    reference = train(reference_model, pearl_task(reference_model), cfg, tmp_path / "a", progress=False)
+
+    model = tiny_model()
+    with pytest.raises(TrainingInterrupted):  # crash after step 3; the last checkpoint is step 2
+        train(model, pearl_task(model), cfg, tmp_path / "b", stop_after_steps=3, progress=False)
+    model = tiny_model()  # a new process would start from scratch weights
+    resumed = train(model, pearl_task(model), cfg, tmp_path / "b", progress=False)
+
+    assert resumed.resumed_from == 2
+    assert resumed.steps == reference.steps == 6
+    expected = _weights(reference.model)
+    for key, value in _weights(resumed.model).items():
+        torch.testing.assert_close(value, expected[key], rtol=0, atol=0, msg=key)
+
+
+def test_training_changes_weights_and_logs(tmp_path, tiny_setup, training_config):
+    model, task = tiny_setup
+    before = _weights(model)
+    result = train(model, task, training_config(max_steps=3), tmp_path, progress=False)
+    after = _weights(result.model)
+    assert any(not torch.equal(before[k], after[k]) for k in before if k.startswith("backbone."))
+    assert any(not torch.equal(before[k], after[k]) for k in before if k.startswith("char_encoder."))
+    records = [json.loads(line) for line in (tmp_path / "train_log.jsonl").read_text().splitlines()]
+    assert [r["step"] for r in records] == [1, 2, 3]
+    assert all({"loss", "nt_xent", "type_ce", "lr"} <= set(r) for r in records)
+
+
+def test_weight_averaging_blends_backbone_with_start(tmp_path, pearl_task, training_config):
+    cfg = training_config(max_steps=2)
+    plain_model = tiny_model()
+    plain = train(plain_model, pearl_task(plain_model), cfg, tmp_path / "plain", progress=False)
+    averaged_model = tiny_model()
+    task = pearl_task(averaged_model)
+    averaged = train(
+        averaged_model, task, training_config(max_steps=2, weight_average=0.5), tmp_path / "avg", progress=False
+    )
+    start = tiny_model()
+    task.prepare(start, _FakeAccelerator())  # same deterministic char pretraining as inside train
+    trained, blended, initial = _weights(plain.model), _weights(averaged.model), _weights(start)
+    for key in trained:
+        if key.startswith("backbone.") and trained[key].is_floating_point():
+            torch.testing.assert_close(blended[key], 0.5 * trained[key] + 0.5 * initial[key], atol=1e-6, rtol=0)
+        elif key.startswith("type_head."):
+            torch.testing.assert_close(blended[key], trained[key])  # heads are not averaged
+
+
+def test_lora_trains_adapters_and_merges(tmp_path, tiny_setup, training_config):
+    model, task = tiny_setup
+    before = _weights(model)
+    cfg = training_config(max_steps=2, lora={"r": 2, "lora_alpha": 4}, learning_rate=5e-2)
+    result = train(model, task, cfg, tmp_path, progress=False)
+    after = _weights(result.model)
+    assert set(after) == set(before), "merged model must have the plain parameter names"
+    query_keys = [k for k in before if "attention.self.query.weight" in k]
+    assert query_keys and any(not torch.equal(before[k], after[k]) for k in query_keys)
+    key_keys = [k for k in before if "attention.self.key.weight" in k]
+    assert all(torch.equal(before[k], after[k]) for k in key_keys), "non-target modules stay frozen"
+
+
+def test_learning_rate_schedules(training_config):
+    cfg = training_config(scheduler="exponential", decay_rate=0.5, decay_every=10)
+    assert learning_rate_factor(cfg, 0, 100) == 1.0 and learning_rate_factor(cfg, 25, 100) == 0.25
+    linear = training_config(scheduler="linear", warmup_ratio=0.1)
+    assert learning_rate_factor(linear, 4, 100) == pytest.approx(0.5)
+    assert learning_rate_factor(linear, 100, 100) == 0.0
+
+
+def test_time_budget_stops_cleanly_with_a_checkpoint(tmp_path, tiny_setup, training_config):
+    model, task = tiny_setup
+    result = train(model, task, training_config(max_steps=50, time_budget_minutes=1e-9), tmp_path, progress=False)
+    assert result.stopped_early and result.steps == 1
+    assert (tmp_path / "checkpoints" / "latest").read_text().strip() == "step-000001"
+
+
+class _FakeAccelerator:
+    is_main_process = True
