@@ -90,26 +90,33 @@ class MixedAttention(nn.Module):
         self.dropout = nn.Dropout(config.char_dropout)
 
     def forward(self, x: torch.Tensor, positions: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        """``x (n, L, H)`` token states, ``positions (L, H)`` position embeddings, ``mask (n, L)`` valid tokens."""
         n, length, hidden = x.shape
         q, k, v = self.qkv(x).view(n, length, 3, self.heads, self.head_dim).permute(2, 0, 3, 1, 4)
-        qp, kp = self.position_qk(positions).view(n, length, 2, self.heads, self.head_dim).permute(2, 0, 3, 1, 4)
-        scale = 1.0 / math.sqrt(self.head_dim)
+        # position-only scores are the same for every word: computed once, (heads, L, L)
+        qp, kp = self.position_qk(positions).view(length, 2, self.heads, self.head_dim).permute(1, 2, 0, 3)
+        position_scores = qp @ kp.transpose(-1, -2) / math.sqrt(self.head_dim)
         blocked = ~mask[:, None, None, :]
-        content = (q @ k.transpose(-1, -2) * scale).masked_fill(blocked, float("-inf")).softmax(-1)
-        position = (qp @ kp.transpose(-1, -2) * scale).masked_fill(blocked, float("-inf")).softmax(-1)
+        position = position_scores.unsqueeze(0).masked_fill(blocked, float("-inf")).softmax(-1)
+        dropout = self.dropout.p if self.training else 0.0
+        content_out = F.scaled_dot_product_attention(q, k, v, attn_mask=~blocked, dropout_p=dropout)
+        position_out = self.dropout(position) @ v
         gate = torch.sigmoid(self.gate).view(1, -1, 1, 1)
-        attention = self.dropout(gate * content + (1 - gate) * position)
-        out = (attention @ v).transpose(1, 2).reshape(n, length, hidden)
-        return self.out(out)
+        out = gate * content_out + (1 - gate) * position_out  # = (g A_content + (1 - g) A_position) V
+        return self.out(out.transpose(1, 2).reshape(n, length, hidden))
 
 
 class CharacterEncoder(nn.Module):
     """Word vectors from characters + word pieces (LOVE), pooled into one phrase vector.
 
-    Inputs are ``char_ids (B, W, C)`` and ``piece_ids (B, W, P)`` for ``B`` phrases of at most ``W`` words; id 0 is
-    padding in both (piece ids are the tokenizer's ids shifted by one). Positions of the pieces start at
+    Words are the whitespace-delimited words of a phrase. Inputs are flat over the words of a batch:
+    ``char_ids (N, C)`` and ``piece_ids (N, P)`` for ``N`` words (id 0 is padding; piece ids are the tokenizer's ids
+    shifted by one) and ``word_phrase (N,)``, the phrase each word belongs to. Words are encoded in chunks sorted by
+    length, each chunk padded only to its own longest word. Positions of the pieces start at
     ``char_max_word_chars`` whatever the padding, so a word's vector never depends on the batch it is in.
     """
+
+    chunk_size = 512
 
     def __init__(self, config: PearlConfig):
         super().__init__()
@@ -147,7 +154,7 @@ class CharacterEncoder(nn.Module):
             ]
         )
         x = torch.cat([self.char_embeddings(char_ids), self.piece_embeddings(piece_ids)], dim=1)
-        position_states = self.position_embeddings(positions).unsqueeze(0).expand(n, -1, -1)
+        position_states = self.position_embeddings(positions)
         x = self.dropout(self.embedding_norm(x + position_states + self.segment_embeddings(segments)))
         mask = torch.cat([char_ids, piece_ids], dim=1) != 0
         x = self.attention_norm(x + self.dropout(self.attention(x, position_states, mask)))
@@ -155,17 +162,26 @@ class CharacterEncoder(nn.Module):
         pooled = (x * mask.unsqueeze(-1).to(x.dtype)).sum(1)  # LOVE's sum pooling
         return F.normalize(self.word_projection(pooled), dim=-1)
 
-    def forward(self, char_ids: torch.Tensor, piece_ids: torch.Tensor) -> torch.Tensor:
-        """Projected phrase vectors ``(B, char_proj_dim)``: mean of the phrase's word vectors, then the FC layer."""
-        batch, words = char_ids.shape[:2]
-        word_mask = (char_ids != 0).any(-1) | (piece_ids != 0).any(-1)
+    def forward(
+        self, char_ids: torch.Tensor, piece_ids: torch.Tensor, word_phrase: torch.Tensor, n_phrases: int
+    ) -> torch.Tensor:
+        """Projected phrase vectors ``(n_phrases, char_proj_dim)``: mean of each phrase's word vectors, then the FC."""
         dim, dtype = self.word_projection.out_features, self.word_projection.weight.dtype
-        word_vectors = torch.zeros((batch, words, dim), dtype=dtype, device=char_ids.device)
-        if word_mask.any():
-            word_vectors[word_mask] = self.encode_words(char_ids[word_mask], piece_ids[word_mask])
-        weights = word_mask.unsqueeze(-1).to(word_vectors.dtype)
-        phrase = (word_vectors * weights).sum(1) / weights.sum(1).clamp(min=1.0)
-        return self.phrase_projection(phrase)
+        word_vectors = torch.zeros((char_ids.shape[0], dim), dtype=dtype, device=char_ids.device)
+        char_lengths = (char_ids != 0).sum(1)
+        piece_lengths = (piece_ids != 0).sum(1)
+        order = torch.argsort(char_lengths * (piece_ids.shape[1] + 1) + piece_lengths)
+        for start in range(0, order.numel(), self.chunk_size):
+            chunk = order[start : start + self.chunk_size]
+            n_chars = max(1, int(char_lengths[chunk].max()))
+            n_pieces = max(1, int(piece_lengths[chunk].max()))
+            vectors = self.encode_words(char_ids[chunk, :n_chars], piece_ids[chunk, :n_pieces])
+            word_vectors = word_vectors.index_copy(0, chunk, vectors)
+        sums = torch.zeros((n_phrases, dim), dtype=dtype, device=char_ids.device).index_add(
+            0, word_phrase, word_vectors
+        )
+        counts = torch.bincount(word_phrase, minlength=n_phrases).clamp(min=1).to(dtype).unsqueeze(-1)
+        return self.phrase_projection(sums / counts)
 
 
 # ------------------------------------------------------------------------------------------------------- the model
@@ -254,40 +270,54 @@ class PearlModel(PearlPreTrainedModel):
         return features
 
     def _char_features(self, encoding, texts: list[str]) -> dict[str, torch.Tensor]:
+        """Flat character-encoder inputs: whitespace words of every text, their characters and word pieces.
+
+        A token continues the current word when it starts where the previous token ended (no whitespace between),
+        so "New-York" and "(film)" are one word each, with all their pieces.
+        """
         cfg = self.config
         char_index = self._char_index()
         offsets, ids = encoding["offset_mapping"], encoding["input_ids"]
         offsets = offsets.tolist() if isinstance(offsets, torch.Tensor) else offsets
         ids = ids.tolist() if isinstance(ids, torch.Tensor) else ids
-        per_text = []
+        words: list[tuple[str, list[int]]] = []
+        word_phrase: list[int] = []
         for i, text in enumerate(texts):
             word_ids = encoding.word_ids(i)
-            words: dict[int, list] = {}
-            for position, word in enumerate(word_ids):
-                if word is None:
+            current = None  # [start, end, pieces]
+            count = 0
+            for position, word_id in enumerate(word_ids):
+                if word_id is None:
                     continue
                 start, end = offsets[i][position]
-                entry = words.get(word)
-                if entry is None:
-                    if len(words) >= cfg.char_max_words:
-                        continue
-                    words[word] = [start, end, [ids[i][position]]]
-                else:
-                    entry[1] = end
-                    entry[2].append(ids[i][position])
-            per_text.append([(text[s:e], pieces) for s, e, pieces in words.values()])
-        n_words = max(1, max(len(w) for w in per_text))
-        n_chars = max(1, min(cfg.char_max_word_chars, max((len(w) for ws in per_text for w, _ in ws), default=1)))
-        n_pieces = max(1, min(cfg.char_max_pieces, max((len(p) for ws in per_text for _, p in ws), default=1)))
-        char_ids = np.zeros((len(texts), n_words, n_chars), dtype=np.int64)
-        piece_ids = np.zeros((len(texts), n_words, n_pieces), dtype=np.int64)
-        for i, words in enumerate(per_text):
-            for j, (word, pieces) in enumerate(words):
-                chars = [char_index.get(c, 1) for c in word[:n_chars]]
-                char_ids[i, j, : len(chars)] = chars
-                pieces = pieces[:n_pieces]
-                piece_ids[i, j, : len(pieces)] = np.asarray(pieces) + 1
-        return {"char_ids": torch.from_numpy(char_ids), "piece_ids": torch.from_numpy(piece_ids)}
+                if current is not None and start == current[1]:
+                    current[1] = end
+                    current[2].append(ids[i][position])
+                    continue
+                if current is not None:
+                    words.append((text[current[0] : current[1]], current[2]))
+                    word_phrase.append(i)
+                    count += 1
+                current = [start, end, [ids[i][position]]] if count < cfg.char_max_words else None
+                if current is None:
+                    break
+            if current is not None:
+                words.append((text[current[0] : current[1]], current[2]))
+                word_phrase.append(i)
+        n_chars = max(1, min(cfg.char_max_word_chars, max((len(w) for w, _ in words), default=1)))
+        n_pieces = max(1, min(cfg.char_max_pieces, max((len(p) for _, p in words), default=1)))
+        char_ids = np.zeros((len(words), n_chars), dtype=np.int64)
+        piece_ids = np.zeros((len(words), n_pieces), dtype=np.int64)
+        for j, (word, pieces) in enumerate(words):
+            chars = [char_index.get(c, 1) for c in word[:n_chars]]
+            char_ids[j, : len(chars)] = chars
+            pieces = pieces[:n_pieces]
+            piece_ids[j, : len(pieces)] = np.asarray(pieces) + 1
+        return {
+            "char_ids": torch.from_numpy(char_ids),
+            "piece_ids": torch.from_numpy(piece_ids),
+            "word_phrase": torch.tensor(word_phrase, dtype=torch.long),
+        }
 
     def _char_index(self) -> dict[str, int]:
         if getattr(self, "_char_index_cache", None) is None:
@@ -296,13 +326,15 @@ class PearlModel(PearlPreTrainedModel):
 
     def word_features(self, words: list[str]) -> dict[str, torch.Tensor]:
         """``char_ids (N, C)`` and ``piece_ids (N, P)`` of single words, for pretraining the character encoder."""
+        if any(not w or any(c.isspace() for c in w) for w in words):
+            raise ValueError("word_features takes single words without whitespace.")
         feats = self._char_features(
             self.tokenizer(
                 list(words), add_special_tokens=False, return_offsets_mapping=True, truncation=True, max_length=32
             ),
             list(words),
         )
-        return {key: value[:, 0] for key, value in feats.items()}
+        return {"char_ids": feats["char_ids"], "piece_ids": feats["piece_ids"]}
 
     # --------------------------------------------------------------------------------------------------- forward
     def forward(
@@ -312,6 +344,7 @@ class PearlModel(PearlPreTrainedModel):
         token_type_ids: torch.Tensor | None = None,
         char_ids: torch.Tensor | None = None,
         piece_ids: torch.Tensor | None = None,
+        word_phrase: torch.Tensor | None = None,
         type_labels: torch.Tensor | None = None,
         return_dict: bool | None = None,
         **kwargs,
@@ -326,11 +359,11 @@ class PearlModel(PearlPreTrainedModel):
         parts = [F.normalize(phrase, dim=-1)]
         char = None
         if self.char_encoder is not None:
-            if char_ids is None or piece_ids is None:
+            if char_ids is None or piece_ids is None or word_phrase is None:
                 raise ValueError(
-                    "This PEARL model has a character encoder: pass char_ids and piece_ids (see tokenize)."
+                    "This PEARL model has a character encoder: pass char_ids, piece_ids and word_phrase (see tokenize)."
                 )
-            char = self.char_encoder(char_ids, piece_ids)
+            char = self.char_encoder(char_ids, piece_ids, word_phrase, input_ids.shape[0])
             parts.append(self.config.char_weight * F.normalize(char, dim=-1))
         joint = torch.cat(parts, dim=-1)
         type_logits = self.type_head(joint)
