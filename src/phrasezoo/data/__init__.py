@@ -1,0 +1,27 @@
+"""Training data of the zoo: phrase mining, synonyms, augmentation, paraphrases, hard negatives, PEARL tables.
+
+Names are imported lazily (PEP 562) so that light modules such as :mod:`phrasezoo.data.worker`, which every
+parser process imports, do not pull in ``datasets``/``transformers``/``torch``.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+_EXPORTS = {
+    "MiningOptions": "spans",
+    "extract_mentions": "spans",
+    "parse_corpus": "phrases",
+    "parse_texts": "phrases",
+    "phrase_table": "phrases",
+    "phrase_contexts": "phrases",
+    "mentions_table": "phrases",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):
+    if name in _EXPORTS:
+        return getattr(importlib.import_module(f".{_EXPORTS[name]}", __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
