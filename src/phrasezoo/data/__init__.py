@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib
 
 _EXPORTS = {
+    # mining
     "MiningOptions": "spans",
     "extract_mentions": "spans",
     "parse_corpus": "phrases",
@@ -16,6 +17,28 @@ _EXPORTS = {
     "phrase_table": "phrases",
     "phrase_contexts": "phrases",
     "mentions_table": "phrases",
+    # synonyms and augmentation
+    "SynonymTable": "synonyms",
+    "WordNetFilter": "synonyms",
+    "get_wordnet": "lexicon",
+    "Augmenter": "augment",
+    "DEFAULT_MIX": "augment",
+    "char_edit": "augment",
+    "word_swap": "augment",
+    "synonym_replace": "augment",
+    "Paraphraser": "paraphrase",
+    "HubParaphraser": "paraphrase",
+    "LexicalParaphraser": "paraphrase",
+    "NoParaphraser": "paraphrase",
+    "get_paraphraser": "paraphrase",
+    # hard negatives
+    "MeanPoolingEncoder": "hard_negatives",
+    "mine_hard_negatives": "hard_negatives",
+    "edit_candidates": "hard_negatives",
+    # PEARL entry points
+    "build_pearl_dataset": "pearl",
+    "build_augmenter": "pearl",
+    "load_synonym_table": "pearl",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -13,9 +13,10 @@ Kinds (paper section 3.1) and their default weights (the official code's mix, :d
 
 :meth:`Augmenter.augment` is a pure function of the phrase and the ``random.Random`` it is given (no global state,
 no set/hash ordering), so a training run that restores its rng state reproduces the same views. When the drawn kind
-cannot change a phrase (no synonym, no paraphrase, a one-word phrase for ``swap``), another kind is drawn from the
-remaining weights; a character edit can change any non-empty phrase, so the result is never empty and differs from
-the input unless ``none`` was drawn.
+cannot change a phrase (no synonym, no paraphrase, a one-word phrase for ``swap``), another kind that changes phrases
+is drawn from the remaining weights (``none`` is not a fallback: it is only returned when drawn first); a character
+edit can change any non-empty phrase, so the result is never empty and differs from the input unless ``none`` was
+drawn.
 """
 
 from __future__ import annotations
@@ -253,8 +254,9 @@ class Augmenter:
             result = self.apply(kind, phrase, rng)
             if result is not None:
                 return result, kind
-            j = kinds.index(kind)
-            del kinds[j], weights[j]
+            # fall back among the other kinds that change the phrase ("none" only counts when drawn first)
+            keep = [i for i, k in enumerate(kinds) if k not in (kind, "none")]
+            kinds, weights = [kinds[i] for i in keep], [weights[i] for i in keep]
         result = char_edit(phrase, rng, CHAR_OPS)  # last resort, e.g. for a mix without "char"
         return (result, "char") if result else (phrase, "none")
 

@@ -9,11 +9,13 @@ entries instead of silently serving stale data.
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import inspect
 import json
 import os
 import shutil
+import textwrap
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from types import ModuleType
@@ -23,11 +25,16 @@ from datasets import Dataset, load_from_disk
 from phrasezoo.resources import cache_dir
 
 
-def code_version(version: str, modules: Iterable[ModuleType]) -> str:
-    """``version`` plus a short digest of the source of ``modules`` (the code that shapes a cached dataset)."""
+def code_version(version: str, modules: Iterable[ModuleType | Callable]) -> str:
+    """``version`` plus a short digest of the code of ``modules`` (modules, functions or classes: the code that
+    shapes a cached dataset).
+
+    The digest is taken over the parsed syntax tree, so reformatting or editing comments keeps cache entries valid
+    while any change of code (or docstrings) invalidates them.
+    """
     digest = hashlib.sha256()
     for module in modules:
-        digest.update(inspect.getsource(module).encode())
+        digest.update(ast.dump(ast.parse(textwrap.dedent(inspect.getsource(module)))).encode())
     return f"{version}-{digest.hexdigest()[:10]}"
 
 

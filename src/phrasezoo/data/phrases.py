@@ -16,7 +16,6 @@ from __future__ import annotations
 import multiprocessing as mp
 import os
 import random
-import sys
 import zlib
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
@@ -116,6 +115,26 @@ def parse_texts(
     return shards[0] if len(shards) == 1 else concatenate_datasets(shards)
 
 
+def parse_params(
+    corpus: str = "embedded",
+    spacy_model: str = "en_core_web_sm",
+    max_documents: int | None = None,
+    options: MiningOptions | None = None,
+    min_words: int = 4,
+    max_paragraph_chars: int = 20_000,
+) -> dict:
+    """Everything that determines the output of :func:`parse_corpus` (its cache key), code version included."""
+    return {
+        "corpus": corpus_fingerprint(corpus),
+        "spacy_model": spacy_model,
+        "max_documents": max_documents,
+        "options": (options or MiningOptions()).__dict__,
+        "min_words": min_words,
+        "max_paragraph_chars": max_paragraph_chars,
+        "code": code_version(PARSE_VERSION, [_text_module, _spans_module, _worker_module, parse_texts, _paragraphs]),
+    }
+
+
 def parse_corpus(
     corpus: str = "embedded",
     spacy_model: str = "en_core_web_sm",
@@ -142,21 +161,13 @@ def parse_corpus(
         batch_size: paragraphs per work unit (and per progress update).
         cache: reuse/save the result under ``cache_dir()/datasets/sentences-<hash>``; the hash covers the corpus
             (and, for a local file, its size and mtime), every parameter that changes the output and the code
-            version (:data:`PARSE_VERSION` plus the source of the text/spans/worker/phrases modules).
+            version (:data:`PARSE_VERSION` plus the code of the text/spans/worker modules and the parse functions).
         progress: show a progress bar.
     """
     options = options or MiningOptions()
     if n_process is None:
         n_process = max(1, min(2, os.cpu_count() or 1))
-    params = {
-        "corpus": corpus_fingerprint(corpus),
-        "spacy_model": spacy_model,
-        "max_documents": max_documents,
-        "options": options.__dict__,
-        "min_words": min_words,
-        "max_paragraph_chars": max_paragraph_chars,
-        "code": code_version(PARSE_VERSION, [_text_module, _spans_module, _worker_module, sys.modules[__name__]]),
-    }
+    params = parse_params(corpus, spacy_model, max_documents, options, min_words, max_paragraph_chars)
 
     def build() -> Dataset:
         paragraphs = _paragraphs(corpus, max_documents, min_words, max_paragraph_chars)
