@@ -104,6 +104,7 @@ class HubParaphraser:
         self.tokenizer = tokenizer
         self.generation_kwargs = dict(generation_kwargs or {})
         self.progress = progress
+        self._ready = False
 
     @property
     def cache_key(self) -> str:
@@ -113,7 +114,10 @@ class HubParaphraser:
             f":{self.max_paraphrases}:{sorted(self.generation_kwargs.items())}"
         )
 
-    def _load(self) -> None:
+    def _ensure_loaded(self) -> None:
+        """Load whatever was not given (tokenizer, model), pick the device, switch to eval mode (once)."""
+        if self._ready:
+            return
         import torch
         from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 
@@ -124,6 +128,7 @@ class HubParaphraser:
         if self.device is None:
             self.device = "cuda" if torch.cuda.is_available() else "cpu"
         self.model.to(self.device).eval()
+        self._ready = True
 
     def paraphrase(self, phrases: list[str]) -> list[list[str]]:
         """Beam-search paraphrases of each phrase, cleaned (see :func:`clean_paraphrases`)."""
@@ -132,8 +137,7 @@ class HubParaphraser:
         phrases = list(phrases)
         if not phrases:
             return []
-        if self.model is None or self.tokenizer is None or self.device is None:
-            self._load()
+        self._ensure_loaded()
         out: list[list[str]] = []
         batches = range(0, len(phrases), self.batch_size)
         for lo in tqdm(batches, desc="paraphrasing", disable=not self.progress or len(batches) < 2):

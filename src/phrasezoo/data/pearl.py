@@ -166,13 +166,13 @@ def build_pearl_dataset(
         "hard_negatives": {"per_anchor": hard_negatives_per_anchor, "encoder": enc_key, **hn_options},
         "code": code_version(
             PEARL_DATA_VERSION,
-            [_phrases_module, _synonyms_module, _paraphrase_module, _hard_negatives_module, _augment_module, build],
+            [_phrases_module, _synonyms_module, _paraphrase_module, _hard_negatives_module, _augment_module, _build],
         ),
     }
     cacheable = cache and para_key is not None and enc_key is not None
 
     def run() -> Dataset:
-        return build(
+        return _build(
             corpus=corpus,
             spacy_model=spacy_model,
             min_freq=min_freq,
@@ -205,7 +205,7 @@ def _component_key(component, what: str) -> str | None:
     return key
 
 
-def build(
+def _build(
     corpus: str,
     spacy_model: str,
     min_freq: int,

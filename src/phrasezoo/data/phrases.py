@@ -188,6 +188,16 @@ def mentions_table(sentences: Dataset) -> pa.Table:
     return pa.table({"row": rows, **fields})
 
 
+def phrase_keys(mentions: pa.Table) -> list[str]:
+    """The phrase-table key of every mention: its ``phrase``, except that a sentence-initial mention whose
+    capitalised form also occurs mid-sentence keeps the capital ("The New York Times" opening a sentence joins "The
+    New York Times" written mid-sentence, while "The task" still joins "the task")."""
+    phrases = mentions.column("phrase").to_pylist()
+    texts = [" ".join(t.split()) for t in mentions.column("text").to_pylist()]
+    mid_sentence = {p for p, t in zip(phrases, texts) if p == t}
+    return [t if p != t and t in mid_sentence else p for p, t in zip(phrases, texts)]
+
+
 def type_label(phrase_class: str, entity_type: str) -> str:
     """PEARL's phrase type, e.g. ``NP-ORG``."""
     return f"{phrase_class}-{entity_type}"
@@ -199,7 +209,7 @@ def phrase_table(
     max_phrases: int | None = None,
     classes: Iterable[str] | None = None,
 ) -> Dataset:
-    """Aggregate mentions per phrase (the normalised ``phrase`` key, case-sensitive) into PEARL's phrase table.
+    """Aggregate mentions per phrase (case-sensitive key from :func:`phrase_keys`) into PEARL's phrase table.
 
     Columns: ``phrase``, ``phrase_class`` and ``entity_type`` (majority over the phrase's mentions, ties to the first
     seen), ``type_label`` (e.g. ``NP-ORG``), ``type_id`` (index in ``DEFAULT_TYPE_LABELS``), ``lemma`` (most common
@@ -208,7 +218,7 @@ def phrase_table(
     ``classes`` keeps only mentions of those lexical classes.
     """
     table = mentions_table(sentences)
-    phrases = table.column("phrase").to_pylist()
+    phrases = phrase_keys(table)
     class_col = table.column("phrase_class").to_pylist()
     entity_col = table.column("entity_type").to_pylist()
     lemma_col = table.column("lemma").to_pylist()
@@ -276,7 +286,7 @@ def phrase_contexts(
     wanted_set = set(wanted)
     table = mentions_table(sentences)
     occurrences: dict[str, list[int]] = defaultdict(list)
-    for i, phrase in enumerate(table.column("phrase").to_pylist()):
+    for i, phrase in enumerate(phrase_keys(table)):
         if phrase in wanted_set:
             occurrences[phrase].append(i)
     chosen: dict[str, list[int]] = {}

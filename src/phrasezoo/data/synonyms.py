@@ -67,7 +67,7 @@ def _stemmer():
 def is_trivial_variant(a: str, b: str) -> bool:
     """Whether ``b`` is ``a`` up to case, an inflection or a spelling of the same stem (so not a useful synonym)."""
     a, b = a.lower(), b.lower()
-    if a == b or a.replace("-", "") == b.replace("-", "") or a.replace(" ", "") == b.replace(" ", ""):
+    if a == b or re.sub(r"[\W_]+", "", a) == re.sub(r"[\W_]+", "", b):
         return True
     short, long = sorted((a, b), key=len)
     if long.startswith(short) and long[len(short) :] in _INFLECTIONS:
