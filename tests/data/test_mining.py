@@ -124,3 +124,9 @@ def test_parse_corpus_cache_reuse(corpus_file, isolated_cache):
     assert len(list((isolated_cache / "datasets").glob("sentences-*"))) == 1
     parse_corpus(corpus_file, n_process=1, progress=False, options=MiningOptions(max_tokens=3))
     assert len(list((isolated_cache / "datasets").glob("sentences-*"))) == 2  # other options, other entry
+
+
+def test_parallel_parse_matches_serial():
+    serial = parse_texts(PARAGRAPHS, n_process=1, batch_size=1, progress=False)
+    parallel = parse_texts(PARAGRAPHS, n_process=2, batch_size=1, progress=False)
+    assert parallel.to_list() == serial.to_list()

@@ -1,7 +1,8 @@
 """The unit of parsing work: spaCy-parse paragraphs and mine their sentences, in this or a worker process.
 
 Kept import-light (spaCy and :mod:`phrasezoo.data.spans` only, no ``datasets``/``transformers``/``torch``) because
-every spawned parser process imports this module before it can start; heavy imports would cost seconds per worker.
+on platforms without ``fork`` every spawned parser process imports this module before it can start; heavy imports
+would cost seconds per worker.
 """
 
 from __future__ import annotations
