@@ -17,6 +17,9 @@ _EXPORTS = {
     "phrase_table": "phrases",
     "phrase_contexts": "phrases",
     "mentions_table": "phrases",
+    "phrase_keys": "phrases",
+    "parse_params": "phrases",
+    "split_paragraphs": "text",
     # synonyms and augmentation
     "SynonymTable": "synonyms",
     "WordNetFilter": "synonyms",
