@@ -1,0 +1,53 @@
+"""Training data of the zoo: phrase mining, synonyms, augmentation, paraphrases, hard negatives, PEARL tables.
+
+Names are imported lazily (PEP 562) so that light modules such as :mod:`phrasezoo.data.worker`, which every
+parser process imports, do not pull in ``datasets``/``transformers``/``torch``.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+_EXPORTS = {
+    # mining
+    "MiningOptions": "spans",
+    "extract_mentions": "spans",
+    "parse_corpus": "phrases",
+    "parse_texts": "phrases",
+    "phrase_table": "phrases",
+    "phrase_contexts": "phrases",
+    "mentions_table": "phrases",
+    "phrase_keys": "phrases",
+    "parse_params": "phrases",
+    "split_paragraphs": "text",
+    # synonyms and augmentation
+    "SynonymTable": "synonyms",
+    "WordNetFilter": "synonyms",
+    "get_wordnet": "lexicon",
+    "Augmenter": "augment",
+    "DEFAULT_MIX": "augment",
+    "char_edit": "augment",
+    "word_swap": "augment",
+    "synonym_replace": "augment",
+    "Paraphraser": "paraphrase",
+    "HubParaphraser": "paraphrase",
+    "LexicalParaphraser": "paraphrase",
+    "NoParaphraser": "paraphrase",
+    "get_paraphraser": "paraphrase",
+    # hard negatives
+    "MeanPoolingEncoder": "hard_negatives",
+    "mine_hard_negatives": "hard_negatives",
+    "edit_candidates": "hard_negatives",
+    # PEARL entry points
+    "build_pearl_dataset": "pearl",
+    "build_augmenter": "pearl",
+    "load_synonym_table": "pearl",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):
+    if name in _EXPORTS:
+        return getattr(importlib.import_module(f".{_EXPORTS[name]}", __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,288 @@
+"""PEARL's training table and its augmenter: the entry points the training code calls.
+
+``build_pearl_dataset()`` runs the whole pipeline (cached stage by stage):
+
+1. :func:`~phrasezoo.data.phrases.parse_corpus` -- spaCy parse and typed phrase mentions (cached);
+2. :func:`~phrasezoo.data.phrases.phrase_table` -- phrases seen at least ``min_freq`` times, type labels/ids;
+3. :func:`load_synonym_table` -- WordNet + GloVe synonyms for the table's words (cached as JSON);
+4. paraphrases -- one list per phrase from the paraphraser (``"offline"``: :class:`LexicalParaphraser`);
+5. :func:`~phrasezoo.data.hard_negatives.mine_hard_negatives` -- edit-distance look-alikes with low similarity
+   under the base encoder (the paraphrases are excluded).
+
+The result (cached as a whole when every component has a ``cache_key``) has one row per phrase: ``phrase``,
+``phrase_class``, ``entity_type``, ``type_label``, ``type_id``, ``lemma``, ``count``, ``paraphrases``,
+``hard_negatives``. ``build_augmenter(dataset)`` returns the :class:`Augmenter` that matches it (same synonym table,
+the ``paraphrases`` column, the official augmentation mix).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Mapping
+from contextlib import contextmanager
+
+from datasets import Dataset, Features, List, Value
+
+from phrasezoo.resources import cache_dir, load_word_vectors
+
+from . import augment as _augment_module
+from . import hard_negatives as _hard_negatives_module
+from . import paraphrase as _paraphrase_module
+from . import phrases as _phrases_module
+from . import synonyms as _synonyms_module
+from .augment import Augmenter
+from .cache import cache_key, cached_dataset, code_version
+from .hard_negatives import Encoder, MeanPoolingEncoder, mine_hard_negatives
+from .paraphrase import Paraphraser, get_paraphraser
+from .phrases import parse_corpus, parse_params, phrase_table
+from .spans import MiningOptions
+from .synonyms import SynonymTable, proper_nouns, vocabulary
+
+logger = logging.getLogger(__name__)
+
+#: Bump when the meaning of the PEARL table changes (the code digest covers ordinary edits).
+PEARL_DATA_VERSION = "1"
+SYNONYMS_VERSION = "1"
+
+#: Default options of :meth:`SynonymTable.build` used by the pipeline (overridable with ``synonym_options``).
+DEFAULT_SYNONYM_OPTIONS: dict = {
+    "threshold": 0.80,
+    "top_k": 10,
+    "mutual_k": 10,
+    "max_candidates": 50_000,
+    "max_synonyms": 8,
+    "wordnet_max_senses": 1,
+    "strict_wordnet": True,
+}
+
+
+@contextmanager
+def _stage(name: str, timings: dict | None):
+    start = time.perf_counter()
+    yield
+    seconds = time.perf_counter() - start
+    logger.info("%s: %.1f s", name, seconds)
+    if timings is not None:
+        timings[name] = round(seconds, 2)
+
+
+def load_synonym_table(
+    phrases: list[str],
+    glove: str | None = "glove-6b-50d",
+    use_wordnet: bool = True,
+    synonym_options: Mapping | None = None,
+    cache: bool = True,
+) -> SynonymTable:
+    """The :class:`SynonymTable` for the words of ``phrases`` (cached as JSON under ``cache_dir()/synonyms``).
+
+    ``glove`` names the word vectors (``None``: WordNet only); ``use_wordnet=False`` gives vectors only;
+    ``synonym_options`` override :data:`DEFAULT_SYNONYM_OPTIONS`. Same inputs give the same table, so the dataset
+    builder and :func:`build_augmenter` share one cache entry.
+    """
+    options = {**DEFAULT_SYNONYM_OPTIONS, **dict(synonym_options or {})}
+    keys = vocabulary(phrases)
+    names = sorted(proper_nouns(phrases))
+    params = {
+        "vocabulary": cache_key({"keys": keys}),
+        "proper": cache_key({"names": names}),
+        "glove": glove,
+        "wordnet": use_wordnet,
+        "options": options,
+        "code": code_version(SYNONYMS_VERSION, [_synonyms_module]),
+    }
+    path = cache_dir() / "synonyms" / f"synonyms-{cache_key(params)}.json"
+    if cache and path.exists():
+        return SynonymTable.load(path)
+    vectors = load_word_vectors(glove) if glove else None
+    table = SynonymTable.build(
+        keys, vectors=vectors, wordnet="auto" if use_wordnet else None, proper_nouns=names, **options
+    )
+    if cache:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".tmp")
+        table.save(tmp)
+        tmp.rename(path)
+    return table
+
+
+def build_pearl_dataset(
+    corpus: str = "embedded",
+    spacy_model: str = "en_core_web_sm",
+    min_freq: int = 2,
+    max_phrases: int | None = None,
+    glove: str | None = "glove-6b-50d",
+    paraphraser: str | Paraphraser | None = "offline",
+    hard_negatives_per_anchor: int = 2,
+    encoder: Encoder | str | None = None,
+    cache: bool = True,
+    progress: bool = True,
+    *,
+    max_documents: int | None = None,
+    n_process: int | None = None,
+    mining_options: MiningOptions | None = None,
+    use_wordnet: bool = True,
+    synonym_options: Mapping | None = None,
+    hard_negative_options: Mapping | None = None,
+    timings: dict | None = None,
+) -> Dataset:
+    """Build PEARL's phrase table with paraphrases and hard negatives (see the module docstring).
+
+    Args:
+        corpus, spacy_model, max_documents, n_process, mining_options: passed to :func:`parse_corpus`.
+        min_freq: drop phrases seen fewer times (paper: 2). max_phrases: keep the most frequent ones only.
+        glove: word vectors for synonyms (``None``: WordNet only). use_wordnet: also use WordNet when installed.
+        paraphraser: ``"offline"`` (rules, default), ``"none"``, a Hub id/local folder for a seq2seq paraphraser
+            (e.g. ``"prithivida/parrot_paraphraser_on_T5"``, needs a network), or a :class:`Paraphraser`.
+        hard_negatives_per_anchor: hard negatives per phrase (PEARL: 2); 0 gives empty lists.
+        encoder: base encoder for hard negatives: ``None`` (MiniLM mean pooling), a backbone name/path, or a
+            callable ``encode(texts) -> L2-normalised array``.
+        cache: reuse cached stages and the final table (``cache_dir()/datasets/pearl-<hash>``). The final table is
+            cached only when the paraphraser and the encoder expose a ``cache_key`` (the built-in ones do).
+        progress: progress bars.
+        synonym_options: overrides of :data:`DEFAULT_SYNONYM_OPTIONS`.
+        hard_negative_options: extra arguments of :func:`mine_hard_negatives` (``score_cutoff``, ``max_candidates``,
+            ``max_similarity``, ``fallback``, ``seed``).
+        timings: a dict that receives the seconds spent per stage.
+
+    Returns:
+        A ``datasets.Dataset`` sorted by frequency: ``phrase``, ``phrase_class``, ``entity_type``, ``type_label``,
+        ``type_id`` (index in ``DEFAULT_TYPE_LABELS``), ``lemma``, ``count``, ``paraphrases`` (list[str]),
+        ``hard_negatives`` (list[str], at most ``hard_negatives_per_anchor``).
+    """
+    if isinstance(encoder, str):
+        encoder = MeanPoolingEncoder(encoder, progress=progress)
+    hn_options = dict(hard_negative_options or {})
+    para_key = _component_key(paraphraser, "paraphraser")
+    enc_key = _component_key(encoder or MeanPoolingEncoder(progress=False), "encoder")
+    params = {
+        "parse": parse_params(corpus, spacy_model, max_documents, mining_options),
+        "min_freq": min_freq,
+        "max_phrases": max_phrases,
+        "glove": glove,
+        "wordnet": use_wordnet,
+        "synonyms": {**DEFAULT_SYNONYM_OPTIONS, **dict(synonym_options or {})},
+        "paraphraser": para_key,
+        "hard_negatives": {"per_anchor": hard_negatives_per_anchor, "encoder": enc_key, **hn_options},
+        "code": code_version(
+            PEARL_DATA_VERSION,
+            [_phrases_module, _synonyms_module, _paraphrase_module, _hard_negatives_module, _augment_module, _build],
+        ),
+    }
+    cacheable = cache and para_key is not None and enc_key is not None
+
+    def run() -> Dataset:
+        return _build(
+            corpus=corpus,
+            spacy_model=spacy_model,
+            min_freq=min_freq,
+            max_phrases=max_phrases,
+            glove=glove,
+            paraphraser=paraphraser,
+            hard_negatives_per_anchor=hard_negatives_per_anchor,
+            encoder=encoder,
+            cache=cache,
+            progress=progress,
+            max_documents=max_documents,
+            n_process=n_process,
+            mining_options=mining_options,
+            use_wordnet=use_wordnet,
+            synonym_options=synonym_options,
+            hard_negative_options=hn_options,
+            timings=timings,
+        )
+
+    with _stage("total", timings):
+        return cached_dataset("pearl", params, run, enabled=cacheable)
+
+
+def _component_key(component, what: str) -> str | None:
+    if component is None or isinstance(component, str):
+        return str(component)
+    key = getattr(component, "cache_key", None)
+    if key is None:
+        logger.info("The %s has no cache_key: the PEARL table will be rebuilt on every call.", what)
+    return key
+
+
+def _build(
+    corpus: str,
+    spacy_model: str,
+    min_freq: int,
+    max_phrases: int | None,
+    glove: str | None,
+    paraphraser: str | Paraphraser | None,
+    hard_negatives_per_anchor: int,
+    encoder: Encoder | None,
+    cache: bool,
+    progress: bool,
+    max_documents: int | None,
+    n_process: int | None,
+    mining_options: MiningOptions | None,
+    use_wordnet: bool,
+    synonym_options: Mapping | None,
+    hard_negative_options: Mapping,
+    timings: dict | None,
+) -> Dataset:
+    """The uncached pipeline behind :func:`build_pearl_dataset` (stages 1-5 of the module docstring)."""
+    with _stage("parse", timings):
+        sentences = parse_corpus(
+            corpus, spacy_model, max_documents, n_process, mining_options, cache=cache, progress=progress
+        )
+    with _stage("phrase_table", timings):
+        table = phrase_table(sentences, min_freq=min_freq, max_phrases=max_phrases)
+    phrases = list(table["phrase"])
+    with _stage("synonyms", timings):
+        synonyms = load_synonym_table(phrases, glove, use_wordnet, synonym_options, cache=cache)
+    with _stage("paraphrases", timings):
+        kwargs = {"progress": progress} if isinstance(paraphraser, str) and paraphraser != "none" else {}
+        paraphrases = get_paraphraser(paraphraser, synonyms=synonyms, **kwargs).paraphrase(phrases)
+    with _stage("hard_negatives", timings):
+        if hard_negatives_per_anchor > 0:
+            negatives = mine_hard_negatives(
+                phrases,
+                encoder,
+                per_anchor=hard_negatives_per_anchor,
+                exclude=paraphrases,
+                progress=progress,
+                **dict(hard_negative_options),
+            )
+        else:
+            negatives = [[] for _ in phrases]
+    features = Features(
+        {**table.features, "paraphrases": List(Value("string")), "hard_negatives": List(Value("string"))}
+    )
+    columns = {name: table[name] for name in table.column_names}
+    return Dataset.from_dict({**columns, "paraphrases": paraphrases, "hard_negatives": negatives}, features=features)
+
+
+def build_augmenter(
+    dataset: Dataset | None = None,
+    glove: str | None = "glove-6b-50d",
+    mix: Mapping[str, float] | None = None,
+    synonyms: SynonymTable | None = None,
+    paraphraser: Paraphraser | str | None = None,
+    use_wordnet: bool = True,
+    synonym_options: Mapping | None = None,
+    cache: bool = True,
+) -> Augmenter:
+    """The :class:`Augmenter` consistent with a table from :func:`build_pearl_dataset`.
+
+    Args:
+        dataset: the PEARL table; its ``phrase`` column fixes the synonym vocabulary and its ``paraphrases`` column
+            feeds phrase-level augmentation. ``None`` gives an augmenter without a vocabulary (give ``synonyms``).
+        glove, use_wordnet, synonym_options: as for :func:`build_pearl_dataset` (pass the same values to get the
+            same synonym table; it is then read from the cache).
+        mix: augmentation weights (default: the official code's char 0.10, synonym 0.30, paraphrase 0.50, swap
+            0.05, none 0.05).
+        synonyms: a ready table (skips building one).
+        paraphraser: fallback for phrases without a ``paraphrases`` entry (``"offline"`` or an object); default none.
+    """
+    phrases = list(dataset["phrase"]) if dataset is not None else []
+    if synonyms is None:
+        synonyms = load_synonym_table(phrases, glove, use_wordnet, synonym_options, cache) if phrases else None
+    paraphrases = None
+    if dataset is not None and "paraphrases" in dataset.column_names:
+        paraphrases = dict(zip(phrases, dataset["paraphrases"]))
+    fallback = get_paraphraser(paraphraser, synonyms=synonyms, progress=False) if paraphraser else None
+    return Augmenter(synonyms=synonyms, paraphrases=paraphrases, mix=mix, paraphraser=fallback)

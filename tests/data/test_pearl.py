@@ -1,0 +1,72 @@
+"""The PEARL entry points on a tiny local corpus (no GloVe, no WordNet, fake encoder: fast and deterministic)."""
+
+from __future__ import annotations
+
+import random
+import time
+import zlib
+
+import numpy as np
+import pytest
+
+from phrasezoo.data.pearl import build_augmenter, build_pearl_dataset
+from phrasezoo.models.pearl.configuration_pearl import DEFAULT_TYPE_LABELS
+
+TEXT = """The New York Times reported on the war in Iraq. The New York Times is a newspaper in New York.
+Many people read The New York Times in New York. The New York Post is another newspaper in New York.
+She lived in New York for ten years. The city was very expensive, and the war was very difficult.
+The history of Alabama is long. In 1999, the history of Alabama was written by a historian in Alabama."""
+
+
+class FakeEncoder:
+    cache_key = "fake-encoder"
+
+    def __call__(self, texts):
+        rows = [np.random.default_rng(zlib.crc32(t.encode())).normal(size=8) for t in texts]
+        rows = np.asarray(rows, dtype=np.float32)
+        return rows / np.linalg.norm(rows, axis=1, keepdims=True)
+
+
+@pytest.fixture
+def corpus(tmp_path):
+    path = tmp_path / "tiny.txt"
+    path.write_text(TEXT + "\n")
+    return str(path)
+
+
+def build(corpus, timings=None):
+    return build_pearl_dataset(
+        corpus, glove=None, encoder=FakeEncoder(), progress=False, n_process=1, use_wordnet=False, timings=timings
+    )
+
+
+def test_build_pearl_dataset(corpus):
+    timings = {}
+    ds = build(corpus, timings)
+    assert {"phrase", "type_id", "type_label", "count", "paraphrases", "hard_negatives"} <= set(ds.column_names)
+    rows = {r["phrase"]: r for r in ds}
+    assert rows["The New York Times"]["type_label"] == "NP-ORG"
+    assert "NYT" in rows["The New York Times"]["paraphrases"]
+    assert "Alabama history" in rows["the history of Alabama"]["paraphrases"]
+    for r in ds:
+        assert r["count"] >= 2
+        assert DEFAULT_TYPE_LABELS[r["type_id"]] == r["type_label"]
+        assert len(r["hard_negatives"]) <= 2 and r["phrase"] not in r["hard_negatives"]
+        assert not set(r["hard_negatives"]) & set(r["paraphrases"])
+    assert {"parse", "phrase_table", "synonyms", "paraphrases", "hard_negatives", "total"} <= set(timings)
+    start = time.perf_counter()
+    again = build(corpus)
+    assert time.perf_counter() - start < 2.0  # served from the cache
+    assert again.to_list() == ds.to_list()
+
+
+def test_build_augmenter_matches_dataset(corpus):
+    ds = build(corpus)
+    aug = build_augmenter(ds, glove=None, use_wordnet=False)
+    rng = random.Random(0)
+    views = [aug.augment("The New York Times", rng) for _ in range(200)]
+    paraphrased = {v for v, k in views if k == "paraphrase"}
+    assert paraphrased and paraphrased <= set(
+        ds.filter(lambda r: r["phrase"] == "The New York Times")[0]["paraphrases"]
+    )
+    assert all(v for v, _ in views)
