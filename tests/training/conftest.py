@@ -25,7 +25,6 @@ def make_task(model) -> PearlTask:
     dataset = {
         "phrase": PHRASES,
         "type_id": [i % 95 for i in range(len(PHRASES))],
-        "paraphrases": [[p.upper()] for p in PHRASES],
         "hard_negatives": [
             [PHRASES[(i + 1) % len(PHRASES)], PHRASES[(i + 2) % len(PHRASES)]] for i in range(len(PHRASES))
         ],
@@ -33,7 +32,7 @@ def make_task(model) -> PearlTask:
     return PearlTask(
         model,
         dataset,
-        augment=lambda phrase, paraphrases, rng: rng.choice(paraphrases + [_noise(phrase, rng)]),
+        augment=lambda phrase, rng: rng.choice([phrase.upper(), _noise(phrase, rng)]),
         word_noise=_noise,
         char_pretrain={"steps": 3, "batch_size": 8, "vocabulary_size": 200},
     )

@@ -94,3 +94,18 @@ def test_time_budget_stops_cleanly_with_a_checkpoint(tmp_path, tiny_setup, train
 
 class _FakeAccelerator:
     is_main_process = True
+
+
+def test_bf16_autocast_trains_and_resumes_exactly(tmp_path, pearl_task, training_config):
+    cfg = training_config(mixed_precision="bf16", max_steps=4)
+    reference_model = tiny_model()
+    reference = train(reference_model, pearl_task(reference_model), cfg, tmp_path / "a", progress=False)
+    model = tiny_model()
+    with pytest.raises(TrainingInterrupted):
+        train(model, pearl_task(model), cfg, tmp_path / "b", stop_after_steps=3, progress=False)
+    model = tiny_model()
+    resumed = train(model, pearl_task(model), cfg, tmp_path / "b", progress=False)
+    assert all(v.dtype == torch.float32 for v in resumed.model.state_dict().values() if v.is_floating_point())
+    expected = _weights(reference.model)
+    for key, value in _weights(resumed.model).items():
+        torch.testing.assert_close(value, expected[key], rtol=0, atol=0, msg=key)

@@ -48,7 +48,7 @@ class PearlTask:
         self,
         model: PearlModel,
         dataset,
-        augment: Callable[[str, list[str], random.Random], str],
+        augment: Callable[[str, random.Random], str],
         word_noise: Callable[[str, random.Random], str],
         temperature: float = 0.07,
         hard_negatives: int = 2,
@@ -59,7 +59,6 @@ class PearlTask:
         self.model = model
         self.phrases: list[str] = list(dataset["phrase"])
         self.type_ids: list[int] = list(dataset["type_id"])
-        self.paraphrases: list[list[str]] = list(dataset["paraphrases"])
         self.negatives: list[list[str]] = list(dataset["hard_negatives"])
         self.type_of = dict(zip(self.phrases, self.type_ids))
         self.augment = augment
@@ -78,7 +77,7 @@ class PearlTask:
 
     def make_batch(self, indices: list[int], rng: random.Random) -> dict[str, Any]:
         anchors = [self.phrases[i] for i in indices]
-        positives = [self.augment(self.phrases[i], self.paraphrases[i], rng) for i in indices]
+        positives = [self.augment(self.phrases[i], rng) for i in indices]
         negatives: list[str] = []
         for i in indices:
             pool = self.negatives[i]
@@ -162,25 +161,41 @@ def _mimic_vocabulary(table, size: int) -> tuple[list[str], np.ndarray]:
 
 # ------------------------------------------------------------------------------------------------------ registry
 def build_task(hub_cfg, model: PearlModel, accelerator) -> PearlTask:
-    """Build the PEARL dataset (cached; the main process first) and the task around it."""
-    from phrasezoo.data import build_augmenter, build_pearl_dataset
-    from phrasezoo.data.augment import char_noise
+    """Build the PEARL phrase table (cached; the main process first) and the task around it.
+
+    ``hub_cfg.data`` holds the arguments of :func:`phrasezoo.data.build_pearl_dataset` plus ``augmentation_mix``.
+    """
+    from phrasezoo.data import build_augmenter, build_pearl_dataset, char_edit
 
     data = dict(hub_cfg.data)
+    mix = data.pop("augmentation_mix", None)
     with accelerator.main_process_first():
-        dataset = build_pearl_dataset(**{k: v for k, v in data.items() if k not in ("augmentation_mix", "synonyms")})
-    augmenter = build_augmenter(mix=data.get("augmentation_mix"), **(data.get("synonyms") or {}))
+        dataset = build_pearl_dataset(**data, progress=accelerator.is_main_process)
+    augmenter = build_augmenter(
+        dataset,
+        glove=data.get("glove", "glove-6b-50d"),
+        mix=mix,
+        use_wordnet=data.get("use_wordnet", True),
+        synonym_options=data.get("synonym_options"),
+    )
     method_args = hub_cfg.training.method_args
+    n = len(dataset)
+    facts = {
+        "corpus": data.get("corpus", "embedded"),
+        "phrases with a paraphrase": f"{sum(bool(p) for p in dataset['paraphrases']) / n:.1%}",
+        "phrases with a hard negative": f"{sum(bool(h) for h in dataset['hard_negatives']) / n:.1%}",
+        "phrase types in use": len(set(dataset["type_id"])),
+    }
     return PearlTask(
         model,
         dataset,
-        augment=lambda phrase, paraphrases, rng: augmenter.augment(phrase, rng, paraphrases=paraphrases)[0],
-        word_noise=char_noise,
+        augment=lambda phrase, rng: augmenter.augment(phrase, rng)[0],
+        word_noise=lambda word, rng: char_edit(word, rng) or word,
         temperature=method_args.get("temperature", 0.07),
         hard_negatives=method_args.get("hard_negatives", 2),
         type_loss_weight=method_args.get("type_loss_weight", 1.0),
         char_pretrain=method_args.get("char_pretrain"),
-        facts={"corpus": data.get("corpus", "embedded")},
+        facts=facts,
     )
 
 

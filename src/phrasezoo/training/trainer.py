@@ -10,6 +10,7 @@ indices, how to compute the loss); the loop supplies everything else:
   ``torch.manual_seed``. Resuming from a checkpoint therefore reproduces an uninterrupted run exactly;
 * safetensors checkpoints every ``checkpoint_every`` steps (atomic, see :mod:`.checkpoint`), also on Ctrl-C and
   when the time budget is spent;
+* optional bf16/fp16 autocast of the forward pass (``mixed_precision``), fp32 master weights;
 * learning-rate schedules as a function of the step (PEARL's exponential decay, or warm-up + linear decay);
 * optional LoRA through peft (merged into the weights at the end);
 * weight averaging with the starting weights at the end (PEARL's remedy for catastrophic forgetting).
@@ -20,7 +21,7 @@ from __future__ import annotations
 import json
 import random
 import time
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -182,7 +183,8 @@ def train(
             batch = task.make_batch(indices, random.Random(seed))
             for group in optimizer.param_groups:
                 group["lr"] = cfg.learning_rate * learning_rate_factor(cfg, step, total_steps)
-            loss, logs = task.compute_loss(model, batch)
+            with _autocast(cfg.mixed_precision, accelerator.device):
+                loss, logs = task.compute_loss(model, batch)
             accelerator.backward(loss)
             if cfg.max_grad_norm:
                 accelerator.clip_grad_norm_(params, cfg.max_grad_norm)
@@ -259,6 +261,16 @@ def _append_log(path: Path, record: dict[str, Any]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "a") as handle:
         handle.write(json.dumps({k: (round(v, 6) if isinstance(v, float) else v) for k, v in record.items()}) + "\n")
+
+
+def _autocast(mixed_precision: str, device: torch.device):
+    """Autocast context of the forward pass: bf16/fp16 activations with fp32 master weights, or nothing."""
+    if mixed_precision in (None, "no", "fp32"):
+        return nullcontext()
+    dtypes = {"bf16": torch.bfloat16, "fp16": torch.float16}
+    if mixed_precision not in dtypes:
+        raise ValueError(f"mixed_precision must be no, bf16 or fp16, got {mixed_precision!r}.")
+    return torch.autocast(device_type=device.type, dtype=dtypes[mixed_precision])
 
 
 @contextmanager
