@@ -27,13 +27,20 @@ def run_training(
     """Build the model and task of ``cfg.method``, train (resuming from the last checkpoint) and export."""
     from accelerate import Accelerator
 
-    accelerator = Accelerator()
+    # several processes (torchrun / accelerate launch --multi_gpu) on a machine without CUDA: Accelerate only
+    # forms the gloo process group (MULTI_CPU) when asked for the CPU explicitly; otherwise each process would
+    # believe it is alone and train the same batches
+    multi_process_cpu = int(os.environ.get("WORLD_SIZE", "1")) > 1 and not torch.cuda.is_available()
+    accelerator = Accelerator(cpu=multi_process_cpu)
     if accelerator.device.type == "cpu" and accelerator.num_processes > 1:
         # several CPU processes share the cores: one thread pool per process, not one per core each
         torch.set_num_threads(max(1, (os.cpu_count() or 2) // accelerator.num_processes))
     output_dir = Path(output_dir or cfg.output_dir)
     method = get_method(cfg.method)
-    accelerator.print(f">> {cfg.name}: {method.description}; backbone {cfg.backbone}; output {output_dir}")
+    accelerator.print(
+        f">> {cfg.name}: {method.description}; backbone {cfg.backbone}; output {output_dir}; "
+        f"{accelerator.num_processes} process(es), {accelerator.distributed_type}"
+    )
     model = method.from_backbone(resolve_backbone(cfg.backbone), **cfg.model)
     task = method.build_task(cfg, model, accelerator)
     result = train(
