@@ -25,6 +25,8 @@ from typing import Any
 
 import numpy as np
 
+from .cpu_threads import ThreadTuner
+
 logger = logging.getLogger(__name__)
 
 #: capability names that tasks may require
@@ -167,6 +169,7 @@ class MeanPoolingEncoder(Encoder):
             limits.append(self.tokenizer.model_max_length)
         self.max_length = max_length or min(limits)
         self.batch_size = batch_size
+        self.tuner = ThreadTuner()
         revision = getattr(self.model.config, "_commit_hash", None) or weights_digest(model_name_or_path)
         super().__init__(name or f"baseline:{model_name_or_path}", revision=revision, progress=progress)
 
@@ -200,9 +203,10 @@ class MeanPoolingEncoder(Encoder):
                 enc = self.tokenizer(
                     batch, padding=True, truncation=True, max_length=self.max_length, return_tensors="pt"
                 ).to(self.device)
-                hidden = self.model(**enc).last_hidden_state
-                mask = enc["attention_mask"].unsqueeze(-1).to(hidden.dtype)
-                pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
+                with self.tuner.batch(enc["input_ids"].numel()):
+                    hidden = self.model(**enc).last_hidden_state
+                    mask = enc["attention_mask"].unsqueeze(-1).to(hidden.dtype)
+                    pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
                 out[idx] = pooled.float().cpu().numpy()
         return out
 
@@ -224,7 +228,8 @@ class MeanPoolingEncoder(Encoder):
                 inputs = {
                     k: enc[k].to(self.device) for k in ("input_ids", "attention_mask", "token_type_ids") if k in enc
                 }
-                hidden = self.model(**inputs).last_hidden_state.float().cpu()
+                with self.tuner.batch(enc["input_ids"].numel()):
+                    hidden = self.model(**inputs).last_hidden_state.float().cpu()
                 for row, i in enumerate(idx):
                     keep = (enc["attention_mask"][row] == 1) & (enc["special_tokens_mask"][row] == 0)
                     results[i] = {
@@ -241,6 +246,8 @@ class ModelEncoder(Encoder):
     ``encode_tokens`` / ``encode_mentions`` are used when the model has them (detected with ``hasattr``).
     """
 
+    CHUNK_BATCHES = 8  # batches per model.encode call: long enough to batch well, short enough to tune threads
+
     def __init__(
         self,
         model: Any,
@@ -253,6 +260,7 @@ class ModelEncoder(Encoder):
             raise TypeError(f"{type(model).__name__} has no encode() method; it cannot be evaluated as a zoo model.")
         self.model = model
         self.batch_size = batch_size
+        self.tuner = ThreadTuner()
         caps = {VECTORS, SIMILARITY}
         if callable(getattr(model, "encode_tokens", None)):
             caps.add(TOKENS)
@@ -262,9 +270,29 @@ class ModelEncoder(Encoder):
         super().__init__(name or model_display_name(model), revision=revision or model_digest(model), progress=progress)
 
     def _encode(self, texts: list[str]) -> np.ndarray:
+        """Texts sorted by length go to ``model.encode`` in chunks of a few batches (own progress bar, thread tuning)."""
+        from tqdm.auto import tqdm
+
+        order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
+        chunk = self.batch_size * self.CHUNK_BATCHES
+        out: np.ndarray | None = None
+        bar = tqdm(total=len(texts), desc=f"encode {self.name}", unit="text", disable=not show_progress(self.progress))
+        for start in range(0, len(texts), chunk):
+            idx = order[start : start + chunk]
+            batch = [texts[i] for i in idx]
+            with self.tuner.batch(sum(len(t) for t in batch)):
+                vectors = self._call_encode(batch)
+            if out is None:
+                out = np.zeros((len(texts), vectors.shape[1]), dtype=np.float32)
+            out[idx] = vectors
+            bar.update(len(idx))
+        bar.close()
+        return out if out is not None else np.zeros((0, 0), dtype=np.float32)
+
+    def _call_encode(self, texts: list[str]) -> np.ndarray:
         kwargs = {"batch_size": self.batch_size, "normalize": True, "convert_to_numpy": True}
         try:
-            vectors = self.model.encode(texts, show_progress_bar=show_progress(self.progress), **kwargs)
+            vectors = self.model.encode(texts, show_progress_bar=False, **kwargs)
         except TypeError:  # a plain encoder without the zoo's keyword set (e.g. a minimal test double)
             vectors = self.model.encode(texts)
         if hasattr(vectors, "detach"):

@@ -73,7 +73,7 @@ def evaluate(
         results.extend(entries)
         for entry in entries:
             shown = "skipped" if entry.value is None else f"{entry.value:.4f}"
-            _say(progress, f"    {entry.metric:28s} {shown:>8s}   ({elapsed:.1f} s)")
+            _say(progress, f"    {entry.metric:28s} {shown:>8s}   ({entry.seconds:.1f} s)")
     _say(progress, f"done: {len(names)} task(s) in {time.perf_counter() - started_all:.1f} s, "
          f"{encoder.encoded_count} strings encoded")  # fmt: skip
     doc = make_document(encoder.name, encoder.revision, results)
