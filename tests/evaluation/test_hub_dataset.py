@@ -115,3 +115,6 @@ def test_evaluate_with_hub_source(hub_folder, tmp_path):
                    progress=False)  # fmt: skip
     values = {r["task"]: r["value"] for r in doc["results"]}
     assert values["turney"] == 1.0 and -1.0 <= values["bird"] <= 1.0
+    encoded = [t for call in enc.calls for t in call]
+    assert len(encoded) == len(set(encoded))  # each string encoded once across tasks
+    assert {"double star", "a b"} <= set(encoded)

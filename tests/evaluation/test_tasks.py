@@ -123,16 +123,16 @@ def test_ppdb_probe_learns_a_separable_toy_set():
 def test_ppdb_task_end_to_end_on_toy_pairs():
     rng = np.random.default_rng(1)
     vectors, left, right, labels = {}, [], [], []
-    for i in range(200):
-        base = rng.normal(size=6)
+    for i in range(1000):
         label = i % 2
-        vectors[f"l{i}"] = base
-        vectors[f"r{i}"] = base + rng.normal(scale=0.05, size=6) if label else -base
+        sign = 1.0 if label else -1.0  # paraphrase pairs share a direction the probe can find
+        vectors[f"l{i}"] = np.concatenate([[2 * sign], rng.normal(size=5)])
+        vectors[f"r{i}"] = np.concatenate([[2 * sign], rng.normal(size=5)])
         left.append(f"l{i}")
         right.append(f"r{i}")
         labels.append(label)
     [result] = get_task("ppdb").score(FakeEncoder(vectors), PairLabelData(left, right, labels), CTX)
-    assert result.value >= 0.9 and result.n == 30
+    assert result.value >= 0.9 and result.n == 150
 
 
 def test_word_and_token_mapping():

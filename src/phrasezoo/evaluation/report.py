@@ -78,9 +78,11 @@ def format_report(paths_or_docs: Any, include_reference: bool = True, columns: l
     docs = [_as_doc(item) for item in _as_list(paths_or_docs)]
     columns = columns or _columns_for(docs)
     show_avgs = any(c.task in PEARL_TASKS for c in columns)
-    header = ["model", *(c.label for c in columns)]
+    split = max((i + 1 for i, c in enumerate(columns) if c.task in PEARL_TASKS), default=0)  # averages go here
+    header = ["model", *(c.label for c in columns[:split])]
     if show_avgs:
         header += ["PEARL avg (9)", "avg w/o KB (7)"]
+    header += [c.label for c in columns[split:]]
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join(["---"] + [":---:"] * (len(header) - 1)) + "|"]
     rows: list[tuple[str, dict[str, float | None]]] = [
         (str(d.get("model", "?")), _doc_values(d, columns)) for d in docs
@@ -88,10 +90,11 @@ def format_report(paths_or_docs: Any, include_reference: bool = True, columns: l
     if include_reference:
         rows += [(name, _reference_values(values, columns)) for name, values in REFERENCE_ROWS]
     for name, values in rows:
-        cells = [_escape(name), *(_pct(values.get(_key(c))) for c in columns)]
+        cells = [_escape(name), *(_pct(values.get(_key(c))) for c in columns[:split])]
         if show_avgs:
             main = {c.task: values.get(_key(c)) for c in columns if c.task in PEARL_TASKS}
             cells += [_pct(_mean([main.get(t) for t in PEARL_TASKS])), _pct(_mean([main.get(t) for t in NO_KB_TASKS]))]
+        cells += [_pct(values.get(_key(c))) for c in columns[split:]]
         lines.append("| " + " | ".join(cells) + " |")
     lines.append("")
     lines.extend(f"- {note}" for note in NOTES if include_reference or "(paper)" not in note)
