@@ -45,10 +45,10 @@ def test_turney_picks_the_closest_candidate():
     assert values(get_task("turney").score(enc, data, CTX)) == {"accuracy": 0.5}
 
 
-def test_turney_tie_goes_to_the_answer():
-    enc = FakeEncoder({"q": [1, 0], "a": [1, 1], "b": [1, 1]})
-    data = MultipleChoiceData(["q"], [["a", "b", "b", "b", "b"]])
-    assert values(get_task("turney").score(enc, data, CTX))["accuracy"] == 1.0
+def test_turney_exact_ties_are_split():
+    enc = FakeEncoder({"q": [1, 0], "a": [1, 1], "b": [1, 1], "c": [0, 1]})
+    data = MultipleChoiceData(["q", "q"], [["a", "b", "b", "b", "b"], ["a", "b", "c", "c", "c"]])
+    assert values(get_task("turney").score(enc, data, CTX))["accuracy"] == pytest.approx((1 / 5 + 1 / 2) / 2)
 
 
 def test_bird_pearson_of_a_known_relation():

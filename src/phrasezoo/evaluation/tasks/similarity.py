@@ -56,7 +56,13 @@ def read_bird(path) -> PairScoreData:
 
 
 def multiple_choice_accuracy(encoder: Encoder, data: MultipleChoiceData) -> float:
-    """Share of queries whose best-scoring candidate is the first one (ties go to the first, like ``argmax``)."""
+    """Share of queries whose best-scoring candidate is the answer (the first candidate).
+
+    Exact ties are split: an answer tied with k-1 others at the top scores 1/k (the expected accuracy of a random
+    tie-break). With real-valued embeddings ties do not happen and this is plain ``argmax == 0``; for a
+    similarity-only baseline such as character Jaccard, where many candidates score 0, ``argmax`` would otherwise
+    hand every all-zero row to the answer (character Jaccard: 65.2% with argmax, 44.8% with split ties).
+    """
     sizes = {len(c) for c in data.candidates}
     if len(sizes) != 1:
         raise ValueError("All queries need the same number of candidates.")
@@ -64,7 +70,8 @@ def multiple_choice_accuracy(encoder: Encoder, data: MultipleChoiceData) -> floa
     left = [q for q in data.queries for _ in range(k)]
     right = [c for cands in data.candidates for c in cands]
     scores = encoder.paired_similarity(left, right).reshape(len(data.queries), k)
-    return float(np.mean(scores.argmax(axis=1) == 0))
+    top = scores == scores.max(axis=1, keepdims=True)
+    return float(np.mean(top[:, 0] / top.sum(axis=1)))
 
 
 @register_task
@@ -81,7 +88,7 @@ class Turney(Task):
 
     def score(self, encoder: Encoder, data: MultipleChoiceData, ctx: TaskContext) -> list[TaskResult]:
         acc = multiple_choice_accuracy(encoder, data)
-        notes = "argmax similarity over answer + 4 distractors (component words dropped)"
+        notes = "argmax similarity over answer + 4 distractors (component words dropped); exact ties split"
         return [self.result("accuracy", acc, len(data.queries), notes)]
 
 
