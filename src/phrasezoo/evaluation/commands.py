@@ -1,0 +1,157 @@
+"""CLI subcommands ``evaluate`` and ``report``; :func:`register` adds them to the main ``phrasezoo`` command.
+
+Also runnable on its own: ``python -m phrasezoo.evaluation.commands evaluate --model baseline:minilm-l6 ...``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+import time
+from pathlib import Path
+
+from .encoders import DEFAULT_BATCH_SIZE, SPEC_HELP
+
+EVALUATE_EPILOG = f"""\
+{SPEC_HELP}
+
+tasks (--tasks all | pearl | comma-separated names):
+  turney, bird               phrase similarity (accuracy / Pearson)
+  ppdb, ppdb_filtered        paraphrase classification with an MLP probe (accuracy)
+  yago, umls                 entity retrieval, top-1 accuracy over a gold-name KB (not the papers' full KBs)
+  conll2003, bc5cdr          entity clustering, KMeans NMI
+  autofj                     fuzzy join, mean accuracy over 50 datasets (data from the PyPI package autofj)
+  stsb_context               STS-B-Context (SLICE), passage and single-pass span similarity (Pearson/Spearman)
+  groups: all = the ten above; pearl = the nine PEARL tasks (all but stsb_context)
+
+examples:
+  phrasezoo evaluate --model baseline:minilm-l6 --tasks all --output results/baseline-minilm-l6.json
+  phrasezoo evaluate --model outputs/pearl-mini --tasks pearl
+  phrasezoo evaluate --model baseline:char-jaccard --tasks autofj,turney,bird
+"""
+
+
+def register(subparsers) -> None:
+    """Add the ``evaluate`` and ``report`` subcommands to an argparse subparsers object."""
+    evaluate = subparsers.add_parser(
+        "evaluate",
+        help="run the benchmark suite on a model and write a results JSON",
+        description="Evaluate a model (zoo export, baseline or trained config) on the benchmark tasks and write a "
+        "results file (values are fractions; tasks a model cannot run are recorded as skipped with a note).",
+        epilog=EVALUATE_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    evaluate.add_argument("--model", required=True, metavar="M", help="model spec (see below)")
+    evaluate.add_argument("--tasks", default="all", help="'all', 'pearl' or comma-separated task names (default: all)")
+    evaluate.add_argument(
+        "--benchmarks-dir",
+        metavar="DIR",
+        help="folder with bird/, turney/, ppdb/, ... (default: $PHRASEZOO_BENCHMARKS or ../shared/benchmarks)",
+    )
+    evaluate.add_argument("--output", metavar="FILE", help="results JSON to write (default: results/<model name>.json)")
+    evaluate.add_argument(
+        "--batch-size", type=int, default=DEFAULT_BATCH_SIZE, help=f"encoding batch size (default {DEFAULT_BATCH_SIZE})"
+    )
+    evaluate.add_argument(
+        "--stsb-per-span",
+        action="store_true",
+        help="also score STS-B-Context with every passage span encoded on its own (slow: ~800k strings)",
+    )
+    evaluate.add_argument(
+        "--source",
+        choices=("local", "hub"),
+        default="local",
+        help="read the PEARL tasks from --benchmarks-dir (local, default) or from the Hub dataset "
+        "Lihuchen/pearl_benchmark (hub; needs a network)",
+    )
+    evaluate.add_argument("--no-progress", action="store_true", help="no progress bars or per-task lines")
+    evaluate.set_defaults(func=run_evaluate)
+
+    report = subparsers.add_parser(
+        "report",
+        help="print a markdown table comparing results files (with the papers' numbers)",
+        description="Markdown comparison table: one row per results file, one column per task's main metric "
+        "(percentages), PEARL averages, and the papers' published numbers as reference rows.",
+    )
+    report.add_argument("results", nargs="+", metavar="RESULTS.json", help="results files written by `evaluate`")
+    report.add_argument("--output", metavar="FILE", help="also write the table to this file")
+    report.add_argument("--no-reference", action="store_true", help="leave out the papers' reference rows")
+    report.set_defaults(func=run_report)
+
+
+def run_evaluate(args: argparse.Namespace) -> int:
+    from .harness import evaluate
+    from .tasks import default_benchmarks_dir, resolve_tasks
+
+    try:
+        resolve_tasks(args.tasks)
+    except KeyError as err:
+        print(f"error: {err.args[0]}", file=sys.stderr)
+        return 2
+    benchmarks_dir = Path(args.benchmarks_dir) if args.benchmarks_dir else default_benchmarks_dir()
+    output = Path(args.output) if args.output else Path("results") / f"{_file_name(args.model)}.json"
+    started = time.perf_counter()
+    try:
+        doc = evaluate(
+            args.model,
+            tasks=args.tasks,
+            benchmarks_dir=benchmarks_dir,
+            output=output,
+            progress=not args.no_progress,
+            stsb_per_span=args.stsb_per_span,
+            source=args.source,
+            batch_size=args.batch_size,
+        )
+    except FileNotFoundError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    print(summary(doc, time.perf_counter() - started, output))
+    return 0
+
+
+def run_report(args: argparse.Namespace) -> int:
+    from .report import format_report
+
+    missing = [p for p in args.results if not Path(p).is_file()]
+    if missing:
+        print(f"error: results file(s) not found: {', '.join(missing)}", file=sys.stderr)
+        return 2
+    table = format_report(args.results, include_reference=not args.no_reference)
+    print(table)
+    if args.output:
+        Path(args.output).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.output).write_text(table + "\n", encoding="utf8")
+    return 0
+
+
+def summary(doc: dict, seconds: float, output: Path | None = None) -> str:
+    """Plain-text table of one results document."""
+    lines = [f"model {doc['model']} (revision {doc['model_revision']})", f"{'task':14s} {'metric':28s} {'value':>7s} "
+             f"{'n':>7s} {'seconds':>8s}"]  # fmt: skip
+    for r in doc["results"]:
+        value = "skipped" if r["value"] is None else f"{100 * r['value']:.1f}"
+        lines.append(f"{r['task']:14s} {r['metric']:28s} {value:>7s} {r['n']:7d} {r['seconds']:8.1f}")
+    lines.append(f"total {seconds / 60:.1f} min" + (f"; results in {output}" if output else ""))
+    return "\n".join(lines)
+
+
+def _file_name(spec: str) -> str:
+    """``baseline:minilm-l6`` -> ``baseline-minilm-l6``; ``outputs/pearl-mini`` -> ``pearl-mini``."""
+    name = spec.rstrip("/").split("/")[-1] if not spec.startswith("baseline:") else spec.replace(":", "-", 1)
+    return re.sub(r"[^A-Za-z0-9._-]+", "--", name)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m phrasezoo.evaluation", description="phrasezoo benchmark suite")
+    register(parser.add_subparsers(dest="command", required=True, metavar="COMMAND"))
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    return args.func(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

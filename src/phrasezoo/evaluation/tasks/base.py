@@ -1,0 +1,128 @@
+"""Task registry: every benchmark task is a small class registered under its name.
+
+A task declares the encoder capabilities it needs (:mod:`phrasezoo.evaluation.encoders`), how to read its data
+(from a local benchmarks folder or the Hub dataset) and how to score an encoder. Adding a task is one class with
+``@register_task``; the harness, CLI, groups and reports pick it up by name.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+from ..encoders import SIMILARITY, Encoder
+from ..results import TaskResult
+
+TASKS: dict[str, type[Task]] = {}
+GROUPS: dict[str, list[str]] = {}
+
+
+@dataclass
+class TaskContext:
+    """What a task may read besides the encoder: where data is, where it comes from and run options."""
+
+    benchmarks_dir: Path | None = None
+    source: str = "local"  # "local" (benchmarks_dir) or "hub" (datasets.load_dataset on Lihuchen/pearl_benchmark)
+    progress: bool = True
+    seed: int = 0
+    options: dict[str, Any] = field(default_factory=dict)
+    hub_kwargs: dict[str, Any] = field(default_factory=dict)
+
+    def path(self, *parts: str) -> Path:
+        """A file under the benchmarks folder, with an error that says where to point ``--benchmarks-dir``."""
+        if self.benchmarks_dir is None:
+            raise FileNotFoundError(
+                "No benchmarks folder given: pass benchmarks_dir= / --benchmarks-dir or set PHRASEZOO_BENCHMARKS."
+            )
+        file = Path(self.benchmarks_dir).joinpath(*parts)
+        if not file.exists():
+            raise FileNotFoundError(
+                f"Benchmark file {file} not found. Point --benchmarks-dir (or PHRASEZOO_BENCHMARKS) at the folder "
+                f"that holds {'/'.join(parts[:-1]) or parts[0]}/ (e.g. ../shared/benchmarks)."
+            )
+        return file
+
+
+class Task:
+    """Base class. Subclasses set the class attributes and implement :meth:`load_local` and :meth:`score`."""
+
+    name: ClassVar[str]
+    main_metric: ClassVar[str]
+    description: ClassVar[str] = ""
+    requires: ClassVar[frozenset[str]] = frozenset({SIMILARITY})
+    groups: ClassVar[tuple[str, ...]] = ("all",)
+    hub_config: ClassVar[str | None] = None  # config of Lihuchen/pearl_benchmark holding this task, if any
+    needs_benchmarks_dir: ClassVar[bool] = True
+    order: ClassVar[int] = 1000  # position in groups and tables (the papers' column order)
+
+    def load(self, ctx: TaskContext) -> Any:
+        """Task data in the internal format, from the Hub dataset when ``ctx.source == "hub"`` and it has one."""
+        if ctx.source == "hub" and self.hub_config is not None:
+            from ..hub_dataset import load_hub_benchmark
+
+            return load_hub_benchmark(self.hub_config, **ctx.hub_kwargs)
+        return self.load_local(ctx)
+
+    def load_local(self, ctx: TaskContext) -> Any:
+        raise NotImplementedError
+
+    def score(self, encoder: Encoder, data: Any, ctx: TaskContext) -> list[TaskResult]:
+        raise NotImplementedError
+
+    def missing(self, encoder: Encoder) -> set[str]:
+        """Capabilities this task needs that ``encoder`` lacks."""
+        return set(self.requires) - set(encoder.capabilities)
+
+    def result(self, metric: str, value: float | None, n: int, notes: str = "", **extra: Any) -> TaskResult:
+        return TaskResult(task=self.name, metric=metric, value=value, n=n, notes=notes, **extra)
+
+    def skipped(self, reason: str) -> list[TaskResult]:
+        """Result entries (value ``None``) that say why the task did not run."""
+        return [self.result(metric, None, 0, notes=f"skipped: {reason}") for metric in self.metrics()]
+
+    def metrics(self) -> list[str]:
+        """Metric names this task reports (the main one first)."""
+        return [self.main_metric]
+
+
+def register_task(cls: type[Task]) -> type[Task]:
+    """Class decorator: add a task to the registry and to its groups."""
+    if cls.name in TASKS and TASKS[cls.name] is not cls:
+        raise ValueError(f"Task {cls.name!r} is registered twice.")
+    TASKS[cls.name] = cls
+    for group in cls.groups:
+        members = GROUPS.setdefault(group, [])
+        if cls.name not in members:
+            members.append(cls.name)
+            members.sort(key=lambda name: (TASKS[name].order, name))
+    return cls
+
+
+def get_task(name: str) -> Task:
+    if name not in TASKS:
+        raise KeyError(f"Unknown task {name!r}. Known tasks: {', '.join(TASKS)}; groups: {', '.join(GROUPS)}.")
+    return TASKS[name]()
+
+
+def resolve_tasks(spec: str | Iterable[str] = "all") -> list[str]:
+    """Task names for ``"all"``, ``"pearl"``, ``"t1,t2"`` or a list of names/groups (order kept, no duplicates)."""
+    items = spec.split(",") if isinstance(spec, str) else list(spec)
+    names: list[str] = []
+    for item in (i.strip() for i in items):
+        if not item:
+            continue
+        if item in GROUPS:
+            names.extend(GROUPS[item])
+        elif item in TASKS:
+            names.append(item)
+        else:
+            raise KeyError(f"Unknown task or group {item!r}. Tasks: {', '.join(TASKS)}; groups: {', '.join(GROUPS)}.")
+    return list(dict.fromkeys(names))
+
+
+def default_benchmarks_dir() -> Path:
+    """``$PHRASEZOO_BENCHMARKS`` or ``../shared/benchmarks`` relative to the current directory."""
+    return Path(os.environ.get("PHRASEZOO_BENCHMARKS") or Path("..") / "shared" / "benchmarks")

@@ -1,0 +1,91 @@
+"""Entity clustering (CoNLL-2003, BC5CDR), PEARL protocol: KMeans on context-free mention embeddings, NMI.
+
+Every typed mention of the test split is embedded as its surface string (tokens joined by spaces, no context,
+duplicates kept), KMeans with k = number of types (random_state 0, n_init 10) clusters them, and the score is the
+normalised mutual information between clusters and gold types. CoNLL keeps PER/LOC/ORG (MISC is dropped).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..encoders import VECTORS, Encoder
+from ..results import TaskResult
+from .base import Task, TaskContext, register_task
+
+
+@dataclass
+class ClusteringData:
+    """Phrases with their gold type; ``types`` fixes k."""
+
+    phrases: list[str]
+    labels: list[str]
+    types: list[str]
+
+
+def read_ner_jsonl(path, types: list[str]) -> ClusteringData:
+    """``{"sentences": [[tokens]], "ner": [[[start, end_inclusive, TYPE], ...]]}`` per line -> typed mentions."""
+    phrases, labels = [], []
+    keep = set(types)
+    with open(path, encoding="utf8") as handle:
+        for line in handle:
+            if not line.strip():
+                continue
+            obj = json.loads(line)
+            for tokens, spans in zip(obj["sentences"], obj["ner"]):
+                for start, end, label in spans:
+                    if label in keep:
+                        phrases.append(" ".join(tokens[start : end + 1]))
+                        labels.append(label)
+    return ClusteringData(phrases, labels, list(types))
+
+
+def kmeans_nmi(vectors: np.ndarray, labels: list[str], k: int, seed: int = 0) -> float:
+    """NMI of KMeans clusters vs gold labels. One thread: as fast here, and immune to a busy machine."""
+    from sklearn.cluster import KMeans
+    from sklearn.metrics import normalized_mutual_info_score
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=1):
+        clusters = KMeans(n_clusters=k, random_state=seed, n_init=10).fit_predict(vectors)
+    return float(normalized_mutual_info_score(labels, clusters))
+
+
+class _Clustering(Task):
+    main_metric = "nmi"
+    requires = frozenset({VECTORS})
+    groups = ("all", "pearl")
+    folder: str
+    types: list[str]
+
+    def load_local(self, ctx: TaskContext) -> ClusteringData:
+        return read_ner_jsonl(ctx.path(self.folder, "test.jsonl"), self.types)
+
+    def score(self, encoder: Encoder, data: ClusteringData, ctx: TaskContext) -> list[TaskResult]:
+        k = len(data.types)
+        nmi = kmeans_nmi(encoder.encode(data.phrases), data.labels, k, seed=0)
+        notes = f"KMeans k={k} ({'/'.join(data.types)}), random_state 0, n_init 10, test mentions without context"
+        return [self.result("nmi", nmi, len(data.phrases), notes)]
+
+
+@register_task
+class Conll2003(_Clustering):
+    name = "conll2003"
+    order = 7
+    description = "CoNLL-2003 test mentions (PER/LOC/ORG) clustered with KMeans, NMI"
+    hub_config = "conll"
+    folder = "conll2003"
+    types = ["PER", "LOC", "ORG"]
+
+
+@register_task
+class Bc5cdr(_Clustering):
+    name = "bc5cdr"
+    order = 8
+    description = "BC5CDR test mentions (Chemical/Disease) clustered with KMeans, NMI"
+    hub_config = "bc5cdr"
+    folder = "bc5cdr"
+    types = ["Chemical", "Disease"]

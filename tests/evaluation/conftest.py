@@ -1,0 +1,64 @@
+"""Fixtures for the evaluation suite's tests: benchmark location and hand-set fake encoders."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from phrasezoo.evaluation.encoders import SIMILARITY, TOKENS, VECTORS, Encoder
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+BENCHMARKS_DIR = Path(os.environ.get("PHRASEZOO_BENCHMARKS", REPO_ROOT.parent / "shared" / "benchmarks"))
+
+os.environ.setdefault("PHRASEZOO_NO_PROGRESS", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+
+@pytest.fixture(scope="session")
+def benchmarks_dir() -> Path:
+    if not BENCHMARKS_DIR.exists():
+        pytest.fail(
+            f"Benchmark data not found at {BENCHMARKS_DIR}; set PHRASEZOO_BENCHMARKS or put ../shared beside the repo."
+        )
+    return BENCHMARKS_DIR
+
+
+class FakeEncoder(Encoder):
+    """Vectors set by hand: ``vectors[text]``; unknown strings get a deterministic random unit vector.
+
+    ``tokens[text]`` (optional) gives ``(embeddings, offsets)`` for ``encode_tokens``. ``calls`` records what
+    :meth:`_encode` was asked for, to check the cache.
+    """
+
+    def __init__(self, vectors: dict[str, list[float]] | None = None, dim: int = 4, tokens: dict | None = None):
+        super().__init__(name="fake", revision="test", progress=False)
+        self.vectors = {k: np.asarray(v, dtype=np.float32) for k, v in (vectors or {}).items()}
+        self.dim = dim if not self.vectors else len(next(iter(self.vectors.values())))
+        self.tokens = tokens or {}
+        self.calls: list[list[str]] = []
+        caps = {VECTORS, SIMILARITY}
+        if self.tokens:
+            caps.add(TOKENS)
+        self.capabilities = frozenset(caps)
+
+    def _encode(self, texts: list[str]) -> np.ndarray:
+        self.calls.append(list(texts))
+        rows = []
+        for text in texts:
+            if text in self.vectors:
+                rows.append(self.vectors[text])
+            else:
+                seed = sum(ord(c) * (i + 1) for i, c in enumerate(text)) % (2**32)
+                rows.append(np.random.default_rng(seed).normal(size=self.dim))
+        return np.asarray(rows, dtype=np.float32)
+
+    def _encode_tokens(self, texts: list[str]) -> list[dict[str, np.ndarray]]:
+        return [{"embeddings": self.tokens[t][0], "offsets": self.tokens[t][1]} for t in texts]
+
+
+@pytest.fixture
+def fake_encoder():
+    return FakeEncoder
