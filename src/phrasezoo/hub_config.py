@@ -26,6 +26,7 @@ class TrainingConfig:
     epochs: int = 1
     max_steps: int | None = None
     learning_rate: float = 3e-5
+    head_learning_rates: dict[str, float] | None = None  # {"type_head.": 1e-3}: faster rates for fresh modules
     weight_decay: float = 0.0
     optimizer: str = "adam"
     scheduler: str = "exponential"  # "exponential" (PEARL: decay every N steps), "linear" (warm-up + linear decay)

@@ -109,3 +109,16 @@ def test_bf16_autocast_trains_and_resumes_exactly(tmp_path, pearl_task, training
     expected = _weights(reference.model)
     for key, value in _weights(resumed.model).items():
         torch.testing.assert_close(value, expected[key], rtol=0, atol=0, msg=key)
+
+
+def test_head_learning_rates_make_parameter_groups(tmp_path, tiny_setup, training_config):
+    model, task = tiny_setup
+    cfg = training_config(max_steps=1, learning_rate=1e-5, head_learning_rates={"type_head.": 1e-2})
+    before = {k: v.clone() for k, v in model.state_dict().items()}
+    result = train(model, task, cfg, tmp_path, progress=False)
+    after = result.model.state_dict()
+    head_change = (after["type_head.weight"] - before["type_head.weight"]).abs().max()
+    backbone_change = max(
+        (after[k] - before[k]).abs().max() for k in before if k.startswith("backbone.") and before[k].is_floating_point()
+    )
+    assert head_change > 100 * backbone_change  # Adam's first step moves each weight by about its learning rate

@@ -114,6 +114,8 @@ def add_train_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run_from_args(args: argparse.Namespace) -> TrainResult:
+    if args.no_progress:
+        os.environ["TQDM_DISABLE"] = "1"  # every tqdm bar, including those of datasets and stage helpers
     cfg = load_hub_config(args.config, args.overrides)
     return run_training(
         cfg,

@@ -138,7 +138,7 @@ def train(
     if cfg.lora:
         model = _apply_lora(model, cfg.lora, task.lora_modules_to_save)
     params = [p for p in model.parameters() if p.requires_grad]
-    optimizer = _make_optimizer(cfg, params)
+    optimizer = _make_optimizer(cfg, _parameter_groups(model, cfg))
 
     start_step, elapsed_before = 0, 0.0
     if found is not None:
@@ -181,8 +181,9 @@ def train(
             seed = step_seed(cfg.seed, step, rank)
             torch.manual_seed(seed)
             batch = task.make_batch(indices, random.Random(seed))
+            factor = learning_rate_factor(cfg, step, total_steps)
             for group in optimizer.param_groups:
-                group["lr"] = cfg.learning_rate * learning_rate_factor(cfg, step, total_steps)
+                group["lr"] = group["base_lr"] * factor
             with _autocast(cfg.mixed_precision, accelerator.device):
                 loss, logs = task.compute_loss(model, batch)
             accelerator.backward(loss)
@@ -228,6 +229,23 @@ def train(
         last_losses=losses,
         log_path=log_path,
     )
+
+
+def _parameter_groups(model, cfg: TrainingConfig) -> list[dict[str, Any]]:
+    """One group at ``learning_rate``, plus one per ``head_learning_rates`` prefix (e.g. freshly initialised heads).
+
+    ``head_learning_rates`` maps parameter-name prefixes to learning rates; names are matched after any wrapper
+    prefix (peft's ``base_model.model.``), so the same recipe works with and without LoRA.
+    """
+    heads = dict(cfg.head_learning_rates or {})
+    groups: dict[float, list] = {}
+    for name, param in model.named_parameters():
+        if not param.requires_grad:
+            continue
+        plain = name.removeprefix("base_model.model.")
+        lr = next((rate for prefix, rate in heads.items() if plain.startswith(prefix)), cfg.learning_rate)
+        groups.setdefault(lr, []).append(param)
+    return [{"params": params, "lr": lr, "base_lr": lr} for lr, params in groups.items()]
 
 
 def _make_optimizer(cfg: TrainingConfig, params) -> torch.optim.Optimizer:
