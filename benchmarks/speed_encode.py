@@ -53,6 +53,7 @@ def main() -> None:
     parser.add_argument("--batch-size", type=int, default=128)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--output", help="write the measurements as JSON here")
+    parser.add_argument("--readme", help="also rewrite the <!-- speed:start --> block of this README")
     args = parser.parse_args()
 
     from sentence_transformers import SentenceTransformer
@@ -105,6 +106,24 @@ def main() -> None:
     if args.output:
         Path(args.output).parent.mkdir(parents=True, exist_ok=True)
         Path(args.output).write_text(json.dumps(report, indent=1))
+    if args.readme:
+        from phrasezoo.pipeline import write_readme_table
+
+        write_readme_table(Path(args.readme), speed_table(report), block="speed")
+
+
+def speed_table(report: dict) -> str:
+    """The README's speed block, generated from a measurement."""
+    rate = report["phrases_per_second"]
+    return (
+        "| encoder | phrases / s | ratio |\n|---|---|---|\n"
+        f"| `PearlModel.encode` ({report['model']}) | {rate['pearl']:.0f} | "
+        f"{report['ratio_pearl_over_sentence_transformers']:.2f}x |\n"
+        f"| {report['alternative']} | {rate['sentence_transformers']:.0f} | 1.00x |\n\n"
+        f"{report['n_phrases']} AutoFJ titles, batch {report['batch_size']}, median of {report['repeats']} alternating "
+        f"runs, {report['torch_threads']} torch threads on {report['machine']}, measured {report['created'][:10]} "
+        "with `.venv/bin/python benchmarks/speed_encode.py`."
+    )
 
 
 if __name__ == "__main__":

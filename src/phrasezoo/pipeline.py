@@ -70,11 +70,12 @@ def _covers(doc: dict, tasks) -> bool:
     return set(resolve_tasks(tasks)) <= have
 
 
-def write_readme_table(readme: Path, table: str) -> None:
-    """Replace the block between the results markers of a README with ``table``."""
+def write_readme_table(readme: Path, table: str, block: str = "results") -> None:
+    """Replace the generated block ``<!-- {block}:start -->`` ... ``<!-- {block}:end -->`` of a README."""
+    start, end = f"<!-- {block}:start -->", f"<!-- {block}:end -->"
     text = readme.read_text()
-    if README_START not in text or README_END not in text:
-        raise ValueError(f"{readme} has no {README_START} ... {README_END} block to fill.")
-    head, rest = text.split(README_START, 1)
-    _, tail = rest.split(README_END, 1)
-    readme.write_text(f"{head}{README_START}\n{table}\n{README_END}{tail}")
+    if start not in text or end not in text:
+        raise ValueError(f"{readme} has no {start} ... {end} block to fill.")
+    head, rest = text.split(start, 1)
+    _, tail = rest.split(end, 1)
+    readme.write_text(f"{head}{start}\n{table}\n{end}{tail}")

@@ -119,6 +119,8 @@ def test_head_learning_rates_make_parameter_groups(tmp_path, tiny_setup, trainin
     after = result.model.state_dict()
     head_change = (after["type_head.weight"] - before["type_head.weight"]).abs().max()
     backbone_change = max(
-        (after[k] - before[k]).abs().max() for k in before if k.startswith("backbone.") and before[k].is_floating_point()
+        (after[k] - before[k]).abs().max()
+        for k in before
+        if k.startswith("backbone.") and before[k].is_floating_point()
     )
     assert head_change > 100 * backbone_change  # Adam's first step moves each weight by about its learning rate

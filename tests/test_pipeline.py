@@ -1,0 +1,63 @@
+"""The main job end to end on a tiny recipe: train, export, evaluate model and baseline, card, README table."""
+
+from __future__ import annotations
+
+import json
+
+import yaml
+
+from phrasezoo.cli import main as cli_main
+from phrasezoo.pipeline import README_END, README_START, run_pipeline
+
+SENTENCES = [
+    "The New York Times reported that the United States and the United Kingdom signed a trade agreement.",
+    "Machine learning and deep learning are popular topics at the university in New York.",
+    "The European Union discussed climate change with the United Nations in Paris last year.",
+    "Political philosophy studies voluntary institutions and free associations in modern societies.",
+    "Deep learning models need large datasets and fast computers to work very well.",
+    "Researchers in Paris and London study climate change and its effects on farming.",
+]
+
+
+def test_pipeline_trains_exports_evaluates_and_writes_the_table(tmp_path, monkeypatch, benchmarks_dir):
+    monkeypatch.chdir(tmp_path)
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("\n".join(SENTENCES * 4) + "\n")
+    recipe = {
+        "name": "pearl-tiny",
+        "method": "pearl",
+        "repo_id": "test/pearl-tiny",
+        "backbone": "minilm-l6",
+        "description": "A tiny PEARL for the pipeline test.",
+        "data": {"corpus": str(corpus), "min_freq": 1, "use_wordnet": False},
+        "training": {
+            "batch_size": 8,
+            "max_steps": 2,
+            "checkpoint_every": 1,
+            "weight_average": 0.5,
+            "method_args": {"char_pretrain": {"steps": 1, "batch_size": 8, "vocabulary_size": 100}},
+        },
+        "eval": {"tasks": ["bird"], "baselines": ["baseline:minilm-l6"]},
+    }
+    config = tmp_path / "pearl-tiny.yaml"
+    config.write_text(yaml.safe_dump(recipe))
+    readme = tmp_path / "README.md"
+    readme.write_text(f"# demo\n\n{README_START}\nold table\n{README_END}\n\nmore text\n")
+
+    doc = run_pipeline(str(config), benchmarks_dir=str(benchmarks_dir), update_readme=str(readme))
+
+    assert doc["model"] == "pearl-tiny" and [r["task"] for r in doc["results"]] == ["bird"]
+    assert 0.0 < doc["results"][0]["value"] < 1.0
+    assert json.loads((tmp_path / "results" / "pearl-tiny.json").read_text())["results"] == doc["results"]
+    assert (tmp_path / "results" / "baseline-minilm-l6.json").exists()
+    card = (tmp_path / "outputs" / "pearl-tiny" / "README.md").read_text()
+    assert "model-index" in card and "bird" in card and "Training" in card and "pearl-tiny" in card
+    assert "(paper)" in card  # reference rows of the published numbers
+    text = readme.read_text()
+    assert "old table" not in text and "pearl-tiny" in text and text.endswith("more text\n")
+
+    # the card can be regenerated from the results file, and the latest checkpoint exported on its own
+    assert cli_main(["export", str(config)]) == 0
+    assert cli_main(["export", str(config), "--from-checkpoint"]) == 0
+    facts = json.loads((tmp_path / "outputs" / "pearl-tiny" / "training_facts.json").read_text())
+    assert facts["exported from checkpoint"] == "step-000002" and facts["steps"] == 2
