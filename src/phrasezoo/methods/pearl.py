@@ -24,6 +24,7 @@ from tqdm.auto import tqdm
 
 from phrasezoo.models.pearl.configuration_pearl import PearlConfig
 from phrasezoo.models.pearl.modeling_pearl import PearlModel
+from phrasezoo.progress import progress_enabled
 from phrasezoo.registry import Method, register_method
 from phrasezoo.training.losses import nt_xent
 
@@ -121,7 +122,8 @@ class PearlTask:
         optimizer = torch.optim.Adam(encoder.parameters(), lr=options["learning_rate"])
         rng = random.Random(0)
         encoder.train()
-        bar = tqdm(range(options["steps"]), desc="char encoder (LOVE mimic)", disable=not accelerator.is_main_process)
+        show = progress_enabled(accelerator.is_main_process)
+        bar = tqdm(range(options["steps"]), desc="char encoder (LOVE mimic)", disable=not show)
         for _ in bar:
             idx = rng.sample(range(len(words)), options["batch_size"])
             batch_words = [words[i] for i in idx]

@@ -32,6 +32,7 @@ from safetensors.torch import load_file
 from tqdm.auto import tqdm
 
 from phrasezoo.hub_config import TrainingConfig
+from phrasezoo.progress import progress_enabled
 from phrasezoo.training.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint, save_state_dict
 
 
@@ -154,7 +155,10 @@ def train(
     started = time.monotonic()
     budget = cfg.time_budget_minutes * 60 if cfg.time_budget_minutes else None
     bar = tqdm(
-        total=total_steps, initial=start_step, desc="training", disable=not (progress and accelerator.is_main_process)
+        total=total_steps,
+        initial=start_step,
+        desc="training",
+        disable=not progress_enabled(progress and accelerator.is_main_process),
     )
     step, losses, stopped_early, permutation, perm_epoch = start_step, {}, False, None, -1
 
