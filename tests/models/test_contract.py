@@ -109,8 +109,11 @@ def test_round_trip_in_fresh_process_without_phrasezoo(exported, method, tmp_pat
     )
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     env.update(HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", HF_MODULES_CACHE=str(tmp_path / "modules"))
-    proc = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True, stdin=subprocess.DEVNULL
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "Do you wish to run the custom code" not in proc.stdout + proc.stderr, "loading must never prompt"
     np.testing.assert_allclose(np.load(tmp_path / "out.npy"), expected, atol=1e-5)
 
 

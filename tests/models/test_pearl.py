@@ -49,9 +49,17 @@ def test_words_are_whitespace_delimited_with_all_their_pieces():
     features = model.tokenize(["New-York (film)", "a b c"])
     assert features["word_phrase"].tolist() == [0, 0, 1, 1, 1]
     index = {c: i + 2 for i, c in enumerate(model.config.char_vocab)}
-    first_word = [index[c] for c in "New-York"]
+    first_word = [index[c] for c in "new-york"]  # case-folded by default
     assert features["char_ids"][0, : len(first_word)].tolist() == first_word
     assert (features["piece_ids"][0] != 0).sum() == 3  # new, -, york
+
+
+def test_character_encoder_is_case_insensitive_by_default():
+    model = tiny_model().eval()
+    upper, lower = model.tokenize(["Famotidine SRC"]), model.tokenize(["famotidine src"])
+    assert torch.equal(upper["char_ids"], lower["char_ids"])
+    model.config.char_lowercase = False
+    assert not torch.equal(model.tokenize(["Famotidine SRC"])["char_ids"], lower["char_ids"])
 
 
 def test_word_limits_and_unknown_characters():

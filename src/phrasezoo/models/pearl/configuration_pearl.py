@@ -33,6 +33,9 @@ class PearlConfig(PretrainedConfig):
         use_char_encoder: include the character encoder (the paper's model); ``False`` gives the "- Character
             Encoder" ablation.
         char_vocab: characters of the character encoder, saved with the model so that the folder is complete.
+        char_lowercase: case-fold words before the character encoder. On by default: the word vectors it learns to
+            mimic (GloVe) and the uncased backbones are lowercase, and with case the character space splits
+            "Famotidine" from "famotidine" before anything else.
         char_hidden_size, char_num_heads, char_intermediate_size: width of the one mixed-attention layer.
         char_max_word_chars, char_max_pieces, char_max_words: input limits per word / per phrase.
         char_word_dim: size of the word vectors the character encoder produces; it is pretrained to mimic word
@@ -53,6 +56,7 @@ class PearlConfig(PretrainedConfig):
         max_seq_length: int = 256,
         use_char_encoder: bool = True,
         char_vocab: str = DEFAULT_CHAR_VOCAB,
+        char_lowercase: bool = True,
         char_hidden_size: int = 128,
         char_num_heads: int = 4,
         char_intermediate_size: int = 256,
@@ -75,6 +79,7 @@ class PearlConfig(PretrainedConfig):
         self.max_seq_length = max_seq_length
         self.use_char_encoder = use_char_encoder
         self.char_vocab = char_vocab
+        self.char_lowercase = char_lowercase
         self.char_hidden_size = char_hidden_size
         self.char_num_heads = char_num_heads
         self.char_intermediate_size = char_intermediate_size

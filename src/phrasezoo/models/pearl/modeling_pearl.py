@@ -243,7 +243,11 @@ class PearlModel(PearlPreTrainedModel):
                     "This PearlModel has no tokenizer: pass one with model.set_tokenizer(tokenizer), or load the "
                     "model from a folder that contains tokenizer files."
                 )
-            self._tokenizer = AutoTokenizer.from_pretrained(source)
+            # the backbone's config names the tokenizer type; without it AutoTokenizer would read this folder's
+            # config.json, see its auto_map and ask interactively whether to run custom code
+            self._tokenizer = AutoTokenizer.from_pretrained(
+                source, config=self.config.backbone_config, trust_remote_code=False
+            )
         return self._tokenizer
 
     def set_tokenizer(self, tokenizer) -> None:
@@ -308,8 +312,9 @@ class PearlModel(PearlPreTrainedModel):
         n_pieces = max(1, min(cfg.char_max_pieces, max((len(p) for _, p in words), default=1)))
         char_ids = np.zeros((len(words), n_chars), dtype=np.int64)
         piece_ids = np.zeros((len(words), n_pieces), dtype=np.int64)
+        lowercase = cfg.char_lowercase
         for j, (word, pieces) in enumerate(words):
-            chars = [char_index.get(c, 1) for c in word[:n_chars]]
+            chars = [char_index.get(c, 1) for c in (word.lower() if lowercase else word)[:n_chars]]
             char_ids[j, : len(chars)] = chars
             pieces = pieces[:n_pieces]
             piece_ids[j, : len(pieces)] = np.asarray(pieces) + 1
