@@ -26,6 +26,7 @@ import torch.nn.functional as F
 from torch import nn
 from transformers import AutoConfig, AutoModel, AutoTokenizer, PreTrainedModel
 from transformers.utils import ModelOutput
+from transformers.utils import logging as hf_logging
 
 from .configuration_pearl import PearlConfig
 
@@ -219,10 +220,14 @@ class PearlModel(PearlPreTrainedModel):
         """
         backbone_config = AutoConfig.from_pretrained(backbone)
         model = cls(PearlConfig(backbone_config=backbone_config, **config_kwargs))
+        verbosity = hf_logging.get_verbosity()
+        hf_logging.set_verbosity_error()  # the checkpoint's pooler is unused on purpose: no load report for it
         try:
             pretrained = AutoModel.from_pretrained(backbone, add_pooling_layer=False)
         except TypeError:
             pretrained = AutoModel.from_pretrained(backbone)
+        finally:
+            hf_logging.set_verbosity(verbosity)
         missing, unexpected = model.backbone.load_state_dict(pretrained.state_dict(), strict=False)
         if missing:
             raise ValueError(f"Backbone {backbone} lacks weights for {missing[:5]}...")
