@@ -27,9 +27,10 @@ def test_each_character_operation(op):
 
 def test_character_edit_short_inputs():
     for seed in range(30):
-        for phrase in ["a", "X", "7", "ab"]:
+        for phrase in ["a", "X", "ab"]:
             out = char_edit(phrase, random.Random(seed))
             assert out and out.strip() and out != phrase
+        assert char_edit("7", random.Random(seed)) is None  # a number has no typo that keeps its meaning
 
 
 def test_word_swap():
@@ -100,3 +101,11 @@ def test_augmenter_paraphrase_fallback_paraphraser_and_errors():
         Augmenter(mix={"char": 0.0})
     with pytest.raises(ValueError):
         make_augmenter().augment("  ", random.Random(0))
+
+
+def test_char_edit_never_touches_numbers():
+    rng = random.Random(0)
+    for _ in range(200):
+        edited = char_edit("1962 Wisconsin Badgers", rng)
+        assert edited.split()[0] == "1962"
+    assert char_edit("1962", rng) is None and char_edit("A320", rng) is None

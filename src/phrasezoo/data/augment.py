@@ -83,12 +83,12 @@ def char_edit(phrase: str, rng: random.Random, ops: Sequence[str] = CHAR_OPS) ->
     """One character-level typo in one word of ``phrase`` (see the module docstring), or ``None`` if impossible.
 
     Words with at least three letters are preferred (typos in "a" or "of" are unnatural); ops that cannot change
-    the chosen word are skipped in a random order.
+    the chosen word are skipped in a random order. Words with digits are never edited: "1962" -> "2962" or
+    "A320" -> "A330" changes what the phrase means (and would contradict hard negatives such as other years).
     """
     words = phrase.split(" ")
-    positions = [i for i, w in enumerate(words) if sum(c.isalpha() for c in w) >= 3]
-    positions = positions or [i for i, w in enumerate(words) if any(c.isalnum() for c in w)]
-    positions = positions or [i for i, w in enumerate(words) if w]
+    editable = [i for i, w in enumerate(words) if any(c.isalpha() for c in w) and not any(c.isdigit() for c in w)]
+    positions = [i for i in editable if sum(c.isalpha() for c in words[i]) >= 3] or editable
     if not positions:
         return None
     index = rng.choice(positions)
@@ -104,10 +104,10 @@ def char_edit(phrase: str, rng: random.Random, ops: Sequence[str] = CHAR_OPS) ->
 
 
 def _char_op(word: str, op: str, rng: random.Random) -> str | None:
-    letters = [i for i, c in enumerate(word) if c.isalnum()] or list(range(len(word)))
+    letters = [i for i, c in enumerate(word) if c.isalpha()] or list(range(len(word)))
     if op == "swap":
         pairs = [
-            i for i in range(len(word) - 1) if word[i] != word[i + 1] and (word[i].isalnum() or word[i + 1].isalnum())
+            i for i in range(len(word) - 1) if word[i] != word[i + 1] and (word[i].isalpha() or word[i + 1].isalpha())
         ]
         if not pairs:
             return None
