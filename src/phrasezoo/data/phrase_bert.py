@@ -517,7 +517,13 @@ def make_context_triples(
         if negative is None:
             continue
         rows.append(
-            {"phrase": phrase, "row": row, "context": context, "negative_row": negative[0], "negative_context": negative[1]}
+            {
+                "phrase": phrase,
+                "row": row,
+                "context": context,
+                "negative_row": negative[0],
+                "negative_context": negative[1],
+            }
         )
     return Dataset.from_list(rows, features=CONTEXT_FEATURES)
 
@@ -607,7 +613,9 @@ def build_phrase_bert_data(
     unknown = set(objectives) - set(OBJECTIVES)
     if unknown or not objectives:
         raise ValueError(f"objectives must be a non-empty subset of {OBJECTIVES}, got {list(objectives)}.")
-    sentences = parse_corpus(corpus, spacy_model, max_documents, n_process, mining_options, cache=cache, progress=progress)
+    sentences = parse_corpus(
+        corpus, spacy_model, max_documents, n_process, mining_options, cache=cache, progress=progress
+    )
     table = phrase_table(sentences, min_freq=min_freq, classes=classes)
     phrases, counts = list(table["phrase"]), list(table["count"])
     base = {
@@ -642,7 +650,9 @@ def build_phrase_bert_data(
         def build_paraphrases() -> Dataset:
             return make_paraphrase_triples(anchors, engine, vocabulary, counts[: len(anchors)], negative_attempts, seed)
 
-        paraphrase_set = cached_dataset("phrase-bert-paraphrase", params, build_paraphrases, enabled=cache and bool(key))
+        paraphrase_set = cached_dataset(
+            "phrase-bert-paraphrase", params, build_paraphrases, enabled=cache and bool(key)
+        )
         stats.update(paraphrase_stats(paraphrase_set))
     if "context" in objectives:
         chosen = phrases[:max_context_phrases] if max_context_phrases else phrases

@@ -216,7 +216,9 @@ class PhraseBertModel(PhraseBertPreTrainedModel):
                     return_tensors="pt", return_offsets_mapping=True, return_special_tokens_mask=True,
                 )  # fmt: skip
                 inputs = {
-                    k: encoding[k].to(device) for k in ("input_ids", "attention_mask", "token_type_ids") if k in encoding
+                    k: encoding[k].to(device)
+                    for k in ("input_ids", "attention_mask", "token_type_ids")
+                    if k in encoding
                 }
                 hidden = self.backbone(**inputs).last_hidden_state.float().cpu()
                 for i in range(len(batch)):
