@@ -109,17 +109,30 @@ class DiverseLexicalParaphraser:
     what else is paraphrased), with weight ``1 / (rank + 1)`` over a unit's candidates, which favours WordNet's
     lemmas of the most frequent sense (listed first) while keeping some diversity, like sampling from a paraphraser.
     Up to ``num_candidates`` distinct paraphrases are returned per phrase. "a"/"an" is fixed before a replaced word.
+
+    ``common_words`` (lower-case words, e.g. the 30k most frequent GloVe words) restricts replacements to common
+    words: WordNet also lists rare or archaic lemmas ("unremarkably" for "usually", "geezerhood" for "years") that a
+    paraphraser trained on real text would not produce.
     """
 
-    def __init__(self, synonyms: SynonymTable, num_candidates: int = 3, seed: int = 0, progress: bool = True):
+    def __init__(
+        self,
+        synonyms: SynonymTable,
+        num_candidates: int = 3,
+        seed: int = 0,
+        common_words: set[str] | frozenset[str] | None = None,
+        progress: bool = True,
+    ):
         self.synonyms = synonyms
         self.num_candidates = num_candidates
         self.seed = seed
+        self.common_words = frozenset(common_words) if common_words is not None else None
         self.progress = progress
 
     @property
     def cache_key(self) -> str:
-        return f"diverse-lexical:v1:{self.num_candidates}:{self.seed}:{sorted(self.synonyms.params.items())}"
+        common = None if self.common_words is None else cache_key({"w": sorted(self.common_words)})
+        return f"diverse-lexical:v2:{self.num_candidates}:{self.seed}:{common}:{sorted(self.synonyms.params.items())}"
 
     def paraphrase(self, phrases: list[str]) -> list[list[str]]:
         phrases = list(phrases)
@@ -141,7 +154,10 @@ class DiverseLexicalParaphraser:
         return units
 
     def _options(self, unit: str, banned: frozenset[str]) -> list[str]:
-        return [s for s in self.synonyms.get(unit) if not (content_tokens(s) & banned)]
+        options = [s for s in self.synonyms.get(unit) if not (content_tokens(s) & banned)]
+        if self.common_words is not None:
+            options = [s for s in options if all(t in self.common_words for t in _TOKEN.findall(s.lower()))]
+        return options
 
     def candidates(self, phrase: str, rng: random.Random) -> list[str]:
         """Up to ``num_candidates`` distinct paraphrases of ``phrase`` (all obey the no-overlap rule)."""
@@ -603,7 +619,8 @@ def build_phrase_bert_data(
             paraphrase set (most frequent first); max_context_phrases: phrases of the context set.
         objectives: ``("paraphrase", "context")`` for Phrase-BERT, one of them for the ablations.
         paraphraser: ``"offline"`` (:class:`DiverseLexicalParaphraser`), ``"hub"`` / a Hub id / a folder
-            (:class:`ConstrainedHubParaphraser`), or an object; ``paraphraser_options`` go to its constructor.
+            (:class:`ConstrainedHubParaphraser`), or an object; ``paraphraser_options`` go to its constructor, except
+            ``max_word_rank`` (offline only): replacements must be among the that many most frequent ``glove`` words.
         glove, use_wordnet, synonym_options: the synonym table of the offline paraphraser (see
             :func:`phrasezoo.data.pearl.load_synonym_table`).
         negative_attempts: corruptions tried per anchor. context_words: context length in words (paper: 120).
@@ -635,6 +652,9 @@ def build_phrase_bert_data(
 
             synonyms = load_synonym_table(phrases, glove, use_wordnet, synonym_options, cache=cache)
         options = dict(paraphraser_options or {})
+        max_word_rank = options.pop("max_word_rank", None)
+        if max_word_rank and paraphraser == "offline":
+            options["common_words"] = common_words(glove, max_word_rank)
         engine = get_diverse_paraphraser(paraphraser, synonyms=synonyms, seed=seed, progress=progress, **options)
         key = getattr(engine, "cache_key", None)
         vocabulary = random_word_vocabulary(synonyms, phrases)
@@ -664,6 +684,15 @@ def build_phrase_bert_data(
         context_set = cached_dataset("phrase-bert-context", params, build_contexts, enabled=cache)
         stats["context triples"] = len(context_set)
     return PhraseBertData(paraphrase=paraphrase_set, context=context_set, stats=stats)
+
+
+def common_words(vectors: str | None, max_rank: int) -> frozenset[str]:
+    """The ``max_rank`` most frequent words of a word-vector table (GloVe rows are in frequency order)."""
+    if not vectors:
+        raise ValueError("max_word_rank needs word vectors (glove) to rank words by frequency.")
+    from phrasezoo.resources import load_word_vectors
+
+    return frozenset(load_word_vectors(vectors).words[:max_rank])
 
 
 def random_word_vocabulary(synonyms: SynonymTable | None, phrases: Sequence[str]) -> list[str]:
