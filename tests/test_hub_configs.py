@@ -33,6 +33,16 @@ def test_recipe_is_valid_for_its_method(name):
         assert set(cfg.data) <= accepted, set(cfg.data) - accepted
         assert set(cfg.training.method_args) <= {"temperature", "hard_negatives", "type_loss_weight", "char_pretrain"}
         assert set(cfg.training.method_args.get("char_pretrain", {})) <= set(CHAR_PRETRAIN_DEFAULTS)
+    if cfg.method == "phrase_bert":
+        from phrasezoo.data.phrase_bert import OBJECTIVES, build_phrase_bert_data
+        from phrasezoo.methods.phrase_bert import METHOD_ARGS_DEFAULTS
+
+        accepted = set(inspect.signature(build_phrase_bert_data).parameters) - {"progress"}
+        assert set(cfg.data) <= accepted, set(cfg.data) - accepted
+        assert set(cfg.data.get("objectives", OBJECTIVES)) <= set(OBJECTIVES)
+        assert set(cfg.training.method_args) <= set(METHOD_ARGS_DEFAULTS)
+        assert cfg.training.batch_size == 16 and cfg.training.epochs == 1 and cfg.training.warmup_ratio == 0.1
+        assert cfg.training.method_args.get("margin", 1.0) == 1.0  # the paper's defaults, in every recipe
 
 
 def test_overrides_and_errors():

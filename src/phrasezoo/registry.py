@@ -15,6 +15,7 @@ from typing import Any
 
 METHOD_MODULES = {
     "pearl": "phrasezoo.methods.pearl",
+    "phrase_bert": "phrasezoo.methods.phrase_bert",
 }
 
 

@@ -1,0 +1,188 @@
+"""Phrase-BERT as a zoo method: its training task and its registry entry.
+
+Training follows the paper (section 3.1) and its released code (sentence-transformers ``TripletLoss``):
+
+* two sets of triples, mixed in one shuffled epoch: (phrase, lexically diverse paraphrase, paraphrase of a corrupted
+  phrase) and (phrase, a context where the phrase is masked, a random other context), built by
+  :func:`phrasezoo.data.phrase_bert.build_phrase_bert_data`;
+* every text is embedded by mean pooling; the loss is ``max(0, |a - p| - |a - n| + margin)`` with Euclidean
+  distance and margin 1, averaged over the batch's triples;
+* the ablations Phrase-BERT-phrase and Phrase-BERT-context are ``data.objectives: [paraphrase]`` / ``[context]``.
+
+Short texts (phrases) and long ones (contexts) are tokenized and encoded as two padded groups, so a batch never pads
+a two-word phrase to the length of a 120-word context.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import torch
+
+from phrasezoo.models.phrase_bert.configuration_phrase_bert import PhraseBertConfig
+from phrasezoo.models.phrase_bert.modeling_phrase_bert import PhraseBertModel
+from phrasezoo.registry import Method, register_method
+from phrasezoo.training.losses import triplet_loss
+
+#: ``training.method_args`` of a Phrase-BERT recipe and their defaults.
+METHOD_ARGS_DEFAULTS: dict[str, Any] = {
+    "margin": 1.0,  # the paper's triplet margin
+    "normalize": False,  # compare L2-normalised embeddings instead of raw mean-pooled ones (the paper: raw)
+}
+
+
+class PhraseBertTask:
+    """Batches and loss of Phrase-BERT training over paraphrase and context triples (see module docstring)."""
+
+    averaged_prefixes = ("backbone.",)
+    lora_modules_to_save: list[str] = []
+
+    def __init__(
+        self,
+        model: PhraseBertModel,
+        paraphrase_triples: list[tuple[str, str, str]],
+        context_triples: list[tuple[str, str, str]],
+        margin: float = 1.0,
+        normalize: bool = False,
+        facts: dict[str, Any] | None = None,
+    ):
+        if not paraphrase_triples and not context_triples:
+            raise ValueError("Phrase-BERT training needs paraphrase or context triples; both sets are empty.")
+        self.model = model
+        self.triples = list(paraphrase_triples) + list(context_triples)
+        self.n_paraphrase = len(paraphrase_triples)
+        self.margin = margin
+        self.normalize = normalize
+        self._facts = facts or {}
+
+    def num_examples(self) -> int:
+        return len(self.triples)
+
+    def facts(self) -> dict[str, Any]:
+        return {
+            "paraphrase triples": self.n_paraphrase,
+            "context triples": len(self.triples) - self.n_paraphrase,
+            "triplet margin": self.margin,
+            "distance on": "L2-normalised embeddings" if self.normalize else "raw mean-pooled embeddings",
+            **self._facts,
+        }
+
+    def prepare(self, model, accelerator) -> None:
+        """Nothing to pretrain: Phrase-BERT fine-tunes the backbone directly."""
+
+    def make_batch(self, indices: list[int], rng: random.Random) -> dict[str, Any]:
+        """Tokenize a batch of triples as two padded groups: phrases (group 0) and contexts (group 1).
+
+        ``slots`` holds, per triple, the (group, row) of its anchor, positive and negative. Triples are fixed at
+        dataset-build time, so ``rng`` is not needed here.
+        """
+        groups: tuple[list[str], list[str]] = ([], [])
+        slots, is_context = [], []
+        for i in indices:
+            context = i >= self.n_paraphrase
+            triple = []
+            for position, text in enumerate(self.triples[i]):
+                group = 1 if context and position > 0 else 0
+                triple.append((group, len(groups[group])))
+                groups[group].append(text)
+            slots.append(triple)
+            is_context.append(context)
+        features = [self.model.tokenize(texts) if texts else None for texts in groups]
+        return {"features": features, "slots": torch.tensor(slots), "is_context": torch.tensor(is_context)}
+
+    def compute_loss(self, model, batch: dict[str, Any]) -> tuple[torch.Tensor, dict[str, float]]:
+        device = next(model.parameters()).device
+        vectors = []
+        for features in batch["features"]:
+            if features is None:
+                vectors.append(None)
+                continue
+            out = model(**{k: v.to(device) for k, v in features.items()})
+            vectors.append(out.embeddings if self.normalize else out.pooled_embeddings)
+        dim = next(v for v in vectors if v is not None).shape[-1]
+        stacked = torch.cat([v if v is not None else torch.zeros((0, dim), device=device) for v in vectors])
+        offsets = torch.tensor([0, 0 if vectors[0] is None else vectors[0].shape[0]], device=device)
+        slots = batch["slots"].to(device)
+        rows = offsets[slots[..., 0]] + slots[..., 1]  # (n_triples, 3) rows of `stacked`
+        anchor, positive, negative = stacked[rows[:, 0]], stacked[rows[:, 1]], stacked[rows[:, 2]]
+        loss = triplet_loss(anchor.float(), positive.float(), negative.float(), self.margin)
+        logs = {}
+        is_context = batch["is_context"].to(device)
+        for name, mask in (("triplet_paraphrase", ~is_context), ("triplet_context", is_context)):
+            if mask.any():
+                with torch.no_grad():
+                    logs[name] = float(
+                        triplet_loss(anchor[mask].float(), positive[mask].float(), negative[mask].float(), self.margin)
+                    )
+        return loss, logs
+
+
+# ------------------------------------------------------------------------------------------------------ registry
+def build_task(hub_cfg, model: PhraseBertModel, accelerator) -> PhraseBertTask:
+    """Build both training sets (cached; the main process first) and the task around them.
+
+    ``hub_cfg.data`` holds the arguments of :func:`phrasezoo.data.phrase_bert.build_phrase_bert_data`; the mask
+    token defaults to the model tokenizer's. ``hub_cfg.training.method_args``: see :data:`METHOD_ARGS_DEFAULTS`.
+    """
+    from phrasezoo.data.phrase_bert import build_phrase_bert_data
+
+    data = dict(hub_cfg.data)
+    data.setdefault("mask_token", model.mask_token)
+    unknown = set(hub_cfg.training.method_args) - set(METHOD_ARGS_DEFAULTS)
+    if unknown:
+        raise ValueError(f"Unknown Phrase-BERT method_args {sorted(unknown)}; known: {sorted(METHOD_ARGS_DEFAULTS)}.")
+    args = {**METHOD_ARGS_DEFAULTS, **hub_cfg.training.method_args}
+    with accelerator.main_process_first():
+        built = build_phrase_bert_data(**data, progress=accelerator.is_main_process)
+    facts = {f"data: {k}": v for k, v in built.stats.items()}
+    facts["objectives"] = ", ".join(data.get("objectives", ("paraphrase", "context")))
+    return PhraseBertTask(
+        model,
+        built.paraphrase_triples(),
+        built.context_triples(),
+        margin=args["margin"],
+        normalize=args["normalize"],
+        facts=facts,
+    )
+
+
+def tiny_model() -> PhraseBertModel:
+    """A small random Phrase-BERT model with the real MiniLM tokenizer, for fast contract tests."""
+    from transformers import AutoTokenizer, BertConfig
+
+    from phrasezoo.resources import resolve_backbone
+
+    backbone_config = BertConfig(
+        vocab_size=30522, hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64
+    )
+    torch.manual_seed(0)
+    model = PhraseBertModel(PhraseBertConfig(backbone_config=backbone_config, max_seq_length=64))
+    model.set_tokenizer(AutoTokenizer.from_pretrained(resolve_backbone("minilm-l6")))
+    return model
+
+
+METHOD = register_method(
+    Method(
+        name="phrase_bert",
+        config_class=PhraseBertConfig,
+        model_class=PhraseBertModel,
+        model_files=(
+            "phrasezoo.models.phrase_bert.configuration_phrase_bert",
+            "phrasezoo.models.phrase_bert.modeling_phrase_bert",
+        ),
+        from_backbone=PhraseBertModel.from_backbone,
+        build_task=build_task,
+        tiny_model=tiny_model,
+        sample_inputs=[
+            "complete control",
+            "full power of the system",
+            "pulls the trigger",
+            "The local authorities have complete control over the allocation of building materials.",
+            "a",
+        ],
+        bad_inputs=[([], "empty list"), ([""], "empty"), (["ok", 3], "not a string"), ("   ", "empty")],
+        description="Phrase-BERT: BERT + mean pooling fine-tuned with paraphrase and phrase-in-context triplets "
+        "(Wang et al., 2021)",
+    )
+)

@@ -1,0 +1,1 @@
+"""Tests of the applications built on zoo encoders."""

@@ -1,0 +1,1 @@
+"""Tests of PNTM, mirroring src/phrasezoo/applications/pntm."""
