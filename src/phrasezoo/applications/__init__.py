@@ -1,0 +1,1 @@
+"""Applications built on the zoo's phrase encoders (topic mining, ...)."""
