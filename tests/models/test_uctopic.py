@@ -154,7 +154,9 @@ def test_from_backbone_copies_the_checkpoint_mlm_head(tmp_path):
     torch.testing.assert_close(model.lm_head.dense.weight, reference.cls.predictions.transform.dense.weight)
     torch.testing.assert_close(model.lm_head.decoder.weight, reference.cls.predictions.decoder.weight)
     plain = AutoModel.from_pretrained(tmp_path / "bert")
-    torch.testing.assert_close(model.backbone.embeddings.word_embeddings.weight, plain.embeddings.word_embeddings.weight)
+    torch.testing.assert_close(
+        model.backbone.embeddings.word_embeddings.weight, plain.embeddings.word_embeddings.weight
+    )
 
 
 # ------------------------------------------------------------------------------------------------- pretraining

@@ -206,7 +206,7 @@ def wiki_link_sentences(
             if wikitext.lstrip().lower().startswith("#redirect"):
                 continue
             text, links = wikitext_with_links(wikitext)
-            if len(_PLACEHOLDER.sub(lambda m: links[int(m.group(1))][1], text).strip()) <= 200:
+            if len(_resolve_placeholders(text, links)[0].strip()) <= 200:  # the embedded corpus's page filter
                 continue
             count += 1
             for paragraph in split_paragraphs(text, min_words=min_words):
@@ -324,9 +324,7 @@ def uctopic_params(
         raise ValueError(f"Unknown UCTopic phrase sources {sorted(unknown)}; use some of {SOURCES}.")
     if not sources:
         raise ValueError(f"Name at least one phrase source among {SOURCES}.")
-    parsed = (
-        parse_params(corpus, spacy_model, max_documents) if {"entities", "noun_phrases"} & set(sources) else None
-    )
+    parsed = parse_params(corpus, spacy_model, max_documents) if {"entities", "noun_phrases"} & set(sources) else None
     dump = None
     if "hyperlinks" in sources:
         dump = wiki_dump or ("embedded" if corpus in ("embedded", "embedded-wiki") else None)

@@ -163,7 +163,9 @@ class UCTopicTask:
         loss = contrastive
         logs = {"info_nce": float(contrastive.detach())}
         with torch.no_grad():
-            logs["pair_accuracy"] = float(((anchors.float() @ positives.float().T).argmax(1) == torch.arange(n, device=device)).float().mean())
+            logs["pair_accuracy"] = float(
+                ((anchors.float() @ positives.float().T).argmax(1) == torch.arange(n, device=device)).float().mean()
+            )
         if self.mlm_weight:
             loss = loss + self.mlm_weight * out.loss
             logs["mlm"] = float(out.loss.detach())

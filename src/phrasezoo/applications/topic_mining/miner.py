@@ -251,7 +251,10 @@ class TopicMiner:
                 tokenizer.save_pretrained(folder / MODEL_DIR)
         np.save(folder / CENTROIDS_FILE, self.centroids_)
         keys = list(self.phrase_vectors_)
-        np.save(folder / PHRASE_VECTORS_FILE, np.stack([self.phrase_vectors_[k] for k in keys]) if keys else np.zeros((0, 0)))
+        np.save(
+            folder / PHRASE_VECTORS_FILE,
+            np.stack([self.phrase_vectors_[k] for k in keys]) if keys else np.zeros((0, 0)),
+        )
         state = {
             "options": self._options(),
             "n_topics": self.n_topics_,
@@ -377,8 +380,11 @@ class TopicMiner:
             with threadpool_limits(limits=1):
                 scores[k] = float(
                     silhouette_score(
-                        vectors, assignments, metric="cosine",
-                        sample_size=min(self.silhouette_sample, len(vectors)), random_state=self.seed,
+                        vectors,
+                        assignments,
+                        metric="cosine",
+                        sample_size=min(self.silhouette_sample, len(vectors)),
+                        random_state=self.seed,
                     )  # fmt: skip
                 )
         if not scores:
@@ -418,7 +424,12 @@ class TopicMiner:
         for mention, topic, distribution in zip(mentions, topics, probabilities):
             out[mention.doc_id].append(
                 TopicAssignment(
-                    mention.text, mention.sentence, mention.start, mention.end, mention.key, int(topic),
+                    mention.text,
+                    mention.sentence,
+                    mention.start,
+                    mention.end,
+                    mention.key,
+                    int(topic),
                     float(distribution[topic]),
                 )  # fmt: skip
             )

@@ -50,7 +50,9 @@ def visualize_topics(miner, path: str | Path | None = None, top_n: int = 3, max_
     counts = [row["mentions"] for row in info]
     positions = np.arange(len(info))
     bar_axis.barh(positions, counts, color=colors[[row["topic"] for row in info]])
-    bar_axis.set_yticks(positions, [f"{row['topic']}: {', '.join(row['top_phrases'])[:45]}" for row in info], fontsize=8)
+    bar_axis.set_yticks(
+        positions, [f"{row['topic']}: {', '.join(row['top_phrases'])[:45]}" for row in info], fontsize=8
+    )
     bar_axis.invert_yaxis()
     bar_axis.set_xlabel("mentions")
     bar_axis.set_title(f"{miner.n_topics_} topics")

@@ -61,7 +61,9 @@ class UCTopicConfig(PretrainedConfig):
                 f"'{backbone_config.model_type}'. Use span_representation='mean' for other encoders."
             )
         if max_seq_length < 3:
-            raise ValueError(f"max_seq_length must leave room for a token besides the special tokens: {max_seq_length}.")
+            raise ValueError(
+                f"max_seq_length must leave room for a token besides the special tokens: {max_seq_length}."
+            )
         self.span_representation = span_representation
         self.mask_entity_id = mask_entity_id
         self.max_mention_length = max_mention_length
