@@ -33,6 +33,18 @@ def test_recipe_is_valid_for_its_method(name):
         assert set(cfg.data) <= accepted, set(cfg.data) - accepted
         assert set(cfg.training.method_args) <= {"temperature", "hard_negatives", "type_loss_weight", "char_pretrain"}
         assert set(cfg.training.method_args.get("char_pretrain", {})) <= set(CHAR_PRETRAIN_DEFAULTS)
+    if cfg.method == "uctopic":
+        from phrasezoo.data.uctopic import SOURCES, build_uctopic_dataset
+        from phrasezoo.methods.uctopic import DATA_ARGS, METHOD_ARGS, UCTopicTask
+
+        accepted = set(inspect.signature(build_uctopic_dataset).parameters) - {"cache", "progress"}
+        assert set(DATA_ARGS) == accepted
+        assert set(cfg.data) <= accepted, set(cfg.data) - accepted
+        assert set(cfg.data.get("sources", [])) <= set(SOURCES)
+        assert set(METHOD_ARGS) <= set(inspect.signature(UCTopicTask).parameters)
+        assert set(cfg.training.method_args) <= set(METHOD_ARGS), set(cfg.training.method_args) - set(METHOD_ARGS)
+        if cfg.training.method_args.get("mlm_weight"):
+            assert cfg.model.get("use_mlm_head"), "an MLM loss needs model.use_mlm_head: true"
 
 
 def test_overrides_and_errors():

@@ -345,7 +345,9 @@ class ModelEncoder(Encoder):
 
     def _encode_mentions(self, items: list[tuple[str, tuple[int, int]]]) -> np.ndarray:
         try:
-            vectors = self.model.encode_mentions(items, batch_size=self.batch_size)
+            vectors = self.model.encode_mentions(
+                items, batch_size=self.batch_size, show_progress_bar=show_progress(self.progress)
+            )
         except TypeError:
             vectors = self.model.encode_mentions(items)
         if hasattr(vectors, "detach"):

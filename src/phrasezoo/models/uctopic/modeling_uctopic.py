@@ -216,7 +216,9 @@ class UCTopicModel(UCTopicPreTrainedModel):
                     "This UCTopicModel has no tokenizer: pass one with model.set_tokenizer(tokenizer), or load the "
                     "model from a folder that contains tokenizer files."
                 )
-            self._tokenizer = AutoTokenizer.from_pretrained(source)
+            # the config is given so that AutoTokenizer does not read config.json, whose auto_map would make it ask
+            # whether to trust this remote code again
+            self._tokenizer = AutoTokenizer.from_pretrained(source, config=self.config)
         return self._tokenizer
 
     def set_tokenizer(self, tokenizer) -> None:
