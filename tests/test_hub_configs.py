@@ -43,6 +43,18 @@ def test_recipe_is_valid_for_its_method(name):
         assert set(cfg.training.method_args) <= set(METHOD_ARGS_DEFAULTS)
         assert cfg.training.batch_size == 16 and cfg.training.epochs == 1 and cfg.training.warmup_ratio == 0.1
         assert cfg.training.method_args.get("margin", 1.0) == 1.0  # the paper's defaults, in every recipe
+    if cfg.method == "uctopic":
+        from phrasezoo.data.uctopic import SOURCES, build_uctopic_dataset
+        from phrasezoo.methods.uctopic import DATA_ARGS, METHOD_ARGS, UCTopicTask
+
+        accepted = set(inspect.signature(build_uctopic_dataset).parameters) - {"cache", "progress"}
+        assert set(DATA_ARGS) == accepted
+        assert set(cfg.data) <= accepted, set(cfg.data) - accepted
+        assert set(cfg.data.get("sources", [])) <= set(SOURCES)
+        assert set(METHOD_ARGS) <= set(inspect.signature(UCTopicTask).parameters)
+        assert set(cfg.training.method_args) <= set(METHOD_ARGS), set(cfg.training.method_args) - set(METHOD_ARGS)
+        if cfg.training.method_args.get("mlm_weight"):
+            assert cfg.model.get("use_mlm_head"), "an MLM loss needs model.use_mlm_head: true"
 
 
 def test_overrides_and_errors():

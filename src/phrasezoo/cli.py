@@ -74,6 +74,9 @@ def build_parser() -> argparse.ArgumentParser:
         register = None
     if register is not None:
         register(sub)
+    from phrasezoo.applications.commands import register as register_topics
+
+    register_topics(sub)
     return parser
 
 

@@ -16,6 +16,7 @@ from typing import Any
 METHOD_MODULES = {
     "pearl": "phrasezoo.methods.pearl",
     "phrase_bert": "phrasezoo.methods.phrase_bert",
+    "uctopic": "phrasezoo.methods.uctopic",
 }
 
 
@@ -32,6 +33,8 @@ class Method:
         tiny_model: ``() -> model`` small and random, with a real tokenizer attached, for fast contract tests.
         sample_inputs: inputs accepted by ``model.encode`` (phrases, or (sentence, span) pairs).
         bad_inputs: ``(inputs, expected error substring)`` pairs that ``encode`` must reject with ``ValueError``.
+        extra_tiny_models: more tiny models, by variant name, for methods with several architectures (e.g. UCTopic's
+            LUKE path); the contract tests run on each of them as well as on ``tiny_model``.
     """
 
     name: str
@@ -44,6 +47,7 @@ class Method:
     sample_inputs: list[Any]
     bad_inputs: list[tuple[Any, str]] = field(default_factory=list)
     description: str = ""
+    extra_tiny_models: dict[str, Callable[[], Any]] = field(default_factory=dict)
 
 
 _REGISTRY: dict[str, Method] = {}

@@ -20,6 +20,10 @@ from transformers.models.auto.configuration_auto import CONFIG_MAPPING_NAMES
 from phrasezoo.registry import get_method, list_methods
 
 METHODS = list_methods()
+#: (method, variant): every method's ``tiny_model`` (variant ``None``) plus its ``extra_tiny_models``
+CASES = [(name, None) for name in METHODS] + [
+    (name, variant) for name in METHODS for variant in sorted(get_method(name).extra_tiny_models)
+]
 ALLOWED_TOP_LEVEL = {"torch", "numpy", "transformers", "__future__"}
 
 
@@ -28,11 +32,20 @@ def method(request):
     return get_method(request.param)
 
 
+@pytest.fixture(scope="module", params=CASES, ids=[name if v is None else f"{name}-{v}" for name, v in CASES])
+def case(request):
+    """A method and which of its tiny models to test (``None``: ``tiny_model``)."""
+    name, variant = request.param
+    return get_method(name), variant
+
+
 @pytest.fixture(scope="module")
-def exported(method, tmp_path_factory):
+def exported(case, tmp_path_factory):
     """A tiny random model of the method, saved as a folder the way export does (weights, code, tokenizer)."""
-    model = method.tiny_model().eval()
-    folder = tmp_path_factory.mktemp(f"export-{method.name}")
+    method, variant = case
+    build = method.tiny_model if variant is None else method.extra_tiny_models[variant]
+    model = build().eval()
+    folder = tmp_path_factory.mktemp(f"export-{method.name}-{variant or 'default'}")
     model.save_pretrained(folder, safe_serialization=True)
     model.tokenizer.save_pretrained(folder)
     return model, folder
@@ -80,8 +93,9 @@ def test_model_files_import_only_allowed_modules(method):
                 assert top != "phrasezoo", f"{module_name} must not import phrasezoo"
 
 
-def test_round_trip_in_fresh_process_without_phrasezoo(exported, method, tmp_path):
+def test_round_trip_in_fresh_process_without_phrasezoo(exported, case, tmp_path):
     """The folder loads offline, with phrasezoo not importable and sockets blocked, and gives the same vectors."""
+    method, _ = case
     model, folder = exported
     expected = model.encode(method.sample_inputs, batch_size=2)
     inputs_path = tmp_path / "inputs.json"
@@ -125,14 +139,16 @@ def test_loading_keeps_saved_weights(exported):
         torch.testing.assert_close(value, original[key], msg=f"{key} changed on load")
 
 
-def test_bad_inputs_raise_clear_errors(exported, method):
+def test_bad_inputs_raise_clear_errors(exported, case):
+    method, _ = case
     model, _ = exported
     for inputs, message in method.bad_inputs:
         with pytest.raises(ValueError, match=message):
             model.encode(inputs)
 
 
-def test_encode_is_batch_invariant_normalised_and_typed(exported, method):
+def test_encode_is_batch_invariant_normalised_and_typed(exported, case):
+    method, _ = case
     model, _ = exported
     one_by_one = np.stack([model.encode([x], batch_size=1)[0] for x in method.sample_inputs])
     batched = model.encode(method.sample_inputs, batch_size=4)
@@ -148,7 +164,8 @@ def test_encode_is_batch_invariant_normalised_and_typed(exported, method):
     model.eval()
 
 
-def test_over_long_input_is_truncated_or_rejected(exported, method):
+def test_over_long_input_is_truncated_or_rejected(exported, case):
+    method, _ = case
     model, _ = exported
     long_input = _make_long(method.sample_inputs[0], model.config.max_seq_length * 4)
     vector = model.encode([long_input])

@@ -1,1 +1,1 @@
-"""Applications built on zoo encoders (the paper-specific ones, e.g. Phrase-BERT's phrase-based topic model)."""
+"""Applications built on the zoo's phrase encoders: Phrase-BERT's phrase-based topic model, UCTopic's topic mining."""

@@ -65,6 +65,7 @@ class Encoder:
         self.progress = progress
         self._cache: dict[str, np.ndarray] = {}
         self._token_cache: dict[str, dict[str, np.ndarray]] = {}
+        self._mention_cache: dict[tuple[str, int, int], np.ndarray] = {}
         self.encoded_count = 0  # strings actually sent to the model (the cache makes this <= strings asked for)
 
     def __repr__(self) -> str:
@@ -113,8 +114,20 @@ class Encoder:
         return [self._token_cache[t] for t in texts]
 
     def encode_mentions(self, items: Sequence[tuple[str, tuple[int, int]]]) -> np.ndarray:
-        """L2-normalised vectors of mentions in context: ``(sentence, (char_start, char_end))`` per item."""
-        return l2_normalize(self._encode_mentions(list(items)))
+        """L2-normalised vectors of mentions in context: ``(sentence, (char_start, char_end))`` per item.
+
+        Cached by ``(sentence, start, end)`` like :meth:`encode`: several tasks on the same mentions encode them once.
+        """
+        keys = [(sentence, int(span[0]), int(span[1])) for sentence, span in items]
+        missing = list(dict.fromkeys(k for k in keys if k not in self._mention_cache))
+        if missing:
+            vectors = l2_normalize(self._encode_mentions([(s, (a, b)) for s, a, b in missing]))
+            if vectors.shape[0] != len(missing):
+                raise RuntimeError(f"{self.name} returned {vectors.shape[0]} vectors for {len(missing)} mentions.")
+            self._mention_cache.update(zip(missing, vectors))
+        if not keys:
+            return np.zeros((0, 0), dtype=np.float32)
+        return np.stack([self._mention_cache[k] for k in keys])
 
     def similarity(self, queries: Sequence[str], keys: Sequence[str]) -> np.ndarray:
         """``(len(queries), len(keys))`` scores; cosine of encoded rows by default."""
@@ -143,10 +156,12 @@ class MeanPoolingEncoder(Encoder):
     """Plain ``transformers`` ``AutoModel`` + masked mean pooling over the last layer (the raw-backbone baseline).
 
     Inputs are sorted by token length and batched, run under ``torch.inference_mode``. The attention mask includes
-    the special tokens ([CLS]/[SEP]), as in sentence-transformers' and E5's mean pooling.
+    the special tokens ([CLS]/[SEP]), as in sentence-transformers' and E5's mean pooling. A mention in context
+    (``encode_mentions``) is the mean of the last-layer states of the tokens overlapping its span, from one forward
+    pass of the whole sentence (UCTopic's token-pooling span vector without its trained head).
     """
 
-    capabilities = frozenset({VECTORS, SIMILARITY, TOKENS})
+    capabilities = frozenset({VECTORS, SIMILARITY, TOKENS, MENTIONS})
 
     def __init__(
         self,
@@ -238,6 +253,29 @@ class MeanPoolingEncoder(Encoder):
                     }
         return results  # type: ignore[return-value]
 
+    def _encode_mentions(self, items: list[tuple[str, tuple[int, int]]]) -> np.ndarray:
+        tokens = self.encode_tokens(list(dict.fromkeys(sentence for sentence, _ in items)))
+        by_sentence = dict(zip(dict.fromkeys(sentence for sentence, _ in items), tokens))
+        rows = []
+        for i, (sentence, (start, end)) in enumerate(items):
+            vector = span_mean(by_sentence[sentence]["embeddings"], by_sentence[sentence]["offsets"], start, end)
+            if vector is None:
+                raise ValueError(
+                    f"Mention {i}: no token of {self.name} covers the span ({start}, {end}) of {sentence[:60]!r} "
+                    f"(empty span, or beyond the first {self.max_length} tokens)."
+                )
+            rows.append(vector)
+        return np.asarray(rows, dtype=np.float32)
+
+
+def span_mean(embeddings: np.ndarray, offsets: np.ndarray, start: int, end: int) -> np.ndarray | None:
+    """Mean of the token vectors whose character offsets overlap ``[start, end)``; ``None`` if no token does."""
+    offsets = np.asarray(offsets).reshape(-1, 2)
+    inside = (offsets[:, 0] < end) & (offsets[:, 1] > start) & (offsets[:, 1] > offsets[:, 0])
+    if not inside.any():
+        return None
+    return np.asarray(embeddings)[inside].mean(axis=0)
+
 
 # ----------------------------------------------------------------------------------------------- zoo models
 class ModelEncoder(Encoder):
@@ -307,7 +345,9 @@ class ModelEncoder(Encoder):
 
     def _encode_mentions(self, items: list[tuple[str, tuple[int, int]]]) -> np.ndarray:
         try:
-            vectors = self.model.encode_mentions(items, batch_size=self.batch_size)
+            vectors = self.model.encode_mentions(
+                items, batch_size=self.batch_size, show_progress_bar=show_progress(self.progress)
+            )
         except TypeError:
             vectors = self.model.encode_mentions(items)
         if hasattr(vectors, "detach"):

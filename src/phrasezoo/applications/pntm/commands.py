@@ -38,11 +38,16 @@ METRIC_COLUMNS = (
 
 
 def register(subparsers) -> None:
-    """Add ``topics pntm`` to an argparse subparsers object (the main ``phrasezoo`` command)."""
+    """Add ``topics pntm`` to an argparse subparsers object (standalone use; ``phrasezoo topics`` is built by
+    :mod:`phrasezoo.applications.commands`)."""
     topics = subparsers.add_parser(
         "topics", help="topic models built on zoo encoders (PNTM)", description="Topic models built on zoo encoders."
     )
-    sub = topics.add_subparsers(dest="topics_command", required=True, metavar="MODEL")
+    add_pntm_command(topics.add_subparsers(dest="topics_command", required=True, metavar="SUBCOMMAND"))
+
+
+def add_pntm_command(sub) -> None:
+    """Add the ``pntm`` subcommand to the subparsers of ``phrasezoo topics``."""
     pntm = sub.add_parser(
         "pntm",
         help="train PNTM and an LDA baseline with the same K and vocabulary; compare NPMI and diversity",

@@ -1,0 +1,35 @@
+"""``phrasezoo topics``: the topic applications of the zoo under one command.
+
+- ``topics pntm``: Phrase-BERT's phrase-based neural topic model against LDA (:mod:`.pntm`).
+- ``topics mine`` / ``topics show``: UCTopic's topic mining of phrases in context (:mod:`.topic_mining`).
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from phrasezoo.applications.pntm.commands import add_pntm_command
+from phrasezoo.applications.topic_mining.commands import add_mining_commands
+
+EPILOG = """\
+examples:
+  phrasezoo topics pntm --model phrase-bert-mini --model baseline:minilm-l6 --k 20
+  phrasezoo topics mine --model uctopic-mini --corpus embedded --k auto
+  phrasezoo topics show outputs/topics-embedded --top-n 20
+
+Run `phrasezoo topics <subcommand> --help` for the options of each.
+"""
+
+
+def register(subparsers) -> None:
+    """Add ``topics`` with its ``pntm``, ``mine`` and ``show`` subcommands to the main ``phrasezoo`` parser."""
+    topics = subparsers.add_parser(
+        "topics",
+        help="topic models on zoo encoders: PNTM vs LDA (Phrase-BERT), topic mining (UCTopic)",
+        description="Topic applications of the zoo's phrase encoders.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    sub = topics.add_subparsers(dest="topics_command", required=True, metavar="SUBCOMMAND")
+    add_pntm_command(sub)
+    add_mining_commands(sub)

@@ -1,0 +1,7 @@
+"""``python -m phrasezoo.applications.topic_mining mine --model ... --corpus embedded``: see :mod:`.commands`."""
+
+import sys
+
+from .commands import main
+
+sys.exit(main())

@@ -1,0 +1,316 @@
+"""Cluster-assisted contrastive learning (CCL, UCTopic section 3.2): finetune a phrase-mention encoder on a dataset.
+
+In-batch negatives hurt on a dataset with few topics, because many in-batch "negatives" share the anchor's topic.
+CCL takes its negatives from *other clusters* instead:
+
+1. cluster the pretrained mention embeddings with KMeans (k topics);
+2. keep the ``top_fraction`` (t) most confident instances of each cluster: the members closest to their centroid
+   (cosine), t of each cluster's members;
+3. give every phrase (lemmatized key) the majority label of its confident instances (:func:`majority_vote`);
+4. train with the paper's eq. 3: anchor = a mention of a labelled phrase (masked), positive = another mention of the
+   same phrase (kept unmasked with probability p), negatives = mentions of phrases labelled with other topics (kept
+   unmasked with probability p); InfoNCE with temperature 0.05.
+
+No gold label is used anywhere: inputs are the mentions, their phrase keys and k. The encoder is duck-typed: any
+model with ``prepare_mentions``/``collate`` (or ``tokenize_mentions``) whose forward returns ``embeddings``, i.e.
+:class:`~phrasezoo.models.uctopic.modeling_uctopic.UCTopicModel` or the same class loaded with trust_remote_code.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import random
+from collections import Counter, defaultdict
+from collections.abc import Sequence
+from contextlib import nullcontext
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from tqdm.auto import tqdm
+
+logger = logging.getLogger(__name__)
+
+Mention = tuple[str, tuple[int, int]]
+
+
+@dataclass
+class CCLConfig:
+    """Options of CCL finetuning (paper values where the paper gives them).
+
+    Args:
+        top_fraction: t, the share of each cluster's members used as pseudo-labelled instances (paper: 5-50%).
+        steps: optimisation steps.
+        batch_size: anchors per step (each with one positive).
+        negatives: negatives sampled per anchor from other clusters (the official code uses 5). Every sampled
+            negative and every other anchor's positive from another cluster is a negative of all anchors of the
+            batch, so one step scores each anchor against up to ``batch_size * (negatives + 1)`` candidates.
+        learning_rate: Adam learning rate (paper: 1e-5).
+        temperature: InfoNCE temperature (paper: 0.05).
+        keep_mention_probability: p, chance that a positive or negative keeps its mention unmasked (paper: 0.5);
+            anchors are always masked.
+        max_seq_length: training window of tokens around the span (``None``: the model's limit).
+        mixed_precision: ``"bf16"`` autocast for the forward pass (CPU or GPU), or ``"no"``.
+        seed: seed of KMeans and of the sampling.
+    """
+
+    top_fraction: float = 0.1
+    steps: int = 100
+    batch_size: int = 16
+    negatives: int = 5
+    learning_rate: float = 1e-5
+    temperature: float = 0.05
+    keep_mention_probability: float = 0.5
+    max_seq_length: int | None = 64
+    mixed_precision: str = "bf16"
+    seed: int = 0
+
+
+@dataclass
+class PseudoLabels:
+    """Result of clustering + confident-instance selection + majority vote."""
+
+    assignments: np.ndarray  # KMeans cluster of every instance
+    centroids: np.ndarray  # (k, dim), L2-normalised
+    confident: np.ndarray  # indices of the selected instances (top t of each cluster)
+    by_key: dict[str, int]  # phrase key -> pseudo label (majority vote of its confident instances)
+
+    @property
+    def n_clusters(self) -> int:
+        return int(self.centroids.shape[0])
+
+
+@dataclass
+class CCLResult:
+    """What a CCL run did (for logs, model cards and tests)."""
+
+    steps: int
+    losses: list[float] = field(default_factory=list)
+    labelled_phrases: int = 0
+    anchor_instances: int = 0
+    skipped_reason: str | None = None
+
+
+# ------------------------------------------------------------------------------------------------ pseudo labels
+def kmeans(embeddings: np.ndarray, n_clusters: int, seed: int = 0, n_init: int = 10) -> tuple[np.ndarray, np.ndarray]:
+    """KMeans on L2-normalised rows (single-threaded, deterministic); returns assignments and normalised centroids."""
+    from sklearn.cluster import KMeans
+    from threadpoolctl import threadpool_limits
+
+    vectors = _normalize(embeddings)
+    with threadpool_limits(limits=1):
+        model = KMeans(n_clusters=n_clusters, random_state=seed, n_init=n_init).fit(vectors)
+    return model.labels_.astype(np.int64), _normalize(model.cluster_centers_)
+
+
+def select_confident(
+    embeddings: np.ndarray, centroids: np.ndarray, assignments: np.ndarray, top_fraction: float
+) -> np.ndarray:
+    """Indices of the ``top_fraction`` members of each cluster closest (cosine) to their centroid, at least one per
+    non-empty cluster, sorted."""
+    if not 0 < top_fraction <= 1:
+        raise ValueError(f"top_fraction must be in (0, 1], got {top_fraction}.")
+    similarity = _normalize(embeddings) @ _normalize(centroids).T
+    chosen = []
+    for cluster in range(centroids.shape[0]):
+        members = np.flatnonzero(assignments == cluster)
+        if len(members) == 0:
+            continue
+        keep = max(1, math.ceil(top_fraction * len(members)))
+        order = np.argsort(-similarity[members, cluster], kind="stable")
+        chosen.extend(members[order[:keep]].tolist())
+    return np.asarray(sorted(chosen), dtype=np.int64)
+
+
+def majority_vote(
+    keys: Sequence[str], labels: Sequence[int], indices: Sequence[int], confidence: Sequence[float] | None = None
+) -> dict[str, int]:
+    """The pseudo label of each phrase key: the most frequent label among its instances in ``indices``.
+
+    Ties go to the label whose instances have the larger summed ``confidence`` (then the smaller label).
+    """
+    votes: dict[str, Counter] = defaultdict(Counter)
+    weight: dict[str, Counter] = defaultdict(Counter)
+    for i in indices:
+        votes[keys[i]][int(labels[i])] += 1
+        weight[keys[i]][int(labels[i])] += float(confidence[i]) if confidence is not None else 0.0
+    return {
+        key: min(counter, key=lambda label: (-counter[label], -weight[key][label], label))
+        for key, counter in votes.items()
+    }
+
+
+def pseudo_labels(
+    embeddings: np.ndarray,
+    keys: Sequence[str],
+    n_clusters: int,
+    top_fraction: float = 0.1,
+    seed: int = 0,
+    centroids: np.ndarray | None = None,
+    assignments: np.ndarray | None = None,
+) -> PseudoLabels:
+    """Steps 1-3 of CCL: KMeans (unless ``centroids``/``assignments`` are given), confident instances, majority vote."""
+    if len(keys) != len(embeddings):
+        raise ValueError(f"{len(keys)} keys for {len(embeddings)} embeddings.")
+    if centroids is None or assignments is None:
+        assignments, centroids = kmeans(embeddings, n_clusters, seed=seed)
+    centroids = _normalize(centroids)
+    confident = select_confident(embeddings, centroids, assignments, top_fraction)
+    confidence = (_normalize(embeddings) * centroids[assignments]).sum(1)
+    by_key = majority_vote(keys, assignments, confident, confidence)
+    return PseudoLabels(np.asarray(assignments), centroids, confident, by_key)
+
+
+# ------------------------------------------------------------------------------------------------------ sampling
+class CCLSampler:
+    """Draws CCL batches: anchors of labelled phrases with a second mention, their positives, other-topic negatives.
+
+    Every mention of a labelled phrase takes the phrase's label (as in the official code). A mention can anchor when
+    its phrase has another mention; the positive is another mention of the phrase, from a different sentence when
+    there is one.
+    """
+
+    def __init__(self, mentions: Sequence[Mention], keys: Sequence[str], labels_by_key: dict[str, int]):
+        self.mentions = list(mentions)
+        self.keys = list(keys)
+        self.label = {i: labels_by_key[k] for i, k in enumerate(self.keys) if k in labels_by_key}
+        by_key: dict[str, list[int]] = defaultdict(list)
+        self.by_topic: dict[int, list[int]] = defaultdict(list)
+        for i, label in self.label.items():
+            by_key[self.keys[i]].append(i)
+            self.by_topic[label].append(i)
+        self.positives: dict[int, list[int]] = {}
+        for members in by_key.values():
+            for i in members:
+                others = [j for j in members if j != i]
+                elsewhere = [j for j in others if self.mentions[j][0] != self.mentions[i][0]]
+                if others:
+                    self.positives[i] = elsewhere or others
+        self.anchors = sorted(self.positives)
+        self.topics = sorted(self.by_topic)
+
+    @property
+    def usable(self) -> bool:
+        """True when there is an anchor and at least two topics (a negative exists)."""
+        return bool(self.anchors) and len(self.topics) >= 2
+
+    def sample(self, rng: random.Random, batch_size: int, negatives: int) -> tuple[list[int], list[int], list[int]]:
+        """``(anchors, positives, negatives)`` instance indices; negatives are drawn topic by topic (a topic other
+        than the anchor's, then one of its mentions), ``negatives`` per anchor."""
+        anchors = rng.sample(self.anchors, min(batch_size, len(self.anchors)))
+        positives = [rng.choice(self.positives[a]) for a in anchors]
+        drawn = []
+        for anchor in anchors:
+            others = [t for t in self.topics if t != self.label[anchor]]
+            for _ in range(negatives):
+                drawn.append(rng.choice(self.by_topic[rng.choice(others)]))
+        return anchors, positives, drawn
+
+
+def ccl_loss(
+    anchors: torch.Tensor,
+    positives: torch.Tensor,
+    negatives: torch.Tensor,
+    anchor_labels: torch.Tensor,
+    positive_labels: torch.Tensor,
+    negative_labels: torch.Tensor,
+    temperature: float = 0.05,
+) -> torch.Tensor:
+    """The paper's eq. 3 over a batch: anchor ``i`` against its positive ``i`` and every candidate of the batch from
+    another topic (the other anchors' positives and all sampled negatives whose label differs from ``i``'s).
+
+    All inputs are L2-normalised; labels are pseudo labels. Computed in float32.
+    """
+    candidates = torch.cat([positives, negatives]).float()
+    candidate_labels = torch.cat([positive_labels, negative_labels])
+    logits = anchors.float() @ candidates.T / temperature
+    n = anchors.shape[0]
+    allowed = candidate_labels.unsqueeze(0) != anchor_labels.unsqueeze(1)
+    allowed[:, :n] |= torch.eye(n, dtype=torch.bool, device=allowed.device)
+    logits = logits.masked_fill(~allowed, float("-inf"))
+    return F.cross_entropy(logits, torch.arange(n, device=logits.device))
+
+
+# ------------------------------------------------------------------------------------------------------ training
+def ccl_finetune(
+    model,
+    mentions: Sequence[Mention],
+    keys: Sequence[str],
+    labels_by_key: dict[str, int],
+    config: CCLConfig | None = None,
+    progress: bool = True,
+) -> CCLResult:
+    """Finetune ``model`` in place with CCL (step 4 of the module docstring); returns what it did.
+
+    When no phrase has two mentions or only one topic has labelled phrases, nothing is trained and
+    ``skipped_reason`` says why.
+    """
+    config = config or CCLConfig()
+    sampler = CCLSampler(mentions, keys, labels_by_key)
+    result = CCLResult(steps=0, labelled_phrases=len(labels_by_key), anchor_instances=len(sampler.anchors))
+    if not sampler.usable:
+        result.skipped_reason = (
+            "no labelled phrase has a second mention (no positive pair)"
+            if not sampler.anchors
+            else "the confident instances cover a single topic (no negative)"
+        )
+        logger.warning("CCL skipped: %s.", result.skipped_reason)
+        return result
+    rng = random.Random(config.seed)
+    torch.manual_seed(config.seed)
+    device = next(model.parameters()).device
+    optimizer = torch.optim.Adam([p for p in model.parameters() if p.requires_grad], lr=config.learning_rate)
+    was_training = model.training
+    model.train()
+    bar = tqdm(range(config.steps), desc="CCL finetuning", disable=not progress)
+    for _ in bar:
+        anchors, positives, negatives = sampler.sample(rng, config.batch_size, config.negatives)
+        others = positives + negatives
+        flags = [True] * len(anchors) + [rng.random() >= config.keep_mention_probability for _ in others]
+        batch = [sampler.mentions[i] for i in anchors + others]
+        features = _features(model, batch, flags, config.max_seq_length)
+        features = {k: v.to(device) for k, v in features.items()}
+        with _autocast(config.mixed_precision, device):
+            embeddings = model(**features).embeddings
+        n, m = len(anchors), len(positives)
+        labels = torch.tensor([sampler.label[i] for i in anchors + others], device=device)
+        loss = ccl_loss(
+            embeddings[:n], embeddings[n : n + m], embeddings[n + m :],
+            labels[:n], labels[n : n + m], labels[n + m :], config.temperature,
+        )  # fmt: skip
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=True)
+        result.losses.append(float(loss.detach()))
+        result.steps += 1
+        bar.set_postfix(loss=f"{result.losses[-1]:.3f}")
+    if not was_training:
+        model.eval()
+    return result
+
+
+def _features(model, mentions: list[Mention], flags: list[bool], max_seq_length: int | None) -> dict:
+    if hasattr(model, "prepare_mentions"):
+        prepared = model.prepare_mentions(mentions, mask_mention=flags, max_seq_length=max_seq_length)
+        return model.collate(prepared)
+    return model.tokenize_mentions(mentions, mask_mention=flags)
+
+
+def is_ccl_trainable(model) -> bool:
+    """Whether ``model`` is a torch module with UCTopic's mention inputs (what :func:`ccl_finetune` needs)."""
+    return isinstance(model, torch.nn.Module) and callable(getattr(model, "tokenize_mentions", None))
+
+
+def _autocast(mixed_precision: str, device: torch.device):
+    if mixed_precision in (None, "no", "fp32"):
+        return nullcontext()
+    if mixed_precision != "bf16":
+        raise ValueError(f"mixed_precision must be 'bf16' or 'no', got {mixed_precision!r}.")
+    return torch.autocast(device_type=device.type, dtype=torch.bfloat16)
+
+
+def _normalize(matrix: np.ndarray) -> np.ndarray:
+    matrix = np.asarray(matrix, dtype=np.float32)
+    return matrix / np.maximum(np.linalg.norm(matrix, axis=-1, keepdims=True), 1e-12)
