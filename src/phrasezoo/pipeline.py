@@ -39,15 +39,9 @@ def run_pipeline(
     print(f"== 1/3 train {cfg.name} ({cfg.method}, backbone {cfg.backbone})", flush=True)
     run_training(cfg, resume=resume)
     print(f"== 2/3 evaluate {cfg.name} and {len(baselines)} baseline(s) on {tasks}", flush=True)
-    baseline_docs = []
-    for spec in baselines:
-        path = baseline_results_path(spec)
-        cached = read_results(path) if path.exists() and not force_eval else None
-        if cached is not None and _covers(cached, tasks):
-            print(f">> reusing {path} (use --force-eval to recompute)")
-            baseline_docs.append(cached)
-        else:
-            baseline_docs.append(evaluate(spec, tasks=tasks, benchmarks_dir=benchmarks_dir, output=path))
+    baseline_docs = [
+        _baseline_results(spec, tasks, benchmarks_dir, force_eval, evaluate, read_results) for spec in baselines
+    ]
     # evaluate the exported folder itself: what users download, loaded through trust_remote_code
     encoder = load_encoder(str(cfg.output_dir), name=cfg.name)
     doc = evaluate(encoder, tasks=tasks, benchmarks_dir=benchmarks_dir, output=cfg.results_path)
@@ -56,18 +50,37 @@ def run_pipeline(
     table = format_report([doc, *baseline_docs], include_reference=True)
     print("\n" + table + "\n")
     if update_readme:
-        write_readme_table(Path(update_readme), table)
+        readme = Path(update_readme)
+        # a README with several recipes has one block per recipe (<!-- pearl-mini:start -->); else the generic one
+        block = cfg.name if f"<!-- {cfg.name}:start -->" in readme.read_text() else "results"
+        write_readme_table(readme, table, block=block)
     print(
         f">> done in {(time.monotonic() - started) / 60:.1f} min: model in {cfg.output_dir}/, results in {cfg.results_path}"
     )
     return doc
 
 
-def _covers(doc: dict, tasks) -> bool:
-    from phrasezoo.evaluation import resolve_tasks
+def _baseline_results(spec: str, tasks, benchmarks_dir, force_eval: bool, evaluate, read_results) -> dict:
+    """A baseline's results on ``tasks``: reused from ``results/`` where present (one file per baseline, shared by
+    every recipe), with only the missing tasks evaluated and merged in; everything recomputed with ``force_eval``."""
+    from phrasezoo.evaluation import resolve_tasks, write_results
 
-    have = {r["task"] for r in doc.get("results", [])}
-    return set(resolve_tasks(tasks)) <= have
+    path = baseline_results_path(spec)
+    wanted = list(resolve_tasks(tasks))
+    cached = read_results(path) if path.exists() and not force_eval else None
+    if cached is None:
+        return evaluate(spec, tasks=",".join(wanted), benchmarks_dir=benchmarks_dir, output=path)
+    have = {r["task"] for r in cached["results"]}
+    missing = [t for t in wanted if t not in have]
+    if not missing:
+        print(f">> reusing {path} (use --force-eval to recompute)")
+    else:
+        print(f">> {path}: evaluating the missing task(s) {', '.join(missing)}")
+        fresh = evaluate(spec, tasks=",".join(missing), benchmarks_dir=benchmarks_dir, output=None)
+        cached["results"] = [r for r in cached["results"] if r["task"] not in missing] + fresh["results"]
+        write_results(cached, path)
+    # the table shows this recipe's tasks only
+    return {**cached, "results": [r for r in cached["results"] if r["task"] in wanted]}
 
 
 def write_readme_table(readme: Path, table: str, block: str = "results") -> None:

@@ -76,6 +76,7 @@ def add_pntm_command(sub) -> None:
     pntm.add_argument("--output", metavar="FILE", help="results JSON (default results/pntm-<corpus>-k<K>.json)")
     pntm.add_argument("--plot", metavar="PNG", help="bar charts of the first model's topics (LDA's go to *-lda.png)")
     pntm.add_argument("--save-dir", metavar="DIR", help="save each trained PNTM under DIR/<model name>/")
+    pntm.add_argument("--readme", metavar="FILE", help="also rewrite the <!-- pntm:start --> block of this README")
     pntm.add_argument("--no-progress", action="store_true", help="no progress bars")
     pntm.set_defaults(func=run_pntm_command)
 
@@ -110,6 +111,10 @@ def run_pntm_command(args: argparse.Namespace) -> int:
     print(format_topics(doc, args.top_n))
     print(format_table(doc))
     print(f">> wrote {output}" + (f" and {args.plot}" if args.plot else ""))
+    if args.readme:
+        from phrasezoo.pipeline import write_readme_table
+
+        write_readme_table(Path(args.readme), f"Generated from `{output}`.\n\n{format_table(doc)}", block="pntm")
     return 0
 
 
