@@ -10,7 +10,6 @@ folder; :func:`phrasezoo.hub.push.push_folder` leaves it out of uploads.
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import tempfile
 from pathlib import Path
@@ -18,7 +17,7 @@ from typing import Any
 
 from phrasezoo.hub.card import write_model_card
 from phrasezoo.resources import backbone_hub_id
-from phrasezoo.training.checkpoint import atomic_write_text
+from phrasezoo.training.checkpoint import atomic_write_text, readable_replace
 
 FACTS_FILE = "training_facts.json"
 
@@ -47,7 +46,7 @@ def export_model(
         model.save_pretrained(tmp, safe_serialization=True)
         model.tokenizer.save_pretrained(tmp)
         for file in tmp.iterdir():
-            os.replace(file, output_dir / file.name)
+            readable_replace(file, output_dir / file.name)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     facts = {**_read_facts(output_dir), **(facts or {})}

@@ -22,6 +22,18 @@ from safetensors.torch import load_file, save_file
 STATE_FILE = "trainer_state.json"
 
 
+def readable_replace(tmp: str | os.PathLike, path: Path) -> None:
+    """``os.replace`` after giving the temporary file the usual permissions (mkstemp makes it owner-only, 0600)."""
+    os.chmod(tmp, 0o666 & ~_umask())
+    os.replace(tmp, path)
+
+
+def _umask() -> int:
+    umask = os.umask(0)
+    os.umask(umask)
+    return umask
+
+
 def atomic_write_text(path: Path, text: str) -> None:
     """Write ``text`` to ``path`` through a temporary file and ``os.replace``."""
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -30,7 +42,7 @@ def atomic_write_text(path: Path, text: str) -> None:
         handle.write(text)
         handle.flush()
         os.fsync(handle.fileno())
-    os.replace(tmp, path)
+    readable_replace(tmp, path)
 
 
 def save_state_dict(state: dict[str, torch.Tensor], path: Path) -> None:
@@ -39,7 +51,7 @@ def save_state_dict(state: dict[str, torch.Tensor], path: Path) -> None:
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
     os.close(fd)
     save_file(tensors, tmp)
-    os.replace(tmp, path)
+    readable_replace(tmp, path)
 
 
 def optimizer_to_tensors(optimizer: torch.optim.Optimizer) -> tuple[dict[str, torch.Tensor], dict[str, Any]]:
@@ -76,6 +88,7 @@ def save_checkpoint(
     directory.mkdir(parents=True, exist_ok=True)
     final = directory / f"step-{step:06d}"
     tmp = Path(tempfile.mkdtemp(dir=directory, prefix=".tmp-"))
+    tmp.chmod(0o777 & ~_umask())  # mkdtemp makes owner-only folders
     try:
         save_state_dict(model_state, tmp / "model.safetensors")
         opt_tensors, opt_meta = optimizer_to_tensors(optimizer)
