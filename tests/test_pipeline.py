@@ -56,8 +56,22 @@ def test_pipeline_trains_exports_evaluates_and_writes_the_table(tmp_path, monkey
     text = readme.read_text()
     assert "old table" not in text and "pearl-tiny" in text and text.endswith("more text\n")
 
+    # --no-train evaluates the exported model again without touching it
+    weights = (tmp_path / "outputs" / "pearl-tiny" / "model.safetensors").read_bytes()
+    again = run_pipeline(str(config), benchmarks_dir=str(benchmarks_dir), train=False)
+    assert again["results"][0]["value"] == doc["results"][0]["value"]
+    assert (tmp_path / "outputs" / "pearl-tiny" / "model.safetensors").read_bytes() == weights
+
     # the card can be regenerated from the results file, and the latest checkpoint exported on its own
     assert cli_main(["export", str(config)]) == 0
     assert cli_main(["export", str(config), "--from-checkpoint"]) == 0
     facts = json.loads((tmp_path / "outputs" / "pearl-tiny" / "training_facts.json").read_text())
     assert facts["exported from checkpoint"] == "step-000002" and facts["steps"] == 2
+
+
+def test_pipeline_no_train_without_a_model_says_what_to_do(tmp_path, monkeypatch):
+    import pytest
+
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(FileNotFoundError, match="drop --no-train"):
+        run_pipeline("pearl-mini", train=False)

@@ -50,6 +50,11 @@ def build_parser() -> argparse.ArgumentParser:
     pipeline.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE")
     pipeline.add_argument("--force-eval", action="store_true", help="recompute baseline results even if cached")
     pipeline.add_argument("--no-resume", action="store_true", help="retrain from scratch")
+    pipeline.add_argument(
+        "--no-train",
+        action="store_true",
+        help="skip training: evaluate the model already exported in outputs/<name>/ (e.g. after adding tasks)",
+    )
     pipeline.add_argument("--update-readme", metavar="README", help="rewrite the results table block of this README")
 
     export = sub.add_parser(
@@ -99,6 +104,7 @@ def main(argv: list[str] | None = None) -> int:
             force_eval=args.force_eval,
             resume=not args.no_resume,
             update_readme=args.update_readme,
+            train=not args.no_train,
         )
         return 0
     if args.command == "export":

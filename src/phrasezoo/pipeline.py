@@ -22,6 +22,7 @@ def run_pipeline(
     force_eval: bool = False,
     resume: bool = True,
     update_readme: str | None = None,
+    train: bool = True,
 ) -> dict:
     """Train (resuming if possible) and export ``config``, evaluate it and its baselines, print the comparison.
 
@@ -36,8 +37,15 @@ def run_pipeline(
     cfg = load_hub_config(config, overrides)
     tasks = cfg.eval.get("tasks", "pearl")
     baselines = cfg.eval.get("baselines", [])
-    print(f"== 1/3 train {cfg.name} ({cfg.method}, backbone {cfg.backbone})", flush=True)
-    run_training(cfg, resume=resume)
+    if train:
+        print(f"== 1/3 train {cfg.name} ({cfg.method}, backbone {cfg.backbone})", flush=True)
+        run_training(cfg, resume=resume)
+    elif not (cfg.output_dir / "config.json").exists():
+        raise FileNotFoundError(
+            f"--no-train needs an exported model in {cfg.output_dir}/; train it first (drop --no-train)."
+        )
+    else:
+        print(f"== 1/3 training skipped: evaluating the model in {cfg.output_dir}/", flush=True)
     print(f"== 2/3 evaluate {cfg.name} and {len(baselines)} baseline(s) on {tasks}", flush=True)
     baseline_docs = [
         _baseline_results(spec, tasks, benchmarks_dir, force_eval, evaluate, read_results) for spec in baselines
