@@ -113,3 +113,27 @@ def test_model_index_entries():
 
     card = ModelCardData(model_name="pearl-mini", eval_results=entries).to_dict()
     assert card["model-index"][0]["name"] == "pearl-mini"
+
+
+def test_report_shows_only_the_tasks_present_and_the_reference_rows_that_have_them():
+    subset = make_document(
+        "pb", None, [TaskResult("turney", "accuracy", 0.54, 10), TaskResult("bird", "pearson", 0.7, 9)]
+    )
+    table = format_report([subset])
+    assert table.splitlines()[0] == "| model | Turney | BiRD |"  # no averages without the nine PEARL tasks
+    assert "SLICE (paper)" not in table and "UCTopic" not in table and "gold-name KB" not in table
+
+    context = make_document(
+        "uct",
+        None,
+        [
+            TaskResult("conll2003_context", "nmi", 0.38, 5),
+            TaskResult("conll2003_context", "acc", 0.71, 5),
+            TaskResult("conll2003_context_ccl", "nmi", 0.33, 5),
+        ],
+    )
+    table = format_report([context])
+    header = table.splitlines()[0]
+    assert header == "| model | CoNLL ctx NMI | CoNLL ctx ACC | CoNLL ctx+CCL NMI | CoNLL ctx+CCL ACC |"
+    uctopic = next(line for line in table.splitlines() if line.startswith("| UCTopic CCL (paper)† |"))
+    assert uctopic.endswith("| – | – | 49.5 | 74.3 |") and "Turney" not in table

@@ -77,6 +77,11 @@ def register(subparsers) -> None:
     report.add_argument("results", nargs="+", metavar="RESULTS.json", help="results files written by `evaluate`")
     report.add_argument("--output", metavar="FILE", help="also write the table to this file")
     report.add_argument("--no-reference", action="store_true", help="leave out the papers' reference rows")
+    report.add_argument("--tasks", help="only these tasks or groups (e.g. 'pearl' or 'turney,bird')")
+    report.add_argument(
+        "--readme", metavar="FILE", help="also rewrite the <!-- BLOCK:start --> ... <!-- BLOCK:end --> block of FILE"
+    )
+    report.add_argument("--block", default="results", help="README block name for --readme (default: results)")
     report.set_defaults(func=run_report)
 
 
@@ -112,13 +117,23 @@ def run_evaluate(args: argparse.Namespace) -> int:
 
 def run_report(args: argparse.Namespace) -> int:
     from .report import format_report
+    from .results import read_results
+    from .tasks import resolve_tasks
 
     missing = [p for p in args.results if not Path(p).is_file()]
     if missing:
         print(f"error: results file(s) not found: {', '.join(missing)}", file=sys.stderr)
         return 2
-    table = format_report(args.results, include_reference=not args.no_reference)
+    docs = [read_results(p) for p in args.results]
+    if args.tasks:
+        keep = set(resolve_tasks(args.tasks))
+        docs = [{**d, "results": [r for r in d["results"] if r["task"] in keep]} for d in docs]
+    table = format_report(docs, include_reference=not args.no_reference)
     print(table)
+    if args.readme:
+        from phrasezoo.pipeline import write_readme_table
+
+        write_readme_table(Path(args.readme), table, block=args.block)
     if args.output:
         Path(args.output).parent.mkdir(parents=True, exist_ok=True)
         Path(args.output).write_text(table + "\n", encoding="utf8")
