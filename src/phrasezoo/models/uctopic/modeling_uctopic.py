@@ -216,9 +216,11 @@ class UCTopicModel(UCTopicPreTrainedModel):
                     "This UCTopicModel has no tokenizer: pass one with model.set_tokenizer(tokenizer), or load the "
                     "model from a folder that contains tokenizer files."
                 )
-            # the config is given so that AutoTokenizer does not read config.json, whose auto_map would make it ask
-            # whether to trust this remote code again
-            self._tokenizer = AutoTokenizer.from_pretrained(source, config=self.config)
+            # the backbone's config names the tokenizer type; without it AutoTokenizer would read this folder's
+            # config.json, see its auto_map and ask interactively whether to run custom code
+            self._tokenizer = AutoTokenizer.from_pretrained(
+                source, config=self.config.backbone_config, trust_remote_code=False
+            )
         return self._tokenizer
 
     def set_tokenizer(self, tokenizer) -> None:
