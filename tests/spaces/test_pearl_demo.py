@@ -2,39 +2,19 @@
 
 from __future__ import annotations
 
-import importlib.util
-import os
-import socket
-from pathlib import Path
-
 import pytest
 
 from phrasezoo.methods.pearl import tiny_model
 
-APP = Path(__file__).resolve().parents[2] / "spaces" / "pearl-demo" / "app.py"
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+from .helpers import load_app, save_tiny, serve
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    os.environ["GRADIO_ANALYTICS_ENABLED"] = "False"
-    folder = tmp_path_factory.mktemp("pearl-space-model")
-    model = tiny_model()
-    model.save_pretrained(folder)
-    model.tokenizer.save_pretrained(folder)
-    spec = importlib.util.spec_from_file_location("pearl_demo_app", APP)
-    app = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(app)
-    demo = app.build_demo(app.load_model(str(folder)))  # the same AutoModel + trust_remote_code path users take
-    port = _free_port()
-    demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True)
-    yield f"http://127.0.0.1:{port}/"
-    demo.close()
+    app = load_app("pearl-demo")
+    folder = save_tiny(tiny_model(), tmp_path_factory.mktemp("pearl-space-model"))
+    with serve(app.build_demo(app.load_model(folder))) as url:  # the AutoModel + trust_remote_code path users take
+        yield url
 
 
 @pytest.fixture(scope="module")

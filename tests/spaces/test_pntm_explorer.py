@@ -2,45 +2,25 @@
 
 from __future__ import annotations
 
-import importlib.util
-import os
-import socket
-from pathlib import Path
-
 import pytest
 
 from phrasezoo.applications.pntm import PNTM
 from phrasezoo.methods.phrase_bert import tiny_model
 
-APP = Path(__file__).resolve().parents[2] / "spaces" / "pntm-explorer" / "app.py"
+from .helpers import load_app, save_tiny, serve
+
 TERMS = ["moon", "rocket", "orbit", "guitar", "song", "band", "football", "goal", "space rocket", "rock band"]
 DOCUMENTS = ["the rocket left orbit", "a song by the band", "a goal in football", "moon orbit", "guitar song"] * 4
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    os.environ["GRADIO_ANALYTICS_ENABLED"] = "False"
-    folder = tmp_path_factory.mktemp("pntm-space-encoder")
-    model = tiny_model()
-    model.save_pretrained(folder)
-    model.tokenizer.save_pretrained(folder)
-    spec = importlib.util.spec_from_file_location("pntm_explorer_app", APP)
-    app = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(app)
-    encoder = app.load_model(str(folder))  # the AutoModel + trust_remote_code path users take
+    app = load_app("pntm-explorer")
+    encoder = app.load_model(save_tiny(tiny_model(), tmp_path_factory.mktemp("pntm-space-encoder")))
     topic_folder = tmp_path_factory.mktemp("pntm-space-topics")
     PNTM(encoder=encoder, n_topics=4, epochs=3, progress=False).fit(DOCUMENTS, TERMS).save(topic_folder)
-    demo = app.build_demo(encoder, app.TopicModel(str(topic_folder)))
-    port = _free_port()
-    demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True)
-    yield f"http://127.0.0.1:{port}/"
-    demo.close()
+    with serve(app.build_demo(encoder, app.TopicModel(str(topic_folder)))) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")
