@@ -1,29 +1,13 @@
-"""Fixtures for the evaluation suite's tests: benchmark location and hand-set fake encoders."""
+"""Fixtures for the evaluation suite's tests: hand-set fake encoders."""
 
 from __future__ import annotations
-
-import os
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 from phrasezoo.evaluation.encoders import SIMILARITY, TOKENS, VECTORS, Encoder
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-BENCHMARKS_DIR = Path(os.environ.get("PHRASEZOO_BENCHMARKS", REPO_ROOT.parent / "shared" / "benchmarks"))
-
-os.environ.setdefault("PHRASEZOO_NO_PROGRESS", "1")
-os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-
-
-@pytest.fixture(scope="session")
-def benchmarks_dir() -> Path:
-    if not BENCHMARKS_DIR.exists():
-        pytest.fail(
-            f"Benchmark data not found at {BENCHMARKS_DIR}; set PHRASEZOO_BENCHMARKS or put ../shared beside the repo."
-        )
-    return BENCHMARKS_DIR
+# benchmarks_dir, the quiet environment and the isolated cache come from tests/conftest.py
 
 
 class FakeEncoder(Encoder):
