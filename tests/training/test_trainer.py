@@ -124,3 +124,18 @@ def test_head_learning_rates_make_parameter_groups(tmp_path, tiny_setup, trainin
         if k.startswith("backbone.") and before[k].is_floating_point()
     )
     assert head_change > 100 * backbone_change  # Adam's first step moves each weight by about its learning rate
+
+
+def test_resumes_a_checkpoint_written_before_per_group_learning_rates(tmp_path, pearl_task, training_config):
+    cfg = training_config()
+    model = tiny_model()
+    with pytest.raises(TrainingInterrupted):
+        train(model, pearl_task(model), cfg, tmp_path, stop_after_steps=3, progress=False)
+    state_file = tmp_path / "checkpoints" / "step-000002" / "trainer_state.json"
+    state = json.loads(state_file.read_text())
+    for group in state["optimizer"]["param_groups"]:  # what older phrasezoo versions wrote
+        group.pop("base_lr")
+    state_file.write_text(json.dumps(state))
+    model = tiny_model()
+    resumed = train(model, pearl_task(model), cfg, tmp_path, progress=False)
+    assert resumed.resumed_from == 2 and resumed.steps == 6

@@ -145,7 +145,10 @@ def train(
     if found is not None:
         model_state, optimizer_state, state = load_checkpoint(found)
         model.load_state_dict(model_state)
+        configured = [group["base_lr"] for group in optimizer.param_groups]
         optimizer.load_state_dict(optimizer_state)
+        for group, base_lr in zip(optimizer.param_groups, configured, strict=True):
+            group.setdefault("base_lr", base_lr)  # checkpoints from before per-group learning rates lack it
         start_step, elapsed_before = state["step"], state.get("elapsed_seconds", 0.0)
         accelerator.print(f">> resuming from {found} (step {start_step}/{total_steps})")
     model, optimizer = accelerator.prepare(model, optimizer)
