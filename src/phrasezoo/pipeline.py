@@ -29,7 +29,7 @@ def run_pipeline(
     Baseline results are reused from ``results/`` when they cover the same tasks (``force_eval`` recomputes them).
     Returns the model's results document.
     """
-    from phrasezoo.evaluation import evaluate, format_report, load_encoder, read_results
+    from phrasezoo.evaluation import evaluate, format_report, load_encoder
     from phrasezoo.hub.export import refresh_card
     from phrasezoo.training.run import run_training
 
@@ -47,9 +47,7 @@ def run_pipeline(
     else:
         print(f"== 1/3 training skipped: evaluating the model in {cfg.output_dir}/", flush=True)
     print(f"== 2/3 evaluate {cfg.name} and {len(baselines)} baseline(s) on {tasks}", flush=True)
-    baseline_docs = [
-        _baseline_results(spec, tasks, benchmarks_dir, force_eval, evaluate, read_results) for spec in baselines
-    ]
+    baseline_docs = [_baseline_results(spec, tasks, benchmarks_dir, force_eval) for spec in baselines]
     # evaluate the exported folder itself: what users download, loaded through trust_remote_code
     encoder = load_encoder(str(cfg.output_dir), name=cfg.name)
     doc = evaluate(encoder, tasks=tasks, benchmarks_dir=benchmarks_dir, output=cfg.results_path)
@@ -68,10 +66,10 @@ def run_pipeline(
     return doc
 
 
-def _baseline_results(spec: str, tasks, benchmarks_dir, force_eval: bool, evaluate, read_results) -> dict:
+def _baseline_results(spec: str, tasks, benchmarks_dir, force_eval: bool) -> dict:
     """A baseline's results on ``tasks``: reused from ``results/`` where present (one file per baseline, shared by
     every recipe), with only the missing tasks evaluated and merged in; everything recomputed with ``force_eval``."""
-    from phrasezoo.evaluation import resolve_tasks, write_results
+    from phrasezoo.evaluation import evaluate, read_results, resolve_tasks, write_results
 
     path = baseline_results_path(spec)
     wanted = list(resolve_tasks(tasks))

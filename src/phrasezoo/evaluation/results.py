@@ -20,6 +20,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from phrasezoo.files import readable_replace
+
 ENTRY_KEYS = ("task", "metric", "value", "n", "seconds", "notes")
 
 
@@ -70,10 +72,7 @@ def write_results(doc: dict[str, Any], path: str | os.PathLike) -> Path:
         with os.fdopen(fd, "w", encoding="utf8") as handle:
             json.dump(doc, handle, indent=2, ensure_ascii=False)
             handle.write("\n")
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes owner-only files
-        os.replace(tmp, path)
+        readable_replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise

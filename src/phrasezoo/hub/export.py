@@ -15,9 +15,10 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from phrasezoo.files import readable_replace
 from phrasezoo.hub.card import write_model_card
 from phrasezoo.resources import backbone_hub_id
-from phrasezoo.training.checkpoint import atomic_write_text, readable_replace
+from phrasezoo.training.checkpoint import atomic_write_text
 
 FACTS_FILE = "training_facts.json"
 

@@ -19,19 +19,9 @@ from typing import Any
 import torch
 from safetensors.torch import load_file, save_file
 
+from phrasezoo.files import current_umask, readable_replace
+
 STATE_FILE = "trainer_state.json"
-
-
-def readable_replace(tmp: str | os.PathLike, path: Path) -> None:
-    """``os.replace`` after giving the temporary file the usual permissions (mkstemp makes it owner-only, 0600)."""
-    os.chmod(tmp, 0o666 & ~_umask())
-    os.replace(tmp, path)
-
-
-def _umask() -> int:
-    umask = os.umask(0)
-    os.umask(umask)
-    return umask
 
 
 def atomic_write_text(path: Path, text: str) -> None:
@@ -88,7 +78,7 @@ def save_checkpoint(
     directory.mkdir(parents=True, exist_ok=True)
     final = directory / f"step-{step:06d}"
     tmp = Path(tempfile.mkdtemp(dir=directory, prefix=".tmp-"))
-    tmp.chmod(0o777 & ~_umask())  # mkdtemp makes owner-only folders
+    tmp.chmod(0o777 & ~current_umask())  # mkdtemp makes owner-only folders
     try:
         save_state_dict(model_state, tmp / "model.safetensors")
         opt_tensors, opt_meta = optimizer_to_tensors(optimizer)
