@@ -1,0 +1,31 @@
+"""Fuzzy joins and entity linking with phrase embeddings (or rapidfuzz), over faiss, pandas in and out.
+
+```python
+from phrasezoo.match import join, link
+
+join(left_df, right_df, left_column="title", right_column="title", model="outputs/pearl-mini", threshold=0.7)
+link(["NYTimes"], {"Q9684": ["The New York Times", "NYT"]}, top_k=3)
+```
+
+Command line: ``python -m phrasezoo.match join --left a.csv --right b.csv --output joined.csv`` (see ``--help``).
+"""
+
+from __future__ import annotations
+
+from .api import JOIN_COLUMNS, LINK_COLUMNS, join, link
+from .blocking import SCHEMES as BLOCKING_SCHEMES
+from .index import INDEX_TYPES
+from .matcher import Matcher
+from .scorers import DEFAULT_MODEL, RAPIDFUZZ_SCORERS
+
+__all__ = [
+    "BLOCKING_SCHEMES",
+    "DEFAULT_MODEL",
+    "INDEX_TYPES",
+    "JOIN_COLUMNS",
+    "LINK_COLUMNS",
+    "RAPIDFUZZ_SCORERS",
+    "Matcher",
+    "join",
+    "link",
+]

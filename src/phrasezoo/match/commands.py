@@ -1,0 +1,136 @@
+"""``phrasezoo match join|link`` (also ``python -m phrasezoo.match``): fuzzy joins and entity linking over CSV files."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from .blocking import SCHEMES
+from .index import INDEX_TYPES
+from .scorers import DEFAULT_MODEL, RAPIDFUZZ_SCORERS
+
+EPILOG = f"""models (--model):
+  baseline:minilm-l6        raw all-MiniLM-L6-v2 with mean pooling (default, embedded offline)
+  outputs/pearl-mini        an exported zoo folder, or a recipe name such as pearl-mini
+  rapidfuzz:<scorer>        string similarity without embeddings: {", ".join(RAPIDFUZZ_SCORERS)}
+
+examples:
+  phrasezoo match join --left companies.csv --right invoices.csv --left-column name --right-column vendor \\
+      --model outputs/pearl-mini --threshold 0.7 --output joined.csv
+  phrasezoo match link --mentions mentions.csv --kb kb.csv --kb-name-column name --kb-id-column qid --top-k 3 \\
+      --output links.csv
+"""
+
+
+def _common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--model", default=DEFAULT_MODEL, help=f"encoder or rapidfuzz scorer (default {DEFAULT_MODEL})")
+    parser.add_argument("--top-k", type=int, default=1, help="matches per row (default 1)")
+    parser.add_argument("--threshold", type=float, help="drop matches scoring below this (cosine, or rapidfuzz / 100)")
+    parser.add_argument("--blocking", choices=SCHEMES, help="only compare rows sharing a key (large tables)")
+    parser.add_argument("--index", choices=INDEX_TYPES, default="auto", help="faiss index (default: auto)")
+    parser.add_argument("--keep-unmatched", action="store_true", help="write rows without a match too")
+    parser.add_argument("--skip-missing", action="store_true", help="skip empty cells instead of failing")
+    parser.add_argument("--batch-size", type=int, help="encoder batch size")
+    parser.add_argument(
+        "--output", "-o", required=True, help="output file (.csv, .tsv, .parquet, .jsonl) or - for stdout"
+    )
+    parser.add_argument("--no-progress", action="store_true", help="no progress bars")
+
+
+def register(subparsers) -> argparse.ArgumentParser:
+    """Add the ``match`` command (with ``join`` and ``link``) to a parent CLI's subparsers."""
+    match = subparsers.add_parser(
+        "match",
+        help="fuzzy-join two CSV tables or link mentions to a knowledge base",
+        description="Fuzzy joins and entity linking with a zoo model (or rapidfuzz) over a faiss index.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    build_arguments(match)
+    match.set_defaults(func=run)
+    return match
+
+
+def build_arguments(parser: argparse.ArgumentParser) -> None:
+    sub = parser.add_subparsers(dest="match_command", required=True, metavar="{join,link}")
+    join = sub.add_parser("join", help="match each right-table row to its most similar left-table rows",
+                          epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    join.add_argument("--left", required=True, help="reference table (CSV/TSV/parquet)")
+    join.add_argument("--right", required=True, help="table whose rows are matched to the left table")
+    join.add_argument("--left-column", help="text column of the left table (needed when it has several columns)")
+    join.add_argument("--right-column", help="text column of the right table")
+    _common(join)
+    link = sub.add_parser("link", help="link mentions to knowledge-base entities by name",
+                          epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    link.add_argument("--mentions", required=True, help="table of mentions (CSV/TSV/parquet)")
+    link.add_argument("--mention-column", help="text column of the mentions table")
+    link.add_argument("--kb", required=True, help="knowledge base table: one row per name (aliases repeat the id)")
+    link.add_argument("--kb-name-column", help="column of entity names (default: name)")
+    link.add_argument("--kb-id-column", help="column of entity ids (default: id when present, else the row number)")
+    _common(link)
+
+
+def read_table(path: str):
+    """A DataFrame from CSV, TSV, parquet or JSON lines (by suffix); clear error when the file is missing."""
+    import pandas as pd
+
+    file = Path(path)
+    if not file.is_file():
+        raise FileNotFoundError(f"No such table: {path}")
+    suffix = file.suffix.lower()
+    if suffix == ".parquet":
+        return pd.read_parquet(file)
+    if suffix in (".jsonl", ".ndjson"):
+        return pd.read_json(file, lines=True)
+    return pd.read_csv(file, sep="\t" if suffix in (".tsv", ".tab") else ",", dtype=str, keep_default_na=False)
+
+
+def write_table(frame, path: str) -> None:
+    if path == "-":
+        frame.to_csv(sys.stdout, index=False)
+        return
+    file = Path(path)
+    file.parent.mkdir(parents=True, exist_ok=True)
+    suffix = file.suffix.lower()
+    if suffix == ".parquet":
+        frame.to_parquet(file, index=False)
+    elif suffix in (".jsonl", ".ndjson"):
+        frame.to_json(file, orient="records", lines=True)
+    else:
+        frame.to_csv(file, index=False, sep="\t" if suffix in (".tsv", ".tab") else ",")
+
+
+def run(args: argparse.Namespace) -> int:
+    from .api import join, link
+
+    common = {
+        "model": args.model, "top_k": args.top_k, "threshold": args.threshold, "blocking": args.blocking,
+        "index": args.index, "keep_unmatched": args.keep_unmatched, "batch_size": args.batch_size,
+        "on_missing": "skip" if args.skip_missing else "raise", "progress": not args.no_progress,
+    }  # fmt: skip
+    try:
+        if args.match_command == "join":
+            frame = join(read_table(args.left), read_table(args.right), left_column=args.left_column,
+                         right_column=args.right_column, **common)  # fmt: skip
+        else:
+            frame = link(read_table(args.mentions), read_table(args.kb), mention_column=args.mention_column,
+                         kb_name_column=args.kb_name_column, kb_id_column=args.kb_id_column, **common)  # fmt: skip
+    except (ValueError, FileNotFoundError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    write_table(frame, args.output)
+    if args.output != "-":
+        print(f">> wrote {len(frame)} rows to {args.output}", file=sys.stderr)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m phrasezoo.match",
+        description="Fuzzy joins and entity linking with a zoo model (or rapidfuzz) over a faiss index.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    build_arguments(parser)
+    return run(parser.parse_args(argv))

@@ -1,0 +1,57 @@
+"""Nearest-neighbour search over L2-normalised vectors with faiss (inner product = cosine).
+
+``index="flat"`` is exact. For large reference tables ``"ivf"`` (inverted lists: k-means cells, ``nprobe`` of them
+searched per query) and ``"hnsw"`` (a navigable small-world graph) are approximate and much faster per query;
+``"auto"`` picks flat up to :data:`AUTO_EXACT_LIMIT` reference rows and HNSW beyond.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+INDEX_TYPES = ("auto", "flat", "ivf", "hnsw")
+AUTO_EXACT_LIMIT = 200_000
+
+
+def build_index(vectors: np.ndarray, kind: str = "auto", nprobe: int = 16, hnsw_m: int = 32, ef_search: int = 128):
+    """A faiss index holding ``vectors`` (float32, rows L2-normalised) for inner-product search."""
+    import faiss
+
+    if kind not in INDEX_TYPES:
+        raise ValueError(f"index must be one of {', '.join(INDEX_TYPES)}, got {kind!r}.")
+    vectors = np.ascontiguousarray(vectors, dtype=np.float32)
+    n, dim = vectors.shape
+    if kind == "auto":
+        kind = "flat" if n <= AUTO_EXACT_LIMIT else "hnsw"
+    if kind == "flat":
+        index = faiss.IndexFlatIP(dim)
+    elif kind == "hnsw":
+        index = faiss.IndexHNSWFlat(dim, hnsw_m, faiss.METRIC_INNER_PRODUCT)
+        index.hnsw.efConstruction = max(40, 2 * hnsw_m)
+        index.hnsw.efSearch = ef_search
+    else:  # ivf: about 4 sqrt(n) cells, at least 39 training points per cell (faiss' own minimum)
+        nlist = max(1, min(int(4 * math.sqrt(n)), n // 39))
+        quantizer = faiss.IndexFlatIP(dim)
+        index = faiss.IndexIVFFlat(quantizer, dim, nlist, faiss.METRIC_INNER_PRODUCT)
+        index.train(vectors)
+        index.nprobe = min(nprobe, nlist)
+    index.add(vectors)
+    return index
+
+
+def search(
+    index, queries: np.ndarray, top_k: int, batch_size: int = 4096, progress=None
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(scores, ids)`` of the ``top_k`` nearest rows per query; missing neighbours have id -1, score -inf."""
+    queries = np.ascontiguousarray(queries, dtype=np.float32)
+    scores = np.empty((len(queries), top_k), dtype=np.float32)
+    ids = np.empty((len(queries), top_k), dtype=np.int64)
+    for start in range(0, len(queries), batch_size):
+        s, i = index.search(queries[start : start + batch_size], top_k)
+        scores[start : start + batch_size], ids[start : start + batch_size] = s, i
+        if progress is not None:
+            progress.update(len(s))
+    scores[ids < 0] = -np.inf
+    return scores, ids

@@ -1,0 +1,45 @@
+"""The match CLI over CSV files, run as users run it (a fresh process)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pandas as pd
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "phrasezoo.match", *args], capture_output=True, text=True, timeout=300)
+
+
+def test_join_csv_files(tmp_path):
+    left, right, output = tmp_path / "left.csv", tmp_path / "right.csv", tmp_path / "out" / "joined.csv"
+    pd.DataFrame({"id": [1, 2, 3], "title": ["apple pie", "banana bread", "The New York Times"]}).to_csv(
+        left, index=False
+    )
+    pd.DataFrame({"vendor": ["NY Times", "banana bred"], "amount": [3, 4]}).to_csv(right, index=False)
+    done = run_cli("join", "--left", str(left), "--right", str(right), "--left-column", "title",
+                   "--right-column", "vendor", "--top-k", "2", "--output", str(output), "--no-progress")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    joined = pd.read_csv(output)
+    assert joined[joined["rank"] == 1]["left"].tolist() == ["The New York Times", "banana bread"]
+    assert len(joined) == 4
+
+
+def test_link_csv_files_with_rapidfuzz(tmp_path):
+    mentions, kb, output = tmp_path / "m.csv", tmp_path / "kb.tsv", tmp_path / "links.jsonl"
+    pd.DataFrame({"mention": ["Washington Post newspaper"]}).to_csv(mentions, index=False)
+    pd.DataFrame({"qid": ["Q1", "Q2"], "name": ["The Washington Post", "apple pie"]}).to_csv(kb, sep="\t", index=False)
+    done = run_cli("link", "--mentions", str(mentions), "--kb", str(kb), "--kb-id-column", "qid",
+                   "--model", "rapidfuzz:token_set_ratio", "--output", str(output))  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert pd.read_json(output, lines=True)["entity_id"].tolist() == ["Q1"]
+
+
+def test_missing_column_is_a_clear_error(tmp_path):
+    left = tmp_path / "left.csv"
+    pd.DataFrame({"a": ["x"], "b": ["y"]}).to_csv(left, index=False)
+    done = run_cli("join", "--left", str(left), "--right", str(left), "--left-column", "title", "--right-column", "a",
+                   "--output", "-", "--model", "rapidfuzz:ratio")  # fmt: skip
+    assert done.returncode == 2
+    assert "no column 'title'" in done.stderr and "a, b" in done.stderr

@@ -1,0 +1,159 @@
+"""phrasezoo.match: join/link on real encoders (MiniLM, rapidfuzz), faiss indexes, pandas in and out."""
+
+from __future__ import annotations
+
+import hashlib
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from phrasezoo.match import Matcher, join, link
+from phrasezoo.match.blocking import BlockIndex, char3, first_token, tokens
+from phrasezoo.match.matcher import top_k_rows
+
+LEFT = ["The New York Times", "Washington Post", "apple pie", "banana bread", "Los Angeles Times"]
+RIGHT = ["NY Times", "banana bred", "apple pies", "Washington Post (newspaper)"]
+
+
+@pytest.fixture(scope="module")
+def minilm():
+    return Matcher("baseline:minilm-l6", progress=False).scorer  # one loaded model for the module
+
+
+class HashVectors:
+    """A deterministic embedding (hash-seeded random unit vectors): index tests need many distinct vectors fast."""
+
+    def encode(self, texts, **kwargs):
+        rows = [np.random.default_rng(int(hashlib.md5(t.encode()).hexdigest()[:8], 16)).normal(size=48) for t in texts]
+        return np.asarray(rows, dtype=np.float32)
+
+
+def test_join_matches_each_right_value_to_its_left_value(minilm):
+    out = join(LEFT, RIGHT, model=minilm)
+    assert list(out.columns) == ["right_index", "right", "left_index", "left", "score", "rank"]
+    assert out["left"].tolist() == ["The New York Times", "banana bread", "apple pie", "Washington Post"]
+    assert out["rank"].tolist() == [1, 1, 1, 1]
+    assert ((out["score"] > 0) & (out["score"] <= 1.0001)).all()
+
+
+def test_join_dataframes_keeps_index_labels_and_orders_top_k(minilm):
+    left = pd.DataFrame({"id": [10, 11, 12, 13, 14], "name": LEFT}, index=list("abcde"))
+    right = pd.DataFrame({"vendor": RIGHT}, index=[100, 101, 102, 103])
+    out = join(left, right, model=minilm, left_column="name", right_column="vendor", top_k=3)
+    assert len(out) == 12
+    first = out[out["right_index"] == 100]
+    assert first["rank"].tolist() == [1, 2, 3]
+    assert first["score"].is_monotonic_decreasing
+    assert first.iloc[0]["left_index"] == "a"
+
+
+def test_threshold_drops_weak_matches_and_keep_unmatched_keeps_the_row(minilm):
+    out = join(LEFT, ["zebra crossing"], model=minilm, threshold=0.9)
+    assert out.empty
+    kept = join(LEFT, ["zebra crossing"], model=minilm, threshold=0.9, keep_unmatched=True)
+    assert len(kept) == 1 and kept["left"].isna().all() and kept["score"].isna().all()
+
+
+def test_rapidfuzz_join_scores_in_unit_range():
+    out = join(LEFT, RIGHT, model="rapidfuzz:token_sort_ratio", top_k=2)
+    assert out.groupby("right_index").size().tolist() == [2, 2, 2, 2]
+    assert out["score"].between(0, 1).all()
+    assert out[out["rank"] == 1]["left"].tolist()[1:3] == ["banana bread", "apple pie"]
+
+
+def test_link_collapses_aliases_and_returns_entity_ids(minilm):
+    kb = {"Q9684": ["The New York Times", "NYT", "New York Times"], "Q166032": "Washington Post", "Q1": "apple pie"}
+    out = link(["NY Times", "apple pies"], kb, model=minilm, top_k=2)
+    assert list(out.columns) == ["mention_index", "mention", "entity_id", "entity", "score", "rank"]
+    nyt = out[out["mention"] == "NY Times"]
+    assert nyt["entity_id"].tolist()[0] == "Q9684"
+    assert nyt["entity_id"].is_unique  # one row per entity even though three aliases match
+    assert out[out["mention"] == "apple pies"]["entity_id"].tolist()[0] == "Q1"
+
+
+def test_link_dataframe_kb_with_id_column(minilm):
+    kb = pd.DataFrame({"qid": ["A", "B", "B"], "label": ["apple pie", "banana bread", "banana loaf"]})
+    out = link(pd.Series(["banana loaf recipe"]), kb, model=minilm, kb_name_column="label", kb_id_column="qid")
+    assert out.iloc[0]["entity_id"] == "B" and out.iloc[0]["entity"] == "banana loaf"
+
+
+def test_blocking_keys():
+    assert first_token("The New-York Times") == ["the"]
+    assert tokens("Times, The New York") == ["new", "times", "york"]
+    assert "nyt" in char3("NY Times")
+    blocks = BlockIndex(LEFT, "first_token")
+    assert blocks.candidates("apple tart").tolist() == [2]
+    assert blocks.candidates("zebra").size == 0
+
+
+def test_blocked_join_agrees_with_exhaustive_join_when_blocks_hold_the_match(minilm):
+    full = join(LEFT, RIGHT, model=minilm)
+    blocked = join(LEFT, RIGHT, model=minilm, blocking="tokens")
+    assert blocked["left"].tolist() == full["left"].tolist()
+    assert np.allclose(blocked["score"], full["score"], atol=1e-5)
+
+
+def test_blocking_fallback_none_leaves_rows_without_candidates_unmatched(minilm):
+    out = join(LEFT, ["zebra crossing", "apple tart"], model=minilm, blocking="first_token", blocking_fallback="none")
+    assert out["right"].tolist() == ["apple tart"]
+    out_all = join(LEFT, ["zebra crossing"], model=minilm, blocking="first_token")
+    assert len(out_all) == 1  # searched against the whole table instead
+
+
+def test_blocked_rapidfuzz_join():
+    out = join(LEFT, RIGHT, model="rapidfuzz:WRatio", blocking="char3")
+    assert out["left"].tolist()[1:3] == ["banana bread", "apple pie"]
+
+
+@pytest.mark.parametrize("kind", ["hnsw", "ivf"])
+def test_approximate_indexes_find_the_exact_neighbours(kind):
+    reference = [f"entity number {i}" for i in range(3000)]
+    queries = reference[::97]
+    exact = Matcher(HashVectors(), index="flat", progress=False).fit(reference).search(queries, top_k=3)
+    approx = Matcher(HashVectors(), index=kind, progress=False, nprobe=64).fit(reference).search(queries, top_k=3)
+    assert (approx[1][:, 0] == exact[1][:, 0]).mean() >= 0.95
+    assert np.allclose(approx[0][:, 0], 1.0, atol=1e-4)  # each query is in the table: cosine 1 with itself
+
+
+def test_top_k_rows_orders_and_pads():
+    scores, ids = top_k_rows(np.array([[0.1, 0.9, 0.5]], dtype=np.float32), 5)
+    assert ids.tolist() == [[1, 2, 0, -1, -1]]
+    assert scores[0, 0] == pytest.approx(0.9)
+
+
+def test_same_accuracy_as_the_benchmark_suite_on_an_autofj_table(minilm):
+    from phrasezoo.evaluation.tasks.fuzzy_join import join_accuracy, read_autofj
+
+    table = read_autofj(["ShoppingMall"])[0]
+    queries = table.queries()
+    out = join(table.left, queries, model=minilm)
+    ours = np.mean([p == table.gold[q] for p, q in zip(out["left"], queries)])
+    suite, n = join_accuracy(minilm.encoder, table)
+    assert n == len(queries) and ours == pytest.approx(suite)
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda m: join(pd.DataFrame({"a": ["x"], "b": ["y"]}), ["x"], model=m), "name the one to match"),
+        (lambda m: join(pd.DataFrame({"a": ["x"]}), ["x"], model=m, left_column="title"), "no column 'title'"),
+        (lambda m: join(["x", None, float("nan")], ["x"], model=m), "2 missing or empty"),
+        (lambda m: join([], ["x"], model=m), "no values"),
+        (lambda m: join("abc", ["x"], model=m), "list of strings"),
+        (lambda m: join(["x"], ["x"], model=m, threshold=5), "threshold"),
+        (lambda m: join(["x"], ["x"], model=m, top_k=0), "top_k"),
+        (lambda m: join(["x"], ["x"], model=m, blocking="soundex"), "Unknown blocking"),
+        (lambda m: join(["x"], ["x"], model="rapidfuzz:nope"), "Unknown rapidfuzz scorer"),
+        (lambda m: join(["x"], ["x"], model=m, index="lsh"), "index must be"),
+        (lambda m: link(["x"], pd.DataFrame({"a": ["x"], "b": ["y"]}), model=m), "kb_name_column"),
+    ],
+)
+def test_bad_input_raises_a_clear_value_error(minilm, call, message):
+    with pytest.raises(ValueError, match=message):
+        call(minilm)
+
+
+def test_on_missing_skip_drops_empty_rows(minilm):
+    out = join(LEFT, ["apple pies", "", None], model=minilm, on_missing="skip")
+    assert out["right"].tolist() == ["apple pies"]
