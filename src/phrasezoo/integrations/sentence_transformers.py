@@ -1,0 +1,177 @@
+"""Export a zoo model as a sentence-transformers folder: ``SentenceTransformer(folder)`` gives the zoo's embeddings.
+
+* **Phrase-BERT** becomes the standard pipeline ``Transformer -> Pooling(mean) -> Normalize``: no custom code, so
+  ``SentenceTransformer(folder)`` loads it without ``trust_remote_code``.
+* **PEARL** needs its character encoder, which reads each word's characters and word pieces; no stock module does
+  that. The folder holds the full PEARL export (weights, config with ``auto_map``, the model's own code, tokenizer)
+  plus ``phrasezoo_st_modules.py``, a sentence-transformers input module that runs it, so
+  ``SentenceTransformer(folder, trust_remote_code=True)`` gives the concatenation of the normalised phrase vector and
+  the weighted normalised character vector, exactly as ``PearlModel.encode``. The same folder still loads with
+  ``AutoModel.from_pretrained(folder, trust_remote_code=True)``.
+
+UCTopic embeds mentions in their sentence and has no sentence-transformers equivalent: it is refused with a clear
+error. The export is written to a temporary folder and moved into place, then (``verify=True``) loaded back with
+sentence-transformers and compared with the zoo model on sample phrases.
+
+    python -m phrasezoo.integrations.sentence_transformers outputs/pearl-mini --output outputs/pearl-mini-st
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+SAMPLE_PHRASES = ["The New York Times", "NYTimes", "New-York Daily Times", "very difficult", "Famotidine 20 mg"]
+SUPPORTED = {"phrasezoo-pearl": "PEARL", "phrasezoo-phrase-bert": "Phrase-BERT"}
+MODULE_FILE = "phrasezoo_st_modules.py"
+
+
+def load_zoo_model(spec: Any):
+    """A loaded zoo model from a model object, an exported folder or a recipe name (``outputs/<name>``)."""
+    if not isinstance(spec, (str, os.PathLike)):
+        return spec
+    path = Path(spec)
+    if not path.exists() and "/" not in str(spec) and (Path("outputs") / str(spec)).is_dir():
+        path = Path("outputs") / str(spec)
+    if not (path / "config.json").is_file():
+        raise FileNotFoundError(f"{spec} is not an exported zoo model folder (no config.json); export it first.")
+    from transformers import AutoModel
+
+    return AutoModel.from_pretrained(str(path), trust_remote_code=True).eval()
+
+
+def export_sentence_transformers(
+    model: Any, output_dir: str | os.PathLike, overwrite: bool = False, verify: bool = True
+) -> Path:
+    """Write ``model`` (a zoo model, folder or recipe name) as a sentence-transformers folder at ``output_dir``."""
+    source = Path(model) if isinstance(model, (str, os.PathLike)) else None
+    model = load_zoo_model(model)
+    model_type = getattr(getattr(model, "config", None), "model_type", None)
+    if model_type not in SUPPORTED:
+        raise ValueError(
+            f"sentence-transformers export supports {', '.join(SUPPORTED.values())} (model types "
+            f"{', '.join(SUPPORTED)}), not {model_type!r}. UCTopic embeds a phrase inside its sentence "
+            "(model.encode([(sentence, (start, end))])), which sentence-transformers' text-in/vector-out API cannot "
+            "express: use the model folder with AutoModel directly."
+        )
+    output = Path(output_dir)
+    if output.exists() and any(output.iterdir()) and not overwrite:
+        raise FileExistsError(f"{output} exists and is not empty; pass overwrite=True (--overwrite) to replace it.")
+    output.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(dir=output.parent, prefix=f".{output.name}-"))
+    try:
+        if model_type == "phrasezoo-pearl":
+            _write_pearl(model, tmp)
+        else:
+            _write_mean_pooling(model, tmp)
+        card = Path(getattr(model, "name_or_path", "") or "") / "README.md"
+        if source is not None and card.is_file():  # keep the zoo model card (results, training facts)
+            shutil.copyfile(card, tmp / "README.md")
+        os.chmod(tmp, 0o755)
+        if output.exists():
+            shutil.rmtree(output)
+        tmp.replace(output)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    if verify:
+        difference = max_difference(model, output)
+        if difference > 1e-4:
+            raise RuntimeError(f"The export at {output} gives embeddings {difference:.2e} away from the zoo model.")
+    return output
+
+
+def _write_mean_pooling(model, folder: Path) -> None:
+    """Phrase-BERT: the backbone + tokenizer as a stock Transformer module, mean pooling, normalisation."""
+    from sentence_transformers import SentenceTransformer
+
+    try:  # sentence-transformers >= 6
+        from sentence_transformers.base.modules import Normalize, Transformer
+        from sentence_transformers.sentence_transformer.modules import Pooling
+    except ImportError:  # pragma: no cover - sentence-transformers 5.x
+        from sentence_transformers.models import Normalize, Pooling, Transformer
+
+    with tempfile.TemporaryDirectory() as backbone_dir:
+        model.backbone.save_pretrained(backbone_dir, safe_serialization=True)
+        model.tokenizer.save_pretrained(backbone_dir)
+        from transformers.utils import logging as hf_logging
+
+        verbosity = hf_logging.get_verbosity()
+        hf_logging.set_verbosity_error()  # the zoo backbone has no pooler (unused by mean pooling): no load report
+        try:
+            transformer = Transformer(backbone_dir, max_seq_length=model.config.max_seq_length)
+        finally:
+            hf_logging.set_verbosity(verbosity)
+        pooling = Pooling(model.config.backbone_config.hidden_size, pooling_mode="mean")
+        st_model = SentenceTransformer(modules=[transformer, pooling, Normalize()], device="cpu")
+        st_model.similarity_fn_name = "cosine"
+        st_model.save(str(folder))
+
+
+def _write_pearl(model, folder: Path) -> None:
+    """PEARL: the zoo export plus the custom input module (see the module docstring)."""
+    import sentence_transformers
+    import torch
+    import transformers
+
+    from . import st_modules
+
+    encoder = st_modules.PearlEncoder(model=model)
+    encoder.save(str(folder))
+    shutil.copyfile(st_modules.__file__, folder / MODULE_FILE)
+    modules = [{"idx": 0, "name": "0", "path": "", "type": f"{Path(MODULE_FILE).stem}.PearlEncoder"}]
+    (folder / "modules.json").write_text(json.dumps(modules, indent=2))
+    versions = {
+        "sentence_transformers": sentence_transformers.__version__,
+        "transformers": transformers.__version__,
+        "pytorch": torch.__version__,
+    }
+    config = {"__version__": versions, "model_type": "SentenceTransformer", "prompts": {}, "default_prompt_name": None,
+              "similarity_fn_name": "cosine"}  # fmt: skip
+    (folder / "config_sentence_transformers.json").write_text(json.dumps(config, indent=2))
+
+
+def max_difference(model, folder: str | os.PathLike, phrases: list[str] | None = None) -> float:
+    """Largest absolute difference between the zoo model's and the exported folder's embeddings of ``phrases``."""
+    from sentence_transformers import SentenceTransformer
+
+    phrases = phrases or SAMPLE_PHRASES
+    st_model = SentenceTransformer(str(folder), device="cpu", trust_remote_code=True)
+    ours = np.asarray(model.encode(phrases, show_progress_bar=False), dtype=np.float32)
+    theirs = st_model.encode(phrases, convert_to_numpy=True, show_progress_bar=False)
+    return float(np.abs(ours - theirs).max())
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m phrasezoo.integrations.sentence_transformers",
+        description="Write a PEARL or Phrase-BERT model as a folder that SentenceTransformer(folder) loads.",
+    )
+    parser.add_argument("model", help="exported zoo folder (e.g. outputs/pearl-mini) or recipe name")
+    parser.add_argument("--output", "-o", required=True, help="folder to write (e.g. outputs/pearl-mini-st)")
+    parser.add_argument("--overwrite", action="store_true", help="replace an existing folder")
+    parser.add_argument("--no-verify", action="store_true", help="skip loading the export back to compare embeddings")
+    args = parser.parse_args(argv)
+    try:
+        folder = export_sentence_transformers(
+            args.model, args.output, overwrite=args.overwrite, verify=not args.no_verify
+        )
+    except (ValueError, FileNotFoundError, FileExistsError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    needs_code = (folder / MODULE_FILE).exists()
+    print(
+        f">> wrote {folder}: SentenceTransformer({str(folder)!r}" + (", trust_remote_code=True)" if needs_code else ")")
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
