@@ -136,3 +136,16 @@ def test_unknown_benchmark_and_missing_folder_raise_clear_errors(tmp_path):
         load_blocklist(tmp_path, benchmarks=["turney"])
     with pytest.raises(ValueError, match="key="):
         remove_benchmark_items([{"a": 1}], blocklist=load_blocklist(benchmarks=[]))
+
+
+def test_multiword_mode_keeps_single_benchmark_words_unless_paired(blocklist, benchmarks_dir):
+    turney = (benchmarks_dir / "turney" / "turney.txt").read_text(encoding="utf8").splitlines()[0].split(" | ")
+    query, answer, distractor = turney[0], turney[1], turney[-1]
+    items = [(answer, "plorkish synonym"), (query, distractor), query, (answer, "qzxv"), (query, answer)]
+    kept, report = remove_benchmark_items(items, blocklist=blocklist, mode="multiword")
+    assert kept == [(answer, "plorkish synonym"), (answer, "qzxv")]
+    assert report.mode == "multiword" and report.dropped_per_benchmark["turney"] == 3
+    kept, report = remove_benchmark_items(items, blocklist=blocklist)
+    assert kept == [] and report.mode == "strict"
+    with pytest.raises(ValueError, match="mode"):
+        remove_benchmark_items(items, blocklist=blocklist, mode="loose")

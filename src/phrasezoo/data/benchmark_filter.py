@@ -22,6 +22,13 @@ York-based" and "new york based" are the same item. A training string matches wh
 of any benchmark, or when it *contains* a sentence-level item (STS-B sentences and passages, CoNLL/BC5CDR test
 sentences) of at least ``min_contained_words`` words. Short phrases are never matched by containment: a document
 that mentions "Germany" stays.
+
+Two modes. ``"strict"`` (the default) drops an item when any of its strings equals any benchmark string, single
+words included: Turney's 11k answers and distractors are common words ("car"), so this removes every paraphrase pair
+of those words. ``"multiword"`` keeps single-word strings unless the item also holds their benchmark partner: it
+drops an item when one of its strings equals a benchmark string of two or more words, when two of its strings form a
+benchmark pair (PPDB, BiRD, Turney query + candidate, YAGO/UMLS mention + gold name, AutoFJ right + gold left title,
+STS-B sentence + paraphrase), or by containment. Say in the recipe which mode its data used.
 """
 
 from __future__ import annotations
@@ -56,6 +63,7 @@ BENCHMARKS: tuple[str, ...] = (
     "stsb_context",
 )
 MIN_CONTAINED_WORDS = 5
+MODES = ("strict", "multiword")
 _SHINGLE = 4  # words that key the containment index (<= MIN_CONTAINED_WORDS)
 _NON_WORD = re.compile(r"[\W_]+", re.UNICODE)
 
@@ -89,12 +97,14 @@ def _ppdb(root: Path, name: str) -> tuple[list[str], list[tuple[str, str]], list
 
 
 def _turney(root: Path) -> tuple[list[str], list[tuple[str, str]], list[str]]:
-    strings = []
+    strings, pairs = [], []
     with open(_file(root, "turney", "turney.txt"), encoding="utf8") as handle:
         for line in handle:
             if line.strip():
-                strings.extend(f.strip() for f in line.rstrip("\n").split(" | "))
-    return strings, [], []
+                fields = [f.strip() for f in line.rstrip("\n").split(" | ")]
+                strings.extend(fields)
+                pairs.extend((fields[0], other) for other in fields[1:])
+    return strings, pairs, []
 
 
 def _bird(root: Path) -> tuple[list[str], list[tuple[str, str]], list[str]]:
@@ -106,11 +116,14 @@ def _bird(root: Path) -> tuple[list[str], list[tuple[str, str]], list[str]]:
 
 
 def _names(root: Path, name: str) -> tuple[list[str], list[tuple[str, str]], list[str]]:
-    strings = []
+    strings, pairs = [], []
     with open(_file(root, name, f"{name}_test_samples.tsv"), encoding="utf8") as handle:
         for line in handle:
-            strings.extend(f for f in line.rstrip("\r\n").split("\t")[:2] if f.strip())
-    return strings, [], []
+            fields = [f for f in line.rstrip("\r\n").split("\t")[:2] if f.strip()]
+            strings.extend(fields)
+            if len(fields) == 2:
+                pairs.append((fields[0], fields[1]))
+    return strings, pairs, []
 
 
 def _ner(root: Path, name: str) -> tuple[list[str], list[tuple[str, str]], list[str]]:
@@ -138,11 +151,14 @@ def _autofj(_root: Path) -> tuple[list[str], list[tuple[str, str]], list[str]]:
     import pandas as pd
 
     strings: list[str] = []
+    pairs: list[tuple[str, str]] = []
     for folder in sorted(autofj_root().iterdir()):
         if (folder / "gt.csv").exists():
             for side in ("left.csv", "right.csv"):
                 strings.extend(pd.read_csv(folder / side)["title"].astype(str).tolist())
-    return strings, [], []
+            gold = pd.read_csv(folder / "gt.csv")
+            pairs.extend(zip(gold["title_r"].astype(str), gold["title_l"].astype(str)))
+    return strings, pairs, []
 
 
 def _stsb_context(root: Path) -> tuple[list[str], list[tuple[str, str]], list[str]]:
@@ -150,8 +166,9 @@ def _stsb_context(root: Path) -> tuple[list[str], list[tuple[str, str]], list[st
         rows = list(csv.reader(handle, delimiter="\t"))
     header = rows[0]
     columns = [header.index(c) for c in ("line", "paraphrase", "passage")]
-    texts = [r[i] for r in rows[1:] if len(r) == len(header) for i in columns]
-    return texts, [], texts
+    body = [r for r in rows[1:] if len(r) == len(header)]
+    texts = [r[i] for r in body for i in columns]
+    return texts, [(r[columns[0]], r[columns[1]]) for r in body], texts
 
 
 _READERS: dict[str, Callable[[Path], tuple[list[str], list[tuple[str, str]], list[str]]]] = {
@@ -211,10 +228,13 @@ class BenchmarkBlocklist:
         """Distinct normalised strings per benchmark."""
         return {b: len(s) for b, s in self.strings.items()}
 
-    def matches(self, text: str) -> set[str]:
-        """Benchmarks that ``text`` equals an item of, or contains a sentence-level item of."""
+    def matches(self, text: str, mode: str = "strict") -> set[str]:
+        """Benchmarks that ``text`` equals an item of (in ``"multiword"`` mode: an item of two or more words), or
+        contains a sentence-level item of."""
+        if mode not in MODES:
+            raise ValueError(f"Unknown mode {mode!r}; use one of {MODES}.")
         key = normalize(text)
-        found = set(self._owners.get(key, ()))
+        found = set(self._owners.get(key, ())) if mode == "strict" or " " in key else set()
         if self._shingles:
             words = key.split()
             for i in range(len(words) - self.min_contained_words + 1):
@@ -225,16 +245,16 @@ class BenchmarkBlocklist:
                             found.add(benchmark)
         return found
 
-    def pair_matches(self, left: str, right: str) -> set[str]:
+    def pair_matches(self, left: str, right: str, mode: str = "strict") -> set[str]:
         """Benchmarks holding the pair (either order) or either side (see :meth:`matches`)."""
         key = _pair_key(left, right)
-        return {b for b, p in self.pairs.items() if key in p} | self.matches(left) | self.matches(right)
+        return {b for b, p in self.pairs.items() if key in p} | self.matches(left, mode) | self.matches(right, mode)
 
-    def item_matches(self, strings: Sequence[str]) -> set[str]:
+    def item_matches(self, strings: Sequence[str], mode: str = "strict") -> set[str]:
         """Benchmarks touched by any string of one training item, or by any pair inside it."""
         found: set[str] = set()
         for text in strings:
-            found |= self.matches(text)
+            found |= self.matches(text, mode)
         for i in range(len(strings)):
             for j in range(i + 1, len(strings)):
                 key = _pair_key(strings[i], strings[j])
@@ -279,6 +299,7 @@ class FilterReport:
     total: int
     kept: int
     dropped_per_benchmark: dict[str, int]
+    mode: str = "strict"
 
     @property
     def dropped(self) -> int:
@@ -286,6 +307,7 @@ class FilterReport:
 
     def as_dict(self) -> dict[str, Any]:
         return {
+            "mode": self.mode,
             "total": self.total,
             "kept": self.kept,
             "dropped": self.dropped,
@@ -294,7 +316,9 @@ class FilterReport:
 
     def __str__(self) -> str:
         parts = ", ".join(f"{b} {n}" for b, n in self.dropped_per_benchmark.items() if n)
-        return f"benchmark filter: dropped {self.dropped} of {self.total} items ({parts or 'none matched'})"
+        return (
+            f"benchmark filter ({self.mode}): dropped {self.dropped} of {self.total} items ({parts or 'none matched'})"
+        )
 
 
 def _strings_of(item: Any) -> list[str]:
@@ -315,6 +339,7 @@ def remove_benchmark_items(
     key: Callable[[T], Sequence[str]] | None = None,
     benchmarks: Iterable[str] | None = None,
     blocklist: BenchmarkBlocklist | None = None,
+    mode: str = "strict",
     log: bool = True,
 ) -> tuple[list[T], FilterReport]:
     """Training ``items`` without any that touch a test-benchmark item, and a per-benchmark report.
@@ -327,11 +352,15 @@ def remove_benchmark_items(
         key: returns the strings of one item (default: the item itself if a string, else its elements).
         benchmarks: which benchmarks to guard (default: all of :data:`BENCHMARKS`).
         blocklist: an already loaded :class:`BenchmarkBlocklist` (then ``benchmarks_dir``/``benchmarks`` are unused).
+        mode: ``"strict"`` (any benchmark string, single words included) or ``"multiword"`` (see the module
+            docstring).
         log: log the report at INFO level.
 
     Returns:
         ``(kept items in their order, FilterReport)``.
     """
+    if mode not in MODES:
+        raise ValueError(f"Unknown mode {mode!r}; use one of {MODES}.")
     block = blocklist or load_blocklist(benchmarks_dir, benchmarks)
     get = key or _strings_of
     kept: list[T] = []
@@ -339,13 +368,13 @@ def remove_benchmark_items(
     total = 0
     for item in items:
         total += 1
-        found = block.item_matches(list(get(item)))
+        found = block.item_matches(list(get(item)), mode)
         if found:
             for benchmark in found:
                 dropped[benchmark] += 1
         else:
             kept.append(item)
-    report = FilterReport(total=total, kept=len(kept), dropped_per_benchmark=dropped)
+    report = FilterReport(total=total, kept=len(kept), dropped_per_benchmark=dropped, mode=mode)
     if log:
         logger.info("%s", report)
     return kept, report
