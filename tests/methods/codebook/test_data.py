@@ -16,6 +16,7 @@ CORPUS = [
     "Solar panels convert sunlight into electricity. Modern solar cells reach high efficiency. "
     "Cheap electricity helps rural villages.",
 ] * 3  # repeated so that words reach the vocabulary threshold
+GUARDED = ("stsb_context", "turney", "bird")
 
 
 @pytest.fixture()
@@ -55,13 +56,14 @@ def test_noun_phrase_pattern_is_maximal_and_leftmost():
 def test_word_tokens_match_whitespace_pretokenizer():
     from tokenizers import normalizers, pre_tokenizers
 
-    text = "Don't stop: the U.S. economy grew 3.5% in 2019!"
-    expected = [w for w, _ in pre_tokenizers.Whitespace().pre_tokenize_str(normalizers.Lowercase().normalize_str(text))]
+    text = "Don't stop: the U.S. ﬁnancial economy grew 3.5% in 2019!"
+    normalizer = normalizers.Sequence([normalizers.NFKC(), normalizers.Lowercase()])
+    expected = [w for w, _ in pre_tokenizers.Whitespace().pre_tokenize_str(normalizer.normalize_str(text))]
     assert cb.word_tokens(text) == expected
 
 
 def test_sentence_and_phrase_examples(corpus_file, bench_dir):
-    sentences = cb.build_codebook_data("sentence", corpus=corpus_file, benchmarks_dir=str(bench_dir), cache=False,
+    sentences = cb.build_codebook_data("sentence", corpus=corpus_file, benchmarks_dir=str(bench_dir), guard_benchmarks=GUARDED, cache=False,
                                        progress=False, valid_percent=0.0)  # fmt: skip
     rows = sentences.examples[:]
     vocab, stops = set(sentences.vocabulary), cb.stop_words()
@@ -76,14 +78,15 @@ def test_sentence_and_phrase_examples(corpus_file, bench_dir):
     assert "electricity" not in set(by_text["Heavy rain flooded the narrow valley road."])
     # STS-B sentence guarded
     assert "A man is slicing a tomato." not in by_text
-    assert sentences.stats["dropped: STS-B sentence"] == 3
+    assert sentences.stats["dropped: benchmark item: stsb_context"] == 3
 
-    phrases = cb.build_codebook_data("phrase", corpus=corpus_file, benchmarks_dir=str(bench_dir), cache=False,
+    phrases = cb.build_codebook_data("phrase", corpus=corpus_file, benchmarks_dir=str(bench_dir), guard_benchmarks=GUARDED, cache=False,
                                      progress=False, valid_percent=0.0)  # fmt: skip
     prow = phrases.examples[:]
     texts = set(prow["text"])
     assert "fishing boats" in texts and "fresh cod" in texts
     assert "solar panels" not in texts  # Turney bigram guarded
+    assert "panels solar" not in texts  # and its reversal (a Turney(10) candidate)
     assert "narrow valley road" not in texts  # BiRD term guarded
     i = prow["text"].index("fresh cod")
     assert set(prow["targets"][i]) == {"fishing", "boats", "unloaded", "morning"}  # +-5 words, stop words removed
@@ -92,7 +95,7 @@ def test_sentence_and_phrase_examples(corpus_file, bench_dir):
 def test_long_phrases_keep_their_last_words(tmp_path, bench_dir):
     path = tmp_path / "c.txt"
     path.write_text("Big old red wooden fishing boat engine covers arrived today.\n" * 3, encoding="utf8")
-    built = cb.build_codebook_data("phrase", corpus=str(path), benchmarks_dir=str(bench_dir), cache=False,
+    built = cb.build_codebook_data("phrase", corpus=str(path), benchmarks_dir=str(bench_dir), guard_benchmarks=GUARDED, cache=False,
                                    progress=False, valid_percent=0.0)  # fmt: skip
     phrases = set(built.examples["text"][:])
     assert all(len(p.split()) <= 5 for p in phrases)
@@ -100,7 +103,9 @@ def test_long_phrases_keep_their_last_words(tmp_path, bench_dir):
 
 
 def test_held_out_split_is_by_document_and_deterministic(corpus_file, bench_dir):
-    kwargs = dict(corpus=corpus_file, benchmarks_dir=str(bench_dir), cache=False, progress=False)
+    kwargs = dict(
+        corpus=corpus_file, benchmarks_dir=str(bench_dir), guard_benchmarks=GUARDED, cache=False, progress=False
+    )
     tagged = cb.tag_corpus(corpus_file, valid_percent=50.0, cache=False, progress=False)
     split_of: dict[int, set[str]] = {}
     for doc, split in zip(tagged["doc_id"][:], tagged["split"][:]):

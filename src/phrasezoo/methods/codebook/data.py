@@ -16,16 +16,17 @@ cached on disk. A seeded 5% of the documents is held out (``split == "valid"``):
 what the held-out reconstruction evaluation reads. The vocabulary is the training split's words (the model
 tokenizer's pre-tokenization, lowercased) seen at least ``min_count`` times that have a word vector.
 
-What is never trained on: the Wikipedia articles of the summarisation evaluation (and their vital-article leads),
-STS-B sentences of the STS-B-Context file (normalised exact match), and the multi-word items of Turney (query
-bigrams and their reversals) and BiRD (every multi-word term) as phrase inputs. Single words stay: they are the
-word2vec-like part of the signal and the Turney unigrams are ordinary English words.
+What is never trained on: the Wikipedia articles of the summarisation evaluation (and their vital-article leads);
+through the project's benchmark filter (:mod:`phrasezoo.data.benchmark_filter`, ``multiword`` mode) every sentence
+that equals or contains a benchmark sentence (STS-B-Context pairs and passages, CoNLL/BC5CDR test sentences) and
+every multi-word phrase that equals a benchmark item (Turney bigrams, BiRD terms, PPDB phrases, ...), plus the
+reversed Turney bigrams of Turney(10). Single words stay: they are the word2vec-like part of the signal and the
+Turney unigrams are ordinary English words.
 """
 
 from __future__ import annotations
 
 import bz2
-import csv
 import multiprocessing as mp
 import os
 import random
@@ -89,7 +90,7 @@ def word_tokens(text: str) -> list[str]:
 
     Matches a ``tokenizers`` ``Lowercase`` normaliser followed by the ``Whitespace`` pre-tokenizer (``\\w+|[^\\w\\s]+``).
     """
-    return _WORD.findall(text.lower())
+    return _WORD.findall(unicodedata.normalize("NFKC", text).lower())
 
 
 def normalize_item(text: str) -> str:
@@ -145,58 +146,47 @@ def summarization_articles(min_lead_words: int = 60, min_body_words: int = 400) 
 
 
 # ------------------------------------------------------------------------------------------------- benchmark items
-@dataclass(frozen=True)
+@dataclass
 class EvaluationItems:
-    """Normalised strings that training must not see: STS-B sentences and multi-word Turney/BiRD phrases."""
+    """What training must not see: the project's benchmark blocklist (``multiword`` mode) plus reversed Turney
+    bigrams (the extra candidates of Turney(10))."""
 
-    sentences: frozenset[str] = frozenset()
-    phrases: frozenset[str] = frozenset()
-    missing: tuple[str, ...] = ()
+    blocklist: Any
+    reversed_bigrams: frozenset[str] = frozenset()
+    benchmarks: tuple[str, ...] = ()
+
+    def sentence_blocked(self, text: str) -> set[str]:
+        """Benchmarks whose item ``text`` is or contains (STS-B/CoNLL/BC5CDR sentences of >= 5 words)."""
+        return self.blocklist.matches(text, mode="multiword")
+
+    def phrase_blocked(self, phrase: str) -> set[str]:
+        """Benchmarks holding the multi-word ``phrase`` (single words stay: they are ordinary English words)."""
+        found = self.blocklist.matches(phrase, mode="multiword")
+        if normalize_item(phrase) in self.reversed_bigrams:
+            found = found | {"turney"}
+        return found
 
 
-def load_evaluation_items(benchmarks_dir: str | os.PathLike | None = None) -> EvaluationItems:
-    """Read the STS-B-Context sentences, Turney bigrams (both orders) and BiRD multi-word terms.
+def load_evaluation_items(
+    benchmarks_dir: str | os.PathLike | None = None, benchmarks: Iterable[str] | None = None
+) -> EvaluationItems:
+    """The shared benchmark blocklist (:mod:`phrasezoo.data.benchmark_filter`) of ``benchmarks`` (all by default).
 
-    A benchmark whose file is missing is listed in ``missing`` (the builder records it in its stats) instead of
-    failing: the recipe still trains, and the card says what was not guarded.
+    A missing benchmark file raises ``FileNotFoundError`` naming the folder to point ``benchmarks_dir`` at: a guard
+    that silently skipped a benchmark would let its items into training.
     """
-    root = Path(benchmarks_dir or os.environ.get("PHRASEZOO_BENCHMARKS") or Path("..") / "shared" / "benchmarks")
-    sentences: set[str] = set()
-    phrases: set[str] = set()
-    missing = []
-    stsb = root / "stsb_context" / "sts-test-sentences-clean.tsv"
-    if stsb.is_file():
-        with open(stsb, encoding="cp1252", newline="") as handle:
-            rows = list(csv.reader(handle, delimiter="\t"))
-        header = rows[0]
-        for row in rows[1:]:
-            if len(row) == len(header):
-                sentences.add(normalize_item(row[header.index("line")]))
-                sentences.add(normalize_item(row[header.index("paraphrase")]))
-    else:
-        missing.append("stsb_context")
-    turney = root / "turney" / "turney.txt"
-    if turney.is_file():
-        for line in turney.read_text(encoding="utf8").splitlines():
-            fields = [f.strip() for f in line.split(" | ")]
-            if fields and fields[0]:
-                query = normalize_item(fields[0])
-                phrases.add(query)
-                phrases.add(" ".join(reversed(query.split())))
-    else:
-        missing.append("turney")
-    bird = root / "bird" / "bird.tsv"
-    if bird.is_file():
-        with open(bird, encoding="utf8", newline="") as handle:
-            rows = list(csv.reader(handle, delimiter="\t", quoting=csv.QUOTE_NONE))
-        i1, i2 = rows[0].index("term1"), rows[0].index("term2")
-        for row in rows[1:]:
-            for term in (row[i1], row[i2]) if len(row) > max(i1, i2) else ():
-                if len(term.split()) > 1:
-                    phrases.add(normalize_item(term))
-    else:
-        missing.append("bird")
-    return EvaluationItems(frozenset(sentences), frozenset(phrases), tuple(missing))
+    from phrasezoo.data.benchmark_filter import BENCHMARKS, default_benchmarks_dir, load_blocklist
+
+    names = tuple(benchmarks) if benchmarks is not None else BENCHMARKS
+    blocklist = load_blocklist(benchmarks_dir, names)
+    reversed_bigrams: set[str] = set()
+    if "turney" in names:
+        root = Path(benchmarks_dir) if benchmarks_dir is not None else default_benchmarks_dir()
+        for line in (root / "turney" / "turney.txt").read_text(encoding="utf8").splitlines():
+            query = normalize_item(line.split(" | ")[0])
+            if " " in query:
+                reversed_bigrams.add(" ".join(reversed(query.split())))
+    return EvaluationItems(blocklist, frozenset(reversed_bigrams), names)
 
 
 # ------------------------------------------------------------------------------------------------------ documents
@@ -424,8 +414,9 @@ def sentence_examples(
         if i > 0 and docs[i - 1] == docs[i] and texts[i - 1] == texts[i]:
             drops["consecutive duplicate"] += 1
             continue
-        if normalize_item(texts[i]) in items.sentences:
-            drops["STS-B sentence"] += 1
+        blocked = items.sentence_blocked(texts[i])
+        if blocked:
+            drops.update(f"benchmark item: {b}" for b in blocked)
             continue
         neighbours = []
         for j in (i - 1, i + 1):
@@ -465,8 +456,9 @@ def phrase_examples(
             if not pieces:
                 continue
             phrase = " ".join(pieces)
-            if normalize_item(phrase) in items.phrases:
-                drops["Turney/BiRD phrase"] += 1
+            blocked = items.phrase_blocked(phrase)
+            if blocked:
+                drops.update(f"benchmark item: {b}" for b in blocked)
                 continue
             context = sent_words[max(0, start - window) : start] + sent_words[end : end + window]
             targets = _content(context, vocab, stops)
@@ -493,6 +485,7 @@ def build_codebook_data(
     window: int = 5,
     max_targets: int = 30,
     benchmarks_dir: str | None = None,
+    guard_benchmarks: Iterable[str] | None = None,
     seed: int = 0,
     cache: bool = True,
     progress: bool = True,
@@ -507,13 +500,15 @@ def build_codebook_data(
         min_count: vocabulary threshold on training-split counts (the paper: 100 on full Wikipedia).
         max_sentence_words: longest sentence kept, in model words without ``<eos>`` (the paper: 50 with it).
         max_targets: at most this many target words per example (a seeded sample; the paper: 30).
+        benchmarks_dir, guard_benchmarks: where the benchmark files are and which benchmarks' items are kept out
+            of training (default: all of :data:`phrasezoo.data.benchmark_filter.BENCHMARKS`).
     """
     if kind not in ("sentence", "phrase"):
         raise ValueError(f"kind must be 'sentence' or 'phrase', got {kind!r}.")
     from phrasezoo.resources import load_word_vectors
 
     tagged = tag_corpus(corpus, spacy_model, max_documents, valid_percent, seed, cache=cache, progress=progress)
-    items = load_evaluation_items(benchmarks_dir)
+    items = load_evaluation_items(benchmarks_dir, guard_benchmarks)
     vectors = load_word_vectors(word_vectors)
     params = {
         "tagged": tagged._fingerprint,
@@ -524,7 +519,7 @@ def build_codebook_data(
         "max_phrase_words": max_phrase_words,
         "window": window,
         "max_targets": max_targets,
-        "items": [len(items.sentences), len(items.phrases), list(items.missing)],
+        "guarded": {"benchmarks": list(items.benchmarks), "sizes": items.blocklist.sizes()},
         "seed": seed,
         "code": code_version(
             DATA_VERSION, [word_tokens, noun_phrases, _content, sentence_examples, phrase_examples, build_vocabulary]
@@ -557,8 +552,9 @@ def build_codebook_data(
         "vocabulary": len(vocabulary),
         "vocabulary rule": f"training-split words with count >= {min_count} that have a {word_vectors} vector",
         "mean targets per example": round(sum(len(t) for t in examples["targets"][:]) / max(1, len(examples)), 2),
-        "guarded benchmarks": "summarisation articles, STS-B sentences, Turney/BiRD multi-word phrases"
-        + (f" (missing: {', '.join(items.missing)})" if items.missing else ""),
+        "never trained on": "the summarisation-evaluation articles; sentences equal to or containing a benchmark "
+        f"sentence and multi-word phrases equal to a benchmark item ({', '.join(items.benchmarks)}), reversed "
+        "Turney bigrams",
     }
     stats.update({f"dropped: {k}": v for k, v in drops.items()})
     return CodebookData(kind=kind, examples=examples, vocabulary=vocabulary, counts=counts, stats=stats)
