@@ -1,0 +1,1 @@
+"""Multi-facet codebook embeddings (Chang, Agrawal & McCallum, AAAI 2021): self-contained model folder."""
