@@ -216,7 +216,8 @@ class CodebookInferenceMixin:
         batch_size: int = 128,
     ) -> float | np.ndarray:
         """Similarity of texts: ``method="emb"`` is the cosine of :meth:`encode`; ``"sc"`` is the negated SC
-        distance of eq. 5 (0 is identical codebooks). Two strings give a float; lists give the ``(len(a), len(b))``
+        distance of eq. 5, in [-1, 0]; the L1 penalty keeps a text against itself near -(lam/2)^2 = -0.04, not 0.
+        Two strings give a float; lists give the ``(len(a), len(b))``
         matrix, or with ``pairwise=True`` (equal lengths) the ``(n,)`` scores of the pairs ``(a[i], b[i])``."""
         if method not in ("emb", "sc"):
             raise ValueError(f"method must be 'emb' or 'sc', got {method!r}.")

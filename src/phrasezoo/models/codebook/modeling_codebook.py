@@ -27,7 +27,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
-from transformers import AutoTokenizer, PreTrainedModel
+from transformers import PreTrainedModel, PreTrainedTokenizerFast
 from transformers.utils import ModelOutput
 
 from .configuration_codebook import CodebookConfig
@@ -202,8 +202,9 @@ class CodebookSeq2Embeddings(CodebookInferenceMixin, CodebookPreTrainedModel):
                     "This CodebookSeq2Embeddings has no tokenizer: build it with from_word_vectors, pass one with "
                     "model.set_tokenizer(tokenizer), or load the model from a folder that contains tokenizer.json."
                 )
-            # tokenizer_config.json names PreTrainedTokenizerFast, so no custom code is needed (and no prompt)
-            self._tokenizer = AutoTokenizer.from_pretrained(source, trust_remote_code=False)
+            # the tokenizer is a plain fast tokenizer (tokenizer.json); loading it by class skips AutoTokenizer's
+            # read of config.json, whose auto_map would make transformers ask about custom code
+            self._tokenizer = PreTrainedTokenizerFast.from_pretrained(source)
         return self._tokenizer
 
     def set_tokenizer(self, tokenizer) -> None:
