@@ -131,3 +131,50 @@ def test_summarisation_articles_never_reach_training():
 def test_unknown_kind_is_a_clear_error():
     with pytest.raises(ValueError, match="kind must be"):
         cb.build_codebook_data("paragraph")
+
+
+def test_glove_text_and_zip_are_read_filtered(tmp_path):
+    import zipfile
+
+    import numpy as np
+
+    from phrasezoo.methods.codebook.vectors import lookup_vectors, read_glove_text
+
+    lines = ["the 0.1 0.2 0.3", ". . . 1.0 2.0 3.0", "Cat 0.5 0.5 0.5", "dog 1 1 1", "the 9 9 9"]  # 840B quirks
+    text = tmp_path / "glove.tiny.3d.txt"
+    text.write_text("\n".join(lines) + "\n", encoding="utf8")
+    archive = tmp_path / "glove.tiny.3d.zip"
+    with zipfile.ZipFile(archive, "w") as handle:
+        handle.write(text, arcname="glove.tiny.3d.txt")
+    for source in (text, archive):
+        found = read_glove_text(source, ["the", ". . .", "dog", "missing"])
+        assert sorted(found) == [". . .", "dog", "the"]
+        np.testing.assert_allclose(found["the"], [0.1, 0.2, 0.3])  # first occurrence wins
+        np.testing.assert_allclose(found[". . ."], [1.0, 2.0, 3.0])
+    assert set(lookup_vectors(str(text), ["Cat", "cat"])) == {"Cat"}
+    assert set(lookup_vectors("glove-6b-50d", ["cat", "qqqzzzxx"])) == {"cat"}
+    with pytest.raises(FileNotFoundError, match="nlp.stanford.edu"):
+        read_glove_text(tmp_path / "nope.txt")
+
+
+def test_hub_corpus_layout_is_read_offline(tmp_path, monkeypatch):
+    """The paper-scale recipes read Wikipedia with datasets (hub:wikimedia/wikipedia:20231101.en); a local folder
+    laid out like that Hub repository (README configs + <config>/train-*.parquet) goes through the same loader."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    root = tmp_path / "wikipedia"
+    (root / "20231101.en").mkdir(parents=True)
+    texts = [CORPUS[0], CORPUS[3]]
+    pq.write_table(
+        pa.table({"id": ["1", "2"], "url": ["u1", "u2"], "title": ["Harbour", "Solar"], "text": texts}),
+        root / "20231101.en" / "train-00000-of-00001.parquet",
+    )
+    (root / "README.md").write_text(
+        "---\nconfigs:\n- config_name: 20231101.en\n  data_files:\n  - split: train\n    path: 20231101.en/train-*\n---\n"
+    )
+    docs = list(cb.iter_documents(f"hub:{root}:20231101.en"))
+    assert [text for _, text in docs] == texts
+    tagged = cb.tag_corpus(f"hub:{root}:20231101.en", valid_percent=0.0, cache=False, progress=False, n_process=1)
+    assert "Fishing boats unloaded fresh cod every morning." in tagged["text"][:]

@@ -40,7 +40,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from datasets import Dataset, Features, List, Value
+from datasets import Dataset, Features, List, Value, concatenate_datasets
 from tqdm.auto import tqdm
 
 from phrasezoo.data.cache import cached_dataset, code_version, corpus_fingerprint
@@ -305,39 +305,62 @@ def tag_corpus(
         "seed": seed,
         "code": code_version(
             DATA_VERSION, [iter_documents, summarization_articles, embedded_wiki_articles, _tag_batch, load_tagger]
-        ),
+        ),  # tag_corpus itself is left out: how the work is scheduled does not change the rows
     }
     n_process = n_process or max(1, min(2, os.cpu_count() or 1))
 
-    def build() -> Dataset:
-        paragraphs = []
+    def paragraphs() -> Iterator[tuple[int, str, str, str]]:
         for doc_id, (source, text) in enumerate(iter_documents(corpus, max_documents)):
             split = "valid" if is_held_out(doc_id, source, seed, valid_percent) else "train"
             for paragraph in split_paragraphs(text, max_chars=5_000):
-                paragraphs.append((doc_id, source, split, paragraph))
-        batches = [paragraphs[i : i + 256] for i in range(0, len(paragraphs), 256)]
-        bar = tqdm(total=len(paragraphs), desc="tagging paragraphs", unit="para", disable=not progress)
-        rows: list[dict] = []
+                yield doc_id, source, split, paragraph
 
-        def consume(batch, out) -> None:
-            rows.extend(out)
+    def batches() -> Iterator[list[tuple[int, str, str, str]]]:
+        batch: list[tuple[int, str, str, str]] = []
+        for item in paragraphs():
+            batch.append(item)
+            if len(batch) == 256:
+                yield batch
+                batch = []
+        if batch:
+            yield batch
+
+    def build() -> Dataset:
+        bar = tqdm(desc="tagging paragraphs", unit="para", disable=not progress)
+        shards: list[Dataset] = []
+        pending: list[dict] = []
+        counters: Counter = Counter()
+
+        def consume(batch, rows) -> None:
+            for row in rows:  # documents arrive in order, so sentence positions can be numbered on the fly
+                row["sent_index"] = counters[row["doc_id"]]
+                counters[row["doc_id"]] += 1
+            pending.extend(rows)
             bar.update(len(batch))
+            if len(pending) >= 100_000:  # bound Python-object memory on large corpora: move rows into Arrow
+                shards.append(Dataset.from_list(pending, features=TAGGED_FEATURES))
+                pending.clear()
 
         if n_process <= 1:
             _init_tagger(spacy_model, None)
-            for batch in batches:
+            for batch in batches():
                 consume(batch, _tag_batch(batch))
         else:
             context = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
             with context.Pool(n_process, initializer=_init_tagger, initargs=(spacy_model, 1)) as pool:
-                for batch, out in zip(batches, pool.imap(_tag_batch, batches)):
-                    consume(batch, out)
+                window: list[list] = []
+                for batch in batches():  # submit a bounded window at a time: Pool.imap would read the corpus eagerly
+                    window.append(batch)
+                    if len(window) == 8 * n_process:
+                        for done, rows in zip(window, pool.imap(_tag_batch, window)):
+                            consume(done, rows)
+                        window = []
+                for done, rows in zip(window, pool.imap(_tag_batch, window)):
+                    consume(done, rows)
         bar.close()
-        counters: Counter = Counter()
-        for row in rows:
-            row["sent_index"] = counters[row["doc_id"]]
-            counters[row["doc_id"]] += 1
-        return Dataset.from_list(rows, features=TAGGED_FEATURES)
+        if pending or not shards:
+            shards.append(Dataset.from_list(pending, features=TAGGED_FEATURES))
+        return shards[0] if len(shards) == 1 else concatenate_datasets(shards)
 
     return cached_dataset("codebook-tagged", params, build, enabled=cache)
 
@@ -366,14 +389,17 @@ def noun_phrases(tags: list[str]) -> list[tuple[int, int]]:
 
 
 def build_vocabulary(
-    texts: Iterable[str], word_vectors, min_count: int = 2, progress: bool = False
+    texts: Iterable[str], word_vectors: str, min_count: int = 2, progress: bool = False
 ) -> tuple[list[str], dict[str, int]]:
     """Words (model pre-tokenization) seen at least ``min_count`` times that have a vector, most frequent first."""
+    from .vectors import lookup_vectors
+
     counts: Counter = Counter()
     for text in tqdm(texts, desc="counting words", unit="text", disable=not progress):
         counts.update(word_tokens(text))
-    index = word_vectors.index
-    words = sorted((w for w, c in counts.items() if c >= min_count and w in index), key=lambda w: (-counts[w], w))
+    frequent = [w for w, c in counts.items() if c >= min_count]
+    has_vector = set(lookup_vectors(word_vectors, frequent))
+    words = sorted((w for w in frequent if w in has_vector), key=lambda w: (-counts[w], w))
     return words, {w: counts[w] for w in words}
 
 
@@ -487,6 +513,7 @@ def build_codebook_data(
     benchmarks_dir: str | None = None,
     guard_benchmarks: Iterable[str] | None = None,
     seed: int = 0,
+    n_process: int | None = None,
     cache: bool = True,
     progress: bool = True,
 ) -> CodebookData:
@@ -500,16 +527,14 @@ def build_codebook_data(
         min_count: vocabulary threshold on training-split counts (the paper: 100 on full Wikipedia).
         max_sentence_words: longest sentence kept, in model words without ``<eos>`` (the paper: 50 with it).
         max_targets: at most this many target words per example (a seeded sample; the paper: 30).
+        n_process: tagging processes (default: up to 2); does not change the data.
         benchmarks_dir, guard_benchmarks: where the benchmark files are and which benchmarks' items are kept out
             of training (default: all of :data:`phrasezoo.data.benchmark_filter.BENCHMARKS`).
     """
     if kind not in ("sentence", "phrase"):
         raise ValueError(f"kind must be 'sentence' or 'phrase', got {kind!r}.")
-    from phrasezoo.resources import load_word_vectors
-
-    tagged = tag_corpus(corpus, spacy_model, max_documents, valid_percent, seed, cache=cache, progress=progress)
+    tagged = tag_corpus(corpus, spacy_model, max_documents, valid_percent, seed, n_process, cache, progress)
     items = load_evaluation_items(benchmarks_dir, guard_benchmarks)
-    vectors = load_word_vectors(word_vectors)
     params = {
         "tagged": tagged._fingerprint,
         "kind": kind,
@@ -527,7 +552,7 @@ def build_codebook_data(
     }
     cols = tagged.select_columns(["text", "split", "doc_id"])[:]
     train_texts = [t for t, s in zip(cols["text"], cols["split"]) if s == "train"]
-    vocabulary, counts = build_vocabulary(train_texts, vectors, min_count, progress=progress)
+    vocabulary, counts = build_vocabulary(train_texts, word_vectors, min_count, progress=progress)
     vocab = set(vocabulary)
     drops: Counter = Counter()
 
