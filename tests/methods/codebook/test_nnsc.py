@@ -18,6 +18,15 @@ from phrasezoo.models.codebook.nnsc import (
 )
 
 
+@pytest.fixture(autouse=True, scope="module")
+def _one_thread():
+    """The problems are tiny: thread hand-offs cost more than they save on a shared CPU."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
 def random_problem(batch=6, k=5, n=9, dim=12, seed=0):
     g = torch.Generator().manual_seed(seed)
     facets = torch.randn(batch, k, dim, generator=g) * 0.6
@@ -36,7 +45,7 @@ def glove_problem():
     wv = load_word_vectors("glove-6b-50d")
     vectors = torch.as_tensor(np.asarray(wv.vectors[:20000]))
     g = torch.Generator().manual_seed(1)
-    batch, k, n = 16, 10, 30
+    batch, k, n = 8, 10, 30
     ids = torch.randint(100, 20000, (batch, k + n), generator=g)
     unit = torch.nn.functional.normalize(vectors[ids], dim=-1)
     facets = unit[:, :k] * (0.5 + torch.rand(batch, k, 1, generator=g)) + 0.05 * torch.randn(batch, k, 50, generator=g)
@@ -86,7 +95,7 @@ def test_pgd_reaches_the_optimum_and_rmsprop_the_same_objective(problem, glove_p
     official = rmsprop(1000, 0.05)
     assert np.all(pgd <= official + 1e-5)
     assert np.all((official - pgd) / pgd < 0.05), (official - pgd) / pgd
-    slow = rmsprop(3000, 0.005)
+    slow = rmsprop(2000, 0.01)
     assert np.all(np.abs(slow - pgd) / pgd < 5e-3), (slow - pgd) / pgd
 
 
