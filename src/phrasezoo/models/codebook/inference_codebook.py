@@ -148,13 +148,15 @@ class CodebookInferenceMixin:
         single = isinstance(texts, str)
         facets = self.facets([texts] if single else texts, batch_size=batch_size, convert_to_numpy=False)
         matrix, words = self._unit_targets(), self.vocabulary()
-        scores = facets @ matrix.T  # (n, K, V); specials have zero rows
-        scores[..., :3] = -float("inf")
-        top = scores.topk(min(top_n, matrix.shape[0] - 3), dim=-1)
-        result = [
-            [[(words[i], float(s)) for i, s in zip(idx.tolist(), val.tolist())] for idx, val in zip(ti, tv)]
-            for ti, tv in zip(top.indices, top.values)
-        ]
+        result = []
+        for start in range(0, len(facets), 32):  # bounded memory: 32 texts x K x vocabulary scores at a time
+            scores = facets[start : start + 32] @ matrix.T  # (n, K, V); specials have zero rows
+            scores[..., :3] = -float("inf")
+            top = scores.topk(min(top_n, matrix.shape[0] - 3), dim=-1)
+            result.extend(
+                [[(words[i], float(s)) for i, s in zip(idx.tolist(), val.tolist())] for idx, val in zip(ti, tv)]
+                for ti, tv in zip(top.indices, top.values)
+            )
         return result[0] if single else result
 
     def _unit_targets(self) -> torch.Tensor:
@@ -236,7 +238,11 @@ class CodebookInferenceMixin:
                 scores = -self.sc_distance(fa, fb)
             else:
                 ia, ib = torch.meshgrid(torch.arange(len(a_list)), torch.arange(len(b_list)), indexing="ij")
-                scores = -self.sc_distance(fa[ia.reshape(-1)], fb[ib.reshape(-1)]).view(len(a_list), len(b_list))
+                ia, ib = ia.reshape(-1), ib.reshape(-1)
+                chunks = [  # bounded memory: 4,096 pairs of codebooks at a time
+                    self.sc_distance(fa[ia[i : i + 4096]], fb[ib[i : i + 4096]]) for i in range(0, len(ia), 4096)
+                ]
+                scores = -torch.cat(chunks).view(len(a_list), len(b_list))
         return float(scores.reshape(-1)[0]) if scalar else scores.numpy()
 
     def coefficient_matrix(self, a: str, b: str) -> np.ndarray:
