@@ -322,3 +322,155 @@ def test_training_loss_backpropagates_through_the_encoder():
     loss.backward()
     grad = model.backbone.embeddings.word_embeddings.weight.grad
     assert torch.isfinite(loss) and grad is not None and grad.abs().sum() > 0
+
+
+# ------------------------------------------------------------------------------------------------ inference API
+LONG_TEXT = " ".join(f"alpha{i % 7} beta{i}" for i in range(40))  # 80 words: several 64-token windows
+
+
+def test_encode_tokens_has_offsets_and_word_ids_and_feeds_the_stsb_task():
+    from phrasezoo.evaluation.tasks.stsb_context import pooled_spans
+
+    model = tiny_slice_model()
+    tokens = model.encode_tokens(PASSAGES)
+    assert len(tokens) == len(PASSAGES)
+    for text, item in zip(PASSAGES, tokens):
+        n = len(model.tokenizer(text, add_special_tokens=False)["input_ids"])
+        assert item["embeddings"].shape == (n, 32) and item["offsets"].shape == (n, 2)
+        assert item["word_ids"].tolist() == sorted(item["word_ids"].tolist())
+        assert item["word_ids"].max() == len(text.split()) - 1
+    # the STS-B-Context task pools the same spans as span_embeddings
+    vectors, starts, ends = pooled_spans(tokens[0]["embeddings"], tokens[0]["offsets"], PASSAGES[0], max_words=5)
+    spans = model.span_embeddings(PASSAGES[0], 1, 5, normalize=False)
+    order = np.lexsort((ends, starts))
+    np.testing.assert_allclose(vectors[order], spans.vectors, atol=1e-5)
+
+
+def test_encode_tokens_windows_long_texts_and_covers_each_token_once():
+    model = tiny_slice_model()
+    item = model.encode_tokens([LONG_TEXT])[0]
+    ids = model.tokenizer(LONG_TEXT, add_special_tokens=False, return_offsets_mapping=True)
+    assert len(ids["input_ids"]) > model.config.max_seq_length
+    np.testing.assert_array_equal(item["offsets"], np.asarray(ids["offset_mapping"]))
+    assert sorted(set(item["word_ids"].tolist())) == list(range(80))
+
+
+def test_span_embeddings_are_means_of_one_pass():
+    model = tiny_slice_model()
+    text = PASSAGES[1]
+    spans = model.span_embeddings(text, min_words=2, max_words=3, normalize=False)
+    n = len(text.split())
+    assert len(spans.texts) == (n - 1) + (n - 2)
+    tokens = model.encode_tokens([text])[0]
+    for vector, (a, b), (ca, cb), span_text in zip(spans.vectors, spans.word_spans, spans.char_spans, spans.texts):
+        assert 2 <= b - a <= 3 and text[ca:cb] == span_text == " ".join(text.split()[a:b])
+        inside = (tokens["word_ids"] >= a) & (tokens["word_ids"] < b)
+        np.testing.assert_allclose(vector, tokens["embeddings"][inside].mean(0), atol=1e-5)
+    unit = model.span_embeddings(text, 2, 3)
+    np.testing.assert_allclose(np.linalg.norm(unit.vectors, axis=1), 1.0, atol=1e-5)
+
+
+def test_span_embeddings_of_a_long_text_list_every_span_once():
+    model = tiny_slice_model()
+    spans = model.span_embeddings(LONG_TEXT, 1, 4)
+    keys = [tuple(w) for w in spans.word_spans.tolist()]
+    assert len(keys) == len(set(keys)) == sum(80 - k + 1 for k in range(1, 5))
+
+
+def test_find_spans_returns_offsets_and_agrees_with_score_passages():
+    model = tiny_slice_model()
+    matches = model.find_spans("boys playing soccer", PASSAGES, top_k=4, max_words=6)
+    assert 0 < len(matches) <= 4
+    assert [m.cosine for m in matches] == sorted((m.cosine for m in matches), reverse=True)
+    for m in matches:
+        assert PASSAGES[m.passage_index][m.char_start : m.char_end] == m.text
+    scores = model.score_passages(["boys playing soccer"], PASSAGES, max_words=6)
+    assert scores.shape == (1, len(PASSAGES))
+    assert matches[0].cosine == pytest.approx(scores.max(), abs=1e-5)
+    whole = model.score_passages("boys playing soccer", PASSAGES, mode="passage")
+    expected = model.encode(PASSAGES) @ model.encode("boys playing soccer")
+    np.testing.assert_allclose(whole[0], expected, atol=1e-5)
+
+
+@pytest.mark.parametrize(
+    "call,message",
+    [
+        (lambda m: m.find_spans("", PASSAGES), "non-empty query"),
+        (lambda m: m.find_spans(None, PASSAGES), "non-empty query"),
+        (lambda m: m.find_spans("soccer", []), "empty list"),
+        (lambda m: m.find_spans("soccer", "one passage"), "wrap a single passage"),
+        (lambda m: m.find_spans("soccer", ["fine", 3]), "not a string"),
+        (lambda m: m.find_spans("soccer", ["fine", "  "]), "empty"),
+        (lambda m: m.find_spans("soccer", PASSAGES, min_words=4, max_words=2), "min_words"),
+        (lambda m: m.find_spans("soccer", PASSAGES, max_words=0), "max_words"),
+        (lambda m: m.score_passages("soccer", PASSAGES, mode="tokens"), "mode"),
+        (lambda m: m.span_embeddings(""), "non-empty string"),
+        (lambda m: m.encode_tokens([]), "empty list"),
+        (lambda m: m.encode([""]), "empty"),
+    ],
+)
+def test_bad_input_raises_clear_errors(call, message):
+    with pytest.raises(ValueError, match=message):
+        call(tiny_slice_model())
+
+
+def test_base_minilm_finds_the_hidden_phrase():
+    """The raw backbone through SliceModel: the inserted sentence is the best span for itself as the query."""
+    from phrasezoo.resources import resolve_backbone
+
+    model = SliceModel.from_backbone(resolve_backbone("minilm-l6"))
+    phrase = "three dogs chased a ball in the park"
+    passages = [
+        f"Catching a glimpse of the ocean from the balcony, I noticed {phrase} while their laughter echoed up to me.",
+        "The committee approved the new budget after a long debate about public schools and taxes.",
+    ]
+    best = model.find_spans(phrase, passages, top_k=1)[0]
+    assert best.passage_index == 0 and best.text == phrase
+    scores = model.score_passages(phrase, passages)
+    assert scores[0, 0] > scores[0, 1] and scores[0, 0] > model.score_passages(phrase, passages, "passage")[0, 0]
+
+
+def test_round_trip_in_a_fresh_process_keeps_span_search(tmp_path):
+    import json
+    import os
+    import subprocess
+    import sys
+    import textwrap
+
+    model = tiny_slice_model()
+    folder = tmp_path / "slice"
+    model.save_pretrained(folder, safe_serialization=True)
+    model.tokenizer.save_pretrained(folder)
+    assert {"span_pooling.py", "span_index.py", "modeling_slice.py"} <= {p.name for p in folder.iterdir()}
+    expected = as_records(model.find_spans("boys playing soccer", PASSAGES, top_k=3))
+    script = textwrap.dedent(
+        f"""
+        import importlib.abc, json, sys
+        class Block(importlib.abc.MetaPathFinder):
+            def find_spec(self, name, path=None, target=None):
+                if name == "phrasezoo" or name.startswith("phrasezoo."):
+                    raise ImportError("blocked")
+        sys.meta_path.insert(0, Block())
+        from transformers import AutoModel
+        model = AutoModel.from_pretrained({str(folder)!r}, trust_remote_code=True)
+        hits = model.find_spans("boys playing soccer", {PASSAGES!r}, top_k=3)
+        index = model.build_index({PASSAGES!r})
+        index.save({str(tmp_path / "index")!r})
+        print(json.dumps([[h.passage_index, h.char_start, h.char_end, h.text, h.cosine] for h in hits]))
+        """
+    )
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env.update(HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", HF_MODULES_CACHE=str(tmp_path / "modules"))
+    proc = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    got = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert [g[:4] for g in got] == [e[:4] for e in expected]
+    np.testing.assert_allclose([g[4] for g in got], [e[4] for e in expected], atol=1e-5)
+    from phrasezoo.models.slice.span_index import SpanIndex
+
+    loaded = SpanIndex.load(tmp_path / "index", encoder=model.encode)
+    assert as_records(loaded.search("boys playing soccer", top_k=3))[0][:4] == expected[0][:4]
+
+
+def as_records(matches):
+    return [[m.passage_index, m.char_start, m.char_end, m.text, m.cosine] for m in matches]

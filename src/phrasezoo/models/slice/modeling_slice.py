@@ -24,6 +24,7 @@ from transformers import AutoConfig, AutoModel, AutoTokenizer, PreTrainedModel
 from transformers.utils import ModelOutput
 
 from .configuration_slice import SliceConfig
+from .span_index import SpanIndex, SpanMatch
 from .span_pooling import (
     PassageBatch,
     best_span_similarity,
@@ -31,6 +32,7 @@ from .span_pooling import (
     passage_batch,
     slice_loss,
     span_similarities,
+    span_sums,
     word_prefix_sums,
 )
 
@@ -42,11 +44,15 @@ except ImportError:  # pragma: no cover
 __all__ = [
     "SliceModel",
     "SliceOutput",
+    "SpanEmbeddings",
+    "SpanIndex",
+    "SpanMatch",
     "PassageBatch",
     "best_span_similarity",
     "passage_batch",
     "slice_loss",
     "span_similarities",
+    "span_sums",
     "word_prefix_sums",
 ]
 
@@ -65,6 +71,17 @@ class SliceOutput(ModelOutput):
     token_embeddings: torch.Tensor | None = None
     query_embedding: torch.Tensor | None = None
     content_mask: torch.Tensor | None = None
+
+
+@dataclass
+class SpanEmbeddings:
+    """All spans of one text from one pass: ``vectors`` ``(n, d)``, ``char_spans`` and ``word_spans`` ``(n, 2)``
+    (end exclusive), and the span ``texts``; ordered by start word, then length."""
+
+    vectors: np.ndarray
+    char_spans: np.ndarray
+    word_spans: np.ndarray
+    texts: list[str]
 
 
 class SlicePreTrainedModel(PreTrainedModel):
@@ -229,6 +246,215 @@ class SliceModel(SlicePreTrainedModel):
             embeddings = embeddings[0]
         return embeddings.numpy() if convert_to_numpy else embeddings
 
+    def encode_tokens(self, texts: list[str], batch_size: int = 32, device: str | torch.device | None = None) -> list:
+        """Contextual token vectors of the final layer, one forward pass per text (per window for long texts).
+
+        Returns, per text, a dict with ``embeddings`` ``(n_tokens, hidden)``, ``offsets`` ``(n_tokens, 2)``
+        (character spans in the text) and ``word_ids`` ``(n_tokens,)`` (index of the whitespace word, or of the word
+        piece with ``span_unit="token"``); special tokens excluded. Texts longer than ``config.max_seq_length`` are
+        read in overlapping windows and each word's tokens are taken from the one window that owns spans starting
+        at that word, so every span of up to ``config.max_span_words`` words pools tokens of a single pass.
+        """
+        texts = _check_texts(texts)
+        batch = self.passage_batch(texts, span_words=self.config.max_span_words)
+        parts: list[list[tuple[int, np.ndarray, np.ndarray, np.ndarray]]] = [[] for _ in texts]
+        for rows, sub, output in self._run_rows(batch, batch_size, device, show=False, desc="Encoding tokens"):
+            hidden = output.token_embeddings.float().cpu()
+            for i, row in enumerate(rows.tolist()):
+                owned = int(sub.start_mask[i].sum())
+                keep = (sub.word_index[i] >= 0) & (sub.word_index[i] < owned)
+                word_ids = (sub.word_index[i][keep] + sub.row_first_word[i]).numpy()
+                offsets = sub.token_offsets[i][keep].numpy()
+                parts[int(sub.row_passage[i])].append((row, hidden[i][keep].numpy(), offsets, word_ids))
+        results = []
+        dim = self.config.embedding_dim
+        for pieces in parts:
+            pieces.sort(key=lambda piece: piece[0])
+            results.append(
+                {
+                    "embeddings": np.concatenate([p[1] for p in pieces]) if pieces else np.zeros((0, dim), np.float32),
+                    "offsets": np.concatenate([p[2] for p in pieces]) if pieces else np.zeros((0, 2), np.int64),
+                    "word_ids": np.concatenate([p[3] for p in pieces]) if pieces else np.zeros(0, np.int64),
+                }
+            )
+        return results
+
+    def span_embeddings(
+        self,
+        text: str,
+        min_words: int | None = None,
+        max_words: int | None = None,
+        normalize: bool = True,
+        batch_size: int = 32,
+        device: str | torch.device | None = None,
+    ) -> SpanEmbeddings:
+        """Every span of ``min_words..max_words`` words of ``text`` (defaults from the config), from one pass.
+
+        Vectors are the mean of the span's token vectors (unit length with ``normalize``), comparable with
+        ``encode`` of a query; long texts are windowed so that each span comes from one window.
+        """
+        if not isinstance(text, str) or not text.strip():
+            raise ValueError(f"span_embeddings needs one non-empty string, got {text!r}.")
+        min_words, max_words = self._span_lengths(min_words, max_words)
+        batch = self.passage_batch([text], span_words=max_words)
+        chars = batch.word_chars[0]
+        found: list[tuple[int, int, np.ndarray]] = []
+        for _, sub, output in self._run_rows(batch, batch_size, device, show=False, desc="Spans"):
+            sums, counts, valid = span_sums(
+                output.token_embeddings.float(), sub.word_index, sub.word_mask, min_words, max_words, sub.start_mask
+            )
+            means = (sums / counts.clamp(min=1).unsqueeze(-1)).cpu()
+            for i, start, k in valid.nonzero().tolist():
+                word_start = int(sub.row_first_word[i]) + start
+                found.append((word_start, word_start + min_words + k, means[i, start, k].numpy()))
+        found.sort(key=lambda f: (f[0], f[1]))
+        if not found:
+            raise ValueError(f"{text!r} has no span of {min_words}..{max_words} words with tokens.")
+        vectors = np.stack([f[2] for f in found]).astype(np.float32)
+        if normalize:
+            vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+        words = np.asarray([(f[0], f[1]) for f in found], dtype=np.int64)
+        char_spans = np.stack([chars[words[:, 0], 0], chars[words[:, 1] - 1, 1]], axis=1)
+        return SpanEmbeddings(vectors, char_spans, words, [text[a:b] for a, b in char_spans])
+
+    def build_index(
+        self,
+        passages: list[str],
+        max_words: int | None = None,
+        batch_size: int = 32,
+        show_progress_bar: bool | None = None,
+        device: str | torch.device | None = None,
+        dtype: str = "float32",
+    ) -> SpanIndex:
+        """A :class:`SpanIndex` of ``passages``: per-word vectors and span norms, never one vector per span.
+
+        ``max_words`` (default ``config.max_span_words``) is the longest span the index can score; long passages are
+        windowed so that every such span lies inside one window. ``dtype="float16"`` halves the word vectors.
+        """
+        passages = _check_texts(passages)
+        _, max_words = self._span_lengths(1, max_words)
+        if dtype not in ("float32", "float16"):
+            raise ValueError(f"dtype must be 'float32' or 'float16', got {dtype!r}.")
+        batch = self.passage_batch(passages, span_words=max_words)
+        n_rows, dim = len(batch), self.config.embedding_dim
+        per_row: list = [None] * n_rows
+        show = show_progress_bar if show_progress_bar is not None else n_rows > 10 * batch_size
+        for rows, sub, output in self._run_rows(batch, batch_size, device, show=show, desc="Indexing"):
+            hidden = output.token_embeddings.float()
+            slots = sub.word_mask.shape[1]
+            prefix, prefix_counts = word_prefix_sums(hidden, sub.word_index, slots)
+            word_sums = (prefix[:, 1:] - prefix[:, :-1]).cpu()
+            word_counts = (prefix_counts[:, 1:] - prefix_counts[:, :-1]).cpu()
+            norms = torch.zeros((len(rows), slots, max_words))
+            for low in range(1, max_words + 1, 5):  # length groups bound the (B, W, L, d) gather
+                high = min(low + 4, max_words)
+                sums, _, valid = span_sums(hidden, sub.word_index, sub.word_mask, low, high, sub.start_mask)
+                norms[:, :, low - 1 : high] = (sums.norm(dim=-1) * valid).cpu()
+            for i, row in enumerate(rows.tolist()):
+                n = int(sub.word_mask[i].sum())
+                owned = int(sub.start_mask[i].sum())
+                per_row[row] = (word_sums[i, :n].numpy(), word_counts[i, :n].numpy(), norms[i, :n].numpy(), owned)
+        counts = np.asarray([len(r[1]) for r in per_row], dtype=np.int64)
+        word_vectors = np.concatenate([r[0] for r in per_row]).reshape(-1, dim)
+        word_counts = np.concatenate([r[1] for r in per_row]).astype(np.int32)
+        row_passage = batch.row_passage.numpy()
+        passage_sums = np.zeros((len(passages), dim), dtype=np.float64)
+        passage_tokens = np.zeros(len(passages), dtype=np.float64)
+        for r, (vectors, tokens, _, owned) in enumerate(per_row):
+            passage_sums[row_passage[r]] += vectors[:owned].sum(0)
+            passage_tokens[row_passage[r]] += tokens[:owned].sum()
+        passage_vectors = passage_sums / np.maximum(np.linalg.norm(passage_sums, axis=1, keepdims=True), 1e-12)
+        arrays = {
+            "word_vectors": word_vectors.astype(dtype),
+            "word_counts": word_counts,
+            "span_norms": np.concatenate([r[2] for r in per_row]).reshape(-1, max_words).astype(np.float32),
+            "row_passage": row_passage.astype(np.int64),
+            "row_slot_start": np.concatenate([[0], np.cumsum(counts)]).astype(np.int64),
+            "row_first_word": batch.row_first_word.numpy().astype(np.int64),
+            "word_chars": np.concatenate(batch.word_chars).reshape(-1, 2).astype(np.int64),
+            "passage_word_start": np.concatenate([[0], np.cumsum([len(c) for c in batch.word_chars])]).astype(np.int64),
+            "passage_vectors": passage_vectors.astype(np.float32),
+        }
+        meta = {"model": self.name_or_path or "", "span_unit": self.config.span_unit, "dtype": dtype}
+        return SpanIndex(passages, arrays, max_words, meta, encoder=self.encode)
+
+    def find_spans(
+        self,
+        query: str,
+        passages: list[str],
+        top_k: int = 5,
+        min_words: int | None = None,
+        max_words: int | None = None,
+        threshold: float | None = None,
+        nms: bool = True,
+        batch_size: int = 32,
+    ) -> list[SpanMatch]:
+        """The ``top_k`` spans of ``passages`` most similar to ``query`` (one pass per passage window).
+
+        Returns :class:`SpanMatch` records (passage index, character offsets, text, cosine, score01), best first.
+        ``threshold`` keeps spans with cosine >= it; ``nms`` drops spans overlapping a better one in the same
+        passage. Span lengths default to ``config.min_span_words..config.max_span_words``.
+        """
+        if not isinstance(query, str) or not query.strip():
+            raise ValueError(f"find_spans needs a non-empty query string, got {query!r}.")
+        passages = _check_passages(passages)
+        min_words, max_words = self._span_lengths(min_words, max_words)
+        index = self.build_index(passages, max_words=max_words, batch_size=batch_size)
+        return index.search(query, top_k=top_k, threshold=threshold, min_words=min_words, nms=nms)
+
+    def score_passages(
+        self,
+        queries: str | list[str],
+        passages: list[str],
+        mode: str = "span",
+        min_words: int | None = None,
+        max_words: int | None = None,
+        batch_size: int = 32,
+    ) -> np.ndarray:
+        """``(n_queries, n_passages)`` cosines: best span (``mode="span"``) or whole passage (``"passage"``).
+
+        ``"passage"`` compares the query with the mean of all the passage's content-token vectors from the same
+        pass(es), the paper's "full context" setup; ``"span"`` is SLICE's single-pass best span.
+        """
+        if mode not in ("span", "passage"):
+            raise ValueError(f"mode must be 'span' or 'passage', got {mode!r}.")
+        queries = _check_texts([queries] if isinstance(queries, str) else queries)
+        passages = _check_passages(passages)
+        min_words, max_words = self._span_lengths(min_words, max_words)
+        index = self.build_index(passages, max_words=max_words, batch_size=batch_size)
+        vectors = self.encode(queries, batch_size=batch_size)
+        if mode == "passage":
+            return vectors @ index.passage_vectors.T
+        return index.passage_scores(vectors, min_words=min_words, max_words=max_words)
+
+    # ------------------------------------------------------------------------------------------------ plumbing
+    def _span_lengths(self, min_words: int | None, max_words: int | None) -> tuple[int, int]:
+        min_words = self.config.min_span_words if min_words is None else min_words
+        max_words = self.config.max_span_words if max_words is None else max_words
+        for name, value in (("min_words", min_words), ("max_words", max_words)):
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+                raise ValueError(f"{name} must be an integer, got {value!r}.")
+        if max_words < 1:
+            raise ValueError(f"max_words must be at least 1, got {max_words}.")
+        if min_words < 1 or min_words > max_words:
+            raise ValueError(f"Need 1 <= min_words <= max_words, got min_words={min_words}, max_words={max_words}.")
+        return int(min_words), int(max_words)
+
+    def _run_rows(self, batch: PassageBatch, batch_size: int, device, show: bool, desc: str):
+        """Forward the rows of ``batch`` in length-sorted mini-batches; yields ``(row ids, sub-batch, output)``."""
+        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+            raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}.")
+        device = self._move_to(device)
+        order = torch.argsort(batch.attention_mask.sum(1), descending=True, stable=True)
+        chunks = range(0, len(order), batch_size)
+        with _eval_mode(self), torch.inference_mode():
+            for start in _progress(chunks, show, desc):
+                rows = order[start : start + batch_size]
+                sub = batch.select(rows)
+                output = self(**sub.model_inputs(device))  # word tensors of ``sub`` stay on the CPU
+                output.token_embeddings = output.token_embeddings.float().cpu()
+                yield rows, sub, output
+
     def _move_to(self, device) -> torch.device:
         device = torch.device(device) if device is not None else self.device
         if device != self.device:
@@ -266,6 +492,15 @@ def _check_texts(texts) -> list[str]:
         if not text.strip():
             raise ValueError(f"Text {i} is empty or only whitespace; every text needs at least one character.")
     return list(texts)
+
+
+def _check_passages(passages) -> list[str]:
+    if isinstance(passages, str):
+        raise ValueError("passages must be a list of strings; wrap a single passage as [passage].")
+    try:
+        return _check_texts(passages)
+    except ValueError as error:
+        raise ValueError(f"Bad passages: {error}") from None
 
 
 def _length_order(tokenizer, texts: list[str], max_length: int) -> list[int]:

@@ -64,37 +64,33 @@ def word_prefix_sums(
     return prefix, prefix_counts
 
 
-def span_similarities(
-    query: torch.Tensor,
+def span_sums(
     token_embeddings: torch.Tensor,
     word_index: torch.Tensor,
     word_mask: torch.Tensor | None = None,
     min_words: int = 1,
     max_words: int = 20,
     start_mask: torch.Tensor | None = None,
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """Cosine between each row's query and every span of ``min_words..max_words`` words of the row.
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Summed token vectors of every span of ``min_words..max_words`` words, gathered at once from prefix sums.
 
     Args:
-        query: ``(B, d)`` one query vector per row (any norm).
         token_embeddings, word_index: as in :func:`word_prefix_sums`.
         word_mask: ``(B, W)`` bool, the words that exist in each row (default: those with an index in
-            ``word_index``). Words are assumed contiguous from 0; a span must end at or before the row's word count.
+            ``word_index``). Words are contiguous from 0; a span must end at or before the row's word count.
         min_words, max_words: span lengths considered (inclusive).
         start_mask: ``(B, W)`` bool, words at which spans may start (windows use it so that each span is scored in
             exactly one window); default all.
 
     Returns:
-        ``cos`` ``(B, W, L)`` with ``cos[b, i, k]`` = cosine of the span of ``min_words + k`` words starting at word
-        ``i`` (``-inf`` where the span does not exist or has no tokens), and the boolean ``valid`` mask of the same
-        shape. Everything is gathered at once from prefix sums; differentiable.
+        ``sums`` ``(B, W, L, d)`` (``sums[b, i, k]`` = sum over the span of ``min_words + k`` words starting at
+        word ``i``), token ``counts`` ``(B, W, L)`` (divide for the mean) and ``valid`` ``(B, W, L)``: the span
+        exists, has tokens and may start there. Differentiable.
     """
     _check_lengths(min_words, max_words)
-    if query.dim() != 2 or query.shape[0] != token_embeddings.shape[0]:
-        raise ValueError(f"Expected query (B, d) with B={token_embeddings.shape[0]}, got {tuple(query.shape)}.")
     n_words = word_mask.shape[1] if word_mask is not None else None
     prefix, prefix_counts = word_prefix_sums(token_embeddings, word_index, n_words)
-    batch, slots = prefix.shape[0], prefix.shape[1] - 1
+    batch, slots, dim = prefix.shape[0], prefix.shape[1] - 1, prefix.shape[2]
     device = prefix.device
     starts = torch.arange(slots, device=device).unsqueeze(1)  # (W, 1)
     lengths = torch.arange(min_words, max_words + 1, device=device).unsqueeze(0)  # (1, L)
@@ -104,18 +100,39 @@ def span_similarities(
     else:
         row_words = word_mask.sum(dim=1)
     valid = ends.unsqueeze(0) <= row_words.view(batch, 1, 1)  # (B, W, L)
-    ends_c = ends.clamp(max=slots).expand(slots, -1)
-    starts_e = starts.expand_as(ends_c)
-    flat_end, flat_start = ends_c.reshape(-1), starts_e.reshape(-1)
-    span_sum = prefix[:, flat_end] - prefix[:, flat_start]  # (B, W*L, d)
-    span_count = (prefix_counts[:, flat_end] - prefix_counts[:, flat_start]).view(batch, slots, -1)
-    valid = valid & (span_count > 0.5)
+    flat_end = ends.clamp(max=slots).reshape(-1)
+    flat_start = starts.expand_as(ends).reshape(-1)
+    sums = (prefix[:, flat_end] - prefix[:, flat_start]).view(batch, slots, -1, dim)
+    counts = (prefix_counts[:, flat_end] - prefix_counts[:, flat_start]).view(batch, slots, -1)
+    valid = valid & (counts > 0.5)
     if start_mask is not None:
         valid = valid & start_mask.bool().unsqueeze(-1)
+    return sums, counts, valid
+
+
+def span_similarities(
+    query: torch.Tensor,
+    token_embeddings: torch.Tensor,
+    word_index: torch.Tensor,
+    word_mask: torch.Tensor | None = None,
+    min_words: int = 1,
+    max_words: int = 20,
+    start_mask: torch.Tensor | None = None,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Cosine between each row's query ``(B, d)`` and every span of ``min_words..max_words`` words of the row.
+
+    Other arguments as in :func:`span_sums`. Returns ``cos`` ``(B, W, L)`` with ``cos[b, i, k]`` = cosine of the
+    span of ``min_words + k`` words starting at word ``i`` (``-inf`` where the span does not exist or has no
+    tokens), and the boolean ``valid`` mask of the same shape. The mean and the sum of a span have the same cosine,
+    so no division by the token count is needed. Differentiable.
+    """
+    if query.dim() != 2 or query.shape[0] != token_embeddings.shape[0]:
+        raise ValueError(f"Expected query (B, d) with B={token_embeddings.shape[0]}, got {tuple(query.shape)}.")
+    sums, _, valid = span_sums(token_embeddings, word_index, word_mask, min_words, max_words, start_mask)
+    batch, slots, n_lengths, dim = sums.shape
     unit_query = F.normalize(query, dim=-1)
-    cos = (F.normalize(span_sum, dim=-1) @ unit_query.unsqueeze(-1)).view(batch, slots, -1)
-    cos = cos.masked_fill(~valid, float("-inf"))
-    return cos, valid
+    cos = (F.normalize(sums.view(batch, -1, dim), dim=-1) @ unit_query.unsqueeze(-1)).view(batch, slots, n_lengths)
+    return cos.masked_fill(~valid, float("-inf")), valid
 
 
 def best_span_similarity(
@@ -178,7 +195,8 @@ class PassageBatch:
     (``None`` if the tokenizer has none), ``word_index`` (row-local word of each token, -1 for special tokens and
     padding), ``word_mask`` (words present in the row), ``start_mask`` (words at which this row owns spans),
     ``row_passage`` (passage of each row) and ``row_first_word`` (passage-level index of the row's first word).
-    ``word_chars[p]`` is the ``(n_words, 2)`` character span of every word of passage ``p``.
+    ``word_chars[p]`` is the ``(n_words, 2)`` character span of every word of passage ``p``; ``token_offsets``
+    ``(R, T, 2)`` the character span of every token in its passage (``(0, 0)`` for special tokens and padding).
     """
 
     input_ids: torch.Tensor
@@ -190,6 +208,7 @@ class PassageBatch:
     row_passage: torch.Tensor
     row_first_word: torch.Tensor
     word_chars: list[np.ndarray] = field(default_factory=list)
+    token_offsets: torch.Tensor | None = None
 
     def model_inputs(self, device: torch.device | str | None = None) -> dict[str, torch.Tensor]:
         """The tensors ``SliceModel.forward`` takes, moved to ``device``."""
@@ -215,6 +234,7 @@ class PassageBatch:
             row_passage=self.row_passage[rows],
             row_first_word=self.row_first_word[rows],
             word_chars=self.word_chars,
+            token_offsets=None if self.token_offsets is None else self.token_offsets[rows, :n_tokens],
         )
 
     def __len__(self) -> int:
@@ -309,7 +329,7 @@ def passage_batch(
         raise ValueError(f"max_length={max_length} leaves no room for content after the special tokens.")
     encoding = tokenizer(list(passages), add_special_tokens=False, return_offsets_mapping=True)
     pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
-    rows: list[tuple[list[int], list[int], int, int, int, int]] = []  # ids, token words, passage, first, n, owned
+    rows: list[tuple] = []  # ids, token words, passage, first word, n words, owned starts, token offsets
     word_chars = []
     for p, text in enumerate(passages):
         ids, offsets = encoding["input_ids"][p], [tuple(o) for o in encoding["offset_mapping"][p]]
@@ -317,13 +337,14 @@ def passage_batch(
         word_chars.append(chars)
         keep = token_word >= 0
         ids_kept, words_kept = np.asarray(ids, dtype=np.int64)[keep], token_word[keep]
+        offsets_kept = np.asarray(offsets, dtype=np.int64).reshape(-1, 2)[keep]
         word_tokens = np.bincount(words_kept, minlength=len(chars)) if len(chars) else np.zeros(0, np.int64)
         token_start = np.concatenate([[0], np.cumsum(word_tokens)]).astype(np.int64)
         for first, end, owned in plan_windows(word_tokens, capacity, span_words):
             lo, hi = token_start[first], min(token_start[end], token_start[first] + capacity)
             piece_ids = ids_kept[lo:hi].tolist()
             piece_words = (words_kept[lo:hi] - first).tolist()
-            rows.append((piece_ids, piece_words, p, first, end - first, owned - first))
+            rows.append((piece_ids, piece_words, p, first, end - first, owned - first, offsets_kept[lo:hi]))
     n_tokens = max(len(r[0]) for r in rows) + len(before) + len(after)
     n_slots = max(max(r[4] for r in rows), 1)
     count = len(rows)
@@ -332,12 +353,14 @@ def passage_batch(
     word_index = torch.full((count, n_tokens), -1, dtype=torch.long)
     word_mask = torch.zeros((count, n_slots), dtype=torch.bool)
     start_mask = torch.zeros((count, n_slots), dtype=torch.bool)
-    for r, (piece_ids, piece_words, _, _, n_words, owned) in enumerate(rows):
+    token_offsets = torch.zeros((count, n_tokens, 2), dtype=torch.long)
+    for r, (piece_ids, piece_words, _, _, n_words, owned, piece_offsets) in enumerate(rows):
         sequence = before + piece_ids + after
         input_ids[r, : len(sequence)] = torch.tensor(sequence, dtype=torch.long)
         attention[r, : len(sequence)] = 1
         if piece_words:
             word_index[r, len(before) : len(before) + len(piece_words)] = torch.tensor(piece_words)
+            token_offsets[r, len(before) : len(before) + len(piece_words)] = torch.from_numpy(piece_offsets)
         word_mask[r, :n_words] = True
         start_mask[r, : min(owned, n_words)] = True
     token_types = torch.zeros_like(input_ids) if "token_type_ids" in tokenizer.model_input_names else None
@@ -351,4 +374,5 @@ def passage_batch(
         row_passage=torch.tensor([r[2] for r in rows], dtype=torch.long),
         row_first_word=torch.tensor([r[3] for r in rows], dtype=torch.long),
         word_chars=word_chars,
+        token_offsets=token_offsets,
     )
