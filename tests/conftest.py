@@ -27,3 +27,26 @@ def benchmarks_dir() -> Path:
 def _isolated_cache(tmp_path_factory, monkeypatch):
     """Keep derived files of tests out of the user's cache, shared across the session."""
     monkeypatch.setenv("PHRASEZOO_CACHE", str(tmp_path_factory.getbasetemp() / "phrasezoo-cache"))
+
+
+@pytest.fixture
+def fresh_cache(tmp_path_factory, monkeypatch):
+    """A fresh, empty PHRASEZOO_CACHE for this test (data-builder tests that check what gets cached)."""
+    path = tmp_path_factory.mktemp("phrasezoo-cache")
+    monkeypatch.setenv("PHRASEZOO_CACHE", str(path))
+    return path
+
+
+@pytest.fixture(scope="session")
+def nlp():
+    """The embedded spaCy pipeline."""
+    from phrasezoo.resources import load_spacy
+
+    return load_spacy("en_core_web_sm")
+
+
+@pytest.fixture(scope="session")
+def wordnet():
+    from phrasezoo.data.lexicon import get_wordnet
+
+    return get_wordnet()

@@ -118,7 +118,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _list() -> int:
-    from phrasezoo.hub_config import list_hub_configs, load_hub_config
+    from phrasezoo.recipes import list_hub_configs, load_hub_config
     from phrasezoo.registry import get_method, list_methods
 
     print("methods:")
@@ -127,7 +127,7 @@ def _list() -> int:
     print("hub configs (hub_configs/*.yaml):")
     for name in list_hub_configs():
         cfg = load_hub_config(name)
-        print(f"  {name:18s} {cfg.repo_id:28s} method={cfg.method:8s} backbone={cfg.backbone}")
+        print(f"  {name:18s} {cfg.repo_id:28s} method={cfg.method:8s} backbone={cfg.backbone or '-'}")
     return 0
 
 
@@ -136,7 +136,7 @@ def _export(args) -> int:
 
     from phrasezoo.evaluation import read_results
     from phrasezoo.hub.export import export_model, refresh_card
-    from phrasezoo.hub_config import load_hub_config
+    from phrasezoo.recipes import load_hub_config
 
     cfg = load_hub_config(args.config)
     results_path = Path(args.results) if args.results else cfg.results_path

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from phrasezoo.hub_config import load_hub_config
+from phrasezoo.recipes import load_hub_config
 
 README_START = "<!-- results:start -->"
 README_END = "<!-- results:end -->"

@@ -1,7 +1,9 @@
 """Named, versioned checkpoint recipes (like timm's pretrained cfgs): one YAML per published model in hub_configs/.
 
-A hub config says what a checkpoint is (repo id, method, backbone), what it is trained on (data), how (training
-hyper-parameters) and how it is judged (eval tasks and baselines). ``train.py``, ``phrasezoo pipeline`` and the
+A hub config (recipe) says what a checkpoint is (repo id, method, backbone if any), what it is trained on (data), how
+(training hyper-parameters) and how it is judged (eval tasks and baselines). This module only parses recipes; what
+the ``model``/``data``/``training.method_args`` sections may hold is the method's argument schema
+(:func:`phrasezoo.registry.validate_recipe`). ``train.py``, ``phrasezoo pipeline`` and the
 model card all read the same file, so a published card always states the recipe that produced the weights.
 """
 
@@ -54,7 +56,7 @@ class HubConfig:
     name: str
     method: str
     repo_id: str
-    backbone: str
+    backbone: str | None = None  # embedded name or Hub id; only for methods built from a pretrained backbone
     version: str = "1.0"
     description: str = ""
     model: dict[str, Any] = field(default_factory=dict)  # kwargs of the method's config class
@@ -93,7 +95,7 @@ def load_hub_config(name_or_path: str | Path, overrides: list[str] | None = None
 
 def hub_config_from_dict(raw: dict[str, Any], source_path: str | None = None) -> HubConfig:
     raw = copy.deepcopy(raw)
-    missing = [key for key in ("name", "method", "repo_id", "backbone") if key not in raw]
+    missing = [key for key in ("name", "method", "repo_id") if key not in raw]
     if missing:
         raise ValueError(f"Hub config {source_path or ''} lacks required keys: {', '.join(missing)}.")
     known_training = {f.name for f in fields(TrainingConfig)}

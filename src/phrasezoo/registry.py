@@ -1,82 +1,257 @@
 """The zoo's method registry: one uniform way to create, train and test any model (like timm's ``create_model``).
 
-Each method registers a :class:`Method`: its config and model classes, how to build a fresh model from a
-pretrained backbone, how to build its training task, and a tiny random configuration plus sample inputs that the
-generic contract tests use. Registration happens in ``phrasezoo.methods.<name>``; :func:`get_method` imports it
-lazily so that importing the registry stays cheap.
+Every sub-package of :mod:`phrasezoo.methods` that defines ``METHOD = Method(...)`` in its ``__init__`` is a method:
+the registry finds them by scanning the package (``pkgutil``), so adding a method never edits this file. A
+:class:`Method` declares everything the generic code needs (training, export, the card, the contract tests, the
+recipe checks): its config/model classes, how a fresh model is built (from a pretrained backbone and/or from the
+recipe alone), what its ``encode`` returns (:class:`OutputKind`), one argument schema for the recipe sections it
+reads, and a tiny random configuration with sample inputs for fast tests.
 """
 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
+import inspect
+import pkgutil
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
 from typing import Any
 
-METHOD_MODULES = {
-    "pearl": "phrasezoo.methods.pearl",
-    "phrase_bert": "phrasezoo.methods.phrase_bert",
-    "uctopic": "phrasezoo.methods.uctopic",
-}
+#: the recipe sections a method's argument schema covers: ``model:``, ``data:`` and ``training.method_args``
+ARG_SECTIONS = ("model", "data", "task")
+METHODS_PACKAGE = "phrasezoo.methods"
+
+
+class OutputKind(StrEnum):
+    """What a method's model gives per input text; encoders, the harness and the contract tests dispatch on it.
+
+    * ``VECTOR``: one vector per text from ``encode()`` (PEARL, Phrase-BERT, UCTopic).
+    * ``TOKENS``: contextual token vectors aggregated over spans; ``encode()`` gives the query vector of a text and
+      ``encode_tokens()`` the token vectors with their character offsets (SLICE).
+    * ``FACETS``: K vectors per text from ``facets()``, plus one vector per text from ``encode()`` (codebook).
+    """
+
+    VECTOR = "vector"
+    TOKENS = "tokens"
+    FACETS = "facets"
+
+
+_MISSING = object()
+
+
+@dataclass(frozen=True)
+class Arg:
+    """One recipe argument of a method: its default, what it does, and the values or keys it accepts.
+
+    ``choices``: allowed values (for a list value: allowed items). ``keys``: allowed keys of a mapping value.
+    """
+
+    default: Any = None
+    doc: str = ""
+    choices: tuple[Any, ...] | None = None
+    keys: tuple[str, ...] | None = None
+
+
+ArgSchema = dict[str, Arg]
+
+
+def signature_args(function: Callable[..., Any], exclude: tuple[str, ...] = (), **docs: str) -> ArgSchema:
+    """An argument schema read from ``function``'s keyword parameters (defaults kept; ``*args/**kwargs`` skipped).
+
+    Used when a recipe section is passed straight to one function (a data builder, a config class), so that the
+    function's signature stays the one source of truth.
+    """
+    schema: ArgSchema = {}
+    for name, parameter in inspect.signature(function).parameters.items():
+        if name in ("self", "cls", *exclude) or parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD):
+            continue
+        default = None if parameter.default is inspect.Parameter.empty else parameter.default
+        schema[name] = Arg(default=default, doc=docs.get(name, ""))
+    return schema
 
 
 @dataclass
 class Method:
-    """What the zoo knows about a method.
+    """What the zoo knows about a method (declared once, in ``phrasezoo/methods/<name>/__init__.py``).
 
     Attributes:
-        name: registry name (``pearl``).
+        name: registry name (``pearl``); recipes name it in ``method:``.
+        description: one line for ``phrasezoo list`` and the training log.
         config_class / model_class: the ``transformers`` classes in ``phrasezoo.models.<name>``.
         model_files: module paths of the self-contained model files (checked by the contract tests).
-        from_backbone: ``(backbone_path, **config_kwargs) -> model`` with pretrained backbone weights.
-        build_task: ``(hub_config, model, accelerator) -> TrainingTask`` for :mod:`phrasezoo.training`.
-        tiny_model: ``() -> model`` small and random, with a real tokenizer attached, for fast contract tests.
+        build_task: ``(recipe, model, accelerator) -> TrainingTask`` for :mod:`phrasezoo.training`.
+        output_kind: what ``encode`` and friends return (:class:`OutputKind`).
+        from_backbone: ``(backbone_path, **model_args) -> model`` with pretrained backbone weights, or ``None``.
+        from_config: ``(recipe, accelerator) -> model`` for models built without a pretrained backbone (e.g. a
+            word-level vocabulary and word vectors named by the recipe), or ``None``.
+        requires_backbone: recipes must name a ``backbone:`` (default: when there is no ``from_config``).
+        args: one argument schema per recipe section (``model``, ``data``, ``task`` = ``training.method_args``),
+            checked by :func:`validate_args`; a missing section accepts no keys.
+        check_recipe: optional ``(recipe) -> None`` for cross-section rules (raise ``ValueError``).
+        tiny_config: kwargs of ``config_class`` for a small random model (nested ``backbone_config`` as a dict with
+            ``model_type``); :meth:`tiny_model` builds it, the contract tests run on it.
+        tiny_variants: more tiny configs by variant name (e.g. UCTopic's LUKE path), tested like ``tiny_config``.
+        tiny_tokenizer: embedded backbone whose tokenizer the tiny models read (``None``: the model makes its own).
         sample_inputs: inputs accepted by ``model.encode`` (phrases, or (sentence, span) pairs).
         bad_inputs: ``(inputs, expected error substring)`` pairs that ``encode`` must reject with ``ValueError``.
-        extra_tiny_models: more tiny models, by variant name, for methods with several architectures (e.g. UCTopic's
-            LUKE path); the contract tests run on each of them as well as on ``tiny_model``.
+        paper_rows: reference numbers from the papers for the report (``{row name: {column: value}}``).
+        folder: the method's folder (set by discovery); ``card.md`` there is the model-card template.
     """
 
     name: str
     config_class: type
     model_class: type
     model_files: tuple[str, ...]
-    from_backbone: Callable[..., Any]
     build_task: Callable[..., Any]
-    tiny_model: Callable[[], Any]
     sample_inputs: list[Any]
-    bad_inputs: list[tuple[Any, str]] = field(default_factory=list)
     description: str = ""
-    extra_tiny_models: dict[str, Callable[[], Any]] = field(default_factory=dict)
+    output_kind: OutputKind = OutputKind.VECTOR
+    from_backbone: Callable[..., Any] | None = None
+    from_config: Callable[..., Any] | None = None
+    requires_backbone: bool | None = None
+    args: dict[str, ArgSchema] = field(default_factory=dict)
+    check_recipe: Callable[[Any], None] | None = None
+    tiny_config: dict[str, Any] = field(default_factory=dict)
+    tiny_variants: dict[str, dict[str, Any]] = field(default_factory=dict)
+    tiny_tokenizer: str | None = "minilm-l6"
+    bad_inputs: list[tuple[Any, str]] = field(default_factory=list)
+    paper_rows: dict[str, dict[str, float]] = field(default_factory=dict)
+    folder: Path | None = None
+
+    def __post_init__(self) -> None:
+        if self.from_backbone is None and self.from_config is None:
+            raise ValueError(f"Method '{self.name}' needs a constructor: from_backbone, from_config or both.")
+        if self.requires_backbone is None:
+            self.requires_backbone = self.from_config is None
+        unknown = set(self.args) - set(ARG_SECTIONS)
+        if unknown:
+            raise ValueError(f"Method '{self.name}': unknown argument sections {sorted(unknown)}; use {ARG_SECTIONS}.")
+        self.output_kind = OutputKind(self.output_kind)
+
+    @property
+    def card_template(self) -> Path:
+        """The model-card template (``card.md`` in the method's folder)."""
+        if self.folder is None:
+            raise FileNotFoundError(f"Method '{self.name}' was not registered through phrasezoo.methods.")
+        return self.folder / "card.md"
+
+    def tiny_model(self, variant: str | None = None):
+        """A small random model from ``tiny_config`` (or ``tiny_variants[variant]``), seeded, tokenizer attached.
+
+        Declared data, one generic builder: nothing per method here. Tests and Space tests use it for speed.
+        """
+        import torch
+
+        kwargs = self.tiny_config if variant is None else self.tiny_variants[variant]
+        torch.manual_seed(0)
+        model = self.model_class(self.config_class(**kwargs))
+        if self.tiny_tokenizer is not None:
+            from transformers import AutoTokenizer
+
+            from phrasezoo.resources import resolve_backbone
+
+            model.set_tokenizer(AutoTokenizer.from_pretrained(resolve_backbone(self.tiny_tokenizer)))
+        return model
 
 
+# --------------------------------------------------------------------------------------------------- discovery
 _REGISTRY: dict[str, Method] = {}
+_DISCOVERED = False
 
 
-def register_method(method: Method) -> Method:
-    _REGISTRY[method.name] = method
-    return method
+def _discover() -> None:
+    """Import every ``phrasezoo.methods.<name>`` package and register its ``METHOD``."""
+    global _DISCOVERED
+    if _DISCOVERED:
+        return
+    package = importlib.import_module(METHODS_PACKAGE)
+    for info in pkgutil.iter_modules(package.__path__):
+        if not info.ispkg:
+            continue
+        module = importlib.import_module(f"{METHODS_PACKAGE}.{info.name}")
+        method = getattr(module, "METHOD", None)
+        if isinstance(method, Method):
+            if method.name != info.name:
+                raise ValueError(f"{module.__name__} declares method '{method.name}'; name its folder the same.")
+            method.folder = Path(module.__file__).parent
+            _REGISTRY[method.name] = method
+    _DISCOVERED = True
 
 
 def get_method(name: str) -> Method:
+    _discover()
     if name not in _REGISTRY:
-        if name not in METHOD_MODULES:
-            raise KeyError(f"Unknown method '{name}'. Known methods: {', '.join(sorted(METHOD_MODULES))}.")
-        importlib.import_module(METHOD_MODULES[name])
+        raise KeyError(f"Unknown method '{name}'. Known methods: {', '.join(sorted(_REGISTRY))}.")
     return _REGISTRY[name]
 
 
 def list_methods() -> list[str]:
-    return sorted(METHOD_MODULES)
+    _discover()
+    return sorted(_REGISTRY)
 
 
-def create_model(hub_config_or_name, pretrained_backbone: bool = True):
-    """Build a model from a hub config (name, path or :class:`HubConfig`): pretrained backbone + fresh heads."""
-    from phrasezoo.hub_config import HubConfig, load_hub_config
-    from phrasezoo.resources import resolve_backbone
+# ------------------------------------------------------------------------------------------------ arguments
+def validate_args(method: Method, section: str, values: Mapping[str, Any] | None, source: str = "recipe") -> None:
+    """The one check of a recipe section against the method's schema: unknown keys, nested keys and choices.
 
-    cfg = hub_config_or_name if isinstance(hub_config_or_name, HubConfig) else load_hub_config(hub_config_or_name)
-    method = get_method(cfg.method)
-    if not pretrained_backbone:
-        raise NotImplementedError("Random backbones are only built by Method.tiny_model for tests.")
-    return method.from_backbone(resolve_backbone(cfg.backbone), **cfg.model)
+    Raises ``ValueError`` naming the bad key and the allowed ones.
+    """
+    schema = method.args.get(section, {})
+    where = f"{source}: {section if section != 'task' else 'training.method_args'}"
+    for key, value in (values or {}).items():
+        if key not in schema:
+            allowed = ", ".join(sorted(schema)) or "none"
+            raise ValueError(f"Unknown {method.name} argument '{key}' in {where}; allowed: {allowed}.")
+        arg = schema[key]
+        if arg.keys is not None and isinstance(value, Mapping):
+            bad = sorted(set(value) - set(arg.keys))
+            if bad:
+                raise ValueError(f"Unknown key(s) {bad} of '{key}' in {where}; allowed: {', '.join(arg.keys)}.")
+        if arg.choices is not None:
+            items = value if isinstance(value, (list, tuple)) else [value]
+            bad = [item for item in items if item not in arg.choices]
+            if bad:
+                raise ValueError(
+                    f"Bad value(s) {bad} of '{key}' in {where}; allowed: {', '.join(map(str, arg.choices))}."
+                )
+
+
+def resolve_args(method: Method, section: str, values: Mapping[str, Any] | None) -> dict[str, Any]:
+    """``values`` validated and completed with the schema's defaults (the arguments a task actually uses)."""
+    validate_args(method, section, values)
+    return {**{k: a.default for k, a in method.args.get(section, {}).items()}, **(values or {})}
+
+
+def validate_recipe(recipe) -> Method:
+    """Check a recipe against its method: backbone when required, every section, the method's own rules."""
+    method = get_method(recipe.method)
+    source = recipe.source_path or recipe.name
+    if method.requires_backbone and not recipe.backbone:
+        raise ValueError(f"{source}: method '{method.name}' is built from a pretrained backbone; set `backbone:`.")
+    if recipe.backbone and method.from_backbone is None:
+        raise ValueError(f"{source}: method '{method.name}' has no pretrained backbone; remove `backbone:`.")
+    validate_args(method, "model", recipe.model, source)
+    validate_args(method, "data", recipe.data, source)
+    validate_args(method, "task", recipe.training.method_args, source)
+    if method.check_recipe is not None:
+        method.check_recipe(recipe)
+    return method
+
+
+def create_model(recipe, accelerator=None):
+    """A fresh model for a recipe (name, path or recipe object): pretrained backbone, or built from the recipe."""
+    from phrasezoo.recipes import HubConfig, load_hub_config
+
+    recipe = recipe if isinstance(recipe, HubConfig) else load_hub_config(recipe)
+    method = validate_recipe(recipe)
+    if recipe.backbone:
+        from phrasezoo.resources import resolve_backbone
+
+        return method.from_backbone(resolve_backbone(recipe.backbone), **recipe.model)
+    if accelerator is None:
+        from accelerate import Accelerator
+
+        accelerator = Accelerator(cpu=True)
+    return method.from_config(recipe, accelerator)

@@ -22,7 +22,9 @@ from phrasezoo.applications.topic_mining import (
 )
 from phrasezoo.applications.topic_mining.ccl import CCLSampler, is_ccl_trainable, select_confident
 from phrasezoo.applications.topic_mining.commands import load_topic_model, main
-from phrasezoo.methods.uctopic import tiny_model
+from phrasezoo.registry import get_method
+
+tiny_model = get_method("uctopic").tiny_model
 
 FAST_CCL = CCLConfig(steps=3, batch_size=4, negatives=2, max_seq_length=32, mixed_precision="no", top_fraction=0.5)
 

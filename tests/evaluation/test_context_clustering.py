@@ -15,9 +15,11 @@ from phrasezoo.evaluation.tasks.context_clustering import (
     hungarian_accuracy,
     read_ner_mentions,
 )
-from phrasezoo.methods.uctopic import tiny_model
 from phrasezoo.models.uctopic.modeling_uctopic import UCTopicModel
+from phrasezoo.registry import get_method
 from phrasezoo.resources import resolve_backbone
+
+tiny_model = get_method("uctopic").tiny_model
 
 CTX = TaskContext(progress=False)
 

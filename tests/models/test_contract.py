@@ -6,6 +6,7 @@ import ast
 import importlib
 import json
 import os
+import pickle
 import subprocess
 import sys
 import textwrap
@@ -17,13 +18,16 @@ import torch
 from transformers import AutoModel
 from transformers.models.auto.configuration_auto import CONFIG_MAPPING_NAMES
 
-from phrasezoo.registry import get_method, list_methods
+from phrasezoo.registry import OutputKind, get_method, list_methods
 
 METHODS = list_methods()
-#: (method, variant): every method's ``tiny_model`` (variant ``None``) plus its ``extra_tiny_models``
+#: (method, variant): every method's tiny model (variant ``None``: ``tiny_config``) plus its ``tiny_variants``
 CASES = [(name, None) for name in METHODS] + [
-    (name, variant) for name in METHODS for variant in sorted(get_method(name).extra_tiny_models)
+    (name, variant) for name in METHODS for variant in sorted(get_method(name).tiny_variants)
 ]
+#: what the round trip compares per output kind: ``encode`` always, plus the kind's own entry point
+ENTRY_POINTS = {OutputKind.VECTOR: ("encode",), OutputKind.TOKENS: ("encode", "encode_tokens"),
+                OutputKind.FACETS: ("encode", "facets")}  # fmt: skip
 ALLOWED_TOP_LEVEL = {"torch", "numpy", "transformers", "__future__"}
 
 
@@ -34,7 +38,7 @@ def method(request):
 
 @pytest.fixture(scope="module", params=CASES, ids=[name if v is None else f"{name}-{v}" for name, v in CASES])
 def case(request):
-    """A method and which of its tiny models to test (``None``: ``tiny_model``)."""
+    """A method and which of its tiny models to test (``None``: the one of ``tiny_config``)."""
     name, variant = request.param
     return get_method(name), variant
 
@@ -43,8 +47,7 @@ def case(request):
 def exported(case, tmp_path_factory):
     """A tiny random model of the method, saved as a folder the way export does (weights, code, tokenizer)."""
     method, variant = case
-    build = method.tiny_model if variant is None else method.extra_tiny_models[variant]
-    model = build().eval()
+    model = method.tiny_model(variant).eval()
     folder = tmp_path_factory.mktemp(f"export-{method.name}-{variant or 'default'}")
     model.save_pretrained(folder, safe_serialization=True)
     model.tokenizer.save_pretrained(folder)
@@ -93,16 +96,29 @@ def test_model_files_import_only_allowed_modules(method):
                 assert top != "phrasezoo", f"{module_name} must not import phrasezoo"
 
 
+def _arrays(output) -> list[np.ndarray]:
+    """Every array in an entry point's output (arrays, tensors, nested lists/tuples of them or of offsets)."""
+    if isinstance(output, torch.Tensor):
+        return [output.detach().float().cpu().numpy()]
+    if isinstance(output, dict):
+        return [a for key in sorted(output) for a in _arrays(output[key])]
+    if isinstance(output, (list, tuple)) and output and not all(isinstance(x, (int, float)) for x in output):
+        return [a for item in output for a in _arrays(item)]
+    return [np.asarray(output)]
+
+
 def test_round_trip_in_fresh_process_without_phrasezoo(exported, case, tmp_path):
-    """The folder loads offline, with phrasezoo not importable and sockets blocked, and gives the same vectors."""
+    """The folder loads offline, with phrasezoo not importable and sockets blocked, and gives the same outputs from
+    every entry point of the method's output kind (``encode``, plus ``encode_tokens`` or ``facets``)."""
     method, _ = case
     model, folder = exported
-    expected = model.encode(method.sample_inputs, batch_size=2)
+    entry_points = ENTRY_POINTS[method.output_kind]
+    expected = {name: _arrays(getattr(model, name)(method.sample_inputs, batch_size=2)) for name in entry_points}
     inputs_path = tmp_path / "inputs.json"
     inputs_path.write_text(json.dumps(method.sample_inputs))
     script = textwrap.dedent(
         f"""
-        import importlib.abc, json, socket, sys
+        import importlib.abc, json, pickle, socket, sys
         class BlockPhrasezoo(importlib.abc.MetaPathFinder):
             def find_spec(self, name, path=None, target=None):
                 if name == "phrasezoo" or name.startswith("phrasezoo."):
@@ -118,7 +134,9 @@ def test_round_trip_in_fresh_process_without_phrasezoo(exported, case, tmp_path)
         assert not any(m == "phrasezoo" or m.startswith("phrasezoo.") for m in sys.modules)
         inputs = json.load(open({str(inputs_path)!r}))
         inputs = [tuple(x) if isinstance(x, list) else x for x in inputs]
-        np.save({str(tmp_path / "out.npy")!r}, model.encode(inputs, batch_size=3))
+        for name in {list(entry_points)!r}:
+            with open({str(tmp_path)!r} + "/" + name + ".pkl", "wb") as handle:
+                pickle.dump(getattr(model, name)(inputs, batch_size=3), handle)
         """
     )
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
@@ -128,7 +146,11 @@ def test_round_trip_in_fresh_process_without_phrasezoo(exported, case, tmp_path)
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "Do you wish to run the custom code" not in proc.stdout + proc.stderr, "loading must never prompt"
-    np.testing.assert_allclose(np.load(tmp_path / "out.npy"), expected, atol=1e-5)
+    for name in entry_points:
+        got = _arrays(pickle.loads((tmp_path / f"{name}.pkl").read_bytes()))
+        assert len(got) == len(expected[name]), name
+        for a, b in zip(got, expected[name]):
+            np.testing.assert_allclose(a, b, atol=1e-5, err_msg=name)
 
 
 def test_loading_keeps_saved_weights(exported):

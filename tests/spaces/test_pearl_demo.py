@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from phrasezoo.methods.pearl import tiny_model
+from phrasezoo.registry import get_method
 
 from .helpers import load_app, save_tiny, serve
+
+tiny_model = get_method("pearl").tiny_model
 
 
 @pytest.fixture(scope="module")

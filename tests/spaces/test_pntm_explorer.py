@@ -5,9 +5,11 @@ from __future__ import annotations
 import pytest
 
 from phrasezoo.applications.pntm import PNTM
-from phrasezoo.methods.phrase_bert import tiny_model
+from phrasezoo.registry import get_method
 
 from .helpers import load_app, save_tiny, serve
+
+tiny_model = get_method("phrase_bert").tiny_model
 
 TERMS = ["moon", "rocket", "orbit", "guitar", "song", "band", "football", "goal", "space rocket", "rock band"]
 DOCUMENTS = ["the rocket left orbit", "a song by the band", "a goal in football", "moon orbit", "guitar song"] * 4

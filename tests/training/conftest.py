@@ -6,8 +6,11 @@ import random
 
 import pytest
 
-from phrasezoo.hub_config import TrainingConfig
-from phrasezoo.methods.pearl import PearlTask, tiny_model
+from phrasezoo.methods.pearl.task import PearlTask
+from phrasezoo.recipes import TrainingConfig
+from phrasezoo.registry import get_method
+
+tiny_model = get_method("pearl").tiny_model
 
 PHRASES = [
     "the new york times", "new york post", "united states", "united kingdom", "machine learning", "deep learning",

@@ -7,8 +7,10 @@ import json
 import pytest
 import torch
 
-from phrasezoo.methods.pearl import tiny_model
+from phrasezoo.registry import get_method
 from phrasezoo.training.trainer import TrainingInterrupted, learning_rate_factor, train
+
+tiny_model = get_method("pearl").tiny_model
 
 
 def _weights(model) -> dict[str, torch.Tensor]:

@@ -1,4 +1,6 @@
-"""Training data of the zoo: phrase mining, synonyms, augmentation, paraphrases, hard negatives, PEARL tables.
+"""Method-agnostic training-data pieces: phrase mining, synonyms, augmentation, paraphrases, hard negatives.
+
+Each method's own data builder lives in ``phrasezoo.methods.<name>.data`` and composes these pieces.
 
 Names are imported lazily (PEP 562) so that light modules such as :mod:`phrasezoo.data.worker`, which every
 parser process imports, do not pull in ``datasets``/``transformers``/``torch``.
@@ -38,10 +40,7 @@ _EXPORTS = {
     "MeanPoolingEncoder": "hard_negatives",
     "mine_hard_negatives": "hard_negatives",
     "edit_candidates": "hard_negatives",
-    # PEARL entry points
-    "build_pearl_dataset": "pearl",
-    "build_augmenter": "pearl",
-    "load_synonym_table": "pearl",
+    "load_synonym_table": "synonym_tables",
 }
 
 __all__ = sorted(_EXPORTS)

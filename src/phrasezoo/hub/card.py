@@ -1,6 +1,6 @@
 """Model cards generated from data: the hub config (recipe), training facts and the results file.
 
-The text lives in ``model_cards/<method>.md`` (a Jinja template with a YAML header that huggingface_hub fills in
+The text lives in ``phrasezoo/methods/<method>/card.md`` (a Jinja template with a YAML header that huggingface_hub fills in
 from :class:`~huggingface_hub.ModelCardData`); every number comes from the files, none is typed by hand.
 """
 
@@ -11,17 +11,15 @@ from typing import Any
 
 import yaml
 
-from phrasezoo.hub_config import REPO_ROOT
+from phrasezoo.registry import get_method
 from phrasezoo.resources import backbone_hub_id
-
-TEMPLATE_DIR = REPO_ROOT / "model_cards"
 
 
 def build_card(hub_cfg, facts: dict[str, Any], results: dict | None = None, baselines: list[dict] | None = None):
     """A :class:`huggingface_hub.ModelCard` for a trained model."""
     from huggingface_hub import ModelCard, ModelCardData
 
-    template = TEMPLATE_DIR / f"{hub_cfg.method}.md"
+    template = get_method(hub_cfg.method).card_template
     if not template.exists():
         raise FileNotFoundError(f"No model card template for method '{hub_cfg.method}' at {template}.")
     eval_results, table = None, None
@@ -36,7 +34,7 @@ def build_card(hub_cfg, facts: dict[str, Any], results: dict | None = None, base
         library_name="transformers",
         pipeline_tag="feature-extraction",
         tags=["phrasezoo", hub_cfg.method, "phrase-embeddings", "custom_code"],
-        base_model=backbone_hub_id(hub_cfg.backbone),
+        base_model=backbone_hub_id(hub_cfg.backbone) if hub_cfg.backbone else None,
         model_name=hub_cfg.name,
         eval_results=eval_results,
     )
@@ -46,7 +44,7 @@ def build_card(hub_cfg, facts: dict[str, Any], results: dict | None = None, base
         repo_id=hub_cfg.repo_id,
         name=hub_cfg.name,
         description=hub_cfg.description,
-        backbone=backbone_hub_id(hub_cfg.backbone),
+        backbone=backbone_hub_id(hub_cfg.backbone) if hub_cfg.backbone else None,
         recipe=yaml.safe_dump(hub_cfg.to_dict(), sort_keys=False).strip(),
         facts=facts,
         results_table=table,

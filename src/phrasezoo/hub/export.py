@@ -40,7 +40,8 @@ def export_model(
     output_dir.mkdir(parents=True, exist_ok=True)
     # the nested backbone config remembers where its weights were read from (a local site-packages path for the
     # embedded defaults); publish the public Hub id instead
-    model.config.backbone_config._name_or_path = backbone_hub_id(hub_cfg.backbone)
+    if hub_cfg.backbone and getattr(model.config, "backbone_config", None) is not None:
+        model.config.backbone_config._name_or_path = backbone_hub_id(hub_cfg.backbone)
     model.config._name_or_path = hub_cfg.repo_id
     tmp = Path(tempfile.mkdtemp(dir=output_dir, prefix=".export-"))
     try:

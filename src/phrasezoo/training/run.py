@@ -10,9 +10,9 @@ from pathlib import Path
 
 import torch
 
-from phrasezoo.hub_config import HubConfig, load_hub_config
-from phrasezoo.registry import get_method
-from phrasezoo.resources import backbone_hub_id, resolve_backbone
+from phrasezoo.recipes import HubConfig, load_hub_config
+from phrasezoo.registry import create_model, validate_recipe
+from phrasezoo.resources import backbone_hub_id
 from phrasezoo.training.trainer import TrainResult, train
 
 
@@ -36,12 +36,12 @@ def run_training(
         # several CPU processes share the cores: one thread pool per process, not one per core each
         torch.set_num_threads(max(1, (os.cpu_count() or 2) // accelerator.num_processes))
     output_dir = Path(output_dir or cfg.output_dir)
-    method = get_method(cfg.method)
+    method = validate_recipe(cfg)
     accelerator.print(
-        f">> {cfg.name}: {method.description}; backbone {cfg.backbone}; output {output_dir}; "
-        f"{accelerator.num_processes} process(es), {accelerator.distributed_type}"
+        f">> {cfg.name}: {method.description}; backbone {cfg.backbone or 'none (built from the recipe)'}; "
+        f"output {output_dir}; {accelerator.num_processes} process(es), {accelerator.distributed_type}"
     )
-    model = method.from_backbone(resolve_backbone(cfg.backbone), **cfg.model)
+    model = create_model(cfg, accelerator)
     task = method.build_task(cfg, model, accelerator)
     result = train(
         model,
@@ -67,7 +67,7 @@ def training_facts(cfg: HubConfig, result: TrainResult, accelerator, task) -> di
     t = cfg.training
     facts = {
         "method": cfg.method,
-        "backbone": backbone_hub_id(cfg.backbone),
+        "backbone": backbone_hub_id(cfg.backbone) if cfg.backbone else "none",
         "steps": result.steps,
         "planned steps": result.total_steps,
         "stopped by time budget": result.stopped_early,

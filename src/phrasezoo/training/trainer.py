@@ -31,8 +31,8 @@ import torch
 from safetensors.torch import load_file
 from tqdm.auto import tqdm
 
-from phrasezoo.hub_config import TrainingConfig
 from phrasezoo.progress import progress_enabled
+from phrasezoo.recipes import TrainingConfig
 from phrasezoo.training.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint, save_state_dict
 
 

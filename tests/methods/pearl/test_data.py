@@ -9,8 +9,10 @@ import zlib
 import numpy as np
 import pytest
 
-from phrasezoo.data.pearl import build_augmenter, build_pearl_dataset
+from phrasezoo.methods.pearl.data import build_augmenter, build_pearl_dataset
 from phrasezoo.models.pearl.configuration_pearl import DEFAULT_TYPE_LABELS
+
+pytestmark = pytest.mark.usefixtures("fresh_cache")  # every test starts from an empty cache
 
 TEXT = """The New York Times reported on the war in Iraq. The New York Times is a newspaper in New York.
 Many people read The New York Times in New York. The New York Post is another newspaper in New York.

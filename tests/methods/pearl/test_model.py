@@ -7,10 +7,12 @@ import pytest
 import torch
 from transformers import AutoModel, AutoTokenizer
 
-from phrasezoo.methods.pearl import tiny_model
 from phrasezoo.models.pearl.configuration_pearl import DEFAULT_TYPE_LABELS, PearlConfig
 from phrasezoo.models.pearl.modeling_pearl import PearlModel
+from phrasezoo.registry import get_method
 from phrasezoo.resources import resolve_backbone
+
+tiny_model = get_method("pearl").tiny_model
 
 
 @pytest.fixture(scope="module")

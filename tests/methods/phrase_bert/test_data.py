@@ -6,7 +6,8 @@ import random
 
 import pytest
 
-from phrasezoo.data.phrase_bert import (
+from phrasezoo.data.synonyms import SynonymTable
+from phrasezoo.methods.phrase_bert.data import (
     ConstrainedHubParaphraser,
     DiverseLexicalParaphraser,
     build_phrase_bert_data,
@@ -21,7 +22,8 @@ from phrasezoo.data.phrase_bert import (
     paraphrase_stats,
     shares_content_token,
 )
-from phrasezoo.data.synonyms import SynonymTable
+
+pytestmark = pytest.mark.usefixtures("fresh_cache")  # every test starts from an empty cache
 
 TABLE = SynonymTable(
     {

@@ -9,12 +9,15 @@ import pytest
 import torch
 from transformers import AutoModel, AutoTokenizer
 
-from phrasezoo.hub_config import TrainingConfig
-from phrasezoo.methods.phrase_bert import PhraseBertTask, tiny_model
+from phrasezoo.losses import triplet_loss
+from phrasezoo.methods.phrase_bert.task import PhraseBertTask
 from phrasezoo.models.phrase_bert.modeling_phrase_bert import PhraseBertModel
+from phrasezoo.recipes import TrainingConfig
+from phrasezoo.registry import get_method
 from phrasezoo.resources import resolve_backbone
-from phrasezoo.training.losses import triplet_loss
 from phrasezoo.training.trainer import train
+
+tiny_model = get_method("phrase_bert").tiny_model
 
 PARAPHRASES = [
     ("complete control", "full command", "fluid command"),

@@ -7,7 +7,7 @@ import bz2
 import pytest
 
 from phrasezoo.data import parse_texts
-from phrasezoo.data.uctopic import (
+from phrasezoo.methods.uctopic.data import (
     _resolve_placeholders,
     build_uctopic_dataset,
     corpus_mentions,
@@ -20,6 +20,8 @@ from phrasezoo.data.uctopic import (
     wiki_link_sentences,
     wikitext_with_links,
 )
+
+pytestmark = pytest.mark.usefixtures("fresh_cache")  # every test starts from an empty cache
 
 
 def test_strip_leading_determiner():

@@ -9,10 +9,19 @@ import pytest
 import torch
 from transformers import AutoModel, AutoTokenizer, BertConfig, BertForMaskedLM, LukeConfig, LukeModel
 
-from phrasezoo.methods.uctopic import UCTopicTask, info_nce, mask_tokens, tiny_luke_model, tiny_model
+from phrasezoo.losses import info_nce
+from phrasezoo.methods.uctopic.task import UCTopicTask, mask_tokens
 from phrasezoo.models.uctopic.configuration_uctopic import UCTopicConfig
 from phrasezoo.models.uctopic.modeling_uctopic import UCTopicModel, _window
+from phrasezoo.registry import get_method
 from phrasezoo.resources import resolve_backbone
+
+tiny_model = get_method("uctopic").tiny_model
+
+
+def tiny_luke_model():
+    return get_method("uctopic").tiny_model("luke")
+
 
 SENTENCE = "He lived on the east coast of the United States."
 UNITED_STATES = (SENTENCE, (34, 47))

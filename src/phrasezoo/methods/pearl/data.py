@@ -4,7 +4,7 @@
 
 1. :func:`~phrasezoo.data.phrases.parse_corpus` -- spaCy parse and typed phrase mentions (cached);
 2. :func:`~phrasezoo.data.phrases.phrase_table` -- phrases seen at least ``min_freq`` times, type labels/ids;
-3. :func:`load_synonym_table` -- WordNet + GloVe synonyms for the table's words (cached as JSON);
+3. :func:`~phrasezoo.data.synonym_tables.load_synonym_table` -- WordNet + GloVe synonyms for the table's words (cached as JSON);
 4. paraphrases -- one list per phrase from the paraphraser (``"offline"``: :class:`LexicalParaphraser`);
 5. :func:`~phrasezoo.data.hard_negatives.mine_hard_negatives` -- edit-distance look-alikes with low similarity
    under the base encoder (the paraphrases are excluded).
@@ -24,37 +24,24 @@ from contextlib import contextmanager
 
 from datasets import Dataset, Features, List, Value
 
-from phrasezoo.resources import cache_dir, load_word_vectors
-
-from . import augment as _augment_module
-from . import hard_negatives as _hard_negatives_module
-from . import paraphrase as _paraphrase_module
-from . import phrases as _phrases_module
-from . import synonyms as _synonyms_module
-from .augment import Augmenter
-from .cache import cache_key, cached_dataset, code_version
-from .hard_negatives import Encoder, MeanPoolingEncoder, mine_hard_negatives
-from .paraphrase import Paraphraser, get_paraphraser
-from .phrases import parse_corpus, parse_params, phrase_table
-from .spans import MiningOptions
-from .synonyms import SynonymTable, proper_nouns, vocabulary
+from phrasezoo.data import augment as _augment_module
+from phrasezoo.data import hard_negatives as _hard_negatives_module
+from phrasezoo.data import paraphrase as _paraphrase_module
+from phrasezoo.data import phrases as _phrases_module
+from phrasezoo.data import synonyms as _synonyms_module
+from phrasezoo.data.augment import Augmenter
+from phrasezoo.data.cache import cached_dataset, code_version
+from phrasezoo.data.hard_negatives import Encoder, MeanPoolingEncoder, mine_hard_negatives
+from phrasezoo.data.paraphrase import Paraphraser, get_paraphraser
+from phrasezoo.data.phrases import parse_corpus, parse_params, phrase_table
+from phrasezoo.data.spans import MiningOptions
+from phrasezoo.data.synonym_tables import DEFAULT_SYNONYM_OPTIONS, load_synonym_table
+from phrasezoo.data.synonyms import SynonymTable
 
 logger = logging.getLogger(__name__)
 
 #: Bump when the meaning of the PEARL table changes (the code digest covers ordinary edits).
 PEARL_DATA_VERSION = "1"
-SYNONYMS_VERSION = "1"
-
-#: Default options of :meth:`SynonymTable.build` used by the pipeline (overridable with ``synonym_options``).
-DEFAULT_SYNONYM_OPTIONS: dict = {
-    "threshold": 0.80,
-    "top_k": 10,
-    "mutual_k": 10,
-    "max_candidates": 50_000,
-    "max_synonyms": 8,
-    "wordnet_max_senses": 1,
-    "strict_wordnet": True,
-}
 
 
 @contextmanager
@@ -65,45 +52,6 @@ def _stage(name: str, timings: dict | None):
     logger.info("%s: %.1f s", name, seconds)
     if timings is not None:
         timings[name] = round(seconds, 2)
-
-
-def load_synonym_table(
-    phrases: list[str],
-    glove: str | None = "glove-6b-50d",
-    use_wordnet: bool = True,
-    synonym_options: Mapping | None = None,
-    cache: bool = True,
-) -> SynonymTable:
-    """The :class:`SynonymTable` for the words of ``phrases`` (cached as JSON under ``cache_dir()/synonyms``).
-
-    ``glove`` names the word vectors (``None``: WordNet only); ``use_wordnet=False`` gives vectors only;
-    ``synonym_options`` override :data:`DEFAULT_SYNONYM_OPTIONS`. Same inputs give the same table, so the dataset
-    builder and :func:`build_augmenter` share one cache entry.
-    """
-    options = {**DEFAULT_SYNONYM_OPTIONS, **dict(synonym_options or {})}
-    keys = vocabulary(phrases)
-    names = sorted(proper_nouns(phrases))
-    params = {
-        "vocabulary": cache_key({"keys": keys}),
-        "proper": cache_key({"names": names}),
-        "glove": glove,
-        "wordnet": use_wordnet,
-        "options": options,
-        "code": code_version(SYNONYMS_VERSION, [_synonyms_module]),
-    }
-    path = cache_dir() / "synonyms" / f"synonyms-{cache_key(params)}.json"
-    if cache and path.exists():
-        return SynonymTable.load(path)
-    vectors = load_word_vectors(glove) if glove else None
-    table = SynonymTable.build(
-        keys, vectors=vectors, wordnet="auto" if use_wordnet else None, proper_nouns=names, **options
-    )
-    if cache:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(".tmp")
-        table.save(tmp)
-        tmp.rename(path)
-    return table
 
 
 def build_pearl_dataset(

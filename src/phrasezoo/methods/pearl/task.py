@@ -1,4 +1,4 @@
-"""PEARL as a zoo method: its training task and its registry entry.
+"""PEARL's training task: batches and loss over its phrase table (the registry entry is in ``__init__``).
 
 Training follows the paper (section 3.4) and the official code's choices listed in DESIGN.md:
 
@@ -17,26 +17,14 @@ import random
 from collections.abc import Callable
 from typing import Any
 
-import numpy as np
 import torch
 import torch.nn.functional as F
-from tqdm.auto import tqdm
 
-from phrasezoo.models.pearl.configuration_pearl import PearlConfig
+from phrasezoo.losses import info_nce
 from phrasezoo.models.pearl.modeling_pearl import PearlModel
 from phrasezoo.progress import progress_enabled
-from phrasezoo.registry import Method, register_method
-from phrasezoo.training.losses import nt_xent
 
-CHAR_PRETRAIN_DEFAULTS = {
-    "steps": 600,
-    "batch_size": 256,
-    "learning_rate": 2e-3,
-    "temperature": 0.1,
-    "vocabulary_size": 40000,
-    "typo_probability": 0.5,
-    "word_vectors": "glove-6b-50d",
-}
+from .char_pretrain import CHAR_PRETRAIN_DEFAULTS, pretrain_char_encoder
 
 
 class PearlTask:
@@ -97,79 +85,34 @@ class PearlTask:
         features = {k: v.to(device) for k, v in batch["features"].items()}
         out = model(**features)
         n = batch["n_anchors"]
-        contrastive = nt_xent(out.embeddings[:n], out.embeddings[n:], self.temperature)
+        contrastive = info_nce(out.embeddings[:n], out.embeddings[n:], self.temperature)
         type_loss = F.cross_entropy(out.type_logits, batch["type_ids"].to(device), ignore_index=-100)
         loss = contrastive + self.type_loss_weight * type_loss
         return loss, {"nt_xent": float(contrastive.detach()), "type_ce": float(type_loss.detach())}
 
-    # ------------------------------------------------------------------------------- LOVE-style char pretraining
     def prepare(self, model: PearlModel, accelerator) -> None:
-        """Pretrain the character encoder to mimic word vectors (LOVE): words and their typos -> GloVe vectors."""
-        options = self.char_pretrain
-        if model.char_encoder is None or not options["steps"]:
-            return
-        from phrasezoo.resources import load_word_vectors
-
-        table = load_word_vectors(options["word_vectors"])
-        if table.dim != model.config.char_word_dim:
-            raise ValueError(
-                f"char_word_dim={model.config.char_word_dim} but {options['word_vectors']} has {table.dim}-d vectors; "
-                "set model.char_word_dim to the word-vector size in the hub config."
+        """Pretrain the character encoder to mimic word vectors (LOVE) before the main loop."""
+        self._facts.update(
+            pretrain_char_encoder(
+                model, self.word_noise, self.char_pretrain, progress_enabled(accelerator.is_main_process)
             )
-        words, targets = _mimic_vocabulary(table, options["vocabulary_size"])
-        targets = torch.from_numpy(targets)
-        encoder = model.char_encoder
-        optimizer = torch.optim.Adam(encoder.parameters(), lr=options["learning_rate"])
-        rng = random.Random(0)
-        encoder.train()
-        show = progress_enabled(accelerator.is_main_process)
-        bar = tqdm(range(options["steps"]), desc="char encoder (LOVE mimic)", disable=not show)
-        for _ in bar:
-            idx = rng.sample(range(len(words)), options["batch_size"])
-            batch_words = [words[i] for i in idx]
-            noisy = [
-                self.word_noise(w, rng) if rng.random() < options["typo_probability"] else w.capitalize()
-                for w in batch_words
-            ]
-            feats = model.word_features(batch_words + noisy)
-            predicted = encoder.encode_words(feats["char_ids"], feats["piece_ids"])
-            target = targets[idx]
-            both = torch.cat([target, target])
-            loss = _mimic_loss(predicted, both, options["temperature"])
-            loss.backward()
-            optimizer.step()
-            optimizer.zero_grad(set_to_none=True)
-            bar.set_postfix(loss=f"{float(loss.detach()):.3f}")
-        self._facts["char_pretrain_steps"] = options["steps"]
-        self._facts["char_pretrain_vocabulary"] = len(words)
+        )
 
 
-def _mimic_loss(predicted: torch.Tensor, targets: torch.Tensor, temperature: float) -> torch.Tensor:
-    """LOVE's objective: each predicted vector is closest to its own word's target among the batch's targets."""
-    unique_targets = targets[: targets.shape[0] // 2]
-    n = unique_targets.shape[0]
-    logits = predicted @ unique_targets.T / temperature
-    labels = torch.arange(n, device=predicted.device).repeat(2)
-    return F.cross_entropy(logits, labels) + (1 - (predicted * targets).sum(-1)).mean()
-
-
-def _mimic_vocabulary(table, size: int) -> tuple[list[str], np.ndarray]:
-    """The ``size`` most frequent alphabetic words of the table and their L2-normalised vectors."""
-    chosen = [i for i, w in enumerate(table.words[: size * 3]) if w.isalpha()][:size]
-    vectors = table.vectors[chosen]
-    vectors = vectors / np.linalg.norm(vectors, axis=1, keepdims=True).clip(1e-9)
-    return [table.words[i] for i in chosen], vectors.astype(np.float32)
-
-
-# ------------------------------------------------------------------------------------------------------ registry
 def build_task(hub_cfg, model: PearlModel, accelerator) -> PearlTask:
     """Build the PEARL phrase table (cached; the main process first) and the task around it.
 
-    ``hub_cfg.data`` holds the arguments of :func:`phrasezoo.data.build_pearl_dataset` plus ``augmentation_mix``.
+    ``hub_cfg.data`` holds the arguments of :func:`phrasezoo.methods.pearl.data.build_pearl_dataset` plus
+    ``augmentation_mix``; ``hub_cfg.training.method_args`` the task arguments of ``METHOD.args["task"]``.
     """
-    from phrasezoo.data import build_augmenter, build_pearl_dataset, char_edit
+    from phrasezoo.data.augment import char_edit
+    from phrasezoo.registry import get_method
 
+    from .data import build_augmenter, build_pearl_dataset
+
+    method = get_method("pearl")
     data = dict(hub_cfg.data)
+    method_args = method_args_of(method, hub_cfg)
     mix = data.pop("augmentation_mix", None)
     with accelerator.main_process_first():
         dataset = build_pearl_dataset(**data, progress=accelerator.is_main_process)
@@ -180,7 +123,6 @@ def build_task(hub_cfg, model: PearlModel, accelerator) -> PearlTask:
         use_wordnet=data.get("use_wordnet", True),
         synonym_options=data.get("synonym_options"),
     )
-    method_args = hub_cfg.training.method_args
     n = len(dataset)
     facts = {
         "corpus": data.get("corpus", "embedded"),
@@ -193,44 +135,13 @@ def build_task(hub_cfg, model: PearlModel, accelerator) -> PearlTask:
         dataset,
         augment=lambda phrase, rng: augmenter.augment(phrase, rng)[0],
         word_noise=lambda word, rng: char_edit(word, rng) or word,
-        temperature=method_args.get("temperature", 0.07),
-        hard_negatives=method_args.get("hard_negatives", 2),
-        type_loss_weight=method_args.get("type_loss_weight", 1.0),
-        char_pretrain=method_args.get("char_pretrain"),
+        **method_args,
         facts=facts,
     )
 
 
-def tiny_model() -> PearlModel:
-    """A small random PEARL model with the real MiniLM tokenizer, for fast contract tests."""
-    from transformers import AutoTokenizer, BertConfig
+def method_args_of(method, hub_cfg) -> dict[str, Any]:
+    """The recipe's ``training.method_args``, checked against the schema and completed with its defaults."""
+    from phrasezoo.registry import resolve_args
 
-    from phrasezoo.resources import resolve_backbone
-
-    backbone = resolve_backbone("minilm-l6")
-    backbone_config = BertConfig(
-        vocab_size=30522, hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64
-    )
-    config = PearlConfig(
-        backbone_config=backbone_config, char_hidden_size=16, char_num_heads=2, char_intermediate_size=32
-    )
-    torch.manual_seed(0)
-    model = PearlModel(config)
-    model.set_tokenizer(AutoTokenizer.from_pretrained(backbone))
-    return model
-
-
-METHOD = register_method(
-    Method(
-        name="pearl",
-        config_class=PearlConfig,
-        model_class=PearlModel,
-        model_files=("phrasezoo.models.pearl.configuration_pearl", "phrasezoo.models.pearl.modeling_pearl"),
-        from_backbone=PearlModel.from_backbone,
-        build_task=build_task,
-        tiny_model=tiny_model,
-        sample_inputs=["The New York Times", "NYTimes", "New York Post", "New-York Daily Times", "ab"],
-        bad_inputs=[([], "empty list"), ([""], "empty"), (["ok", 3], "not a string"), ("   ", "empty")],
-        description="PEARL: phrase encoder + LOVE character encoder + phrase-type head (Chen et al., 2024)",
-    )
-)
+    return resolve_args(method, "task", hub_cfg.training.method_args)

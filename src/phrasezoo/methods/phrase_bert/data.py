@@ -35,12 +35,12 @@ from typing import Any, Protocol
 from datasets import Dataset, Features, List, Value
 from tqdm.auto import tqdm
 
-from . import phrases as _phrases_module
-from . import synonyms as _synonyms_module
-from .cache import cache_key, cached_dataset, code_version
-from .phrases import parse_corpus, parse_params, phrase_contexts, phrase_table
-from .spans import MiningOptions
-from .synonyms import STOP_WORDS, SynonymTable
+from phrasezoo.data import phrases as _phrases_module
+from phrasezoo.data import synonyms as _synonyms_module
+from phrasezoo.data.cache import cache_key, cached_dataset, code_version
+from phrasezoo.data.phrases import parse_corpus, parse_params, phrase_contexts, phrase_table
+from phrasezoo.data.spans import MiningOptions
+from phrasezoo.data.synonyms import STOP_WORDS, SynonymTable
 
 logger = logging.getLogger(__name__)
 
@@ -622,7 +622,7 @@ def build_phrase_bert_data(
             (:class:`ConstrainedHubParaphraser`), or an object; ``paraphraser_options`` go to its constructor, except
             ``max_word_rank`` (offline only): replacements must be among the that many most frequent ``glove`` words.
         glove, use_wordnet, synonym_options: the synonym table of the offline paraphraser (see
-            :func:`phrasezoo.data.pearl.load_synonym_table`).
+            :func:`phrasezoo.data.synonym_tables.load_synonym_table`).
         negative_attempts: corruptions tried per anchor. context_words: context length in words (paper: 120).
         mask_token: the model's mask token (``[MASK]`` for BERT-style tokenizers, ``<mask>`` for MPNet).
         seed: all sampling (paraphrases, corruptions, contexts, negative contexts) derives from it.
@@ -648,7 +648,7 @@ def build_phrase_bert_data(
         anchors = phrases[:max_phrases] if max_phrases else phrases
         synonyms = None
         if paraphraser == "offline":
-            from .pearl import load_synonym_table
+            from phrasezoo.data.synonym_tables import load_synonym_table
 
             synonyms = load_synonym_table(phrases, glove, use_wordnet, synonym_options, cache=cache)
         options = dict(paraphraser_options or {})

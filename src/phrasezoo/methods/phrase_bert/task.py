@@ -1,10 +1,10 @@
-"""Phrase-BERT as a zoo method: its training task and its registry entry.
+"""Phrase-BERT's training task: triplet batches and loss (the registry entry is in ``__init__``).
 
 Training follows the paper (section 3.1) and its released code (sentence-transformers ``TripletLoss``):
 
 * two sets of triples, mixed in one shuffled epoch: (phrase, lexically diverse paraphrase, paraphrase of a corrupted
   phrase) and (phrase, a context where the phrase is masked, a random other context), built by
-  :func:`phrasezoo.data.phrase_bert.build_phrase_bert_data`;
+  :func:`phrasezoo.methods.phrase_bert.data.build_phrase_bert_data`;
 * every text is embedded by mean pooling; the loss is ``max(0, |a - p| - |a - n| + margin)`` with Euclidean
   distance and margin 1, averaged over the batch's triples;
 * the ablations Phrase-BERT-phrase and Phrase-BERT-context are ``data.objectives: [paraphrase]`` / ``[context]``.
@@ -20,16 +20,8 @@ from typing import Any
 
 import torch
 
-from phrasezoo.models.phrase_bert.configuration_phrase_bert import PhraseBertConfig
+from phrasezoo.losses import triplet_loss
 from phrasezoo.models.phrase_bert.modeling_phrase_bert import PhraseBertModel
-from phrasezoo.registry import Method, register_method
-from phrasezoo.training.losses import triplet_loss
-
-#: ``training.method_args`` of a Phrase-BERT recipe and their defaults.
-METHOD_ARGS_DEFAULTS: dict[str, Any] = {
-    "margin": 1.0,  # the paper's triplet margin
-    "normalize": False,  # compare L2-normalised embeddings instead of raw mean-pooled ones (the paper: raw)
-}
 
 
 class PhraseBertTask:
@@ -118,21 +110,19 @@ class PhraseBertTask:
         return loss, logs
 
 
-# ------------------------------------------------------------------------------------------------------ registry
 def build_task(hub_cfg, model: PhraseBertModel, accelerator) -> PhraseBertTask:
     """Build both training sets (cached; the main process first) and the task around them.
 
-    ``hub_cfg.data`` holds the arguments of :func:`phrasezoo.data.phrase_bert.build_phrase_bert_data`; the mask
-    token defaults to the model tokenizer's. ``hub_cfg.training.method_args``: see :data:`METHOD_ARGS_DEFAULTS`.
+    ``hub_cfg.data`` holds the arguments of :func:`phrasezoo.methods.phrase_bert.data.build_phrase_bert_data`; the
+    mask token defaults to the model tokenizer's. ``hub_cfg.training.method_args``: see ``METHOD.args["task"]``.
     """
-    from phrasezoo.data.phrase_bert import build_phrase_bert_data
+    from phrasezoo.registry import get_method, resolve_args
+
+    from .data import build_phrase_bert_data
 
     data = dict(hub_cfg.data)
     data.setdefault("mask_token", model.mask_token)
-    unknown = set(hub_cfg.training.method_args) - set(METHOD_ARGS_DEFAULTS)
-    if unknown:
-        raise ValueError(f"Unknown Phrase-BERT method_args {sorted(unknown)}; known: {sorted(METHOD_ARGS_DEFAULTS)}.")
-    args = {**METHOD_ARGS_DEFAULTS, **hub_cfg.training.method_args}
+    args = resolve_args(get_method("phrase_bert"), "task", hub_cfg.training.method_args)
     with accelerator.main_process_first():
         built = build_phrase_bert_data(**data, progress=accelerator.is_main_process)
     facts = {f"data: {k}": v for k, v in built.stats.items()}
@@ -145,44 +135,3 @@ def build_task(hub_cfg, model: PhraseBertModel, accelerator) -> PhraseBertTask:
         normalize=args["normalize"],
         facts=facts,
     )
-
-
-def tiny_model() -> PhraseBertModel:
-    """A small random Phrase-BERT model with the real MiniLM tokenizer, for fast contract tests."""
-    from transformers import AutoTokenizer, BertConfig
-
-    from phrasezoo.resources import resolve_backbone
-
-    backbone_config = BertConfig(
-        vocab_size=30522, hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64
-    )
-    torch.manual_seed(0)
-    model = PhraseBertModel(PhraseBertConfig(backbone_config=backbone_config, max_seq_length=64))
-    model.set_tokenizer(AutoTokenizer.from_pretrained(resolve_backbone("minilm-l6")))
-    return model
-
-
-METHOD = register_method(
-    Method(
-        name="phrase_bert",
-        config_class=PhraseBertConfig,
-        model_class=PhraseBertModel,
-        model_files=(
-            "phrasezoo.models.phrase_bert.configuration_phrase_bert",
-            "phrasezoo.models.phrase_bert.modeling_phrase_bert",
-        ),
-        from_backbone=PhraseBertModel.from_backbone,
-        build_task=build_task,
-        tiny_model=tiny_model,
-        sample_inputs=[
-            "complete control",
-            "full power of the system",
-            "pulls the trigger",
-            "The local authorities have complete control over the allocation of building materials.",
-            "a",
-        ],
-        bad_inputs=[([], "empty list"), ([""], "empty"), (["ok", 3], "not a string"), ("   ", "empty")],
-        description="Phrase-BERT: BERT + mean pooling fine-tuned with paraphrase and phrase-in-context triplets "
-        "(Wang et al., 2021)",
-    )
-)

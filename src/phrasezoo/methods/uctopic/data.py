@@ -32,11 +32,10 @@ from pathlib import Path
 from datasets import Dataset, Features, Value
 from tqdm.auto import tqdm
 
+from phrasezoo.data.cache import cached_dataset, code_version, corpus_fingerprint
+from phrasezoo.data.phrases import parse_corpus, parse_params
+from phrasezoo.data.text import split_paragraphs
 from phrasezoo.resources import cache_dir
-
-from .cache import cached_dataset, code_version, corpus_fingerprint
-from .phrases import parse_corpus, parse_params
-from .text import split_paragraphs
 
 #: Bump when the meaning of the dataset changes (the code digest covers ordinary edits).
 UCTOPIC_DATA_VERSION = "1"

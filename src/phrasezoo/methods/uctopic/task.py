@@ -1,9 +1,9 @@
-"""UCTopic as a zoo method: its pretraining task and its registry entry.
+"""UCTopic's pretraining task: mention batches and the contrastive loss (the registry entry is in ``__init__``).
 
 Pretraining follows the paper (section 3.1, 4.1) and its official code:
 
 * an example is a phrase mention (sentence + character span); its positive is a mention of the same phrase in a
-  *different* sentence (:mod:`phrasezoo.data.uctopic` groups mentions by hyperlink target, entity text or noun-phrase
+  *different* sentence (:mod:`phrasezoo.methods.uctopic.data` groups mentions by hyperlink target, entity text or noun-phrase
   lemma);
 * the mention is replaced by mask tokens in the anchor, always, and in the positive with probability
   ``1 - keep_mention_probability`` (0.5 in the paper), so the model must read the context;
@@ -20,34 +20,9 @@ import random
 from typing import Any
 
 import torch
-import torch.nn.functional as F
 
-from phrasezoo.models.uctopic.configuration_uctopic import UCTopicConfig
+from phrasezoo.losses import info_nce
 from phrasezoo.models.uctopic.modeling_uctopic import UCTopicModel
-from phrasezoo.registry import Method, register_method
-
-DATA_ARGS = (
-    "corpus", "sources", "wiki_dump", "spacy_model", "entity_labels", "min_sentences", "max_instances_per_phrase",
-    "max_documents", "seed",
-)  # fmt: skip
-METHOD_ARGS = ("temperature", "keep_mention_probability", "mlm_weight", "mlm_probability", "max_seq_length")
-
-
-def info_nce(
-    anchors: torch.Tensor,
-    positives: torch.Tensor,
-    temperature: float,
-    ignore: torch.Tensor | None = None,
-) -> torch.Tensor:
-    """InfoNCE with in-batch negatives (the paper's eq. 2): anchor ``i``'s positive is ``positives[i]``, every other
-    positive of the batch is a negative. ``ignore (n, n)`` (bool) drops candidates from the softmax (known false
-    negatives); the diagonal is never dropped. Inputs are L2-normalised; computed in float32."""
-    logits = anchors.float() @ positives.float().T / temperature
-    if ignore is not None:
-        ignore = ignore & ~torch.eye(len(anchors), dtype=torch.bool, device=ignore.device)
-        logits = logits.masked_fill(ignore.to(logits.device), float("-inf"))
-    labels = torch.arange(len(anchors), device=logits.device)
-    return F.cross_entropy(logits, labels)
 
 
 def mask_tokens(
@@ -94,7 +69,7 @@ class UCTopicTask:
         max_seq_length: int | None = None,
         facts: dict[str, Any] | None = None,
     ):
-        from phrasezoo.data.uctopic import positive_candidates
+        from .data import positive_candidates
 
         if mlm_weight and model.lm_head is None:
             raise ValueError("mlm_weight > 0 needs an MLM head: set model.use_mlm_head: true in the hub config.")
@@ -159,7 +134,9 @@ class UCTopicTask:
         out = model(**features)
         n = batch["n_anchors"]
         anchors, positives = out.embeddings[:n], out.embeddings[n:]
-        contrastive = info_nce(anchors, positives, self.temperature, batch["same_phrase"].to(device))
+        # InfoNCE with in-batch negatives (the paper's eq. 2), in float32; other mentions of the same phrase are
+        # not negatives
+        contrastive = info_nce(anchors.float(), positives.float(), self.temperature, batch["same_phrase"].to(device))
         loss = contrastive
         logs = {"info_nce": float(contrastive.detach())}
         with torch.no_grad():
@@ -175,114 +152,29 @@ class UCTopicTask:
         """Nothing to pretrain before the main loop."""
 
 
-# ------------------------------------------------------------------------------------------------------ registry
 def build_task(hub_cfg, model: UCTopicModel, accelerator) -> UCTopicTask:
     """Build the mention dataset (cached; the main process first) and the task around it.
 
-    ``hub_cfg.data`` holds the arguments of :func:`phrasezoo.data.uctopic.build_uctopic_dataset`;
+    ``hub_cfg.data`` holds the arguments of :func:`phrasezoo.methods.uctopic.data.build_uctopic_dataset`;
     ``hub_cfg.training.method_args`` those of :class:`UCTopicTask` (temperature, keep_mention_probability, mlm_weight,
     mlm_probability, max_seq_length).
     """
     from collections import Counter
 
-    from phrasezoo.data.uctopic import build_uctopic_dataset
+    from phrasezoo.registry import get_method, validate_args
 
+    from .data import build_uctopic_dataset
+
+    method = get_method("uctopic")
     data = dict(hub_cfg.data)
-    unknown = set(data) - set(DATA_ARGS)
-    if unknown:
-        raise ValueError(f"Unknown UCTopic data options {sorted(unknown)}; known: {list(DATA_ARGS)}.")
+    validate_args(method, "data", data)
     with accelerator.main_process_first():
         dataset = build_uctopic_dataset(**data, progress=accelerator.is_main_process)
     method_args = dict(hub_cfg.training.method_args)
-    unknown = set(method_args) - set(METHOD_ARGS)
-    if unknown:
-        raise ValueError(f"Unknown UCTopic method_args {sorted(unknown)}; known: {list(METHOD_ARGS)}.")
+    validate_args(method, "task", method_args)
     sources = Counter(dataset["source"])
     facts = {
         "corpus": data.get("corpus", "embedded"),
         "phrase sources (mentions)": ", ".join(f"{k}: {v}" for k, v in sorted(sources.items())),
     }
     return UCTopicTask(model, dataset, facts=facts, **method_args)
-
-
-def _mention(sentence: str, phrase: str) -> tuple[str, tuple[int, int]]:
-    start = sentence.index(phrase)
-    return sentence, (start, start + len(phrase))
-
-
-SAMPLE_INPUTS = [
-    _mention("He lived on the east coast of the United States.", "United States"),
-    _mention("How much does it cost to fly to the United States?", "United States"),
-    _mention("Apple released a new phone in September.", "Apple"),
-    _mention("She ate an apple after the long match.", "apple"),
-    "New York Post",
-]
-BAD_INPUTS = [
-    ([], "empty list"),
-    ([""], "empty"),
-    ("   ", "empty"),
-    ([("Apple released a phone.", (0, 99))], "outside the sentence"),
-    ([("Apple released a phone.", (-1, 3))], "outside the sentence"),
-    ([("Apple released a phone.", (3, 3))], "empty span"),
-    ([("Apple released a phone.", (5, 6))], "only whitespace"),
-    ([(3, (0, 1))], "not a string"),
-    ([("Apple released a phone.", "0:5")], "span must be"),
-]
-
-
-def _tiny_tokenizer():
-    from transformers import AutoTokenizer
-
-    from phrasezoo.resources import resolve_backbone
-
-    return AutoTokenizer.from_pretrained(resolve_backbone("minilm-l6"))
-
-
-def tiny_model() -> UCTopicModel:
-    """A small random UCTopic model (BERT backbone, mean span pooling) with the real MiniLM tokenizer."""
-    from transformers import BertConfig
-
-    backbone_config = BertConfig(
-        vocab_size=30522, hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64
-    )
-    torch.manual_seed(0)
-    model = UCTopicModel(UCTopicConfig(backbone_config=backbone_config, max_seq_length=64))
-    model.set_tokenizer(_tiny_tokenizer())
-    return model
-
-
-def tiny_luke_model() -> UCTopicModel:
-    """A small random UCTopic model on a LUKE backbone (the paper's entity path), offline.
-
-    LUKE's own tokenizer (RoBERTa BPE plus a 500k-entity vocabulary) cannot be downloaded here, and UCTopic does not
-    need it: span token positions come from the fast tokenizer's character offsets, and the entity input is always
-    the ``[MASK]`` entity. So the tiny LUKE reads MiniLM's word pieces (vocabulary size matched, padding id 0) and
-    has a 3-entity vocabulary whose id 2 plays ``[MASK]``, as in ``studio-ousia/luke-base``.
-    """
-    from transformers import LukeConfig
-
-    backbone_config = LukeConfig(
-        vocab_size=30522, hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64,
-        entity_vocab_size=3, entity_emb_size=16, max_position_embeddings=80, pad_token_id=0,
-    )  # fmt: skip
-    torch.manual_seed(0)
-    model = UCTopicModel(UCTopicConfig(backbone_config=backbone_config, mask_entity_id=2, max_seq_length=64))
-    model.set_tokenizer(_tiny_tokenizer())
-    return model
-
-
-METHOD = register_method(
-    Method(
-        name="uctopic",
-        config_class=UCTopicConfig,
-        model_class=UCTopicModel,
-        model_files=("phrasezoo.models.uctopic.configuration_uctopic", "phrasezoo.models.uctopic.modeling_uctopic"),
-        from_backbone=UCTopicModel.from_backbone,
-        build_task=build_task,
-        tiny_model=tiny_model,
-        extra_tiny_models={"luke": tiny_luke_model},
-        sample_inputs=SAMPLE_INPUTS,
-        bad_inputs=BAD_INPUTS,
-        description="UCTopic: context-aware phrase mentions, contrastive pretraining, CCL topic mining (Li et al., 2022)",
-    )
-)

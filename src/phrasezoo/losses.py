@@ -1,0 +1,41 @@
+"""The zoo's training losses, written once (sentence-transformers style): InfoNCE / NT-Xent and the triplet loss.
+
+Used by PEARL (NT-Xent with hard negatives), UCTopic (InfoNCE with in-batch negatives and a false-negative mask),
+topic mining's CCL finetuning and Phrase-BERT (triplet).
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+
+
+def info_nce(
+    anchors: torch.Tensor,
+    candidates: torch.Tensor,
+    temperature: float,
+    ignore: torch.Tensor | None = None,
+) -> torch.Tensor:
+    """InfoNCE / NT-Xent: anchor ``i``'s positive is candidate ``i``; every other candidate is a negative.
+
+    ``anchors (n, d)`` and ``candidates (m, d)`` with ``m >= n`` are L2-normalised; candidates beyond ``n`` are
+    extra negatives shared by all anchors (PEARL's hard negatives, CCL's other-cluster phrases). ``ignore (n, m)``
+    (bool) drops candidates from an anchor's softmax (known false negatives, e.g. another mention of the same
+    phrase); an anchor's own positive is never dropped. Computed in the inputs' dtype: pass ``.float()`` inputs
+    for a float32 loss under autocast.
+    """
+    if candidates.shape[0] < anchors.shape[0]:
+        raise ValueError("info_nce needs at least one candidate (the positive) per anchor.")
+    logits = anchors @ candidates.T / temperature
+    if ignore is not None:
+        n = anchors.shape[0]
+        own = torch.zeros(ignore.shape, dtype=torch.bool, device=ignore.device)
+        own[torch.arange(n), torch.arange(n)] = True
+        logits = logits.masked_fill((ignore & ~own).to(logits.device), float("-inf"))
+    labels = torch.arange(anchors.shape[0], device=anchors.device)
+    return F.cross_entropy(logits, labels)
+
+
+def triplet_loss(anchor: torch.Tensor, positive: torch.Tensor, negative: torch.Tensor, margin: float = 1.0):
+    """Triplet loss with Euclidean distance: ``max(0, |a - p| - |a - n| + margin)`` (Phrase-BERT)."""
+    return F.relu(F.pairwise_distance(anchor, positive) - F.pairwise_distance(anchor, negative) + margin).mean()

@@ -1,0 +1,50 @@
+"""PEARL (Chen et al., 2024) in the zoo: the registry entry. Training task in ``task.py``, data in ``data.py``,
+character-encoder pretraining in ``char_pretrain.py``, card template in ``card.md``; the model is
+:mod:`phrasezoo.models.pearl`."""
+
+from __future__ import annotations
+
+from phrasezoo.models.pearl.configuration_pearl import PearlConfig
+from phrasezoo.models.pearl.modeling_pearl import PearlModel
+from phrasezoo.registry import Arg, Method, OutputKind, signature_args
+
+from .char_pretrain import CHAR_PRETRAIN_DEFAULTS
+from .data import build_pearl_dataset
+from .task import build_task
+
+TINY_BERT = {
+    "model_type": "bert", "vocab_size": 30522, "hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 2,
+    "intermediate_size": 64,
+}  # fmt: skip
+
+METHOD = Method(
+    name="pearl",
+    description="PEARL: phrase encoder + LOVE character encoder + phrase-type head (Chen et al., 2024)",
+    config_class=PearlConfig,
+    model_class=PearlModel,
+    model_files=("phrasezoo.models.pearl.configuration_pearl", "phrasezoo.models.pearl.modeling_pearl"),
+    output_kind=OutputKind.VECTOR,
+    from_backbone=PearlModel.from_backbone,
+    build_task=build_task,
+    args={
+        "model": signature_args(PearlConfig.__init__, exclude=("backbone_config",)),
+        "data": {
+            **signature_args(build_pearl_dataset, exclude=("progress",)),
+            "augmentation_mix": Arg(None, "augmentation probabilities by kind (default: the official mix)"),
+        },
+        "task": {
+            "temperature": Arg(0.07, "NT-Xent temperature"),
+            "hard_negatives": Arg(2, "hard negatives per anchor in a batch"),
+            "type_loss_weight": Arg(1.0, "weight of the phrase-type cross-entropy"),
+            "char_pretrain": Arg(None, "LOVE-style character-encoder pretraining", keys=tuple(CHAR_PRETRAIN_DEFAULTS)),
+        },
+    },
+    tiny_config={
+        "backbone_config": TINY_BERT,
+        "char_hidden_size": 16,
+        "char_num_heads": 2,
+        "char_intermediate_size": 32,
+    },  # fmt: skip
+    sample_inputs=["The New York Times", "NYTimes", "New York Post", "New-York Daily Times", "ab"],
+    bad_inputs=[([], "empty list"), ([""], "empty"), (["ok", 3], "not a string"), ("   ", "empty")],
+)

@@ -1,0 +1,56 @@
+"""Phrase-BERT (Wang et al., 2021) in the zoo: the registry entry. Training task in ``task.py``, data in ``data.py``,
+card template in ``card.md``; the model is :mod:`phrasezoo.models.phrase_bert`."""
+
+from __future__ import annotations
+
+from phrasezoo.models.phrase_bert.configuration_phrase_bert import PhraseBertConfig
+from phrasezoo.models.phrase_bert.modeling_phrase_bert import PhraseBertModel
+from phrasezoo.registry import Arg, Method, OutputKind, signature_args
+
+from .data import OBJECTIVES, build_phrase_bert_data
+from .task import build_task
+
+METHOD = Method(
+    name="phrase_bert",
+    description="Phrase-BERT: BERT + mean pooling fine-tuned with paraphrase and phrase-in-context triplets "
+    "(Wang et al., 2021)",
+    config_class=PhraseBertConfig,
+    model_class=PhraseBertModel,
+    model_files=(
+        "phrasezoo.models.phrase_bert.configuration_phrase_bert",
+        "phrasezoo.models.phrase_bert.modeling_phrase_bert",
+    ),
+    output_kind=OutputKind.VECTOR,
+    from_backbone=PhraseBertModel.from_backbone,
+    build_task=build_task,
+    args={
+        "model": signature_args(PhraseBertConfig.__init__, exclude=("backbone_config",)),
+        "data": {
+            **signature_args(build_phrase_bert_data, exclude=("progress",)),
+            "objectives": Arg(OBJECTIVES, "training sets: paraphrase triples, context triples", choices=OBJECTIVES),
+        },
+        "task": {
+            "margin": Arg(1.0, "the paper's triplet margin"),
+            "normalize": Arg(False, "compare L2-normalised embeddings instead of raw mean-pooled ones (paper: raw)"),
+        },
+    },
+    tiny_config={
+        "backbone_config": {
+            "model_type": "bert",
+            "vocab_size": 30522,
+            "hidden_size": 32,
+            "num_hidden_layers": 2,
+            "num_attention_heads": 2,
+            "intermediate_size": 64,
+        },
+        "max_seq_length": 64,
+    },  # fmt: skip
+    sample_inputs=[
+        "complete control",
+        "full power of the system",
+        "pulls the trigger",
+        "The local authorities have complete control over the allocation of building materials.",
+        "a",
+    ],
+    bad_inputs=[([], "empty list"), ([""], "empty"), (["ok", 3], "not a string"), ("   ", "empty")],
+)

@@ -1,0 +1,96 @@
+"""UCTopic (Li et al., 2022) in the zoo: the registry entry. Pretraining task in ``task.py``, mention data in
+``data.py``, card template in ``card.md``; the model is :mod:`phrasezoo.models.uctopic`. CCL finetuning and topic
+mining are an application (:mod:`phrasezoo.applications.topic_mining`)."""
+
+from __future__ import annotations
+
+from phrasezoo.models.uctopic.configuration_uctopic import UCTopicConfig
+from phrasezoo.models.uctopic.modeling_uctopic import UCTopicModel
+from phrasezoo.registry import Arg, Method, OutputKind, signature_args
+
+from .data import SOURCES, build_uctopic_dataset
+from .task import UCTopicTask, build_task
+
+
+def _mention(sentence: str, phrase: str) -> tuple[str, tuple[int, int]]:
+    start = sentence.index(phrase)
+    return sentence, (start, start + len(phrase))
+
+
+def check_recipe(recipe) -> None:
+    """An MLM loss needs the MLM head."""
+    if recipe.training.method_args.get("mlm_weight") and not recipe.model.get("use_mlm_head"):
+        raise ValueError(f"{recipe.name}: training.method_args.mlm_weight > 0 needs model.use_mlm_head: true.")
+
+
+TINY_BACKBONE = {"vocab_size": 30522, "hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 2}
+
+METHOD = Method(
+    name="uctopic",
+    description="UCTopic: context-aware phrase mentions, contrastive pretraining, CCL topic mining (Li et al., 2022)",
+    config_class=UCTopicConfig,
+    model_class=UCTopicModel,
+    model_files=("phrasezoo.models.uctopic.configuration_uctopic", "phrasezoo.models.uctopic.modeling_uctopic"),
+    output_kind=OutputKind.VECTOR,
+    from_backbone=UCTopicModel.from_backbone,
+    build_task=build_task,
+    check_recipe=check_recipe,
+    args={
+        "model": {
+            **signature_args(UCTopicConfig.__init__, exclude=("backbone_config",)),
+            **signature_args(UCTopicModel.from_backbone, exclude=("backbone",)),
+        },
+        "data": {
+            **signature_args(build_uctopic_dataset, exclude=("cache", "progress")),
+            "sources": Arg(("entities", "noun_phrases"), "where mentions come from", choices=SOURCES),
+        },
+        "task": signature_args(UCTopicTask.__init__, exclude=("model", "dataset", "facts")),
+    },
+    tiny_config={
+        "backbone_config": {"model_type": "bert", **TINY_BACKBONE, "intermediate_size": 64},
+        "max_seq_length": 64,
+    },
+    # LUKE (the paper's entity path), offline: LUKE's own tokenizer (RoBERTa BPE + 500k entities) cannot be
+    # downloaded here and UCTopic does not need it (span positions come from the fast tokenizer's offsets, the entity
+    # input is always [MASK]): the tiny LUKE reads MiniLM's word pieces (vocabulary size matched, padding id 0) and
+    # has a 3-entity vocabulary whose id 2 plays [MASK], as in studio-ousia/luke-base.
+    tiny_variants={
+        "luke": {
+            "backbone_config": {
+                "model_type": "luke",
+                **TINY_BACKBONE,
+                "intermediate_size": 64,
+                "entity_vocab_size": 3,
+                "entity_emb_size": 16,
+                "max_position_embeddings": 80,
+                "pad_token_id": 0,
+            },
+            "mask_entity_id": 2,
+            "max_seq_length": 64,
+        }
+    },  # fmt: skip
+    sample_inputs=[
+        _mention("He lived on the east coast of the United States.", "United States"),
+        _mention("How much does it cost to fly to the United States?", "United States"),
+        _mention("Apple released a new phone in September.", "Apple"),
+        _mention("She ate an apple after the long match.", "apple"),
+        "New York Post",
+    ],
+    bad_inputs=[
+        ([], "empty list"),
+        ([""], "empty"),
+        ("   ", "empty"),
+        ([("Apple released a phone.", (0, 99))], "outside the sentence"),
+        ([("Apple released a phone.", (-1, 3))], "outside the sentence"),
+        ([("Apple released a phone.", (3, 3))], "empty span"),
+        ([("Apple released a phone.", (5, 6))], "only whitespace"),
+        ([(3, (0, 1))], "not a string"),
+        ([("Apple released a phone.", "0:5")], "span must be"),
+    ],
+)
+
+
+def tiny_model():
+    """Deprecated: use ``get_method("uctopic").tiny_model()``; kept while tests/spaces/test_uctopic_topics.py (another
+    change in flight) imports it from here."""
+    return METHOD.tiny_model()

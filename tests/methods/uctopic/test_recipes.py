@@ -1,0 +1,19 @@
+"""UCTopic's own recipe rule (the generic recipe checks are in tests/test_recipes.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from phrasezoo.recipes import hub_config_from_dict
+from phrasezoo.registry import validate_recipe
+
+
+def test_an_mlm_loss_needs_the_mlm_head():
+    base = {"name": "x", "method": "uctopic", "repo_id": "o/x", "backbone": "minilm-l6"}
+    with pytest.raises(ValueError, match="use_mlm_head"):
+        validate_recipe(hub_config_from_dict({**base, "training": {"method_args": {"mlm_weight": 0.1}}}))
+    validate_recipe(
+        hub_config_from_dict(
+            {**base, "model": {"use_mlm_head": True}, "training": {"method_args": {"mlm_weight": 0.1}}}
+        )
+    )
