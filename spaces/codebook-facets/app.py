@@ -247,7 +247,7 @@ def build_demo(model, note: str = "", model_k1=None) -> gr.Blocks:
             outputs = [facets_table, shaded, importance, plot, k1_table, status]
             go.click(show_facets, [text, top_n], outputs, api_name="facets")
             demo.load(show_facets, [text, top_n], outputs)
-        with gr.Tab("Compare"):
+        with gr.Tab("Compare") as compare_tab:
             with gr.Row():
                 text_a = gr.Textbox(label="Text A", value=EXAMPLES[3], max_length=MAX_TEXT_CHARS)
                 text_b = gr.Textbox(label="Text B", value=EXAMPLE_B, max_length=MAX_TEXT_CHARS)
@@ -257,8 +257,10 @@ def build_demo(model, note: str = "", model_k1=None) -> gr.Blocks:
                 emb = gr.Number(label="Emb cosine (mean encoder state)")
                 glove = gr.Number(label="GloVe Avg cosine (baseline)")
             coefficient_plot = gr.Plot(label="Which facet of A rebuilds which facet of B")
-            compare_button.click(compare, [text_a, text_b], [sc, emb, glove, coefficient_plot], api_name="compare")
-        with gr.Tab("Summarise"):
+            compare_outputs = [sc, emb, glove, coefficient_plot]
+            compare_button.click(compare, [text_a, text_b], compare_outputs, api_name="compare")
+            compare_tab.select(compare, [text_a, text_b], compare_outputs)  # the example is scored on opening
+        with gr.Tab("Summarise") as summary_tab:
             document = gr.Textbox(label="Document", value=EXAMPLE_DOCUMENT, lines=8, max_length=MAX_DOCUMENT_CHARS)
             n = gr.Slider(1, 10, value=3, step=1, label="Sentences to extract")
             summary_button = gr.Button("Summarise", variant="primary")
@@ -267,10 +269,14 @@ def build_demo(model, note: str = "", model_k1=None) -> gr.Blocks:
                 color_map={"codebook": "red", "Sent Emb": "blue", "codebook + Sent Emb": "purple"},
             )
             with gr.Row():
-                chosen = gr.Dataframe(headers=["pick", "sentence #", "sentence", "gain (eq. 7)"], label="Codebook")
-                baseline = gr.Dataframe(headers=["sentence #", "sentence"], label="Sent Emb baseline")
+                chosen = gr.Dataframe(
+                    headers=["pick", "sentence #", "sentence", "gain (eq. 7)"], label="Codebook", wrap=True
+                )
+                baseline = gr.Dataframe(headers=["sentence #", "sentence"], label="Sent Emb baseline", wrap=True)
             coverage = gr.Plot(label="Facet coverage of the chosen sentences")
-            summary_button.click(summarise, [document, n], [marked, chosen, baseline, coverage], api_name="summarize")
+            summary_outputs = [marked, chosen, baseline, coverage]
+            summary_button.click(summarise, [document, n], summary_outputs, api_name="summarize")
+            summary_tab.select(summarise, [document, n], summary_outputs)
     return demo
 
 
