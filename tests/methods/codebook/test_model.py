@@ -341,3 +341,23 @@ def test_summarize_is_greedy_eq7(model):
         model.summarize("Xyzzyq qwxzt")
     with pytest.raises(ValueError, match="n must"):
         model.summarize(document, n=0)
+
+
+def test_model_from_a_config_with_a_vocabulary_builds_its_tokenizer(tmp_path):
+    """What the registry's generic tiny_model does: config kwargs only, no word vectors, no folder."""
+    from transformers import AutoModel
+
+    torch.manual_seed(0)
+    config = CodebookConfig(vocabulary=["civil", "order", "real", "property"], truncation_side="left", **TINY)
+    assert config.vocab_size == 7
+    bare = CodebookSeq2Embeddings(config).eval()
+    ids = bare.tokenizer("Civil disorder order")["input_ids"]
+    assert bare.tokenizer.convert_ids_to_tokens(ids) == ["civil", "<unk>", "order", "<eos>"]
+    assert bare.tokenizer.truncation_side == "left"
+    assert bare.encode(["civil order", "real property"]).shape == (2, 32)
+    bare.save_pretrained(tmp_path)
+    bare.tokenizer.save_pretrained(tmp_path)
+    loaded = AutoModel.from_pretrained(tmp_path, trust_remote_code=True)
+    np.testing.assert_allclose(loaded.facets(["civil order"]), bare.facets(["civil order"]), atol=1e-5)
+    with pytest.raises(ValueError, match="no tokenizer"):
+        CodebookSeq2Embeddings(CodebookConfig(**TINY)).encode(["civil order"])

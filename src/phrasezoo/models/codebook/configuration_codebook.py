@@ -40,6 +40,10 @@ class CodebookConfig(PretrainedConfig):
         nnsc_guard: the official code's guard on the negative term (see ``nnsc.nnsc_loss``).
         lowercase: the tokenizer lowercases (uncased target vectors, e.g. GloVe 6B).
         sif_alpha: alpha of the SIF word weight alpha / (alpha + p(w)) (1e-4 in the paper).
+        truncation_side: which end of an over-long text the tokenizer drops (``"left"`` keeps the last words).
+        vocabulary: words (no specials) of a model built from this config alone, e.g. a test's tiny model: the
+            model then builds its word tokenizer from it and ``vocab_size`` follows. Models built by
+            ``from_word_vectors`` leave it ``None``; their vocabulary lives in ``tokenizer.json``.
     """
 
     model_type = "phrasezoo_codebook"
@@ -69,6 +73,8 @@ class CodebookConfig(PretrainedConfig):
         nnsc_guard: bool = True,
         lowercase: bool = True,
         sif_alpha: float = 1e-4,
+        truncation_side: str = "right",
+        vocabulary: list[str] | None = None,
         layer_norm_eps: float = 1e-12,
         initializer_range: float = 0.02,
         pad_token_id: int = 0,
@@ -82,6 +88,11 @@ class CodebookConfig(PretrainedConfig):
             raise ValueError(f"n_facets must be at least 1, got {n_facets}.")
         if max_seq_length < 2:
             raise ValueError(f"max_seq_length must leave room for a word and <eos>, got {max_seq_length}.")
+        if truncation_side not in ("left", "right"):
+            raise ValueError(f"truncation_side must be 'left' or 'right', got {truncation_side!r}.")
+        if vocabulary is not None:
+            vocabulary = list(vocabulary)
+            vocab_size = len(vocabulary) + 3
         if nnsc_solver not in ("pgd", "rmsprop"):
             raise ValueError(f"nnsc_solver must be 'pgd' or 'rmsprop', got {nnsc_solver!r}.")
         self.vocab_size = vocab_size
@@ -107,6 +118,8 @@ class CodebookConfig(PretrainedConfig):
         self.nnsc_guard = nnsc_guard
         self.lowercase = lowercase
         self.sif_alpha = sif_alpha
+        self.truncation_side = truncation_side
+        self.vocabulary = vocabulary
         self.layer_norm_eps = layer_norm_eps
         self.initializer_range = initializer_range
         super().__init__(pad_token_id=pad_token_id, eos_token_id=eos_token_id, **kwargs)

@@ -20,6 +20,7 @@ loads with ``AutoModel.from_pretrained(folder, trust_remote_code=True)``.
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -142,13 +143,14 @@ class CodebookSeq2Embeddings(CodebookInferenceMixin, CodebookPreTrainedModel):
         word_probs: Sequence[float] | np.ndarray | None = None,
         word_ranks: Sequence[int] | np.ndarray | None = None,
         table_size: int | None = None,
-        truncation_side: str = "right",
+        truncation_side: str | None = None,
         seed: int | None = None,
         **config_kwargs,
     ) -> CodebookSeq2Embeddings:
         """A fresh model over ``vocab`` whose inputs start from, and whose outputs live in, ``vectors``.
 
         ``vectors[i]`` is the word vector of ``vocab[i]`` (no specials in ``vocab``; they are added as ids 0-2).
+        ``truncation_side`` (``"left"`` for phrase models: keep the last words) is stored in the config.
         Input embeddings: L2-normalised vectors x sqrt(word_dim) (the official init), trainable; ``<pad>`` = 0,
         ``<unk>``/``<eos>`` random at the same scale. Targets: the raw vectors, frozen (a buffer saved with the
         weights). p(w) for Prob_avg/SIF/summaries: ``word_probs`` if given, else the Zipf proxy
@@ -168,6 +170,8 @@ class CodebookSeq2Embeddings(CodebookInferenceMixin, CodebookPreTrainedModel):
         if len(full_vocab) != len(vocab) + 3:
             raise ValueError("vocab must not contain the special tokens <pad>, <unk>, <eos>.")
         config_kwargs.setdefault("word_dim", int(vectors.shape[1]))
+        if truncation_side is not None:
+            config_kwargs["truncation_side"] = truncation_side
         if config_kwargs["word_dim"] != vectors.shape[1]:
             raise ValueError(f"word_dim={config_kwargs['word_dim']} but the vectors have {vectors.shape[1]} dims.")
         config = CodebookConfig(vocab_size=len(full_vocab), **config_kwargs)
@@ -182,7 +186,9 @@ class CodebookSeq2Embeddings(CodebookInferenceMixin, CodebookPreTrainedModel):
             model.word_embeddings.weight.copy_(inputs)
             model.target_vectors.copy_(torch.cat([torch.zeros(3, dim), vectors]))
             model.word_probs.copy_(_word_probabilities(len(vocab), word_probs, word_ranks, table_size))
-        model.set_tokenizer(build_word_tokenizer(full_vocab, config.lowercase, config.max_seq_length, truncation_side))
+        model.set_tokenizer(
+            build_word_tokenizer(full_vocab, config.lowercase, config.max_seq_length, config.truncation_side)
+        )
         return model
 
     def get_input_embeddings(self) -> nn.Module:
@@ -194,17 +200,27 @@ class CodebookSeq2Embeddings(CodebookInferenceMixin, CodebookPreTrainedModel):
     # ------------------------------------------------------------------------------------------------- tokenizer
     @property
     def tokenizer(self):
-        """The word tokenizer, loaded lazily from the model's own folder (``name_or_path``) when none was set."""
+        """The word tokenizer: the one set, else ``tokenizer.json`` of the model's own folder (``name_or_path``),
+        else one built from ``config.vocabulary`` (models built from a config alone)."""
         if self._tokenizer is None:
             source = self.name_or_path
-            if not source:
+            local = bool(source) and os.path.isdir(source)
+            if (local and os.path.isfile(os.path.join(source, "tokenizer.json"))) or (
+                source and not local and not self.config.vocabulary
+            ):
+                # a plain fast tokenizer (a folder or a Hub id): loading it by class skips AutoTokenizer's read of
+                # config.json, whose auto_map would make transformers ask about custom code
+                self._tokenizer = PreTrainedTokenizerFast.from_pretrained(source)
+            elif self.config.vocabulary:
+                vocab = vocabulary_with_specials(self.config.vocabulary)
+                self._tokenizer = build_word_tokenizer(
+                    vocab, self.config.lowercase, self.config.max_seq_length, self.config.truncation_side
+                )
+            else:
                 raise ValueError(
                     "This CodebookSeq2Embeddings has no tokenizer: build it with from_word_vectors, pass one with "
                     "model.set_tokenizer(tokenizer), or load the model from a folder that contains tokenizer.json."
                 )
-            # the tokenizer is a plain fast tokenizer (tokenizer.json); loading it by class skips AutoTokenizer's
-            # read of config.json, whose auto_map would make transformers ask about custom code
-            self._tokenizer = PreTrainedTokenizerFast.from_pretrained(source)
         return self._tokenizer
 
     def set_tokenizer(self, tokenizer) -> None:
