@@ -124,13 +124,15 @@ def fuzzy_join_table(report: dict) -> str:
             cells += [f"{100 * r['accuracy']:.1f}", f"{r['rows_per_second']:,.0f}"] if r else ["–", "–"]
         lines.append(f"| {model['name']} | " + " | ".join(cells) + " |")
     autofj = report.get("autofj", {})
+    first = next((m["tasks"]["autofj"] for m in report["models"] if "autofj" in m["tasks"]), None)
+    sizes = f"{first['rows']:,} right rows against {first['left_rows']:,} left rows in all" if first else ""
     notes = [
         f"- AutoFJ: mean accuracy over {autofj.get('n_datasets', '?')} datasets ({autofj.get('subset', '')}), each "
-        "right title joined to the whole left table; rows/s = right rows joined per second, embedding both tables "
-        "and indexing included.",
+        f"right title joined to the whole left table ({sizes}); rows/s = right rows joined per second, embedding both "
+        "tables and indexing included (for the encoders, embedding the larger left tables is most of the time).",
         f"- ‡ YAGO/UMLS: top-1 linking accuracy against a {GOLD_KB_NOTE}.",
         f"- Measured {report['created'][:10]} on {report['machine']} (load average {report['load_average_start']} at "
-        f"the start, shared machine) with `.venv/bin/python benchmarks/fuzzy_join.py`; {report['zoo_note']}",
+        f"the start, {report.get('load_average_end', '?')} at the end: a shared machine) with `.venv/bin/python benchmarks/fuzzy_join.py`; {report['zoo_note']}",
     ]
     return "\n".join(lines) + "\n\n" + "\n".join(notes)
 
