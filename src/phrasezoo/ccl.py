@@ -1,5 +1,7 @@
 """Cluster-assisted contrastive learning (CCL, UCTopic section 3.2): finetune a phrase-mention encoder on a dataset.
 
+Shared by topic mining (:mod:`phrasezoo.applications.topic_mining`) and the context-clustering evaluation.
+
 In-batch negatives hurt on a dataset with few topics, because many in-batch "negatives" share the anchor's topic.
 CCL takes its negatives from *other clusters* instead:
 
@@ -28,8 +30,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import torch
-import torch.nn.functional as F
 from tqdm.auto import tqdm
+
+from phrasezoo.losses import info_nce
 
 logger = logging.getLogger(__name__)
 
@@ -225,12 +228,8 @@ def ccl_loss(
     """
     candidates = torch.cat([positives, negatives]).float()
     candidate_labels = torch.cat([positive_labels, negative_labels])
-    logits = anchors.float() @ candidates.T / temperature
-    n = anchors.shape[0]
-    allowed = candidate_labels.unsqueeze(0) != anchor_labels.unsqueeze(1)
-    allowed[:, :n] |= torch.eye(n, dtype=torch.bool, device=allowed.device)
-    logits = logits.masked_fill(~allowed, float("-inf"))
-    return F.cross_entropy(logits, torch.arange(n, device=logits.device))
+    same_topic = candidate_labels.unsqueeze(0) == anchor_labels.unsqueeze(1)  # not negatives (own positive kept)
+    return info_nce(anchors.float(), candidates, temperature, ignore=same_topic)
 
 
 # ------------------------------------------------------------------------------------------------------ training

@@ -90,9 +90,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "list":
         return _list()
     if args.command == "train":
-        from phrasezoo.training.run import run_from_args
+        from phrasezoo.pipeline import train_from_args
 
-        run_from_args(args)
+        train_from_args(args)
         return 0
     if args.command == "pipeline":
         from phrasezoo.pipeline import run_pipeline
@@ -136,12 +136,14 @@ def _export(args) -> int:
 
     from phrasezoo.evaluation import read_results
     from phrasezoo.hub.export import export_model, refresh_card
+    from phrasezoo.pipeline import card_results
     from phrasezoo.recipes import load_hub_config
 
     cfg = load_hub_config(args.config)
     results_path = Path(args.results) if args.results else cfg.results_path
     results = read_results(results_path) if results_path.exists() else None
     baselines = [read_results(Path(p)) for p in args.baseline]
+    card = card_results(cfg, results, baselines)
     if args.from_checkpoint:
         from phrasezoo.registry import create_model
         from phrasezoo.training.checkpoint import latest_checkpoint, load_checkpoint
@@ -152,15 +154,14 @@ def _export(args) -> int:
             return 2
         model = create_model(cfg)
         model.load_state_dict(load_checkpoint(found)[0])
-        export_model(model, cfg.output_dir, cfg, facts={"exported from checkpoint": found.name}, results=results,
-                     baselines=baselines)  # fmt: skip
+        export_model(model, cfg.output_dir, cfg, facts={"exported from checkpoint": found.name}, results=card)
     else:
         if not (cfg.output_dir / "config.json").exists():
             print(
                 f"error: {cfg.output_dir} holds no exported model; run `phrasezoo train {cfg.name}`.", file=sys.stderr
             )
             return 2
-        refresh_card(cfg.output_dir, cfg, results, baselines)
+        refresh_card(cfg.output_dir, cfg, card)
     print(f">> wrote {cfg.output_dir}/README.md" + (f" with results from {results_path}" if results else ""))
     return 0
 

@@ -1,8 +1,14 @@
-"""Small file helpers shared by checkpoints, exports and results files (stdlib only, cheap to import)."""
+"""Small file helpers shared by checkpoints, exports, results files and README tables (stdlib only, cheap to import).
+
+Every file the zoo writes for users goes through a temporary file and ``os.replace``, so an interrupted run never
+leaves a half-written file behind.
+"""
 
 from __future__ import annotations
 
 import os
+import tempfile
+from pathlib import Path
 
 
 def current_umask() -> int:
@@ -16,3 +22,27 @@ def readable_replace(tmp: str | os.PathLike, path: str | os.PathLike) -> None:
     """``os.replace`` after giving the temporary file the usual permissions (mkstemp makes it owner-only, 0600)."""
     os.chmod(tmp, 0o666 & ~current_umask())
     os.replace(tmp, path)
+
+
+def atomic_write_text(path: str | os.PathLike, text: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file and ``os.replace``."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write(text)
+        handle.flush()
+        os.fsync(handle.fileno())
+    readable_replace(tmp, path)
+
+
+def write_readme_table(readme: str | os.PathLike, table: str, block: str = "results") -> None:
+    """Replace the generated block ``<!-- {block}:start -->`` ... ``<!-- {block}:end -->`` of a README."""
+    readme = Path(readme)
+    start, end = f"<!-- {block}:start -->", f"<!-- {block}:end -->"
+    text = readme.read_text()
+    if start not in text or end not in text:
+        raise ValueError(f"{readme} has no {start} ... {end} block to fill.")
+    head, rest = text.split(start, 1)
+    _, tail = rest.split(end, 1)
+    readme.write_text(f"{head}{start}\n{table}\n{end}{tail}")

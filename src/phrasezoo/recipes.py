@@ -10,6 +10,7 @@ model card all read the same file, so a published card always states the recipe 
 from __future__ import annotations
 
 import copy
+import re
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,23 @@ import yaml
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 HUB_CONFIG_DIR = REPO_ROOT / "hub_configs"
+RESULTS_DIR = Path("results")
+OUTPUTS_DIR = Path("outputs")
+
+
+def results_file_name(spec: str) -> str:
+    """The one naming rule of results files: a recipe name, a model folder or a baseline spec -> file stem.
+
+    ``pearl-mini`` -> ``pearl-mini``; ``outputs/pearl-mini/`` -> ``pearl-mini``; ``baseline:minilm-l6`` ->
+    ``baseline-minilm-l6``; ``baseline:intfloat/e5-small-v2`` -> ``baseline-intfloat--e5-small-v2``.
+    """
+    name = spec.rstrip("/").split("/")[-1] if not spec.startswith("baseline:") else spec.replace(":", "-", 1)
+    return re.sub(r"[^A-Za-z0-9._-]+", "--", name)
+
+
+def results_path(spec: str) -> Path:
+    """``results/<results_file_name(spec)>.json``: where the results of a recipe, model folder or baseline go."""
+    return RESULTS_DIR / f"{results_file_name(spec)}.json"
 
 
 @dataclass
@@ -67,11 +85,11 @@ class HubConfig:
 
     @property
     def output_dir(self) -> Path:
-        return Path("outputs") / self.name
+        return OUTPUTS_DIR / self.name
 
     @property
     def results_path(self) -> Path:
-        return Path("results") / f"{self.name}.json"
+        return results_path(self.name)
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)

@@ -23,11 +23,9 @@ from pathlib import Path
 
 import numpy as np
 
+from phrasezoo.errors import MissingResourceError
+
 logger = logging.getLogger(__name__)
-
-
-class MissingResourceError(RuntimeError):
-    """A named resource is not installed; the message says how to install it."""
 
 
 def cache_dir() -> Path:

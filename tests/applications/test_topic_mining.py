@@ -20,8 +20,8 @@ from phrasezoo.applications.topic_mining import (
     pseudo_labels,
     visualize_topics,
 )
-from phrasezoo.applications.topic_mining.ccl import CCLSampler, is_ccl_trainable, select_confident
 from phrasezoo.applications.topic_mining.commands import load_topic_model, main
+from phrasezoo.ccl import CCLSampler, is_ccl_trainable, select_confident
 from phrasezoo.registry import get_method
 
 tiny_model = get_method("uctopic").tiny_model

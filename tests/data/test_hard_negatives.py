@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from phrasezoo.data.hard_negatives import (
-    MeanPoolingEncoder,
+    MiningEncoder,
     duplicate_key,
     edit_candidates,
     mine_hard_negatives,
@@ -60,7 +60,7 @@ def test_known_answer():
 
 
 def test_mean_pooling_encoder():
-    encode = MeanPoolingEncoder(progress=False, batch_size=2)
+    encode = MiningEncoder(progress=False, batch_size=2)
     texts = ["The New York Times", "a", "New York Post is a newspaper"]
     emb = encode(texts)
     assert emb.shape == (3, 384)

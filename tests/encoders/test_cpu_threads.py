@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from phrasezoo.evaluation.cpu_threads import ThreadTuner
+from phrasezoo.encoders.cpu_threads import ThreadTuner
 
 
 def test_tuner_picks_the_faster_setting_and_explores():

@@ -5,8 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from phrasezoo.evaluation.char_jaccard import CharJaccardEncoder
-from phrasezoo.evaluation.encoders import (
+from phrasezoo.encoders import (
     MENTIONS,
     TOKENS,
     VECTORS,
@@ -15,8 +14,8 @@ from phrasezoo.evaluation.encoders import (
     ModelEncoder,
     load_encoder,
 )
-
-from .conftest import FakeEncoder
+from phrasezoo.encoders.char_jaccard import CharJaccardEncoder
+from tests.evaluation.conftest import FakeEncoder
 
 
 def test_cache_encodes_each_string_once_and_normalises():

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from phrasezoo.evaluation.encoders import SIMILARITY, TOKENS, VECTORS, Encoder
+from phrasezoo.encoders import SIMILARITY, TOKENS, VECTORS, Encoder
 
 # benchmarks_dir, the quiet environment and the isolated cache come from tests/conftest.py
 

@@ -7,7 +7,8 @@ import argparse
 import pytest
 
 from phrasezoo.evaluation import read_results
-from phrasezoo.evaluation.commands import _file_name, main, register
+from phrasezoo.evaluation.commands import main, register
+from phrasezoo.recipes import results_file_name
 
 
 def test_register_adds_both_subcommands_with_help(capsys):
@@ -39,10 +40,10 @@ def test_unknown_task_is_a_clear_error(capsys):
 
 
 def test_output_names():
-    assert _file_name("baseline:minilm-l6") == "baseline-minilm-l6"
-    assert _file_name("outputs/pearl-mini/") == "pearl-mini"
+    assert results_file_name("baseline:minilm-l6") == "baseline-minilm-l6"
+    assert results_file_name("outputs/pearl-mini/") == "pearl-mini"
     assert (
-        _file_name("baseline:sentence-transformers/all-MiniLM-L6-v2")
+        results_file_name("baseline:sentence-transformers/all-MiniLM-L6-v2")
         == "baseline-sentence-transformers--all-MiniLM-L6-v2"
     )
 

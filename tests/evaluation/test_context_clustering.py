@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from phrasezoo.evaluation.encoders import MENTIONS, Encoder, MeanPoolingEncoder, ModelEncoder, span_mean
+from phrasezoo.encoders import MENTIONS, Encoder, MeanPoolingEncoder, ModelEncoder, span_mean
 from phrasezoo.evaluation.tasks import GROUPS, TaskContext, get_task
 from phrasezoo.evaluation.tasks.context_clustering import (
     MentionClusteringData,

@@ -37,7 +37,7 @@ _EXPORTS = {
     "NoParaphraser": "paraphrase",
     "get_paraphraser": "paraphrase",
     # hard negatives
-    "MeanPoolingEncoder": "hard_negatives",
+    "MiningEncoder": "hard_negatives",
     "mine_hard_negatives": "hard_negatives",
     "edit_candidates": "hard_negatives",
     "load_synonym_table": "synonym_tables",

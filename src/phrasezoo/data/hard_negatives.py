@@ -16,7 +16,7 @@ encoder, keep the candidates with a *low* cosine similarity. Here:
    phrase; the training batch then has in-batch negatives only for it. ``fallback="random"`` fills up with phrases
    drawn at random (seeded, deterministic), i.e. ordinary negatives.
 
-:class:`MeanPoolingEncoder` is the default base encoder: the embedded MiniLM backbone (``resolve_backbone
+:class:`MiningEncoder` is the default base encoder: the embedded MiniLM backbone (``resolve_backbone
 ("minilm-l6")``) with masked mean pooling, as PEARL's E5 encoder is used.
 """
 
@@ -40,8 +40,12 @@ def duplicate_key(phrase: str) -> str:
     return _NON_ALNUM.sub("", _ARTICLES.sub("", phrase.strip()).lower())
 
 
-class MeanPoolingEncoder:
-    """``encode(texts) -> np.ndarray``: masked mean pooling over a ``transformers`` encoder, L2-normalised.
+class MiningEncoder:
+    """The base encoder of hard-negative mining: ``encoder(texts) -> (n, d)`` L2-normalised float32 rows.
+
+    Masked mean pooling over a backbone through the one implementation, :class:`phrasezoo.encoders.MeanPoolingEncoder`
+    (loaded on first use, so a cached dataset never loads the model), plus the ``cache_key`` that names its outputs
+    in dataset cache keys.
 
     Args:
         model: a backbone name for :func:`phrasezoo.resources.resolve_backbone` (``"minilm-l6"``), a Hub id or a
@@ -64,53 +68,30 @@ class MeanPoolingEncoder:
         self.max_length = max_length
         self.device = device
         self.progress = progress
-        self._model = None
-        self._tokenizer = None
+        self._encoder = None
 
     @property
     def cache_key(self) -> str:
         """Identifies this encoder's outputs in dataset cache keys."""
         return f"meanpool:{self.model_name}:{self.max_length}"
 
-    def _load(self) -> None:
-        import torch
-        from transformers import AutoModel, AutoTokenizer
-
-        from phrasezoo.resources import resolve_backbone
-
-        path = resolve_backbone(self.model_name)
-        self._tokenizer = AutoTokenizer.from_pretrained(path)
-        self._model = AutoModel.from_pretrained(path)
-        if self.device is None:
-            self.device = "cuda" if torch.cuda.is_available() else "cpu"
-        self._model.to(self.device).eval()
-
     def __call__(self, texts: Sequence[str]) -> np.ndarray:
-        import torch
-
         texts = list(texts)
         if not texts:
             return np.zeros((0, 0), dtype=np.float32)
-        if self._model is None:
-            self._load()
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-        chunks = []
-        starts = range(0, len(texts), self.batch_size)
-        for lo in tqdm(starts, desc="encoding", disable=not self.progress or len(starts) < 4):
-            batch = [texts[i] for i in order[lo : lo + self.batch_size]]
-            encoded = self._tokenizer(
-                batch, padding=True, truncation=True, max_length=self.max_length, return_tensors="pt"
-            ).to(self.device)
-            with torch.inference_mode():
-                hidden = self._model(**encoded).last_hidden_state
-                mask = encoded["attention_mask"].unsqueeze(-1).to(hidden.dtype)
-                pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
-                pooled = torch.nn.functional.normalize(pooled, dim=-1)
-            chunks.append(pooled.float().cpu().numpy())
-        stacked = np.concatenate(chunks)
-        out = np.empty_like(stacked)
-        out[np.asarray(order)] = stacked
-        return out
+        if self._encoder is None:
+            from phrasezoo.encoders import MeanPoolingEncoder
+            from phrasezoo.resources import resolve_backbone
+
+            self._encoder = MeanPoolingEncoder(
+                resolve_backbone(self.model_name),
+                name=f"baseline:{self.model_name}",
+                batch_size=self.batch_size,
+                max_length=self.max_length,
+                device=self.device,
+                progress=self.progress,
+            )
+        return self._encoder.encode(texts)
 
 
 def edit_candidates(
@@ -190,7 +171,7 @@ def mine_hard_negatives(
 
     Args:
         phrases: the phrase table (hard negatives are drawn from it).
-        encode: ``encode(texts) -> (n, d)`` L2-normalised array; default :class:`MeanPoolingEncoder` (MiniLM).
+        encode: ``encode(texts) -> (n, d)`` L2-normalised array; default :class:`MiningEncoder` (MiniLM).
         per_anchor: hard negatives per phrase (PEARL: 2).
         score_cutoff: minimum ``fuzz.ratio`` (0-100) for a candidate.
         max_candidates: candidates kept per phrase before the similarity step.
@@ -206,7 +187,7 @@ def mine_hard_negatives(
         return []
     candidates = edit_candidates(phrases, score_cutoff, max_candidates, exclude, block_size, progress)
     needed = sorted({i for i, c in enumerate(candidates) if len(c)} | {int(j) for c in candidates for j in c})
-    encode = encode or MeanPoolingEncoder(progress=progress)
+    encode = encode or MiningEncoder(progress=progress)
     embeddings = np.zeros((len(phrases), 1), dtype=np.float32)
     if needed:
         vectors = np.asarray(encode([phrases[i] for i in needed]), dtype=np.float32)

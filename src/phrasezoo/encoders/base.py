@@ -1,4 +1,4 @@
-"""One small interface through which the suite evaluates any model, with a per-run string cache.
+"""The one interface to anything that embeds, with a per-run string cache (used by evaluation, applications, data).
 
 Every model, baseline or zoo export, is wrapped in an :class:`Encoder`. Tasks only talk to that interface:
 
@@ -328,31 +328,41 @@ class ModelEncoder(Encoder):
         return out if out is not None else np.zeros((0, 0), dtype=np.float32)
 
     def _call_encode(self, texts: list[str]) -> np.ndarray:
-        kwargs = {"batch_size": self.batch_size, "normalize": True, "convert_to_numpy": True}
-        try:
-            vectors = self.model.encode(texts, show_progress_bar=False, **kwargs)
-        except TypeError:  # a plain encoder without the zoo's keyword set (e.g. a minimal test double)
-            vectors = self.model.encode(texts)
-        if hasattr(vectors, "detach"):
-            vectors = vectors.detach().float().cpu().numpy()
-        return np.asarray(vectors, dtype=np.float32)
+        kwargs = {
+            "batch_size": self.batch_size,
+            "normalize": True,
+            "convert_to_numpy": True,
+            "show_progress_bar": False,
+        }
+        return _as_rows(self.model.encode(texts, **supported(self.model.encode, kwargs)))
 
     def _encode_tokens(self, texts: list[str]) -> list[dict[str, np.ndarray]]:
-        try:
-            return self.model.encode_tokens(texts, batch_size=max(1, self.batch_size // 4))
-        except TypeError:
-            return self.model.encode_tokens(texts)
+        kwargs = {"batch_size": max(1, self.batch_size // 4)}
+        return self.model.encode_tokens(texts, **supported(self.model.encode_tokens, kwargs))
 
     def _encode_mentions(self, items: list[tuple[str, tuple[int, int]]]) -> np.ndarray:
-        try:
-            vectors = self.model.encode_mentions(
-                items, batch_size=self.batch_size, show_progress_bar=show_progress(self.progress)
-            )
-        except TypeError:
-            vectors = self.model.encode_mentions(items)
-        if hasattr(vectors, "detach"):
-            vectors = vectors.detach().float().cpu().numpy()
-        return np.asarray(vectors, dtype=np.float32)
+        kwargs = {"batch_size": self.batch_size, "show_progress_bar": show_progress(self.progress)}
+        return _as_rows(self.model.encode_mentions(items, **supported(self.model.encode_mentions, kwargs)))
+
+
+def supported(function: Any, kwargs: dict[str, Any]) -> dict[str, Any]:
+    """The ``kwargs`` that ``function`` declares (all of them when it takes ``**kwargs``): zoo models take the whole
+    keyword set of the model contract, a plain object with ``encode(texts)`` none of it."""
+    import inspect
+
+    try:
+        parameters = inspect.signature(function).parameters
+    except (TypeError, ValueError):  # builtins without a signature: call with the texts only
+        return {}
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()):
+        return dict(kwargs)
+    return {k: v for k, v in kwargs.items() if k in parameters}
+
+
+def _as_rows(vectors: Any) -> np.ndarray:
+    if hasattr(vectors, "detach"):
+        vectors = vectors.detach().float().cpu().numpy()
+    return np.asarray(vectors, dtype=np.float32)
 
 
 # ------------------------------------------------------------------------------------------- revision helpers
@@ -403,77 +413,3 @@ def model_display_name(model: Any) -> str:
         if candidate:
             return str(candidate)
     return type(model).__name__
-
-
-# ----------------------------------------------------------------------------------------------- spec strings
-SPEC_HELP = """\
-model specs:
-  baseline:minilm-l6          raw all-MiniLM-L6-v2 (embedded default), masked mean pooling over the last layer
-  baseline:<hub id or path>   any transformers model with masked mean pooling
-  baseline:char-jaccard       character 3-gram Jaccard similarity (PEARL's "String Distance"; similarity only)
-  <folder>                    an exported zoo model (AutoModel.from_pretrained(folder, trust_remote_code=True))
-  <config name>               outputs/<config name>/ of a trained and exported hub config, e.g. pearl-mini"""
-
-
-def load_encoder(
-    spec: Any,
-    name: str | None = None,
-    batch_size: int | None = None,
-    progress: bool = True,
-    device: str | None = None,
-) -> Encoder:
-    """Build an :class:`Encoder` from a spec string, a model object with ``encode``, or an encoder (returned as is).
-
-    See :data:`SPEC_HELP` for the spec strings. ``name`` overrides the name written to the results file.
-    """
-    batch_size = batch_size or DEFAULT_BATCH_SIZE
-    if isinstance(spec, Encoder):
-        if name:
-            spec.name = name
-        return spec
-    if not isinstance(spec, (str, os.PathLike)):
-        return ModelEncoder(spec, name=name, batch_size=batch_size, progress=progress)
-    spec = os.fspath(spec)
-    if spec.startswith("baseline:"):
-        target = spec[len("baseline:") :]
-        if target in ("char-jaccard", "char_jaccard", "jaccard"):
-            from .char_jaccard import CharJaccardEncoder
-
-            encoder = CharJaccardEncoder(progress=progress)
-            encoder.name = name or encoder.name
-            return encoder
-        from phrasezoo.resources import resolve_backbone
-
-        return MeanPoolingEncoder(
-            resolve_backbone(target), name=name or spec, batch_size=batch_size, device=device, progress=progress
-        )
-    path = Path(spec)
-    if not path.exists() and "/" not in spec and (Path("outputs") / spec).is_dir():
-        path = Path("outputs") / spec
-    if path.is_dir():
-        return _load_folder(path, name=name, batch_size=batch_size, progress=progress, device=device)
-    if "/" not in spec and not path.suffix:
-        raise FileNotFoundError(
-            f"No exported model at outputs/{spec}/ (looked relative to {Path.cwd()}). Train and export it first: "
-            f"`phrasezoo train {spec}` (or `accelerate launch train.py hub_configs/{spec}.yaml`), or pass a model "
-            f"folder.\n{SPEC_HELP}"
-        )
-    raise FileNotFoundError(f"Model folder {spec} does not exist.\n{SPEC_HELP}")
-
-
-def _load_folder(path: Path, name: str | None, batch_size: int, progress: bool, device: str | None) -> Encoder:
-    """An exported zoo folder through ``trust_remote_code``; a plain transformers folder falls back to mean pooling."""
-    from transformers import AutoModel
-
-    if not (path / "config.json").exists():
-        raise FileNotFoundError(f"{path} has no config.json; it is not an exported model folder.\n{SPEC_HELP}")
-    model = AutoModel.from_pretrained(str(path), trust_remote_code=True)
-    if device:
-        model.to(device)
-    if not callable(getattr(model, "encode", None)):
-        logger.warning("%s has no encode(); evaluating it as a mean-pooling baseline (baseline:%s).", path, path)
-        return MeanPoolingEncoder(str(path), name=name, batch_size=batch_size, device=device, progress=progress)
-    model.eval()
-    return ModelEncoder(
-        model, name=name or path.name, revision=weights_digest(path), batch_size=batch_size, progress=progress
-    )

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 import numpy as np
 from scipy import sparse
 
-from .encoders import SIMILARITY, Encoder
+from .base import SIMILARITY, Encoder
 
 
 class CharJaccardEncoder(Encoder):

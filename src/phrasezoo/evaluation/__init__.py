@@ -10,7 +10,8 @@ Python API::
 CLI: ``phrasezoo evaluate ...`` / ``phrasezoo report ...`` (see :mod:`phrasezoo.evaluation.commands`).
 """
 
-from .encoders import Encoder, load_encoder
+from phrasezoo.encoders import Encoder, load_encoder
+
 from .harness import evaluate
 from .hub_dataset import load_hub_benchmark
 from .model_index import to_model_index

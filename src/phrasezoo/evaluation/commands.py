@@ -6,12 +6,12 @@ Also runnable on its own: ``python -m phrasezoo.evaluation.commands evaluate --m
 from __future__ import annotations
 
 import argparse
-import re
 import sys
 import time
 from pathlib import Path
 
-from .encoders import DEFAULT_BATCH_SIZE, SPEC_HELP
+from phrasezoo.encoders import DEFAULT_BATCH_SIZE, SPEC_HELP
+from phrasezoo.recipes import results_path
 
 EVALUATE_EPILOG = f"""\
 {SPEC_HELP}
@@ -95,7 +95,7 @@ def run_evaluate(args: argparse.Namespace) -> int:
         print(f"error: {err.args[0]}", file=sys.stderr)
         return 2
     benchmarks_dir = Path(args.benchmarks_dir) if args.benchmarks_dir else default_benchmarks_dir()
-    output = Path(args.output) if args.output else Path("results") / f"{_file_name(args.model)}.json"
+    output = Path(args.output) if args.output else results_path(args.model)
     started = time.perf_counter()
     try:
         doc = evaluate(
@@ -131,7 +131,7 @@ def run_report(args: argparse.Namespace) -> int:
     table = format_report(docs, include_reference=not args.no_reference)
     print(table)
     if args.readme:
-        from phrasezoo.pipeline import write_readme_table
+        from phrasezoo.files import write_readme_table
 
         write_readme_table(Path(args.readme), table, block=args.block)
     if args.output:
@@ -149,12 +149,6 @@ def summary(doc: dict, seconds: float, output: Path | None = None) -> str:
         lines.append(f"{r['task']:14s} {r['metric']:28s} {value:>7s} {r['n']:7d} {r['seconds']:8.1f}")
     lines.append(f"total {seconds / 60:.1f} min" + (f"; results in {output}" if output else ""))
     return "\n".join(lines)
-
-
-def _file_name(spec: str) -> str:
-    """``baseline:minilm-l6`` -> ``baseline-minilm-l6``; ``outputs/pearl-mini`` -> ``pearl-mini``."""
-    name = spec.rstrip("/").split("/")[-1] if not spec.startswith("baseline:") else spec.replace(":", "-", 1)
-    return re.sub(r"[^A-Za-z0-9._-]+", "--", name)
 
 
 def build_parser() -> argparse.ArgumentParser:

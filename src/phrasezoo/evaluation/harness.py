@@ -9,7 +9,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .encoders import Encoder, load_encoder
+from phrasezoo.encoders import Encoder, load_encoder
+
 from .results import TaskResult, make_document, write_results
 from .tasks import TaskContext, default_benchmarks_dir, get_task, resolve_tasks
 
@@ -30,8 +31,8 @@ def evaluate(
 ) -> dict[str, Any]:
     """Evaluate a model on ``tasks`` and return the results document (also written to ``output`` if given).
 
-    ``encoder_or_spec``: an :class:`~phrasezoo.evaluation.encoders.Encoder`, a model object with ``encode`` or a
-    spec string (see :func:`~phrasezoo.evaluation.encoders.load_encoder`). ``tasks``: ``"all"``, ``"pearl"``,
+    ``encoder_or_spec``: an :class:`~phrasezoo.encoders.Encoder`, a model object with ``encode`` or a
+    spec string (see :func:`~phrasezoo.encoders.load_encoder`). ``tasks``: ``"all"``, ``"pearl"``,
     ``"t1,t2"`` or a list. ``benchmarks_dir`` defaults to ``$PHRASEZOO_BENCHMARKS`` or ``../shared/benchmarks``.
     ``source="hub"`` reads the PEARL tasks from the Hub dataset ``Lihuchen/pearl_benchmark`` (needs a network);
     tasks it does not hold (stsb_context) still come from ``benchmarks_dir``. A task the encoder cannot run (missing

@@ -1,42 +1,58 @@
-"""Model cards generated from data: the hub config (recipe), training facts and the results file.
+"""Model cards generated from data: the hub config (recipe), training facts and evaluation results.
 
-The text lives in ``phrasezoo/methods/<method>/card.md`` (a Jinja template with a YAML header that huggingface_hub fills in
-from :class:`~huggingface_hub.ModelCardData`); every number comes from the files, none is typed by hand.
+The text lives in ``phrasezoo/methods/<method>/card.md`` (a Jinja template with a YAML header that huggingface_hub
+fills in from :class:`~huggingface_hub.ModelCardData`); every number comes from files, none is typed by hand. The
+caller prepares the results part (:class:`CardResults`: the comparison table and the model-index entries), so this
+module needs nothing from the evaluation workflow.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from phrasezoo.files import atomic_write_text
 from phrasezoo.registry import get_method
 from phrasezoo.resources import backbone_hub_id
 
 
-def build_card(hub_cfg, facts: dict[str, Any], results: dict | None = None, baselines: list[dict] | None = None):
+@dataclass
+class CardResults:
+    """Evaluation results as a card shows them.
+
+    Attributes:
+        table: the markdown comparison table (model, baselines, the papers' reference rows).
+        model_index: ``huggingface_hub.EvalResult`` entries for the card's ``model-index``.
+        model / created: what was evaluated and when (from the results file).
+    """
+
+    table: str | None = None
+    model_index: list | None = None
+    model: str | None = None
+    created: str | None = None
+
+
+def build_card(hub_cfg, facts: dict[str, Any], results: CardResults | None = None):
     """A :class:`huggingface_hub.ModelCard` for a trained model."""
     from huggingface_hub import ModelCard, ModelCardData
 
     template = get_method(hub_cfg.method).card_template
     if not template.exists():
         raise FileNotFoundError(f"No model card template for method '{hub_cfg.method}' at {template}.")
-    eval_results, table = None, None
-    if results is not None:
-        from phrasezoo.evaluation import format_report, to_model_index
-
-        eval_results = to_model_index(results, hub_cfg.name) or None
-        table = format_report([results, *(baselines or [])], include_reference=True)
+    results = results or CardResults()
+    backbone = backbone_hub_id(hub_cfg.backbone) if hub_cfg.backbone else None
     card_data = ModelCardData(
         language="en",
         license="apache-2.0",
         library_name="transformers",
         pipeline_tag="feature-extraction",
         tags=["phrasezoo", hub_cfg.method, "phrase-embeddings", "custom_code"],
-        base_model=backbone_hub_id(hub_cfg.backbone) if hub_cfg.backbone else None,
+        base_model=backbone,
         model_name=hub_cfg.name,
-        eval_results=eval_results,
+        eval_results=results.model_index or None,
     )
     return ModelCard.from_template(
         card_data,
@@ -44,19 +60,16 @@ def build_card(hub_cfg, facts: dict[str, Any], results: dict | None = None, base
         repo_id=hub_cfg.repo_id,
         name=hub_cfg.name,
         description=hub_cfg.description,
-        backbone=backbone_hub_id(hub_cfg.backbone) if hub_cfg.backbone else None,
+        backbone=backbone,
         recipe=yaml.safe_dump(hub_cfg.to_dict(), sort_keys=False).strip(),
         facts=facts,
-        results_table=table,
-        results_model=(results or {}).get("model"),
-        results_created=(results or {}).get("created"),
+        results_table=results.table,
+        results_model=results.model,
+        results_created=results.created,
     )
 
 
-def write_model_card(output_dir: Path, hub_cfg, facts, results=None, baselines=None) -> Path:
+def write_model_card(output_dir: Path, hub_cfg, facts, results: CardResults | None = None) -> Path:
     path = Path(output_dir) / "README.md"
-    card = build_card(hub_cfg, facts, results, baselines)
-    tmp = path.with_suffix(".md.tmp")
-    card.save(str(tmp))
-    tmp.replace(path)
+    atomic_write_text(path, str(build_card(hub_cfg, facts, results)))
     return path

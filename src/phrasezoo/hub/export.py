@@ -15,10 +15,9 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from phrasezoo.files import readable_replace
-from phrasezoo.hub.card import write_model_card
+from phrasezoo.files import atomic_write_text, readable_replace
+from phrasezoo.hub.card import CardResults, write_model_card
 from phrasezoo.resources import backbone_hub_id
-from phrasezoo.training.checkpoint import atomic_write_text
 
 FACTS_FILE = "training_facts.json"
 
@@ -28,13 +27,14 @@ def export_model(
     output_dir: str | Path,
     hub_cfg,
     facts: dict[str, Any] | None = None,
-    results: dict[str, Any] | None = None,
-    baselines: list[dict[str, Any]] | None = None,
+    results: CardResults | None = None,
+    card: bool = True,
 ) -> Path:
-    """Save ``model`` (with its tokenizer) into ``output_dir`` and write its model card.
+    """Save ``model`` (with its tokenizer) into ``output_dir`` and, with ``card``, write its model card.
 
     ``facts`` are training facts for the card (steps, time, data sizes); they are stored in
-    ``training_facts.json`` so that :func:`refresh_card` can regenerate the card after evaluation.
+    ``training_facts.json`` so that :func:`refresh_card` can write the card later, e.g. once the exported folder
+    has been evaluated (``card=False`` here then, so that the card is written once).
     """
     output_dir = Path(output_dir)
     output_dir.mkdir(parents=True, exist_ok=True)
@@ -53,14 +53,15 @@ def export_model(
         shutil.rmtree(tmp, ignore_errors=True)
     facts = {**_read_facts(output_dir), **(facts or {})}
     atomic_write_text(output_dir / FACTS_FILE, json.dumps(facts, indent=1, default=str))
-    write_model_card(output_dir, hub_cfg, facts, results, baselines)
+    if card:
+        write_model_card(output_dir, hub_cfg, facts, results)
     return output_dir
 
 
-def refresh_card(output_dir: str | Path, hub_cfg, results=None, baselines=None) -> Path:
-    """Regenerate the card of an exported folder (e.g. with evaluation results that came after export)."""
+def refresh_card(output_dir: str | Path, hub_cfg, results: CardResults | None = None) -> Path:
+    """Write the card of an exported folder from its stored training facts (e.g. with results that came later)."""
     output_dir = Path(output_dir)
-    return write_model_card(output_dir, hub_cfg, _read_facts(output_dir), results, baselines)
+    return write_model_card(output_dir, hub_cfg, _read_facts(output_dir), results)
 
 
 def _read_facts(output_dir: Path) -> dict[str, Any]:

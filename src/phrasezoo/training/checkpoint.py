@@ -19,20 +19,9 @@ from typing import Any
 import torch
 from safetensors.torch import load_file, save_file
 
-from phrasezoo.files import current_umask, readable_replace
+from phrasezoo.files import atomic_write_text, current_umask, readable_replace
 
 STATE_FILE = "trainer_state.json"
-
-
-def atomic_write_text(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file and ``os.replace``."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    with os.fdopen(fd, "w") as handle:
-        handle.write(text)
-        handle.flush()
-        os.fsync(handle.fileno())
-    readable_replace(tmp, path)
 
 
 def save_state_dict(state: dict[str, torch.Tensor], path: Path) -> None:

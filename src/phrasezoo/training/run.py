@@ -1,4 +1,8 @@
-"""Train a zoo model from its hub config and export it: what ``train.py`` and ``phrasezoo train`` run."""
+"""Train a zoo model from its recipe: build the model and task of its method, run the loop, collect the card facts.
+
+Export is not done here (the training workflow does not know the hub workflow): :mod:`phrasezoo.pipeline` runs
+train -> export (``train.py``, ``phrasezoo train``) and train -> export -> evaluate -> card (``phrasezoo pipeline``).
+"""
 
 from __future__ import annotations
 
@@ -6,14 +10,26 @@ import argparse
 import datetime as dt
 import os
 import platform
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import torch
 
-from phrasezoo.recipes import HubConfig, load_hub_config
+from phrasezoo.recipes import HubConfig
 from phrasezoo.registry import create_model, validate_recipe
 from phrasezoo.resources import backbone_hub_id
 from phrasezoo.training.trainer import TrainResult, train
+
+
+@dataclass
+class TrainedRun:
+    """A finished training run: the loop's result, the facts for the card, and whether this is the main process."""
+
+    result: TrainResult
+    output_dir: Path
+    is_main_process: bool = True
+    facts: dict[str, Any] = field(default_factory=dict)
 
 
 def run_training(
@@ -21,10 +37,9 @@ def run_training(
     output_dir: str | Path | None = None,
     resume: bool = True,
     stop_after_steps: int | None = None,
-    export: bool = True,
     progress: bool = True,
-) -> TrainResult:
-    """Build the model and task of ``cfg.method``, train (resuming from the last checkpoint) and export."""
+) -> TrainedRun:
+    """Build the model and task of ``cfg.method`` and train it (resuming from the last checkpoint)."""
     from accelerate import Accelerator
 
     # several processes (torchrun / accelerate launch --multi_gpu) on a machine without CUDA: Accelerate only
@@ -53,13 +68,8 @@ def run_training(
         stop_after_steps=stop_after_steps,
         progress=progress,
     )
-    if export and accelerator.is_main_process:
-        from phrasezoo.hub.export import export_model
-
-        export_model(result.model, output_dir, cfg, facts=training_facts(cfg, result, accelerator, task))
-        accelerator.print(f">> exported {output_dir} ({result.steps} steps, {result.seconds / 60:.1f} min)")
-    accelerator.wait_for_everyone()
-    return result
+    facts = training_facts(cfg, result, accelerator, task) if accelerator.is_main_process else {}
+    return TrainedRun(result, output_dir, accelerator.is_main_process, facts)
 
 
 def training_facts(cfg: HubConfig, result: TrainResult, accelerator, task) -> dict:
@@ -86,17 +96,6 @@ def training_facts(cfg: HubConfig, result: TrainResult, accelerator, task) -> di
     return facts
 
 
-def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(
-        description="Train a phrasezoo model from its hub config, e.g. `accelerate launch train.py "
-        "hub_configs/pearl-mini.yaml`. Resumes from the last checkpoint in outputs/<name>/checkpoints unless "
-        "--no-resume; exports outputs/<name>/ as a Hub-ready folder at the end.",
-    )
-    add_train_arguments(parser)
-    args = parser.parse_args(argv)
-    run_from_args(args)
-
-
 def add_train_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("config", help="hub config name (pearl-mini) or path (hub_configs/pearl-mini.yaml)")
     parser.add_argument("--output-dir", help="where checkpoints and the exported model go (default outputs/<name>)")
@@ -111,16 +110,3 @@ def add_train_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--stop-after-steps", type=int, help=argparse.SUPPRESS)  # simulated crash, for tests
     parser.add_argument("--no-progress", action="store_true", help="no progress bars (logs only)")
-
-
-def run_from_args(args: argparse.Namespace) -> TrainResult:
-    if args.no_progress:
-        os.environ["TQDM_DISABLE"] = "1"  # every tqdm bar, including those of datasets and stage helpers
-    cfg = load_hub_config(args.config, args.overrides)
-    return run_training(
-        cfg,
-        output_dir=args.output_dir,
-        resume=not args.no_resume,
-        stop_after_steps=args.stop_after_steps,
-        progress=not args.no_progress,
-    )

@@ -37,17 +37,18 @@ def as_encode_fn(encoder: Any, batch_size: int = 64, progress: bool = True) -> C
     """A function ``texts -> unit-length float32 rows`` from a zoo spec string, a suite ``Encoder``, or any object
     with ``encode(texts)`` (zoo models get ``batch_size`` and a progress bar)."""
     if isinstance(encoder, (str, os.PathLike)):
-        from phrasezoo.evaluation import load_encoder
+        from phrasezoo.encoders import load_encoder
 
         encoder = load_encoder(os.fspath(encoder), batch_size=batch_size, progress=progress)
     if not callable(getattr(encoder, "encode", None)):
         raise TypeError(f"{type(encoder).__name__} cannot encode texts: give a zoo spec or an object with encode().")
 
     def encode(texts: list[str]) -> np.ndarray:
-        try:
-            vectors = encoder.encode(texts, batch_size=batch_size, show_progress_bar=progress)
-        except TypeError:  # suite encoders and plain objects take only the texts
-            vectors = encoder.encode(texts)
+        from phrasezoo.encoders import supported
+
+        # zoo models take batch_size and a progress bar; suite encoders and plain objects only the texts
+        options = supported(encoder.encode, {"batch_size": batch_size, "show_progress_bar": progress})
+        vectors = encoder.encode(texts, **options)
         if hasattr(vectors, "detach"):
             vectors = vectors.detach().float().cpu().numpy()
         vectors = np.asarray(vectors, dtype=np.float32)

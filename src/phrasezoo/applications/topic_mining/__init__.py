@@ -8,7 +8,8 @@
 CLI: ``phrasezoo topics mine --model <folder or recipe> --corpus embedded --k auto`` (see :mod:`.commands`).
 """
 
-from .ccl import CCLConfig, CCLResult, PseudoLabels, ccl_finetune, ccl_loss, majority_vote, pseudo_labels
+from phrasezoo.ccl import CCLConfig, CCLResult, PseudoLabels, ccl_finetune, ccl_loss, majority_vote, pseudo_labels
+
 from .miner import PhraseTopic, TopicAssignment, TopicMiner
 from .phrases import NounPhraseExtractor, PhraseMention, lemma_keys
 from .visualize import visualize_topics

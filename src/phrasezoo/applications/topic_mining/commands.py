@@ -85,9 +85,9 @@ def load_topic_model(spec: str):
 
 
 def run_mine(args: argparse.Namespace) -> int:
+    from phrasezoo.ccl import CCLConfig
     from phrasezoo.resources import iter_corpus
 
-    from .ccl import CCLConfig
     from .miner import TopicMiner
     from .visualize import visualize_topics
 

@@ -32,7 +32,8 @@ from typing import Any
 
 import numpy as np
 
-from .ccl import CCLConfig, CCLResult, ccl_finetune, kmeans, pseudo_labels
+from phrasezoo.ccl import CCLConfig, CCLResult, ccl_finetune, kmeans, pseudo_labels
+
 from .phrases import NounPhraseExtractor, PhraseExtractor, PhraseMention
 
 logger = logging.getLogger(__name__)
@@ -323,10 +324,10 @@ class TopicMiner:
         for i, document in enumerate(documents):
             if not isinstance(document, str):
                 raise ValueError(f"Document {i} is a {type(document).__name__}, not a string.")
-        try:
-            return list(self.phrase_extractor(documents, progress=self.progress))
-        except TypeError:  # an injected extractor without the progress keyword
-            return list(self.phrase_extractor(documents))
+        from phrasezoo.encoders import supported
+
+        # an injected extractor may not take the progress keyword
+        return list(self.phrase_extractor(documents, **supported(self.phrase_extractor, {"progress": self.progress})))
 
     def _encode(self, model, mentions: list[PhraseMention], known: dict[int, np.ndarray] | None = None) -> np.ndarray:
         """L2-normalised vectors of ``mentions`` (rows in ``known`` are reused, not re-encoded)."""

@@ -9,14 +9,12 @@ per-phrase topic distribution.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 
 from tqdm.auto import tqdm
 
-LEADING_DETERMINERS = frozenset(
-    {"a", "an", "the", "this", "that", "these", "those", "my", "his", "her", "its", "our", "their", "your"}
-)
+from phrasezoo.data.keys import LEADING_DETERMINERS, lemma_keys  # noqa: F401  (lemma_keys: part of this API)
 
 
 @dataclass(frozen=True)
@@ -100,22 +98,3 @@ class NounPhraseExtractor:
             bar.update(1)
         bar.close()
         return mentions
-
-
-def lemma_keys(texts: Iterable[str], spacy_model: str = "en_core_web_sm", batch_size: int = 256) -> list[str]:
-    """The key of each phrase string: lower-cased lemmas, a leading determiner removed ("the Tumors" -> ``tumor``).
-
-    Used where mentions come with their spans already (benchmark entities): each distinct string is lemmatized once.
-    """
-    from phrasezoo.resources import load_spacy
-
-    texts = list(texts)
-    unique = list(dict.fromkeys(texts))
-    nlp = load_spacy(spacy_model, disable=("parser", "ner"))
-    key_of = {}
-    for text, doc in zip(unique, nlp.pipe(unique, batch_size=batch_size)):
-        words = [t.lemma_.lower().strip() for t in doc if t.lemma_.strip()]
-        if len(words) > 1 and words[0] in LEADING_DETERMINERS:
-            words = words[1:]
-        key_of[text] = " ".join(words) or text.lower()
-    return [key_of[t] for t in texts]

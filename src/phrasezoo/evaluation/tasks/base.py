@@ -1,6 +1,6 @@
 """Task registry: every benchmark task is a small class registered under its name.
 
-A task declares the encoder capabilities it needs (:mod:`phrasezoo.evaluation.encoders`), how to read its data
+A task declares the encoder capabilities it needs (:mod:`phrasezoo.encoders`), how to read its data
 (from a local benchmarks folder or the Hub dataset) and how to score an encoder. Adding a task is one class with
 ``@register_task``; the harness, CLI, groups and reports pick it up by name.
 """
@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
-from ..encoders import SIMILARITY, Encoder
+from phrasezoo.encoders import SIMILARITY, Encoder
+
 from ..results import TaskResult
 
 TASKS: dict[str, type[Task]] = {}

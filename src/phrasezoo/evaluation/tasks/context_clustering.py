@@ -28,7 +28,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..encoders import MENTIONS, Encoder
+from phrasezoo.encoders import MENTIONS, Encoder
+
 from ..results import TaskResult
 from .base import Task, TaskContext, register_task
 
@@ -115,8 +116,8 @@ def ccl_vectors(model, mentions: list[Mention], start_vectors: np.ndarray, k: in
     Takes no labels: pseudo labels come from KMeans on ``start_vectors`` (the model's own vectors of ``mentions``)
     and phrase keys from the lemmatized mention text. Returns ``(vectors, details)``.
     """
-    from phrasezoo.applications.topic_mining.ccl import CCLConfig, ccl_finetune, pseudo_labels
-    from phrasezoo.applications.topic_mining.phrases import lemma_keys
+    from phrasezoo.ccl import CCLConfig, ccl_finetune, pseudo_labels
+    from phrasezoo.data.keys import lemma_keys
 
     config = CCLConfig(**options)
     keys = lemma_keys([sentence[start:end] for sentence, (start, end) in mentions])
@@ -167,7 +168,7 @@ class _ContextClusteringCCL(_ContextClustering):
     groups = ("uctopic",)
 
     def score(self, encoder: Encoder, data: MentionClusteringData, ctx: TaskContext) -> list[TaskResult]:
-        from phrasezoo.applications.topic_mining.ccl import is_ccl_trainable
+        from phrasezoo.ccl import is_ccl_trainable
 
         model = getattr(encoder, "model", None)
         if not is_ccl_trainable(model):

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ..encoders import Encoder
+from phrasezoo.encoders import Encoder
+
 from ..results import TaskResult
 from .base import Task, TaskContext, register_task
 

@@ -21,7 +21,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..encoders import VECTORS, Encoder
+from phrasezoo.encoders import VECTORS, Encoder
+
 from ..results import TaskResult
 from .base import Task, TaskContext, register_task
 

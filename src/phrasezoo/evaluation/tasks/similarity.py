@@ -8,7 +8,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.stats import pearsonr
 
-from ..encoders import Encoder
+from phrasezoo.encoders import Encoder
+
 from ..results import TaskResult
 from .base import Task, TaskContext, register_task
 

@@ -9,7 +9,14 @@ that contains the paraphrase verbatim; the model's best similarity is correlated
     contextual token vectors of ONE forward pass of the passage (needs ``encode_tokens``); prefix sums make all
     spans cheap. The query is encoded normally (``encode``); a model whose ``encode`` space differs from its token
     space (e.g. PEARL's concatenated character vector) is compared with its mean-pooled query tokens instead;
-(c) ``spans_per_span`` (opt-in, ``stsb_per_span``): every such span encoded on its own (~800k strings: slow).
+(c) ``spans_per_span`` (opt-in, ``stsb_per_span``): every such span encoded on its own (~800k strings: slow);
+    ``stsb_per_span_sample: n`` runs it on a fixed random sample of n passages instead (seeded by the run's seed),
+    with (a) and (b) on the same sample for comparison (metrics ending in ``_sample``).
+
+Per-item scores of every setup are kept in the entries' ``details`` (``scores``), so that two models can be compared
+with Williams' test (:mod:`phrasezoo.evaluation.significance`). With (b), span localisation is reported too: word
+IoU of the chosen span with the hidden paraphrase, and the chosen spans' lengths
+(:mod:`phrasezoo.evaluation.span_localisation`).
 
 The file is cp1252-encoded TSV; rows end with LF, one quoted passage holds CRLF line breaks, so it is read with the
 csv module (``newline=""``), which keeps quoted line breaks inside the field.
@@ -25,12 +32,16 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.stats import pearsonr, spearmanr
 
-from ..encoders import SIMILARITY, TOKENS, VECTORS, Encoder, l2_normalize
+from phrasezoo.encoders import SIMILARITY, TOKENS, VECTORS, Encoder, l2_normalize
+
 from ..results import TaskResult
+from ..span_localisation import localisation_metrics
 from .base import Task, TaskContext, register_task
 
 MAX_SPAN_WORDS = 20
 WORD = re.compile(r"\S+")
+#: localisation metrics reported with the single-pass setup (``span_<name>``)
+LOCALISATION = ("iou_mean", "iou_at_least_0.5", "exact", "chosen_words_median")
 
 
 @dataclass
@@ -38,6 +49,14 @@ class ContextSimilarityData:
     lines: list[str]
     passages: list[str]
     gold: list[float]
+    targets: list[str] | None = None  # the paraphrase hidden in each passage (column ``paraphrase``)
+
+    def subset(self, rows) -> ContextSimilarityData:
+        rows = list(rows)
+        targets = None if self.targets is None else [self.targets[i] for i in rows]
+        return ContextSimilarityData(
+            [self.lines[i] for i in rows], [self.passages[i] for i in rows], [self.gold[i] for i in rows], targets
+        )
 
 
 def read_stsb_context(path) -> ContextSimilarityData:
@@ -46,8 +65,9 @@ def read_stsb_context(path) -> ContextSimilarityData:
     header = rows[0]
     i_line, i_passage, i_gold = header.index("line"), header.index("passage"), header.index("goldsim")
     body = [r for r in rows[1:] if len(r) == len(header)]
+    targets = [r[header.index("paraphrase")] for r in body] if "paraphrase" in header else None
     return ContextSimilarityData(
-        [r[i_line] for r in body], [r[i_passage] for r in body], [float(r[i_gold]) for r in body]
+        [r[i_line] for r in body], [r[i_passage] for r in body], [float(r[i_gold]) for r in body], targets
     )
 
 
@@ -123,52 +143,77 @@ class StsbContext(Task):
     groups = ("all",)
 
     def metrics(self) -> list[str]:
-        return [f"{c}_{way}" for way in ("passage", "spans_single_pass") for c in ("pearson", "spearman")]
+        return [f"{c}_{way}" for way in ("passage", "spans_single_pass") for c in ("pearson", "spearman")] + [
+            f"span_{name}" for name in LOCALISATION
+        ]
 
     def load_local(self, ctx: TaskContext) -> ContextSimilarityData:
         return read_stsb_context(ctx.path("stsb_context", "sts-test-sentences-clean.tsv"))
 
     def score(self, encoder: Encoder, data: ContextSimilarityData, ctx: TaskContext) -> list[TaskResult]:
+        results = self._setups(encoder, data, "", per_span=bool(ctx.options.get("stsb_per_span")))
+        sample = ctx.options.get("stsb_per_span_sample")
+        if sample:
+            rows = sorted(np.random.default_rng(ctx.seed).choice(len(data.gold), min(int(sample), len(data.gold)),
+                                                                 replace=False).tolist())  # fmt: skip
+            results += self._setups(encoder, data.subset(rows), "_sample", per_span=True, sample=(rows, ctx.seed))
+        return results
+
+    def _setups(
+        self, encoder: Encoder, data: ContextSimilarityData, suffix: str, per_span: bool, sample=None
+    ) -> list[TaskResult]:
+        """(a), (b) (+ localisation on the full set) and optionally (c) on ``data``; metric names end in ``suffix``."""
         n = len(data.gold)
+        where = "" if sample is None else f"; fixed sample of {n} passages (numpy seed {sample[1]})"
         results: list[TaskResult] = []
 
         started = time.perf_counter()
-        r, rho = correlations(encoder.paired_similarity(data.lines, data.passages), data.gold)
-        seconds = time.perf_counter() - started
-        note = "whole passage encoded as one text"
-        results += [
-            self.result("pearson_passage", r, n, note, seconds=seconds),
-            self.result("spearman_passage", rho, n, note, seconds=seconds),
-        ]
+        scores = encoder.paired_similarity(data.lines, data.passages)
+        results += self._pair("passage", suffix, scores, data, "whole passage encoded as one text" + where,
+                              time.perf_counter() - started, sample)  # fmt: skip
 
         started = time.perf_counter()
         if TOKENS in encoder.capabilities and VECTORS in encoder.capabilities:
-            best, how = self._single_pass(encoder, data)
-            r, rho = correlations(best, data.gold)
+            best, how, chosen = self._single_pass(encoder, data)
             note = f"max over spans of 1..{MAX_SPAN_WORDS} words mean-pooled from one passage pass; query {how}"
+            results += self._pair("spans_single_pass", suffix, best, data, note + where,
+                                  time.perf_counter() - started, sample)  # fmt: skip
+            if not suffix and data.targets is not None:
+                found = localisation_metrics(data.passages, data.targets, chosen)
+                note = (f"argmax span of the single-pass search vs the hidden paraphrase (word IoU; "
+                        f"{found['n_located']} passages where it is found verbatim)")  # fmt: skip
+                details = {k: found[k] for k in ("chosen_words_histogram", "gold_words_median", "n_located")}
+                results += [
+                    self.result(f"span_{name}", found[name], found["n_located"], note, details=details)
+                    for name in LOCALISATION
+                ]
         else:
-            r = rho = None
             note = "skipped: encoder lacks encode_tokens (token vectors for span pooling)"
-        seconds = time.perf_counter() - started
-        results += [
-            self.result("pearson_spans_single_pass", r, n, note, seconds=seconds),
-            self.result("spearman_spans_single_pass", rho, n, note, seconds=seconds),
-        ]
+            results += self._pair("spans_single_pass", suffix, None, data, note, time.perf_counter() - started)
 
-        if ctx.options.get("stsb_per_span"):
+        if per_span:
             started = time.perf_counter()
             best = self._per_span(encoder, data)
-            r, rho = correlations(best, data.gold)
-            note = f"max over spans of 1..{MAX_SPAN_WORDS} words, each encoded on its own (opt-in)"
-            seconds = time.perf_counter() - started
-            results += [
-                self.result("pearson_spans_per_span", r, n, note, seconds=seconds),
-                self.result("spearman_spans_per_span", rho, n, note, seconds=seconds),
-            ]
+            note = f"max over spans of 1..{MAX_SPAN_WORDS} words, each encoded on its own (opt-in)" + where
+            results += self._pair("spans_per_span", suffix, best, data, note, time.perf_counter() - started, sample)
         return results
 
+    def _pair(self, way, suffix, scores, data, note, seconds, sample=None) -> list[TaskResult]:
+        """Pearson and Spearman entries of one setup; the Pearson entry keeps the per-item scores (for Williams)."""
+        n = len(data.gold)
+        if scores is None:
+            return [self.result(f"{c}_{way}{suffix}", None, n, note, seconds=seconds) for c in ("pearson", "spearman")]
+        r, rho = correlations(scores, data.gold)
+        details = {"scores": [round(float(x), 6) for x in scores]}
+        if sample is not None:
+            details["rows"] = sample[0]
+        return [
+            self.result(f"pearson_{way}{suffix}", r, n, note, seconds=seconds, details=details),
+            self.result(f"spearman_{way}{suffix}", rho, n, note, seconds=seconds),
+        ]
+
     @staticmethod
-    def _single_pass(encoder: Encoder, data: ContextSimilarityData) -> tuple[np.ndarray, str]:
+    def _single_pass(encoder: Encoder, data: ContextSimilarityData) -> tuple[np.ndarray, str, list]:
         passage_tokens = encoder.encode_tokens(data.passages)
         queries = encoder.encode(data.lines)
         how = "encoded with encode()"
@@ -177,10 +222,18 @@ class StsbContext(Task):
             queries = l2_normalize(np.stack([t["embeddings"].mean(axis=0) for t in query_tokens]))
             how = "mean of its own token vectors (encode() space differs from token space)"
         best = np.empty(len(data.passages), dtype=np.float32)
+        chosen: list[tuple[int, int] | None] = []
         for i, (tokens, passage) in enumerate(zip(passage_tokens, data.passages)):
-            vectors, _, _ = pooled_spans(tokens["embeddings"], tokens["offsets"], passage)
-            best[i] = (l2_normalize(vectors) @ queries[i]).max() if len(vectors) else np.nan
-        return best, how
+            vectors, starts, ends = pooled_spans(tokens["embeddings"], tokens["offsets"], passage)
+            if len(vectors):
+                scores = l2_normalize(vectors) @ queries[i]
+                top = int(np.argmax(scores))
+                best[i] = scores[top]
+                chosen.append((int(starts[top]), int(ends[top])))
+            else:
+                best[i] = np.nan
+                chosen.append(None)
+        return best, how, chosen
 
     @staticmethod
     def _per_span(encoder: Encoder, data: ContextSimilarityData) -> np.ndarray:

@@ -31,7 +31,7 @@ from phrasezoo.data import phrases as _phrases_module
 from phrasezoo.data import synonyms as _synonyms_module
 from phrasezoo.data.augment import Augmenter
 from phrasezoo.data.cache import cached_dataset, code_version
-from phrasezoo.data.hard_negatives import Encoder, MeanPoolingEncoder, mine_hard_negatives
+from phrasezoo.data.hard_negatives import Encoder, MiningEncoder, mine_hard_negatives
 from phrasezoo.data.paraphrase import Paraphraser, get_paraphraser
 from phrasezoo.data.phrases import parse_corpus, parse_params, phrase_table
 from phrasezoo.data.spans import MiningOptions
@@ -99,10 +99,10 @@ def build_pearl_dataset(
         ``hard_negatives`` (list[str], at most ``hard_negatives_per_anchor``).
     """
     if isinstance(encoder, str):
-        encoder = MeanPoolingEncoder(encoder, progress=progress)
+        encoder = MiningEncoder(encoder, progress=progress)
     hn_options = dict(hard_negative_options or {})
     para_key = _component_key(paraphraser, "paraphraser")
-    enc_key = _component_key(encoder or MeanPoolingEncoder(progress=False), "encoder")
+    enc_key = _component_key(encoder or MiningEncoder(progress=False), "encoder")
     params = {
         "parse": parse_params(corpus, spacy_model, max_documents, mining_options),
         "min_freq": min_freq,

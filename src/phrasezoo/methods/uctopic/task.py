@@ -11,7 +11,7 @@ Pretraining follows the paper (section 3.1, 4.1) and its official code:
   same phrase in the batch is not used as a negative (a known false negative on a small corpus);
 * optionally a masked-language-model loss on separately masked copies of both sentences (``mlm_weight``).
 
-CCL finetuning (section 3.2) is in :mod:`phrasezoo.applications.topic_mining.ccl`.
+CCL finetuning (section 3.2) is in :mod:`phrasezoo.ccl` (used by topic mining).
 """
 
 from __future__ import annotations

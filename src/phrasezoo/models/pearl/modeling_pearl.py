@@ -64,6 +64,7 @@ class PearlOutput(ModelOutput):
     last_hidden_state: torch.Tensor | None = None
 
 
+# Copied from phrasezoo.models.phrase_bert.modeling_phrase_bert.mean_pooling
 def mean_pooling(hidden: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     """Average of the token states where ``mask`` is 1."""
     mask = mask.unsqueeze(-1).to(hidden.dtype)
@@ -220,24 +221,19 @@ class PearlModel(PearlPreTrainedModel):
         """
         backbone_config = AutoConfig.from_pretrained(backbone)
         model = cls(PearlConfig(backbone_config=backbone_config, **config_kwargs))
-        verbosity = hf_logging.get_verbosity()
-        hf_logging.set_verbosity_error()  # the checkpoint's pooler is unused on purpose: no load report for it
-        try:
-            pretrained = AutoModel.from_pretrained(backbone, add_pooling_layer=False)
-        except TypeError:
-            pretrained = AutoModel.from_pretrained(backbone)
-        finally:
-            hf_logging.set_verbosity(verbosity)
+        pretrained = _pretrained_backbone(backbone)
         missing, unexpected = model.backbone.load_state_dict(pretrained.state_dict(), strict=False)
         if missing:
             raise ValueError(f"Backbone {backbone} lacks weights for {missing[:5]}...")
         model.set_tokenizer(AutoTokenizer.from_pretrained(backbone))
         return model
 
+    # Copied from phrasezoo.models.phrase_bert.modeling_phrase_bert.PhraseBertModel.get_input_embeddings
     def get_input_embeddings(self) -> nn.Module:
         return self.backbone.get_input_embeddings()
 
     # ------------------------------------------------------------------------------------------------- tokenizer
+    # Copied from phrasezoo.models.phrase_bert.modeling_phrase_bert.PhraseBertModel.tokenizer with PhraseBert->Pearl
     @property
     def tokenizer(self):
         """The tokenizer, loaded lazily from the model's own folder (``name_or_path``) when none was set."""
@@ -255,6 +251,7 @@ class PearlModel(PearlPreTrainedModel):
             )
         return self._tokenizer
 
+    # Copied from phrasezoo.models.phrase_bert.modeling_phrase_bert.PhraseBertModel.set_tokenizer
     def set_tokenizer(self, tokenizer) -> None:
         self._tokenizer = tokenizer
 
@@ -494,6 +491,7 @@ class PearlModel(PearlPreTrainedModel):
 
 
 # ------------------------------------------------------------------------------------------------------- helpers
+# Copied from phrasezoo.models.phrase_bert.modeling_phrase_bert._check_texts
 def _check_texts(texts) -> list[str]:
     if isinstance(texts, str) or not isinstance(texts, (list, tuple)):
         raise ValueError(f"Expected a list of strings, got {type(texts).__name__}.")
@@ -507,6 +505,22 @@ def _check_texts(texts) -> list[str]:
     return list(texts)
 
 
+# Copied from phrasezoo.models.phrase_bert.modeling_phrase_bert._pretrained_backbone
+def _pretrained_backbone(backbone: str) -> PreTrainedModel:
+    """The pretrained encoder of ``backbone`` (path or Hub id) without its pooler, loaded quietly: the checkpoint's
+    pooler is unused on purpose, so its load report would only be noise."""
+    verbosity = hf_logging.get_verbosity()
+    hf_logging.set_verbosity_error()
+    try:
+        try:
+            return AutoModel.from_pretrained(backbone, add_pooling_layer=False)
+        except TypeError:  # backbones without a pooler option
+            return AutoModel.from_pretrained(backbone)
+    finally:
+        hf_logging.set_verbosity(verbosity)
+
+
+# Copied from phrasezoo.models.phrase_bert.modeling_phrase_bert._length_order
 def _length_order(tokenizer, texts: list[str], max_length: int) -> list[int]:
     """Indices of ``texts`` sorted by token count (longest first), so that batches need little padding."""
     lengths = [
@@ -516,6 +530,7 @@ def _length_order(tokenizer, texts: list[str], max_length: int) -> list[int]:
     return sorted(range(len(texts)), key=lambda i: -lengths[i])
 
 
+# Copied from phrasezoo.models.phrase_bert.modeling_phrase_bert._raise_if_truncated
 def _raise_if_truncated(tokenizer, texts: list[str], max_length: int) -> None:
     lengths = [len(ids) for ids in tokenizer(texts)["input_ids"]]
     too_long = [i for i, n in enumerate(lengths) if n > max_length]
@@ -526,6 +541,7 @@ def _raise_if_truncated(tokenizer, texts: list[str], max_length: int) -> None:
         )
 
 
+# Copied from phrasezoo.models.phrase_bert.modeling_phrase_bert._progress
 def _progress(iterable, show: bool, desc: str):
     if show and tqdm is not None and not os.environ.get("PHRASEZOO_NO_PROGRESS"):
         return tqdm(iterable, desc=desc)

@@ -22,6 +22,7 @@ import torch.nn.functional as F
 from torch import nn
 from transformers import AutoConfig, AutoModel, AutoTokenizer, PreTrainedModel
 from transformers.utils import ModelOutput
+from transformers.utils import logging as hf_logging
 
 from .configuration_phrase_bert import PhraseBertConfig
 
@@ -83,10 +84,7 @@ class PhraseBertModel(PhraseBertPreTrainedModel):
         if limit and config_kwargs.get("max_seq_length", 256) > limit:
             config_kwargs["max_seq_length"] = limit
         model = cls(PhraseBertConfig(backbone_config=backbone_config, **config_kwargs))
-        try:
-            pretrained = AutoModel.from_pretrained(backbone, add_pooling_layer=False)
-        except TypeError:
-            pretrained = AutoModel.from_pretrained(backbone)
+        pretrained = _pretrained_backbone(backbone)
         missing, _ = model.backbone.load_state_dict(pretrained.state_dict(), strict=False)
         if missing:
             raise ValueError(f"Backbone {backbone} lacks weights for {missing[:5]}...")
@@ -253,6 +251,20 @@ def _check_texts(texts) -> list[str]:
         if not text.strip():
             raise ValueError(f"Text {i} is empty or only whitespace; every text needs at least one character.")
     return list(texts)
+
+
+def _pretrained_backbone(backbone: str) -> PreTrainedModel:
+    """The pretrained encoder of ``backbone`` (path or Hub id) without its pooler, loaded quietly: the checkpoint's
+    pooler is unused on purpose, so its load report would only be noise."""
+    verbosity = hf_logging.get_verbosity()
+    hf_logging.set_verbosity_error()
+    try:
+        try:
+            return AutoModel.from_pretrained(backbone, add_pooling_layer=False)
+        except TypeError:  # backbones without a pooler option
+            return AutoModel.from_pretrained(backbone)
+    finally:
+        hf_logging.set_verbosity(verbosity)
 
 
 def _length_order(tokenizer, texts: list[str], max_length: int) -> list[int]:

@@ -31,6 +31,7 @@ import torch.nn.functional as F
 from torch import nn
 from transformers import AutoConfig, AutoModel, AutoTokenizer, PreTrainedModel
 from transformers.utils import ModelOutput
+from transformers.utils import logging as hf_logging
 
 from .configuration_uctopic import UCTopicConfig
 
@@ -144,11 +145,7 @@ class UCTopicModel(UCTopicPreTrainedModel):
         """
         backbone_config = AutoConfig.from_pretrained(backbone)
         tokenizer = AutoTokenizer.from_pretrained(backbone)
-        try:
-            pretrained = AutoModel.from_pretrained(backbone, add_pooling_layer=False)
-        except TypeError:
-            pretrained = AutoModel.from_pretrained(backbone)
-        state = pretrained.state_dict()
+        state = _pretrained_backbone(backbone).state_dict()
         is_luke = backbone_config.model_type == "luke"
         if is_luke and "mask_entity_id" not in config_kwargs:
             entity_vocab = getattr(tokenizer, "entity_vocab", None) or {}
@@ -197,6 +194,7 @@ class UCTopicModel(UCTopicPreTrainedModel):
             return
         logger.warning("The MLM head of %s has an unknown layout: the MLM head starts untrained.", backbone)
 
+    # Copied from phrasezoo.models.phrase_bert.modeling_phrase_bert.PhraseBertModel.get_input_embeddings
     def get_input_embeddings(self) -> nn.Module:
         return self.backbone.get_input_embeddings()
 
@@ -206,6 +204,7 @@ class UCTopicModel(UCTopicPreTrainedModel):
         return self.config.span_representation == "entity"
 
     # ------------------------------------------------------------------------------------------------- tokenizer
+    # Copied from phrasezoo.models.phrase_bert.modeling_phrase_bert.PhraseBertModel.tokenizer with PhraseBert->UCTopic
     @property
     def tokenizer(self):
         """The tokenizer, loaded lazily from the model's own folder (``name_or_path``) when none was set."""
@@ -588,6 +587,22 @@ def _window(first: int, last: int, n_tokens: int, budget: int) -> tuple[int, int
     return start, start + budget
 
 
+# Copied from phrasezoo.models.phrase_bert.modeling_phrase_bert._pretrained_backbone
+def _pretrained_backbone(backbone: str) -> PreTrainedModel:
+    """The pretrained encoder of ``backbone`` (path or Hub id) without its pooler, loaded quietly: the checkpoint's
+    pooler is unused on purpose, so its load report would only be noise."""
+    verbosity = hf_logging.get_verbosity()
+    hf_logging.set_verbosity_error()
+    try:
+        try:
+            return AutoModel.from_pretrained(backbone, add_pooling_layer=False)
+        except TypeError:  # backbones without a pooler option
+            return AutoModel.from_pretrained(backbone)
+    finally:
+        hf_logging.set_verbosity(verbosity)
+
+
+# Copied from phrasezoo.models.phrase_bert.modeling_phrase_bert._check_texts
 def _check_texts(texts) -> list[str]:
     if isinstance(texts, str) or not isinstance(texts, (list, tuple)):
         raise ValueError(f"Expected a list of strings, got {type(texts).__name__}.")
@@ -601,6 +616,7 @@ def _check_texts(texts) -> list[str]:
     return list(texts)
 
 
+# Copied from phrasezoo.models.phrase_bert.modeling_phrase_bert._progress
 def _progress(iterable, show: bool, desc: str):
     if show and tqdm is not None and not os.environ.get("PHRASEZOO_NO_PROGRESS"):
         return tqdm(iterable, desc=desc)

@@ -1,0 +1,124 @@
+"""Anything that embeds, behind one interface: zoo folders, zoo models in memory, ``baseline:<id>`` mean pooling
+and the ``baseline:char-jaccard`` string similarity. :func:`load_encoder` is the one loader; see :mod:`.base`.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+from typing import Any
+
+from .base import (
+    DEFAULT_BATCH_SIZE,
+    MENTIONS,
+    SIMILARITY,
+    TOKENS,
+    VECTORS,
+    Encoder,
+    MeanPoolingEncoder,
+    ModelEncoder,
+    l2_normalize,
+    model_digest,
+    model_display_name,
+    show_progress,
+    span_mean,
+    supported,
+    weights_digest,
+)
+from .char_jaccard import CharJaccardEncoder
+
+logger = logging.getLogger(__name__)
+
+__all__ = [
+    "DEFAULT_BATCH_SIZE",
+    "MENTIONS",
+    "SIMILARITY",
+    "SPEC_HELP",
+    "TOKENS",
+    "VECTORS",
+    "CharJaccardEncoder",
+    "Encoder",
+    "MeanPoolingEncoder",
+    "ModelEncoder",
+    "l2_normalize",
+    "load_encoder",
+    "model_digest",
+    "model_display_name",
+    "show_progress",
+    "span_mean",
+    "supported",
+    "weights_digest",
+]
+
+
+# ----------------------------------------------------------------------------------------------- spec strings
+SPEC_HELP = """\
+model specs:
+  baseline:minilm-l6          raw all-MiniLM-L6-v2 (embedded default), masked mean pooling over the last layer
+  baseline:<hub id or path>   any transformers model with masked mean pooling
+  baseline:char-jaccard       character 3-gram Jaccard similarity (PEARL's "String Distance"; similarity only)
+  <folder>                    an exported zoo model (AutoModel.from_pretrained(folder, trust_remote_code=True))
+  <config name>               outputs/<config name>/ of a trained and exported hub config, e.g. pearl-mini"""
+
+
+def load_encoder(
+    spec: Any,
+    name: str | None = None,
+    batch_size: int | None = None,
+    progress: bool = True,
+    device: str | None = None,
+) -> Encoder:
+    """Build an :class:`Encoder` from a spec string, a model object with ``encode``, or an encoder (returned as is).
+
+    See :data:`SPEC_HELP` for the spec strings. ``name`` overrides the name written to the results file.
+    """
+    batch_size = batch_size or DEFAULT_BATCH_SIZE
+    if isinstance(spec, Encoder):
+        if name:
+            spec.name = name
+        return spec
+    if not isinstance(spec, (str, os.PathLike)):
+        return ModelEncoder(spec, name=name, batch_size=batch_size, progress=progress)
+    spec = os.fspath(spec)
+    if spec.startswith("baseline:"):
+        target = spec[len("baseline:") :]
+        if target in ("char-jaccard", "char_jaccard", "jaccard"):
+            encoder = CharJaccardEncoder(progress=progress)
+            encoder.name = name or encoder.name
+            return encoder
+        from phrasezoo.resources import resolve_backbone
+
+        return MeanPoolingEncoder(
+            resolve_backbone(target), name=name or spec, batch_size=batch_size, device=device, progress=progress
+        )
+    path = Path(spec)
+    if not path.exists() and "/" not in spec and (Path("outputs") / spec).is_dir():
+        path = Path("outputs") / spec
+    if path.is_dir():
+        return _load_folder(path, name=name, batch_size=batch_size, progress=progress, device=device)
+    if "/" not in spec and not path.suffix:
+        raise FileNotFoundError(
+            f"No exported model at outputs/{spec}/ (looked relative to {Path.cwd()}). Train and export it first: "
+            f"`phrasezoo train {spec}` (or `accelerate launch train.py hub_configs/{spec}.yaml`), or pass a model "
+            f"folder.\n{SPEC_HELP}"
+        )
+    raise FileNotFoundError(f"Model folder {spec} does not exist.\n{SPEC_HELP}")
+
+
+def _load_folder(path: Path, name: str | None, batch_size: int, progress: bool, device: str | None) -> Encoder:
+    """An exported zoo folder through ``trust_remote_code``; a plain transformers folder falls back to mean pooling."""
+    from transformers import AutoModel
+
+    if not (path / "config.json").exists():
+        raise FileNotFoundError(f"{path} has no config.json; it is not an exported model folder.\n{SPEC_HELP}")
+    model = AutoModel.from_pretrained(str(path), trust_remote_code=True)
+    if device:
+        model.to(device)
+    if not callable(getattr(model, "encode", None)):
+        logger.warning("%s has no encode(); evaluating it as a mean-pooling baseline (baseline:%s).", path, path)
+        return MeanPoolingEncoder(str(path), name=name, batch_size=batch_size, device=device, progress=progress)
+    model.eval()
+    return ModelEncoder(
+        model, name=name or path.name, revision=weights_digest(path), batch_size=batch_size, progress=progress
+    )
