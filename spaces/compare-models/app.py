@@ -84,7 +84,9 @@ def load_models(names: list[str] | None = None, baseline: str | None = None) -> 
             logger.warning("skipping %s: %s", name, err)
             continue
         label = Path(name).name if Path(name).exists() else name
-        models[f"{label} ({getattr(model.config, 'model_type', '?').replace('phrasezoo-', '')})"] = model
+        models[
+            f"{label} ({getattr(model.config, 'model_type', '?').replace('phrasezoo-', '').replace('phrasezoo_', '')})"
+        ] = model
     baseline = baseline or default_baseline()
     models["all-MiniLM-L6-v2 (raw, mean pooling)"] = MeanPooling(baseline)
     return models

@@ -165,3 +165,19 @@ def test_noun_chunks_without_a_parser_explain_the_fix(pearl_folder):
     nlp.add_pipe("phrasezoo_vectors", config={"model": pearl_folder})
     with pytest.raises(ValueError, match="needs a dependency parse"):
         nlp("The New York Times")
+
+
+def test_slice_pools_span_tokens_from_one_pass_of_the_sentence(tmp_path):
+    """SLICE models get context='tokens' automatically: the span vector is the mean of its token vectors."""
+    model = get_method("slice").tiny_model().eval()
+    folder = save(model, tmp_path / "slice")
+    nlp = fresh_nlp()
+    nlp.add_pipe("phrasezoo_vectors", config={"model": folder, "spans": "noun_chunks"})
+    assert nlp.get_pipe("phrasezoo_vectors").context == "tokens"
+    doc = nlp(TEXT)
+    span = [s for s in doc._.phrase_spans if s.text == "the new subway line"][0]
+    start = span.start_char - span.sent.start_char
+    tokens = model.encode_tokens([span.sent.text])[0]
+    inside = (tokens["offsets"][:, 0] < start + len(span.text)) & (tokens["offsets"][:, 1] > start)
+    expected = tokens["embeddings"][inside].mean(0)
+    np.testing.assert_allclose(span._.vector, expected / np.linalg.norm(expected), atol=1e-5)

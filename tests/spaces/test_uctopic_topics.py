@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from phrasezoo.methods.uctopic import tiny_model
+from phrasezoo.registry import get_method
 
 from .helpers import load_app, save_tiny, serve
 
@@ -16,7 +16,9 @@ def app():
 
 @pytest.fixture(scope="module")
 def server(app, tmp_path_factory):
-    model, note = app.load_model(save_tiny(tiny_model(), tmp_path_factory.mktemp("uctopic-space-model")))
+    model, note = app.load_model(
+        save_tiny(get_method("uctopic").tiny_model(), tmp_path_factory.mktemp("uctopic-space-model"))
+    )
     assert note.startswith("UCTopic model")  # loaded as users load it, no fallback
     with serve(app.build_demo(model, note)) as url:
         yield url
