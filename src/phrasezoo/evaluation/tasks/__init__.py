@@ -2,13 +2,15 @@
 
 Groups: ``all`` (the ten tasks below) and ``pearl`` (the nine PEARL tasks: turney, bird, ppdb, ppdb_filtered, yago,
 umls, conll2003, bc5cdr, autofj); ``context`` (conll2003_context, bc5cdr_context: mentions clustered in their
-sentences) and ``uctopic`` (those two plus their CCL-finetuned variants), see :mod:`.context_clustering`. A new task is a :class:`Task` subclass decorated with :func:`register_task` in a
+sentences) and ``uctopic`` (those two plus their CCL-finetuned variants), see :mod:`.context_clustering`;
+``facets_sentence`` and ``facets_phrase`` (models of output kind FACETS), see :mod:`.facets_tasks`. A new task is a :class:`Task` subclass decorated with :func:`register_task` in a
 module imported here.
 """
 
 from . import (  # noqa: F401  (registration)
     clustering,
     context_clustering,
+    facets_tasks,
     fuzzy_join,
     probe,
     retrieval,

@@ -85,12 +85,13 @@ def stop_words() -> frozenset[str]:
     return frozenset(w.lower() for w in STOP_WORDS)
 
 
-def word_tokens(text: str) -> list[str]:
+def word_tokens(text: str, lowercase: bool = True) -> list[str]:
     """The model tokenizer's pre-tokenization of ``text``: lowercased runs of word characters or of punctuation.
 
     Matches a ``tokenizers`` ``Lowercase`` normaliser followed by the ``Whitespace`` pre-tokenizer (``\\w+|[^\\w\\s]+``).
     """
-    return _WORD.findall(unicodedata.normalize("NFKC", text).lower())
+    text = unicodedata.normalize("NFKC", text)
+    return _WORD.findall(text.lower() if lowercase else text)
 
 
 def normalize_item(text: str) -> str:
@@ -389,14 +390,14 @@ def noun_phrases(tags: list[str]) -> list[tuple[int, int]]:
 
 
 def build_vocabulary(
-    texts: Iterable[str], word_vectors: str, min_count: int = 2, progress: bool = False
+    texts: Iterable[str], word_vectors: str, min_count: int = 2, progress: bool = False, lowercase: bool = True
 ) -> tuple[list[str], dict[str, int]]:
     """Words (model pre-tokenization) seen at least ``min_count`` times that have a vector, most frequent first."""
     from .vectors import lookup_vectors
 
     counts: Counter = Counter()
     for text in tqdm(texts, desc="counting words", unit="text", disable=not progress):
-        counts.update(word_tokens(text))
+        counts.update(word_tokens(text, lowercase))
     frequent = [w for w, c in counts.items() if c >= min_count]
     has_vector = set(lookup_vectors(word_vectors, frequent))
     words = sorted((w for w in frequent if w in has_vector), key=lambda w: (-counts[w], w))
@@ -407,12 +408,12 @@ def _sample(targets: list[str], limit: int, rng: random.Random) -> list[str]:
     return targets if len(targets) <= limit else rng.sample(targets, limit)
 
 
-def _content(words: Iterable[str], vocab: set[str], stops: frozenset[str]) -> list[str]:
+def _content(words: Iterable[str], vocab: set[str], stops: frozenset[str], lowercase: bool = True) -> list[str]:
     """Distinct lowercased words that are in the vocabulary, not stop words and not punctuation, in order."""
     out = []
     for word in words:
-        w = word.lower()
-        if w in vocab and w not in stops and _HAS_ALNUM.search(w):
+        w = word.lower() if lowercase else word
+        if w in vocab and w.lower() not in stops and _HAS_ALNUM.search(w):
             out.append(w)
     return list(dict.fromkeys(out))
 
@@ -425,6 +426,7 @@ def sentence_examples(
     max_targets: int = 30,
     seed: int = 0,
     progress: bool = False,
+    lowercase: bool = True,
 ) -> tuple[list[dict], Counter]:
     """One example per sentence with its neighbours' content words (see the module docstring)."""
     stops = stop_words()
@@ -433,7 +435,7 @@ def sentence_examples(
     cols = tagged[:]  # plain lists: per-row access to dataset columns is slow
     docs, texts, words, splits = cols["doc_id"], cols["text"], cols["words"], cols["split"]
     for i in tqdm(range(len(texts)), desc="sentence examples", unit="sent", disable=not progress):
-        n_words = len(word_tokens(texts[i]))
+        n_words = len(word_tokens(texts[i], lowercase))
         if n_words == 0 or n_words > max_sentence_words:
             drops["too long or empty"] += 1
             continue
@@ -448,7 +450,7 @@ def sentence_examples(
         for j in (i - 1, i + 1):
             if 0 <= j < len(texts) and docs[j] == docs[i]:
                 neighbours.extend(words[j])
-        targets = _content(neighbours, vocab, stops)
+        targets = _content(neighbours, vocab, stops, lowercase)
         if not targets:
             drops["no targets"] += 1
             continue
@@ -468,6 +470,7 @@ def phrase_examples(
     max_targets: int = 30,
     seed: int = 0,
     progress: bool = False,
+    lowercase: bool = True,
 ) -> tuple[list[dict], Counter]:
     """One example per noun-phrase occurrence with the content words of its +-``window`` context."""
     stops = stop_words()
@@ -478,7 +481,7 @@ def phrase_examples(
     for i in tqdm(range(len(words)), desc="phrase examples", unit="sent", disable=not progress):
         sent_words = words[i]
         for start, end in noun_phrases(tags[i]):
-            pieces = word_tokens(" ".join(sent_words[start:end]))[-max_phrase_words:]
+            pieces = word_tokens(" ".join(sent_words[start:end]), lowercase)[-max_phrase_words:]
             if not pieces:
                 continue
             phrase = " ".join(pieces)
@@ -487,7 +490,7 @@ def phrase_examples(
                 drops.update(f"benchmark item: {b}" for b in blocked)
                 continue
             context = sent_words[max(0, start - window) : start] + sent_words[end : end + window]
-            targets = _content(context, vocab, stops)
+            targets = _content(context, vocab, stops, lowercase)
             if not targets:
                 drops["no targets"] += 1
                 continue
@@ -510,6 +513,7 @@ def build_codebook_data(
     max_phrase_words: int = 5,
     window: int = 5,
     max_targets: int = 30,
+    lowercase: bool = True,
     benchmarks_dir: str | None = None,
     guard_benchmarks: Iterable[str] | None = None,
     seed: int = 0,
@@ -527,6 +531,8 @@ def build_codebook_data(
         min_count: vocabulary threshold on training-split counts (the paper: 100 on full Wikipedia).
         max_sentence_words: longest sentence kept, in model words without ``<eos>`` (the paper: 50 with it).
         max_targets: at most this many target words per example (a seeded sample; the paper: 30).
+        lowercase: lowercase inputs and targets (uncased vectors such as GloVe 6B/42B; the paper's sentence
+            model keeps case with GloVe 840B). Must match the model's ``lowercase``.
         n_process: tagging processes (default: up to 2); does not change the data.
         benchmarks_dir, guard_benchmarks: where the benchmark files are and which benchmarks' items are kept out
             of training (default: all of :data:`phrasezoo.data.benchmark_filter.BENCHMARKS`).
@@ -544,6 +550,7 @@ def build_codebook_data(
         "max_phrase_words": max_phrase_words,
         "window": window,
         "max_targets": max_targets,
+        "lowercase": lowercase,
         "guarded": {"benchmarks": list(items.benchmarks), "sizes": items.blocklist.sizes()},
         "seed": seed,
         "code": code_version(
@@ -552,15 +559,19 @@ def build_codebook_data(
     }
     cols = tagged.select_columns(["text", "split", "doc_id"])[:]
     train_texts = [t for t, s in zip(cols["text"], cols["split"]) if s == "train"]
-    vocabulary, counts = build_vocabulary(train_texts, word_vectors, min_count, progress=progress)
+    vocabulary, counts = build_vocabulary(train_texts, word_vectors, min_count, progress, lowercase)
     vocab = set(vocabulary)
     drops: Counter = Counter()
 
     def build() -> Dataset:
         if kind == "sentence":
-            rows, found = sentence_examples(tagged, vocab, items, max_sentence_words, max_targets, seed, progress)
+            rows, found = sentence_examples(
+                tagged, vocab, items, max_sentence_words, max_targets, seed, progress, lowercase
+            )
         else:
-            rows, found = phrase_examples(tagged, vocab, items, window, max_phrase_words, max_targets, seed, progress)
+            rows, found = phrase_examples(
+                tagged, vocab, items, window, max_phrase_words, max_targets, seed, progress, lowercase
+            )
         drops.update(found)
         return Dataset.from_list(rows, features=EXAMPLE_FEATURES)
 
@@ -583,3 +594,36 @@ def build_codebook_data(
     }
     stats.update({f"dropped: {k}": v for k, v in drops.items()})
     return CodebookData(kind=kind, examples=examples, vocabulary=vocabulary, counts=counts, stats=stats)
+
+
+# ---------------------------------------------------------------------------------------------- held-out examples
+@dataclass
+class HeldOut:
+    """Examples of the held-out documents of a recipe, for the held-out reconstruction evaluation."""
+
+    texts: list[str]
+    targets: list[list[str]]
+    frequent_targets: list[str]  # the training split's most frequent target words (a non-learned control)
+    word_vectors: str
+    description: str
+
+
+def heldout_examples(recipe, max_examples: int = 2000, seed: int = 0, top: int = 100) -> HeldOut:
+    """Up to ``max_examples`` held-out examples (seeded sample) of ``recipe``'s data, never trained on.
+
+    The data is the recipe's own (:func:`build_codebook_data` with ``recipe.data``, from the cache when built).
+    """
+    options = dict(recipe.data)
+    built = build_codebook_data(**options, progress=False)
+    columns = built.examples[:]
+    valid = [i for i, s in enumerate(columns["split"]) if s == "valid"]
+    picked = sorted(random.Random(seed).sample(valid, min(max_examples, len(valid))))
+    counts = Counter(w for s, ws in zip(columns["split"], columns["targets"]) if s == "train" for w in ws)
+    return HeldOut(
+        texts=[columns["text"][i] for i in picked],
+        targets=[columns["targets"][i] for i in picked],
+        frequent_targets=[w for w, _ in counts.most_common(top)],
+        word_vectors=options.get("word_vectors", "glove-6b-50d"),
+        description=f"{options.get('kind', 'sentence')} examples of {len(set(columns['doc_id'][i] for i in valid))} "
+        f"held-out documents of {options.get('corpus', 'offline-all')}",
+    )

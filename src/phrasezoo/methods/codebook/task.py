@@ -36,7 +36,7 @@ class CodebookTask:
         return len(self.texts)
 
     def facts(self) -> dict[str, Any]:
-        return {"training examples": len(self.texts), **self._facts}
+        return {"training examples": len(self.texts), "n_facets": self.model.config.n_facets, **self._facts}
 
     def prepare(self, model, accelerator) -> None:
         """Nothing to pretrain: the word embeddings start from the word vectors (done when the model is built)."""
@@ -62,3 +62,47 @@ class CodebookTask:
             if value is not None:
                 logs[name] = float(value.detach())
         return out.loss, logs
+
+
+# --------------------------------------------------------------------------------------------------- registry
+_BUILT: dict[str, Any] = {}
+
+
+def recipe_data(recipe, accelerator=None, progress: bool = True):
+    """The recipe's :class:`~.data.CodebookData` (built once per process; the main process first)."""
+    import json
+    from contextlib import nullcontext
+
+    from .data import build_codebook_data
+
+    key = json.dumps(recipe.data, sort_keys=True, default=str)
+    if key not in _BUILT:
+        first = accelerator.main_process_first() if accelerator is not None else nullcontext()
+        from phrasezoo.progress import progress_enabled
+
+        show = progress_enabled(progress) and (accelerator is None or accelerator.is_main_process)
+        with first:
+            _BUILT[key] = build_codebook_data(**recipe.data, progress=show)
+    return _BUILT[key]
+
+
+def from_config(recipe, accelerator=None):
+    """A fresh model for ``recipe``: the vocabulary of its training data, vectors of ``data.word_vectors``."""
+    from .build import build_model
+
+    data = recipe_data(recipe, accelerator)
+    return build_model(
+        data.vocabulary,
+        recipe.data.get("word_vectors", "glove-6b-50d"),
+        recipe.data.get("kind", "sentence"),
+        seed=recipe.training.seed,
+        **recipe.model,
+    )
+
+
+def build_task(recipe, model, accelerator=None) -> CodebookTask:
+    """The NNSC training task over the recipe's training split (``training.method_args`` takes no keys)."""
+    data = recipe_data(recipe, accelerator)
+    facts = {f"data: {k}": v for k, v in data.stats.items()}
+    facts["word vectors"] = recipe.data.get("word_vectors", "glove-6b-50d")
+    return CodebookTask(model, data.split("train"), facts=facts)
