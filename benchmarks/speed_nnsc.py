@@ -117,12 +117,59 @@ def matched_iterations(facets, targets, mask, reference: torch.Tensor, lam: floa
     return low
 
 
+def _gap(row: dict, solver: str) -> float:
+    return (row["objective"][solver] - row["objective"]["optimum"]) / row["objective"]["optimum"]
+
+
+def measure(facets, targets, mask, args, source: str, index: int) -> list[dict]:
+    """Time RMSprop (each step setting), FISTA at RMSprop's objective and default FISTA on one batch."""
+    optimum = nnsc_objective(facets, targets, solve_pgd(facets, targets, mask, args.lam, 5000, 1e-7), mask, args.lam)
+    problem = (facets, targets, mask, args.lam)
+    default_pgd = partial(solve_pgd, *problem, CONFIG.nnsc_max_iter, CONFIG.nnsc_tol)
+    rows = []
+    for steps in args.steps:
+        rms = partial(run_rmsprop, problem, steps, args.seed)
+        reference = nnsc_objective(facets, targets, rms(), mask, args.lam)
+        iters = matched_iterations(facets, targets, mask, reference, args.lam, 2000)
+        if iters is None:
+            raise RuntimeError("FISTA did not reach RMSprop's objective in 2,000 iterations on some problem.")
+        matched = partial(solve_pgd, *problem, iters, 0.0, iters)
+        times = {"rmsprop": [], "pgd_matched": [], "pgd_default": []}
+        for _ in range(args.repeats):  # alternate so that machine load hits every solver alike
+            times["rmsprop"].append(timed(rms)[0])
+            times["pgd_matched"].append(timed(matched)[0])
+            times["pgd_default"].append(timed(default_pgd)[0])
+        med = {name: statistics.median(values) for name, values in times.items()}
+        rows.append({
+            "facets": source,
+            "k": int(facets.shape[1]),
+            "batch": index,
+            "rmsprop_steps": steps,
+            "n_problems": int(facets.shape[0]),
+            "n_targets": int(mask.sum()),
+            "objective": {
+                "optimum": float(optimum.sum()),
+                "rmsprop": float(reference.sum()),
+                "pgd_matched": float(nnsc_objective(facets, targets, matched(), mask, args.lam).sum()),
+                "pgd_default": float(nnsc_objective(facets, targets, default_pgd(), mask, args.lam).sum()),
+            },
+            "pgd_matched_iterations": iters,
+            "seconds": {name: round(value, 5) for name, value in med.items()},
+            "speedup_matched": round(med["rmsprop"] / med["pgd_matched"], 1),
+            "speedup_default": round(med["rmsprop"] / med["pgd_default"], 1),
+        })  # fmt: skip
+        print(
+            f"{source} batch {index} RMSprop x{steps}: {med['rmsprop']:.3f}s; FISTA {iters} it {med['pgd_matched']:.4f}s"
+        )
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--model", help="trained codebook folder whose facets to use (default: content-word facets)")
+    parser.add_argument("--model", help="trained codebook folder: also measure on its facets (same problems)")
     parser.add_argument("--batches", type=int, default=4, help="batches of problems (default 4)")
     parser.add_argument("--batch-size", type=int, default=200, help="texts per batch (default 200, the paper's)")
-    parser.add_argument("--facets", type=int, default=10, help="K without --model (default 10)")
+    parser.add_argument("--facets", type=int, default=10, help="K of the content-word facets (default 10)")
     parser.add_argument("--max-targets", type=int, default=30, help="targets per text (default 30, the paper's)")
     parser.add_argument("--lam", type=float, default=0.4, help="lambda of eq. 1 (default 0.4 = official 0.2 x 2)")
     parser.add_argument("--steps", type=int, nargs="+", default=[60, 1000], help="RMSprop steps (train 60, test 1000)")
@@ -142,72 +189,38 @@ def main() -> None:
 
         model = AutoModel.from_pretrained(args.model, trust_remote_code=True).eval()
     batches, glove = corpus_problems(args.batches, args.batch_size, args.max_targets, args.seed)
+    sources = {"content words": None} | ({f"model {args.model}": model} if model is not None else {})
     rows = []
-    for index, problems in enumerate(batches):
-        facets, targets, mask = tensors(problems, glove, args.facets, model, args.seed + index)
-        optimum = nnsc_objective(
-            facets, targets, solve_pgd(facets, targets, mask, args.lam, 5000, 1e-7), mask, args.lam
-        )
-        problem = (facets, targets, mask, args.lam)
-        default_pgd = partial(solve_pgd, *problem, CONFIG.nnsc_max_iter, CONFIG.nnsc_tol)
-        for steps in args.steps:
-            rms = partial(run_rmsprop, problem, steps, args.seed)
-            reference = nnsc_objective(facets, targets, rms(), mask, args.lam)
-            iters = matched_iterations(facets, targets, mask, reference, args.lam, 2000)
-            if iters is None:
-                raise RuntimeError("FISTA did not reach RMSprop's objective in 2,000 iterations on some problem.")
-            matched = partial(solve_pgd, *problem, iters, 0.0, iters)
-            times = {"rmsprop": [], "pgd_matched": [], "pgd_default": []}
-            for _ in range(args.repeats):  # alternate so that machine load hits every solver alike
-                times["rmsprop"].append(timed(rms)[0])
-                times["pgd_matched"].append(timed(matched)[0])
-                times["pgd_default"].append(timed(default_pgd)[0])
-            med = {name: statistics.median(values) for name, values in times.items()}
-            matched_value = nnsc_objective(facets, targets, matched(), mask, args.lam)
-            default_value = nnsc_objective(facets, targets, default_pgd(), mask, args.lam)
-            rows.append({
-                "batch": index,
-                "rmsprop_steps": steps,
-                "n_problems": len(problems),
-                "n_targets": int(mask.sum()),
-                "objective": {
-                    "optimum": float(optimum.sum()),
-                    "rmsprop": float(reference.sum()),
-                    "pgd_matched": float(matched_value.sum()),
-                    "pgd_default": float(default_value.sum()),
-                },
-                "pgd_matched_iterations": iters,
-                "seconds": {name: round(value, 5) for name, value in med.items()},
-                "speedup_matched": round(med["rmsprop"] / med["pgd_matched"], 1),
-                "speedup_default": round(med["rmsprop"] / med["pgd_default"], 1),
-            })  # fmt: skip
-            print(f"batch {index} RMSprop x{steps}: {med['rmsprop']:.3f}s; FISTA {iters} it {med['pgd_matched']:.4f}s")
+    for source, facet_model in sources.items():
+        for index, problems in enumerate(batches):
+            facets, targets, mask = tensors(problems, glove, args.facets, facet_model, args.seed + index)
+            rows.extend(measure(facets, targets, mask, args, source, index))
 
     summary = {}
-    for steps in args.steps:
-        subset = [r for r in rows if r["rmsprop_steps"] == steps]
-        summary[str(steps)] = {
-            "rmsprop_seconds_per_batch": statistics.median(r["seconds"]["rmsprop"] for r in subset),
-            "pgd_matched_seconds_per_batch": statistics.median(r["seconds"]["pgd_matched"] for r in subset),
-            "pgd_default_seconds_per_batch": statistics.median(r["seconds"]["pgd_default"] for r in subset),
-            "speedup_matched_median": statistics.median(r["speedup_matched"] for r in subset),
-            "speedup_matched_min": min(r["speedup_matched"] for r in subset),
-            "speedup_default_median": statistics.median(r["speedup_default"] for r in subset),
-            "rmsprop_gap_to_optimum": statistics.median(
-                (r["objective"]["rmsprop"] - r["objective"]["optimum"]) / r["objective"]["optimum"] for r in subset
-            ),
-            "pgd_default_gap_to_optimum": statistics.median(
-                (r["objective"]["pgd_default"] - r["objective"]["optimum"]) / r["objective"]["optimum"] for r in subset
-            ),
-        }
+    for source in sources:
+        for steps in args.steps:
+            subset = [r for r in rows if r["rmsprop_steps"] == steps and r["facets"] == source]
+            summary[f"{source} | {steps}"] = {
+                "facets": source,
+                "k": subset[0]["k"],
+                "rmsprop_steps": steps,
+                "rmsprop_seconds_per_batch": statistics.median(r["seconds"]["rmsprop"] for r in subset),
+                "pgd_matched_seconds_per_batch": statistics.median(r["seconds"]["pgd_matched"] for r in subset),
+                "pgd_default_seconds_per_batch": statistics.median(r["seconds"]["pgd_default"] for r in subset),
+                "speedup_matched_median": statistics.median(r["speedup_matched"] for r in subset),
+                "speedup_matched_min": min(r["speedup_matched"] for r in subset),
+                "speedup_default_median": statistics.median(r["speedup_default"] for r in subset),
+                "rmsprop_gap_to_optimum": statistics.median(_gap(r, "rmsprop") for r in subset),
+                "pgd_default_gap_to_optimum": statistics.median(_gap(r, "pgd_default") for r in subset),
+            }
     report = {
         "created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "benchmark": "NNSC E-step of the codebook model: batched FISTA vs the official RMSprop loop at equal objective",
         "alternative": "official RMSprop loop (torch.optim.RMSprop lr 0.05, N(0,1) start, clamp to [0,1] each step)",
         "problems": "gensim lee_background.cor sentences; targets = unit GloVe 6B 50-d vectors of the non-stop words "
         "of the previous + next sentence (<= max_targets)",
-        "facets": f"trained model {args.model}" if args.model else "content-word control (own words' GloVe, scaled)",
-        "k": int(facets.shape[1]),
+        "facets": "content words = the non-learned control (the sentence's own content words' GloVe vectors, scaled "
+        "by U[0.5, 1.5]); model = the raw facets of --model for the same sentences",
         "batch_size": args.batch_size,
         "max_targets": args.max_targets,
         "lambda": args.lam,
@@ -215,7 +228,7 @@ def main() -> None:
         "torch_threads": torch.get_num_threads(),
         "torch": torch.__version__,
         "machine": f"{platform.machine()} {os.cpu_count()} cores (shared with other jobs)",
-        "summary_by_rmsprop_steps": summary,
+        "summary": summary,
         "batches": rows,
     }
     print()
@@ -232,24 +245,27 @@ def main() -> None:
 
 
 def speed_table(report: dict) -> str:
-    """Markdown table of the summary (one row per RMSprop setting)."""
+    """Markdown table of the summary (one row per facet source and RMSprop setting)."""
     lines = [
-        "| RMSprop steps | RMSprop s/batch | FISTA at equal objective: s/batch | speed-up (median, min) | "
+        "| facets | K | RMSprop steps | RMSprop s/batch | FISTA at equal objective: s/batch | speed-up (median, min) | "
         "FISTA default s/batch | speed-up | RMSprop gap to optimum | FISTA default gap |",
-        "|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
-    for steps, s in report["summary_by_rmsprop_steps"].items():
+    for s in report["summary"].values():
         lines.append(
-            f"| {steps} | {s['rmsprop_seconds_per_batch']:.3f} | {s['pgd_matched_seconds_per_batch']:.4f} | "
+            f"| {s['facets']} | {s['k']} | {s['rmsprop_steps']} | {s['rmsprop_seconds_per_batch']:.3f} | "
+            f"{s['pgd_matched_seconds_per_batch']:.4f} | "
             f"{s['speedup_matched_median']:.0f}x, {s['speedup_matched_min']:.0f}x | "
             f"{s['pgd_default_seconds_per_batch']:.4f} | {s['speedup_default_median']:.0f}x | "
             f"{100 * s['rmsprop_gap_to_optimum']:.2f}% | {100 * s['pgd_default_gap_to_optimum']:.1e}% |"
         )
+    n_batches = len({(r["facets"], r["batch"]) for r in report["batches"]}) // len(
+        {r["facets"] for r in report["batches"]}
+    )
     lines.append(
-        f"\nBatch {report['batch_size']}, K = {report['k']}, <= {report['max_targets']} targets, lambda "
-        f"{report['lambda']}, facets: {report['facets']}; {report['torch_threads']} torch thread(s), median of "
-        f"{report['repeats']} alternating runs per batch, {len(report['batches']) // len(report['summary_by_rmsprop_steps'])} "
-        f"batches; {report['machine']}; {report['created'][:10]}. "
+        f"\nBatch {report['batch_size']}, <= {report['max_targets']} real GloVe targets per text, lambda "
+        f"{report['lambda']}; {report['torch_threads']} torch thread(s), median of {report['repeats']} alternating "
+        f"runs per batch, {n_batches} batches; {report['machine']}; {report['created'][:10]}. "
         "`.venv/bin/python benchmarks/speed_nnsc.py`"
     )
     return "\n".join(lines)
