@@ -77,12 +77,14 @@ def _facet_rows(model, text: str, top_n: int) -> list[list]:
 
 
 def importance_html(items: list[dict], text: str) -> str:
-    """The text with each word's background shaded by its eq. 6 importance (relative to the text's maximum)."""
-    top = max((d["weight"] for d in items), default=0.0) or 1.0
+    """The text with each word's background shaded by its eq. 6 importance, from the text's least to its most
+    important word (unknown words unshaded)."""
+    known = [d["weight"] for d in items if d["known"]]
+    low, high = (min(known), max(known)) if known else (0.0, 1.0)
     parts, last = [], 0
     for d in items:
         parts.append(html.escape(text[last : d["start"]]))
-        alpha = d["weight"] / top
+        alpha = 0.1 + 0.8 * (d["weight"] - low) / (high - low) if d["known"] and high > low else 0.5 * d["known"]
         title = f"a = {d['weight']:.3f}" if d["known"] else "not in the vocabulary"
         parts.append(
             f'<span title="{title}" style="background: rgba(220, 60, 40, {alpha:.2f}); padding: 1px 2px; '
@@ -238,7 +240,10 @@ def build_demo(model, note: str = "", model_k1=None) -> gr.Blocks:
             with gr.Row():
                 facets_table = gr.Dataframe(headers=["facet", "nearest words (cosine)"], label="Facets", scale=3)
                 plot = gr.Plot(label="Facets (red stars) and their nearest words: 2-D PCA", scale=2)
-            gr.Markdown("**Word importance** (eq. 6: summed positive cosine of each word with the facets)")
+            gr.Markdown(
+                "**Word importance** (eq. 6: summed positive cosine of each word with the facets; shading runs from "
+                "the text's least to its most important word)"
+            )
             shaded = gr.HTML()
             importance = gr.Dataframe(headers=["word", "importance"], label="Words by importance")
             k1_table = gr.Dataframe(
@@ -269,10 +274,8 @@ def build_demo(model, note: str = "", model_k1=None) -> gr.Blocks:
                 color_map={"codebook": "red", "Sent Emb": "blue", "codebook + Sent Emb": "purple"},
             )
             with gr.Row():
-                chosen = gr.Dataframe(
-                    headers=["pick", "sentence #", "sentence", "gain (eq. 7)"], label="Codebook", wrap=True
-                )
-                baseline = gr.Dataframe(headers=["sentence #", "sentence"], label="Sent Emb baseline", wrap=True)
+                chosen = gr.Dataframe(headers=["pick", "#", "sentence", "gain (eq. 7)"], label="Codebook", wrap=True)
+                baseline = gr.Dataframe(headers=["#", "sentence"], label="Sent Emb baseline", wrap=True)
             coverage = gr.Plot(label="Facet coverage of the chosen sentences")
             summary_outputs = [marked, chosen, baseline, coverage]
             summary_button.click(summarise, [document, n], summary_outputs, api_name="summarize")
