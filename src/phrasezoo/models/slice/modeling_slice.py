@@ -346,8 +346,9 @@ class SliceModel(SlicePreTrainedModel):
             word_sums = (prefix[:, 1:] - prefix[:, :-1]).cpu()
             word_counts = (prefix_counts[:, 1:] - prefix_counts[:, :-1]).cpu()
             norms = torch.zeros((len(rows), slots, max_words))
-            for low in range(1, max_words + 1, 5):  # length groups bound the (B, W, L, d) gather
-                high = min(low + 4, max_words)
+            group = max(1, min(max_words, 2**24 // max(1, len(rows) * slots * dim)))  # bounds the (B, W, L, d) gather
+            for low in range(1, max_words + 1, group):
+                high = min(low + group - 1, max_words)
                 sums, _, valid = span_sums(hidden, sub.word_index, sub.word_mask, low, high, sub.start_mask)
                 norms[:, :, low - 1 : high] = (sums.norm(dim=-1) * valid).cpu()
             for i, row in enumerate(rows.tolist()):
@@ -445,11 +446,17 @@ class SliceModel(SlicePreTrainedModel):
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
             raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}.")
         device = self._move_to(device)
-        order = torch.argsort(batch.attention_mask.sum(1), descending=True, stable=True)
-        chunks = range(0, len(order), batch_size)
+        lengths = batch.attention_mask.sum(1)
+        order = torch.argsort(lengths, descending=True, stable=True).tolist()
+        # length-sorted batches, cut where a row is under 3/4 of its batch's longest: padding stays small
+        groups: list[list[int]] = []
+        for row in order:
+            if not groups or len(groups[-1]) >= batch_size or lengths[row] < 0.75 * lengths[groups[-1][0]]:
+                groups.append([])
+            groups[-1].append(row)
         with _eval_mode(self), torch.inference_mode():
-            for start in _progress(chunks, show, desc):
-                rows = order[start : start + batch_size]
+            for group in _progress(groups, show, desc):
+                rows = torch.as_tensor(group, dtype=torch.long)
                 sub = batch.select(rows)
                 output = self(**sub.model_inputs(device))  # word tensors of ``sub`` stay on the CPU
                 output.token_embeddings = output.token_embeddings.float().cpu()

@@ -176,25 +176,38 @@ class SpanIndex:
 
     # ------------------------------------------------------------------------------------------------ scoring
     def _score_chunks(self, vectors: np.ndarray, slots: np.ndarray, min_words: int, max_words: int):
-        """Yield ``(slots, cos (n, L, nq))`` over chunks of whole rows of ``slots`` (rows must be complete)."""
+        """Yield ``(slots, cos (n, L, nq))`` over chunks of whole rows of ``slots`` (rows must be complete).
+
+        The dot of a span with the query is built length by length as a running sum of word dots (float32, no
+        cancellation), then divided by the stored span norm; spans that leave their row have norm 0 and get -inf.
+        """
         queries = torch.from_numpy(np.ascontiguousarray(vectors, dtype=np.float32))
         n_lengths = max_words - min_words + 1
         step = max(1, self.chunk_budget // max(1, n_lengths * len(vectors)))
-        lengths = torch.arange(min_words, max_words + 1)
+        contiguous = len(slots) > 0 and int(slots[-1]) - int(slots[0]) + 1 == len(slots)
         start = 0
         while start < len(slots):
-            stop = min(len(slots), start + step)
-            stop = self._extend_to_row_end(slots, stop)
+            stop = self._extend_to_row_end(slots, min(len(slots), start + step))
             chunk = slots[start:stop]
-            words = torch.from_numpy(np.asarray(self.word_vectors[chunk], dtype=np.float32))
-            dots = (words @ queries.T).double()
-            cumulative = torch.cat([dots.new_zeros((1, dots.shape[1])), dots.cumsum(0)])
+            if contiguous:
+                block = self.word_vectors[int(chunk[0]) : int(chunk[-1]) + 1]
+                norms = self.span_norms[int(chunk[0]) : int(chunk[-1]) + 1, min_words - 1 : max_words]
+            else:
+                block = self.word_vectors[chunk]
+                norms = self.span_norms[chunk, min_words - 1 : max_words]
+            words = torch.from_numpy(np.asarray(block, dtype=np.float32))
+            dots = words @ queries.T  # (n, nq)
             n = len(chunk)
-            ends = (torch.arange(n).unsqueeze(1) + lengths.unsqueeze(0)).clamp(max=n)  # (n, L)
-            span_dots = (cumulative[ends] - cumulative[:n].unsqueeze(1)).float()  # (n, L, nq)
-            norms = torch.from_numpy(np.asarray(self.span_norms[chunk, min_words - 1 : max_words], dtype=np.float32))
-            cos = span_dots / norms.clamp(min=1e-12).unsqueeze(-1)
-            cos = cos.masked_fill((norms <= 0).unsqueeze(-1), float("-inf"))
+            cos = torch.empty((n, n_lengths, len(vectors)), dtype=torch.float32)
+            running = dots.clone()
+            for length in range(1, max_words + 1):
+                if length > 1 and length <= n:
+                    running[: n - length + 1] += dots[length - 1 :]
+                if length >= min_words:
+                    cos[:, length - min_words] = running
+            norms = torch.from_numpy(np.ascontiguousarray(norms, dtype=np.float32))
+            cos /= norms.clamp(min=1e-12).unsqueeze(-1)
+            cos.masked_fill_((norms <= 0).unsqueeze(-1), float("-inf"))
             yield chunk, cos
             start = stop
 
