@@ -97,6 +97,8 @@ class Method:
         sample_inputs: inputs accepted by ``model.encode`` (phrases, or (sentence, span) pairs).
         bad_inputs: ``(inputs, expected error substring)`` pairs that ``encode`` must reject with ``ValueError``.
         paper_rows: reference numbers from the papers for the report (``{row name: {column: value}}``).
+        task_groups: benchmark-task groups the method names (its paper's protocol), usable wherever tasks are
+            named (``eval.tasks`` of a recipe, ``--tasks``), e.g. ``{"uctopic": ("conll2003_context", ...)}``.
         folder: the method's folder (set by discovery); ``card.md`` there is the model-card template.
     """
 
@@ -118,6 +120,7 @@ class Method:
     tiny_tokenizer: str | None = "minilm-l6"
     bad_inputs: list[tuple[Any, str]] = field(default_factory=list)
     paper_rows: dict[str, dict[str, float]] = field(default_factory=dict)
+    task_groups: dict[str, tuple[str, ...]] = field(default_factory=dict)
     folder: Path | None = None
 
     def __post_init__(self) -> None:

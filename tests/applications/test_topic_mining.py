@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 import torch
 
+from phrasezoo.applications.commands import main
 from phrasezoo.applications.topic_mining import (
     CCLConfig,
     NounPhraseExtractor,
@@ -20,7 +21,7 @@ from phrasezoo.applications.topic_mining import (
     pseudo_labels,
     visualize_topics,
 )
-from phrasezoo.applications.topic_mining.commands import load_topic_model, main
+from phrasezoo.applications.topic_mining.commands import load_topic_model
 from phrasezoo.ccl import CCLSampler, is_ccl_trainable, select_confident
 from phrasezoo.registry import get_method
 

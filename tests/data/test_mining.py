@@ -6,10 +6,16 @@ import time
 
 import pytest
 
-from phrasezoo.data.phrases import TYPE_ID, parse_corpus, parse_texts, phrase_contexts, phrase_table
+from phrasezoo.data.phrases import (
+    DEFAULT_TYPE_LABELS,
+    TYPE_ID,
+    parse_corpus,
+    parse_texts,
+    phrase_contexts,
+    phrase_table,
+)
 from phrasezoo.data.spans import MiningOptions, extract_mentions
 from phrasezoo.data.text import chunk_text, clean_line, split_paragraphs
-from phrasezoo.models.pearl.configuration_pearl import DEFAULT_TYPE_LABELS
 
 
 def mentions_of(nlp, text: str, options: MiningOptions | None = None) -> dict[str, tuple[str, str]]:

@@ -75,10 +75,10 @@ def test_encoder_instance_passes_through():
 def test_bare_name_without_export_says_how_to_train(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     with pytest.raises(FileNotFoundError, match="train"):
-        load_encoder("pearl-mini")
-    (tmp_path / "outputs" / "pearl-mini").mkdir(parents=True)
+        load_encoder("some-mini")
+    (tmp_path / "outputs" / "some-mini").mkdir(parents=True)
     with pytest.raises(FileNotFoundError, match="config.json"):
-        load_encoder("pearl-mini")  # resolved to outputs/pearl-mini/, which is not an export
+        load_encoder("some-mini")  # resolved to outputs/some-mini/, which is not an export
 
 
 def test_char_jaccard_similarity_only():

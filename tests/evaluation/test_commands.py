@@ -41,7 +41,7 @@ def test_unknown_task_is_a_clear_error(capsys):
 
 def test_output_names():
     assert results_file_name("baseline:minilm-l6") == "baseline-minilm-l6"
-    assert results_file_name("outputs/pearl-mini/") == "pearl-mini"
+    assert results_file_name("outputs/my-model-mini/") == "my-model-mini"
     assert (
         results_file_name("baseline:sentence-transformers/all-MiniLM-L6-v2")
         == "baseline-sentence-transformers--all-MiniLM-L6-v2"

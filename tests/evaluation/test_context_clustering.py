@@ -26,7 +26,7 @@ CTX = TaskContext(progress=False)
 
 def test_groups_and_requirements():
     assert GROUPS["context"] == ["conll2003_context", "bc5cdr_context"]
-    assert GROUPS["uctopic"] == ["conll2003_context", "bc5cdr_context", "conll2003_context_ccl", "bc5cdr_context_ccl"]
+    assert GROUPS["context_ccl"] == ["conll2003_context_ccl", "bc5cdr_context_ccl"]
     assert "conll2003_context" not in GROUPS["all"]
     assert get_task("bc5cdr_context").requires == frozenset({MENTIONS})
 

@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 from phrasezoo.applications.pntm.commands import add_pntm_command
 from phrasezoo.applications.topic_mining.commands import add_mining_commands
@@ -33,3 +34,14 @@ def register(subparsers) -> None:
     sub = topics.add_subparsers(dest="topics_command", required=True, metavar="SUBCOMMAND")
     add_pntm_command(sub)
     add_mining_commands(sub)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m phrasezoo.applications.pntm`` / ``...topic_mining``: the ``topics`` command on its own."""
+    parser = argparse.ArgumentParser(prog="python -m phrasezoo.applications", description=__doc__)
+    register(parser.add_subparsers(dest="command", required=True, metavar="COMMAND"))
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] in ("pntm", "mine", "show"):  # the subcommand without the `topics` word
+        argv = ["topics", *argv]
+    args = parser.parse_args(argv)
+    return args.func(args)

@@ -30,7 +30,6 @@ import pyarrow.compute as pc
 from datasets import Dataset, Features, List, Value, concatenate_datasets
 from tqdm.auto import tqdm
 
-from phrasezoo.models.pearl.configuration_pearl import DEFAULT_TYPE_LABELS
 from phrasezoo.resources import iter_corpus
 
 from . import spans as _spans_module
@@ -63,6 +62,14 @@ SENTENCE_FEATURES = Features(
         "entities": List({"start": Value("int32"), "end": Value("int32"), "label": Value("string")}),
     }
 )
+#: Phrase types of mined phrases: 5 lexical classes x (18 OntoNotes entity types + OTHER), e.g. ``NP-ORG``; a
+#: model with a phrase-type head keeps its own copy of this list in its config (models are self-contained).
+PHRASE_CLASSES = ("NP", "VP", "PP", "ADVP", "ADJP")
+ENTITY_TYPES = (
+    "CARDINAL", "DATE", "PERSON", "NORP", "GPE", "LAW", "PERCENT", "ORDINAL", "MONEY", "WORK_OF_ART", "FAC",
+    "TIME", "QUANTITY", "PRODUCT", "LANGUAGE", "ORG", "LOC", "EVENT", "OTHER",
+)  # fmt: skip
+DEFAULT_TYPE_LABELS = tuple(f"{cls}-{ent}" for cls in PHRASE_CLASSES for ent in ENTITY_TYPES)
 TYPE_ID = {label: i for i, label in enumerate(DEFAULT_TYPE_LABELS)}
 
 

@@ -13,11 +13,11 @@ CLI: ``phrasezoo evaluate ...`` / ``phrasezoo report ...`` (see :mod:`phrasezoo.
 from phrasezoo.encoders import Encoder, load_encoder
 
 from .harness import evaluate
-from .hub_dataset import load_hub_benchmark
 from .model_index import to_model_index
 from .report import format_report
 from .results import read_results, write_results
 from .tasks import GROUPS, TASKS, register_task, resolve_tasks
+from .tasks.base import load_hub_benchmark
 
 __all__ = [
     "GROUPS",

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .results import get_value, read_results
+from .tasks import GROUPS, TASKS
 
 
 @dataclass(frozen=True)
@@ -18,60 +19,31 @@ class Column:
     label: str
 
 
-COLUMNS = [
-    Column("turney", "accuracy", "Turney"),
-    Column("bird", "pearson", "BiRD"),
-    Column("ppdb", "accuracy", "PPDB"),
-    Column("ppdb_filtered", "accuracy", "PPDB-f"),
-    Column("yago", "accuracy", "YAGO‡"),
-    Column("umls", "accuracy", "UMLS‡"),
-    Column("conll2003", "nmi", "CoNLL NMI"),
-    Column("bc5cdr", "nmi", "BC5CDR NMI"),
-    Column("autofj", "accuracy", "AutoFJ"),
-    Column("stsb_context", "pearson_passage", "STS-B-Ctx passage r"),
-    Column("stsb_context", "pearson_spans_single_pass", "STS-B-Ctx single-pass r"),
-    # UCTopic protocol: mentions in their sentences; "+CCL" after cluster-assisted contrastive finetuning
-    Column("conll2003_context", "nmi", "CoNLL ctx NMI"),
-    Column("conll2003_context", "acc", "CoNLL ctx ACC"),
-    Column("conll2003_context_ccl", "nmi", "CoNLL ctx+CCL NMI"),
-    Column("conll2003_context_ccl", "acc", "CoNLL ctx+CCL ACC"),
-    Column("bc5cdr_context", "nmi", "BC5CDR ctx NMI"),
-    Column("bc5cdr_context", "acc", "BC5CDR ctx ACC"),
-    Column("bc5cdr_context_ccl", "nmi", "BC5CDR ctx+CCL NMI"),
-    Column("bc5cdr_context_ccl", "acc", "BC5CDR ctx+CCL ACC"),
-]
-PEARL_TASKS = ["turney", "bird", "ppdb", "ppdb_filtered", "yago", "umls", "conll2003", "bc5cdr", "autofj"]
-NO_KB_TASKS = [t for t in PEARL_TASKS if t not in ("yago", "umls")]
+SUITE_GROUP = "pearl"  # the nine tasks of the PEARL benchmark suite: the averages of the table are over them
 
-#: Published numbers (DESIGN.md "Headline numbers"; BERT-base size unless noted), as fractions. Keys are
-#: ``task`` or ``task:metric``. YAGO/UMLS are left out on purpose: the papers searched the full KBs.
-REFERENCE_ROWS: list[tuple[str, dict[str, float]]] = [
-    (
-        "Phrase-BERT (paper)",
-        {"turney": 0.572, "bird": 0.688, "ppdb": 0.968, "ppdb_filtered": 0.687, "conll2003": 0.354, "bc5cdr": 0.595,
-         "autofj": 0.669, "stsb_context:pearson_spans_single_pass": 0.643},
-    ),
-    (
-        "E5-small, 34M (paper)",
-        {"turney": 0.559, "bird": 0.631, "ppdb": 0.960, "ppdb_filtered": 0.568, "conll2003": 0.276, "bc5cdr": 0.537,
-         "autofj": 0.748},
-    ),
-    (
-        "PEARL-small, 40M (paper)",
-        {"turney": 0.561, "bird": 0.697, "ppdb": 0.972, "ppdb_filtered": 0.692, "conll2003": 0.487, "bc5cdr": 0.610,
-         "autofj": 0.746},
-    ),
-    (
-        "PEARL-base (paper)",
-        {"turney": 0.609, "bird": 0.723, "ppdb": 0.971, "ppdb_filtered": 0.727, "conll2003": 0.409, "bc5cdr": 0.695,
-         "autofj": 0.763},
-    ),
-    ("SLICE (paper)", {"stsb_context:pearson_spans_single_pass": 0.677}),
-    (
-        "UCTopic CCL (paper)†",
-        {"conll2003_context_ccl:nmi": 0.495, "conll2003_context_ccl:acc": 0.743, "bc5cdr_context_ccl:nmi": 0.865},
-    ),
-]  # fmt: skip
+
+def report_columns() -> list[Column]:
+    """Every task's columns (``Task.columns``), in table order (``Task.column_order``, else ``Task.order``)."""
+    tasks = sorted(TASKS.values(), key=lambda t: (t.order if t.column_order is None else t.column_order, t.name))
+    return [Column(task.name, metric, label) for task in tasks for metric, label in task.columns]
+
+
+def suite_tasks() -> list[str]:
+    return list(GROUPS.get(SUITE_GROUP, []))
+
+
+def no_kb_tasks() -> list[str]:
+    """The suite without the tasks scored against a gold-name KB (comparable with the papers' rows)."""
+    return [name for name in suite_tasks() if not TASKS[name].gold_name_kb]
+
+
+def reference_rows() -> list[tuple[str, dict[str, float]]]:
+    """The papers' published numbers, as fractions, declared by the methods (``Method.paper_rows``); keys are
+    ``task`` (its main metric) or ``task:metric``."""
+    from phrasezoo.registry import get_method, list_methods
+
+    return [(row, dict(values)) for name in list_methods() for row, values in get_method(name).paper_rows.items()]
+
 
 NOTES = [
     "Values are percentages (accuracy, Pearson r, NMI x 100); – = not run, skipped, or not published.",
@@ -90,8 +62,9 @@ def format_report(paths_or_docs: Any, include_reference: bool = True, columns: l
     """Markdown table: one row per results document (or file), one column per task's main metric, averages, notes."""
     docs = [_as_doc(item) for item in _as_list(paths_or_docs)]
     columns = columns or _columns_for(docs)
-    show_avgs = set(PEARL_TASKS) <= {c.task for c in columns}
-    split = max((i + 1 for i, c in enumerate(columns) if c.task in PEARL_TASKS), default=0)  # averages go here
+    suite, no_kb = suite_tasks(), no_kb_tasks()
+    show_avgs = bool(suite) and set(suite) <= {c.task for c in columns}
+    split = max((i + 1 for i, c in enumerate(columns) if c.task in suite), default=0)  # averages go here
     header = ["model", *(c.label for c in columns[:split])]
     if show_avgs:
         header += ["PEARL avg (9)", "avg w/o KB (7)"]
@@ -101,15 +74,15 @@ def format_report(paths_or_docs: Any, include_reference: bool = True, columns: l
         (str(d.get("model", "?")), _doc_values(d, columns)) for d in docs
     ]
     if include_reference:  # reference rows with a number in at least one shown column
-        for name, values in REFERENCE_ROWS:
+        for name, values in reference_rows():
             reference = _reference_values(values, columns)
             if any(reference.get(_key(c)) is not None for c in columns):
                 rows.append((name, reference))
     for name, values in rows:
         cells = [_escape(name), *(_pct(values.get(_key(c))) for c in columns[:split])]
         if show_avgs:
-            main = {c.task: values.get(_key(c)) for c in columns if c.task in PEARL_TASKS}
-            cells += [_pct(_mean([main.get(t) for t in PEARL_TASKS])), _pct(_mean([main.get(t) for t in NO_KB_TASKS]))]
+            main = {c.task: values.get(_key(c)) for c in columns if c.task in suite}
+            cells += [_pct(_mean([main.get(t) for t in suite])), _pct(_mean([main.get(t) for t in no_kb]))]
         cells += [_pct(values.get(_key(c))) for c in columns[split:]]
         lines.append("| " + " | ".join(cells) + " |")
     lines.append("")
@@ -117,7 +90,7 @@ def format_report(paths_or_docs: Any, include_reference: bool = True, columns: l
     tasks = {c.task for c in columns}
     wanted = {
         NOTES[0]: True,
-        NOTES[1]: bool(tasks & {"yago", "umls"}),
+        NOTES[1]: any(TASKS[t].gold_name_kb for t in tasks if t in TASKS),
         NOTES[2]: any(name.endswith(("(paper)", "(paper)†")) for name in shown),
         NOTES[3]: any(name.endswith("†") for name in shown),
         NOTES[4]: show_avgs,
@@ -130,10 +103,11 @@ def _columns_for(docs: list[dict]) -> list[Column]:
     """Known columns present in any document (all of them if none), then one column per unknown task."""
     present = {(r["task"], r["metric"]) for d in docs for r in d.get("results", [])}
     tasks_present = {t for t, _ in present}
+    known = report_columns()
     if not present:
-        return list(COLUMNS)
-    columns = [c for c in COLUMNS if c.task in tasks_present]
-    known_tasks = {c.task for c in COLUMNS}
+        return known
+    columns = [c for c in known if c.task in tasks_present]
+    known_tasks = {c.task for c in known}
     added: set[tuple[str, str]] = set()
     for doc in docs:  # tasks the report does not know: one column per metric, in order of appearance
         for entry in doc.get("results", []):
@@ -141,10 +115,9 @@ def _columns_for(docs: list[dict]) -> list[Column]:
             if entry["task"] not in known_tasks and key not in added:
                 added.add(key)
                 columns.append(Column(entry["task"], entry["metric"], f"{entry['task']} {entry['metric']}"))
-    if set(PEARL_TASKS) <= tasks_present:  # PEARL columns first, then the averages
-        pearl = [c for c in COLUMNS if c.task in PEARL_TASKS]
-        others = [c for c in columns if c.task not in PEARL_TASKS]
-        columns = pearl + others
+    suite = suite_tasks()
+    if suite and set(suite) <= tasks_present:  # the suite's columns first, then the averages
+        columns = [c for c in known if c.task in suite] + [c for c in columns if c.task not in suite]
     return columns
 
 
@@ -158,10 +131,9 @@ def _doc_values(doc: dict, columns: list[Column]) -> dict[str, float | None]:
 
 def _reference_values(values: dict[str, float], columns: list[Column]) -> dict[str, float | None]:
     out: dict[str, float | None] = {}
-    main = {c.task: c.metric for c in COLUMNS if c.task != "stsb_context"}
     for key, value in values.items():
         task, _, metric = key.partition(":")
-        out[f"{task}:{metric or main[task]}"] = value
+        out[f"{task}:{metric or TASKS[task].main_metric}"] = value
     return out
 
 

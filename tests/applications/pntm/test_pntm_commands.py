@@ -6,7 +6,8 @@ import argparse
 import json
 import math
 
-from phrasezoo.applications.pntm.commands import compare_topic_models, format_table, register, run_pntm_command
+from phrasezoo.applications.commands import register
+from phrasezoo.applications.pntm.commands import compare_topic_models, format_table, run_pntm_command
 from phrasezoo.applications.pntm.corpus import TopicCorpus
 from phrasezoo.applications.pntm.visualize import visualize_topics
 

@@ -72,3 +72,11 @@ def test_build_augmenter_matches_dataset(corpus):
         ds.filter(lambda r: r["phrase"] == "The New York Times")[0]["paraphrases"]
     )
     assert all(v for v, _ in views)
+
+
+def test_type_head_labels_are_the_mined_phrase_types():
+    """The data's phrase-type ids index PEARL's type head: the two lists (kept apart, models are self-contained)
+    must stay equal."""
+    from phrasezoo.data.phrases import DEFAULT_TYPE_LABELS as MINED_TYPES
+
+    assert tuple(DEFAULT_TYPE_LABELS) == MINED_TYPES

@@ -17,3 +17,11 @@ def test_an_mlm_loss_needs_the_mlm_head():
             {**base, "model": {"use_mlm_head": True}, "training": {"method_args": {"mlm_weight": 0.1}}}
         )
     )
+
+
+def test_the_papers_protocol_is_a_task_group():
+    from phrasezoo.evaluation.tasks import resolve_tasks
+
+    expected = ["conll2003_context", "bc5cdr_context", "conll2003_context_ccl", "bc5cdr_context_ccl"]
+    assert resolve_tasks("uctopic") == expected
+    assert resolve_tasks("context,uctopic") == expected

@@ -2,6 +2,6 @@
 
 import sys
 
-from .commands import main
+from phrasezoo.applications.commands import main
 
-sys.exit(main(["topics", *sys.argv[1:]]))
+sys.exit(main(["topics", "pntm", *sys.argv[1:]]) if sys.argv[1:2] != ["pntm"] else main())

@@ -1,14 +1,14 @@
 """``phrasezoo topics pntm``: train PNTM with one or more encoders and LDA with the same K and vocabulary, measure
-them, print and write the comparison; :func:`register` adds the command to the main ``phrasezoo`` parser.
+them, print and write the comparison; :func:`add_pntm_command` adds ``pntm`` to ``phrasezoo topics``
+(:mod:`phrasezoo.applications.commands`).
 
-Also runnable on its own: ``python -m phrasezoo.applications.pntm.commands topics pntm --model ...``.
+Also runnable on its own: ``python -m phrasezoo.applications.pntm pntm --model ...``.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -35,15 +35,6 @@ METRIC_COLUMNS = (
     ("nn_lcs_precision", "NN LCS prec."),
     ("nn_levenshtein", "NN Levenshtein"),
 )
-
-
-def register(subparsers) -> None:
-    """Add ``topics pntm`` to an argparse subparsers object (standalone use; ``phrasezoo topics`` is built by
-    :mod:`phrasezoo.applications.commands`)."""
-    topics = subparsers.add_parser(
-        "topics", help="topic models built on zoo encoders (PNTM)", description="Topic models built on zoo encoders."
-    )
-    add_pntm_command(topics.add_subparsers(dest="topics_command", required=True, metavar="SUBCOMMAND"))
 
 
 def add_pntm_command(sub) -> None:
@@ -304,14 +295,3 @@ def _slug(text: str) -> str:
 def _say(progress: bool, message: str) -> None:
     if progress:
         print(message, flush=True)
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m phrasezoo.applications.pntm.commands")
-    register(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(argv)
-    return args.func(args)
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -2,6 +2,6 @@
 
 import sys
 
-from .commands import main
+from phrasezoo.applications.commands import main
 
 sys.exit(main())

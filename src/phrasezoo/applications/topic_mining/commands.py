@@ -21,18 +21,6 @@ examples:
 """
 
 
-def register(subparsers) -> None:
-    """Add the ``topics`` command (with ``mine`` and ``show``) to an argparse subparsers object."""
-    topics = subparsers.add_parser(
-        "topics",
-        help="topic mining with a UCTopic model (noun phrases in context, CCL finetuning)",
-        description="Mine topics and their top phrases from a corpus with a UCTopic encoder (UCTopic section 4.3).",
-        epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    add_mining_commands(topics.add_subparsers(dest="topics_command", required=True, metavar="SUBCOMMAND"))
-
-
 def add_mining_commands(sub) -> None:
     """Add the ``mine`` and ``show`` subcommands to the subparsers of ``phrasezoo topics``."""
     mine = sub.add_parser("mine", help="fit a topic miner on a corpus, print its topics, save it and a plot")
@@ -143,22 +131,3 @@ def run_show(args: argparse.Namespace) -> int:
         return 2
     print(miner.format_topics(top_n=args.top_n, min_frequency=args.min_frequency))
     return 0
-
-
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m phrasezoo.applications.topic_mining", description=__doc__)
-    register(parser.add_subparsers(dest="command", required=True, metavar="COMMAND"))
-    return parser
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
-    argv = list(sys.argv[1:] if argv is None else argv)
-    if argv and argv[0] in ("mine", "show"):  # `python -m ...topic_mining mine ...` without the `topics` word
-        argv = ["topics", *argv]
-    args = parser.parse_args(argv)
-    return args.func(args)
-
-
-if __name__ == "__main__":
-    sys.exit(main())

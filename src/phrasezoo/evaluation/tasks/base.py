@@ -58,17 +58,27 @@ class Task:
     hub_config: ClassVar[str | None] = None  # config of Lihuchen/pearl_benchmark holding this task, if any
     needs_benchmarks_dir: ClassVar[bool] = True
     order: ClassVar[int] = 1000  # position in groups and tables (the papers' column order)
+    #: ``(metric, label)`` columns of the comparison table (:mod:`phrasezoo.evaluation.report`), in order
+    columns: ClassVar[tuple[tuple[str, str], ...]] = ()
+    column_order: ClassVar[float | None] = None  # position of the columns in the table (default: ``order``)
+    #: model-index entry of a card: (task_type, task_name, dataset_type, dataset_config, dataset_name)
+    model_index: ClassVar[tuple[str, str, str, str | None, str] | None] = None
+    #: scored against a KB of the gold names only (not the paper's full KB): results are marked as not comparable
+    gold_name_kb: ClassVar[bool] = False
 
     def load(self, ctx: TaskContext) -> Any:
         """Task data in the internal format, from the Hub dataset when ``ctx.source == "hub"`` and it has one."""
         if ctx.source == "hub" and self.hub_config is not None:
-            from ..hub_dataset import load_hub_benchmark
-
             return load_hub_benchmark(self.hub_config, **ctx.hub_kwargs)
         return self.load_local(ctx)
 
     def load_local(self, ctx: TaskContext) -> Any:
         raise NotImplementedError
+
+    @classmethod
+    def from_hub_rows(cls, rows: list[dict[str, Any]]) -> Any:
+        """Rows of this task's config of the Hub dataset -> the internal format (tasks with a ``hub_config``)."""
+        raise NotImplementedError(f"Task {cls.name!r} has no Hub dataset config.")
 
     def score(self, encoder: Encoder, data: Any, ctx: TaskContext) -> list[TaskResult]:
         raise NotImplementedError
@@ -112,6 +122,7 @@ def resolve_tasks(spec: str | Iterable[str] = "all") -> list[str]:
     """Task names for ``"all"``, ``"pearl"``, ``"t1,t2"`` or a list of names/groups (order kept, no duplicates)."""
     items = spec.split(",") if isinstance(spec, str) else list(spec)
     names: list[str] = []
+    declared: dict[str, list[str]] | None = None
     for item in (i.strip() for i in items):
         if not item:
             continue
@@ -120,8 +131,40 @@ def resolve_tasks(spec: str | Iterable[str] = "all") -> list[str]:
         elif item in TASKS:
             names.append(item)
         else:
-            raise KeyError(f"Unknown task or group {item!r}. Tasks: {', '.join(TASKS)}; groups: {', '.join(GROUPS)}.")
+            declared = method_groups() if declared is None else declared
+            if item not in declared:
+                groups = ", ".join([*GROUPS, *declared])
+                raise KeyError(f"Unknown task or group {item!r}. Tasks: {', '.join(TASKS)}; groups: {groups}.")
+            names.extend(declared[item])
     return list(dict.fromkeys(names))
+
+
+def method_groups() -> dict[str, list[str]]:
+    """Task groups declared by the zoo's methods (``Method.task_groups``: a paper's evaluation protocol)."""
+    from phrasezoo.registry import get_method, list_methods
+
+    groups: dict[str, list[str]] = {}
+    for name in list_methods():
+        for group, members in get_method(name).task_groups.items():
+            unknown = [task for task in members if task not in TASKS]
+            if unknown:
+                raise KeyError(f"Method {name!r} declares group {group!r} with unknown task(s) {unknown}.")
+            groups[group] = list(members)
+    return groups
+
+
+def load_hub_benchmark(config: str, split: str | None = None, path: str | None = None, **load_kwargs: Any) -> Any:
+    """Load one config of the Hub dataset and convert it with the task that owns the config (``Task.hub_config``);
+    the ``kb`` config (full knowledge bases) gives a list of names."""
+    from ..hub_dataset import HUB_DATASET, kb_names, load_hub_rows
+
+    rows = load_hub_rows(config, split=split, path=path or HUB_DATASET, **load_kwargs)
+    if config == "kb":
+        return kb_names(rows)
+    owner = next((task for task in TASKS.values() if task.hub_config == config), None)
+    if owner is None:
+        raise ValueError(f"No task reads the Hub config {config!r}.")
+    return owner.from_hub_rows(list(rows))
 
 
 def default_benchmarks_dir() -> Path:

@@ -14,6 +14,7 @@ import numpy as np
 
 from phrasezoo.encoders import VECTORS, Encoder
 
+from ..hub_dataset import HUB_DATASET, cluster_label, text
 from ..results import TaskResult
 from .base import Task, TaskContext, register_task
 
@@ -62,6 +63,12 @@ class _Clustering(Task):
     folder: str
     types: list[str]
 
+    @classmethod
+    def from_hub_rows(cls, rows: list[dict]) -> ClusteringData:
+        pairs = [(text(r["entity"]), cluster_label(r["label"], cls.types)) for r in rows]
+        pairs = [(p, t) for p, t in pairs if t in cls.types]  # CoNLL: PER/LOC/ORG only, as in PEARL
+        return ClusteringData([p for p, _ in pairs], [t for _, t in pairs], list(cls.types))
+
     def load_local(self, ctx: TaskContext) -> ClusteringData:
         return read_ner_jsonl(ctx.path(self.folder, "test.jsonl"), self.types)
 
@@ -80,6 +87,8 @@ class Conll2003(_Clustering):
     hub_config = "conll"
     folder = "conll2003"
     types = ["PER", "LOC", "ORG"]
+    columns = (("nmi", "CoNLL NMI"),)
+    model_index = ("clustering", "Entity clustering", HUB_DATASET, "conll", "CoNLL-2003 (PEARL benchmark)")
 
 
 @register_task
@@ -90,3 +99,5 @@ class Bc5cdr(_Clustering):
     hub_config = "bc5cdr"
     folder = "bc5cdr"
     types = ["Chemical", "Disease"]
+    columns = (("nmi", "BC5CDR NMI"),)
+    model_index = ("clustering", "Entity clustering", HUB_DATASET, "bc5cdr", "BC5CDR (PEARL benchmark)")

@@ -144,7 +144,7 @@ def ccl_vectors(model, mentions: list[Mention], start_vectors: np.ndarray, k: in
 class _ContextClustering(Task):
     main_metric = "nmi"
     requires = frozenset({MENTIONS})
-    groups = ("uctopic", "context")
+    groups = ("context",)
     folder: str
     types: list[str]
 
@@ -165,7 +165,7 @@ class _ContextClustering(Task):
 
 
 class _ContextClusteringCCL(_ContextClustering):
-    groups = ("uctopic",)
+    groups = ("context_ccl",)
 
     def score(self, encoder: Encoder, data: MentionClusteringData, ctx: TaskContext) -> list[TaskResult]:
         from phrasezoo.ccl import is_ccl_trainable
@@ -193,6 +193,7 @@ class Conll2003Context(_ContextClustering):
     name = "conll2003_context"
     order = 11
     description = "CoNLL-2003 test mentions (PER/LOC/ORG) in their sentences, KMeans, NMI and Hungarian ACC"
+    columns = (("nmi", "CoNLL ctx NMI"), ("acc", "CoNLL ctx ACC"))
     folder = "conll2003"
     types = ["PER", "LOC", "ORG"]
 
@@ -202,6 +203,7 @@ class Bc5cdrContext(_ContextClustering):
     name = "bc5cdr_context"
     order = 12
     description = "BC5CDR test mentions (Chemical/Disease) in their sentences, KMeans, NMI and Hungarian ACC"
+    columns = (("nmi", "BC5CDR ctx NMI"), ("acc", "BC5CDR ctx ACC"))
     folder = "bc5cdr"
     types = ["Chemical", "Disease"]
 
@@ -210,7 +212,9 @@ class Bc5cdrContext(_ContextClustering):
 class Conll2003ContextCCL(_ContextClusteringCCL):
     name = "conll2003_context_ccl"
     order = 13
+    column_order = 11.5  # beside its plain variant
     description = "CoNLL-2003 context clustering after unsupervised CCL finetuning on its mentions (UCTopic)"
+    columns = (("nmi", "CoNLL ctx+CCL NMI"), ("acc", "CoNLL ctx+CCL ACC"))
     folder = "conll2003"
     types = ["PER", "LOC", "ORG"]
 
@@ -219,6 +223,8 @@ class Conll2003ContextCCL(_ContextClusteringCCL):
 class Bc5cdrContextCCL(_ContextClusteringCCL):
     name = "bc5cdr_context_ccl"
     order = 14
+    column_order = 12.5
     description = "BC5CDR context clustering after unsupervised CCL finetuning on its mentions (UCTopic)"
+    columns = (("nmi", "BC5CDR ctx+CCL NMI"), ("acc", "BC5CDR ctx+CCL ACC"))
     folder = "bc5cdr"
     types = ["Chemical", "Disease"]

@@ -15,6 +15,7 @@ import numpy as np
 
 from phrasezoo.encoders import Encoder
 
+from ..hub_dataset import HUB_DATASET, text
 from ..results import TaskResult
 from .base import Task, TaskContext, register_task
 
@@ -80,6 +81,12 @@ class AutoFJ(Task):
     groups = ("all", "pearl")
     hub_config = "autofj"
     needs_benchmarks_dir = False
+    columns = (("accuracy", "AutoFJ"),)
+    model_index = ("text-retrieval", "Fuzzy join", HUB_DATASET, "autofj", "AutoFJ, 50 datasets (PEARL benchmark)")
+
+    @classmethod
+    def from_hub_rows(cls, rows: list[dict]) -> list[JoinTable]:
+        return read_autofj([text(r["Dataset"]).strip() for r in rows])
 
     def load_local(self, ctx: TaskContext) -> list[JoinTable]:
         return read_autofj()

@@ -23,6 +23,7 @@ import numpy as np
 
 from phrasezoo.encoders import VECTORS, Encoder
 
+from ..hub_dataset import HUB_DATASET, binary, text
 from ..results import TaskResult
 from .base import Task, TaskContext, register_task
 
@@ -120,6 +121,12 @@ class _Paraphrase(Task):
     groups = ("all", "pearl")
     file_name: str
 
+    @classmethod
+    def from_hub_rows(cls, rows: list[dict]) -> PairLabelData:
+        return PairLabelData(
+            [text(r["phrase_1"]) for r in rows], [text(r["phrase_2"]) for r in rows], [binary(r["label"]) for r in rows]
+        )
+
     def load_local(self, ctx: TaskContext) -> PairLabelData:
         return read_ppdb(ctx.path("ppdb", self.file_name))
 
@@ -139,6 +146,8 @@ class Ppdb(_Paraphrase):
     description = "PPDB 2.0 paraphrase classification (MLP probe accuracy)"
     hub_config = "ppdb"
     file_name = "ppdb.json"
+    columns = (("accuracy", "PPDB"),)
+    model_index = ("text-classification", "Paraphrase classification", HUB_DATASET, "ppdb", "PPDB (PEARL benchmark)")
 
 
 @register_task
@@ -148,3 +157,8 @@ class PpdbFiltered(_Paraphrase):
     description = "PPDB-filtered paraphrase classification, lexical-overlap cues removed (MLP probe accuracy)"
     hub_config = "ppdb_filtered"
     file_name = "ppdb_filtered.json"
+    columns = (("accuracy", "PPDB-f"),)
+    model_index = (
+        "text-classification", "Paraphrase classification", HUB_DATASET, "ppdb_filtered",
+        "PPDB filtered (PEARL benchmark)",
+    )  # fmt: skip

@@ -13,6 +13,7 @@ import numpy as np
 
 from phrasezoo.encoders import Encoder
 
+from ..hub_dataset import HUB_DATASET, text
 from ..results import TaskResult
 from .base import Task, TaskContext, register_task
 
@@ -59,6 +60,11 @@ class _Retrieval(Task):
     main_metric = "accuracy"
     groups = ("all", "pearl")
     folder: str
+    gold_name_kb = True
+
+    @classmethod
+    def from_hub_rows(cls, rows: list[dict]) -> RetrievalData:
+        return RetrievalData([text(r["query"]) for r in rows], [text(r["label"]) for r in rows])
 
     def load_local(self, ctx: TaskContext) -> RetrievalData:
         return read_pairs_tsv(ctx.path(self.folder, f"{self.folder}_test_samples.tsv"))
@@ -77,6 +83,8 @@ class Yago(_Retrieval):
     description = "YAGO entity retrieval, top-1 accuracy over a gold-name KB"
     hub_config = "yago"
     folder = "yago"
+    columns = (("accuracy", "YAGO‡"),)
+    model_index = ("text-retrieval", "Entity retrieval", HUB_DATASET, "yago", "YAGO (PEARL benchmark, gold-name KB)")
 
 
 @register_task
@@ -86,3 +94,5 @@ class Umls(_Retrieval):
     description = "UMLS entity retrieval, top-1 accuracy over a gold-name KB"
     hub_config = "umls"
     folder = "umls"
+    columns = (("accuracy", "UMLS‡"),)
+    model_index = ("text-retrieval", "Entity retrieval", HUB_DATASET, "umls", "UMLS (PEARL benchmark, gold-name KB)")

@@ -10,6 +10,7 @@ from scipy.stats import pearsonr
 
 from phrasezoo.encoders import Encoder
 
+from ..hub_dataset import HUB_DATASET, text
 from ..results import TaskResult
 from .base import Task, TaskContext, register_task
 
@@ -83,6 +84,13 @@ class Turney(Task):
     description = "Turney 2012: bigram -> its synonymous unigram among 5 candidates (answer + 4 distractors)"
     groups = ("all", "pearl")
     hub_config = "turney"
+    columns = (("accuracy", "Turney"),)
+    model_index = ("sentence-similarity", "Phrase similarity", HUB_DATASET, "turney", "Turney (PEARL benchmark)")
+
+    @classmethod
+    def from_hub_rows(cls, rows: list[dict]) -> MultipleChoiceData:
+        keys = ["label", "candidate_1", "candidate_2", "candidate_3", "candidate_4"]
+        return MultipleChoiceData([text(r["query"]) for r in rows], [[text(r[k]) for k in keys] for r in rows])
 
     def load_local(self, ctx: TaskContext) -> MultipleChoiceData:
         return read_turney(ctx.path("turney", "turney.txt"))
@@ -101,6 +109,16 @@ class Bird(Task):
     description = "BiRD: Pearson correlation of pair similarity with human relatedness (3,345 bigram pairs)"
     groups = ("all", "pearl")
     hub_config = "bird"
+    columns = (("pearson", "BiRD"),)
+    model_index = ("sentence-similarity", "Phrase similarity", HUB_DATASET, "bird", "BiRD (PEARL benchmark)")
+
+    @classmethod
+    def from_hub_rows(cls, rows: list[dict]) -> PairScoreData:
+        return PairScoreData(
+            [text(r["term1"]) for r in rows],
+            [text(r["term2"]) for r in rows],
+            [float(r["relatedness score"]) for r in rows],
+        )
 
     def load_local(self, ctx: TaskContext) -> PairScoreData:
         return read_bird(ctx.path("bird", "bird.tsv"))

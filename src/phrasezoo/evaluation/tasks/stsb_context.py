@@ -141,6 +141,10 @@ class StsbContext(Task):
     description = "STS-B-Context (SLICE): best similarity of the origin sentence to a passage / its word spans"
     requires = frozenset({SIMILARITY})
     groups = ("all",)
+    columns = (("pearson_passage", "STS-B-Ctx passage r"), ("pearson_spans_single_pass", "STS-B-Ctx single-pass r"))
+    model_index = (
+        "sentence-similarity", "Phrase similarity in context", "stsb_context", None, "STS-B-Context (SLICE)",
+    )  # fmt: skip
 
     def metrics(self) -> list[str]:
         return [f"{c}_{way}" for way in ("passage", "spans_single_pass") for c in ("pearson", "spearman")] + [

@@ -45,6 +45,19 @@ METHOD = Method(
         },
         "max_seq_length": 64,
     },  # fmt: skip
+    # published numbers (PEARL's table and SLICE's single-pass STS-B-Context), as fractions
+    paper_rows={
+        "Phrase-BERT (paper)": {
+            "turney": 0.572,
+            "bird": 0.688,
+            "ppdb": 0.968,
+            "ppdb_filtered": 0.687,
+            "conll2003": 0.354,
+            "bc5cdr": 0.595,
+            "autofj": 0.669,
+            "stsb_context:pearson_spans_single_pass": 0.643,
+        },
+    },  # fmt: skip
     sample_inputs=[
         "complete control",
         "full power of the system",

@@ -1,0 +1,132 @@
+"""The package's import ladder (CONTRIBUTING.md): each level imports only from the levels below it.
+
+1 entry (cli, pipeline, ``__main__`` modules) > 2 workflows (training, evaluation, hub, applications; no imports
+between them) > 3 the zoo (methods, each on its own, over the registry) > 4 shared pieces > 5 models.
+Every import counts, function-level ones included; there is no import loop between modules either.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE_DIR = Path(__file__).resolve().parents[1] / "src" / "phrasezoo"
+WORKFLOWS = ("training", "evaluation", "hub", "applications")
+#: Packages outside the ladder that sit on top of it like an entry point: they may import every level below, and
+#: nothing in the ladder imports them. Integrations adapt zoo models to other libraries (sentence-transformers,
+#: spaCy); ``match`` is an application-like API over any encoder.
+SIDE_ENTRIES = ("integrations", "match")
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE_DIR.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+MODULES = {module_name(p): p for p in sorted(PACKAGE_DIR.rglob("*.py"))}
+
+
+def level(module: str) -> tuple[float, str]:
+    """(level, group): lower levels may be imported by higher ones; groups on one level may not import each other."""
+    parts = module.split(".")[1:]
+    head = parts[0] if parts else ""
+    if head in SIDE_ENTRIES:
+        return 1, head
+    if not parts or head in ("cli", "pipeline", "__main__") or parts[-1] == "__main__":
+        return 1, "entry"
+    if head in WORKFLOWS:
+        return 2, head
+    if head == "registry":
+        return 3.5, "registry"  # methods declare themselves with registry.Method; the registry finds them by scanning
+    if head == "methods":
+        return 3, ".".join(parts[:2])  # each method its own group: methods/<a> never imports methods/<b>
+    if head == "models":
+        return 5, ".".join(parts[:2])
+    return 4, "shared"
+
+
+def imports_of(module: str) -> list[tuple[int, str]]:
+    """(line, imported phrasezoo module) for every import in the module, wherever it is (functions included)."""
+    path = MODULES[module]
+    tree = ast.parse(path.read_text())
+    package = module if path.name == "__init__.py" else module.rsplit(".", 1)[0]
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - node.level + 1]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            # `from pkg import submodule` imports the submodule
+            for alias in node.names:
+                candidate = f"{target}.{alias.name}"
+                found.append((node.lineno, candidate if candidate in MODULES else target))
+    return [(line, name) for line, name in found if name == "phrasezoo" or name.startswith("phrasezoo.")]
+
+
+def resolve(name: str) -> str:
+    while name not in MODULES and "." in name:
+        name = name.rsplit(".", 1)[0]
+    return name
+
+
+def allowed(importer: str, imported: str) -> bool:
+    if imported == importer or importer.startswith(imported + ".") and MODULES[imported].name == "__init__.py":
+        return True  # a module and its own package's __init__
+    (li, gi), (lj, gj) = level(importer), level(imported)
+    if gi == gj:
+        return True  # inside one package / group
+    return lj > li and not (li == 1 and lj == 1)
+
+
+def test_no_upward_or_sideways_import():
+    bad = []
+    for module, path in MODULES.items():
+        for line, name in imports_of(module):
+            target = resolve(name)
+            if target in MODULES and not allowed(module, target):
+                bad.append(
+                    f"{path.relative_to(PACKAGE_DIR.parent)}:{line}: {module} {level(module)} imports {target} {level(target)}"
+                )
+    assert not bad, "imports against the ladder:\n" + "\n".join(bad)
+
+
+def test_no_import_loops():
+    graph = {m: {resolve(n) for _, n in imports_of(m)} & set(MODULES) - {m} for m in MODULES}
+    # a package's __init__ re-exporting its own modules is not a loop worth failing on
+    for m in graph:
+        graph[m] = {n for n in graph[m] if not (MODULES[m].name == "__init__.py" and n.startswith(m + "."))}
+        graph[m] = {n for n in graph[m] if not (MODULES[n].name == "__init__.py" and m.startswith(n + "."))}
+    state: dict[str, int] = {}
+    stack: list[str] = []
+    loops: list[str] = []
+
+    def visit(node: str) -> None:
+        state[node] = 1
+        stack.append(node)
+        for nxt in sorted(graph[node]):
+            if state.get(nxt) == 1:
+                loops.append(" -> ".join(stack[stack.index(nxt) :] + [nxt]))
+            elif nxt not in state:
+                visit(nxt)
+        stack.pop()
+        state[node] = 2
+
+    for node in sorted(graph):
+        if node not in state:
+            visit(node)
+    assert not loops, "import loops:\n" + "\n".join(loops)
+
+
+@pytest.mark.parametrize(
+    ("module", "expected"),
+    [("phrasezoo.cli", 1), ("phrasezoo.training.run", 2), ("phrasezoo.registry", 3.5), ("phrasezoo.losses", 4)],
+)
+def test_levels(module, expected):
+    assert level(module)[0] == expected
