@@ -180,3 +180,41 @@ def test_evaluation_reads_text_like_the_training_data():
     text = "Don't stop: the U.S. \ufb01nancial economy grew 3.5% in 2019!"
     assert word_tokens(text) == cb.word_tokens(text)
     assert [a.text for a in Z.summarization_articles()] == [a.text for a in cb.summarization_articles()]
+
+
+def test_report_states_where_claims_hold_and_fail(tmp_path: Path):
+    """The README section is generated from results files and says plainly when a claim fails."""
+    from phrasezoo.evaluation.results import TaskResult as Result
+    from phrasezoo.evaluation.results import make_document, write_results
+    from phrasezoo.evaluation.tasks import facets_report as report
+
+    def doc(name, entries):
+        rows = [Result(task=t, metric=m, value=v, n=10, details=d) for t, m, v, d in entries]
+        write_results(make_document(name, None, rows), tmp_path / f"{name}.json")
+
+    ci = {"ci95": [0.1, 0.2], "minus_none_ci95": [0.01, 0.05], "minus_centroid_ci95": [-0.01, 0.03]}
+    sts = [("facets_stsb_subset", f"pearson_{h}:{s}:{w}", v, ci if w == "ours" else {"ci95": [0, 1]})
+           for h in ("all", "low") for s in ("avg", "prob_avg", "sif")
+           for w, v in (("none", 0.30), ("centroid", 0.31), ("ours", 0.35))]  # fmt: skip
+    recon = [("facets_reconstruction", f"er_pos:{s}", v, None)
+             for s, v in (("model", 0.6), ("input_words", 0.7), ("input_mean", 0.8), ("frequent_targets", 0.5))]  # fmt: skip
+    doc("s10", sts + recon)
+    doc("s1", [("facets_reconstruction", "er_pos:model", 0.65, None)])
+    phr = [("facets_turney", "turney5:glove_avg", 0.26, None), ("facets_turney", "turney5:emb", 0.30, None),
+           ("facets_bird", "pearson:glove_avg", 0.45, None), ("facets_bird", "pearson:emb", 0.34, None)]  # fmt: skip
+    doc("p10", phr)
+    doc("p1", phr)
+    report.RECIPES.update(sentence=("s10", "s1"), phrase=("p10", "p1"))
+    section = report.facets_section(tmp_path)
+    assert "Our a K = 10 raises Avg (All) beyond no weights and the centroid control: **holds**" in section
+    assert "not significant" in section  # the interval vs the centroid control includes 0
+    assert "K = 10 below K = 1 and below every non-learned control: **fails**" in section  # frequent targets win
+    assert "Turney(5) **holds**" in section and "BiRD **fails**" in section and "Turney(10) not measured" in section
+    assert "| Avg | Our a, K = 10 | 35.0 | 35.0 | 50.0 / 46.5 |" in section
+    readme = tmp_path / "README.md"
+    readme.write_text("intro\n<!-- facets:start -->\nSTALE\n<!-- facets:end -->\nrest\n")
+    report.replace_block(readme, section.rstrip(), "facets")
+    text = readme.read_text()
+    assert (
+        "STALE" not in text and text.startswith("intro\n<!-- facets:start -->\nTraining runs") and text.endswith("rest\n")
+    )

@@ -145,7 +145,7 @@ def sts_table(docs: dict[str, dict | None]) -> tuple[list[str], list[str]]:
             claims.append(
                 f"- Our a K = 10 raises {SCORER_NAMES[scorer]} ({half.capitalize()}) beyond no weights and the "
                 f"centroid control: {verdict(ok)} (95% CI of the difference vs none {none_ci}, vs centroid "
-                f"{centroid_ci}{'; both exclude 0' if sure else ''})."
+                f"{centroid_ci}: {'both exclude 0' if sure else 'not significant, an interval includes 0'})."
             )
     return lines, claims
 
