@@ -52,10 +52,8 @@ if not Span.has_extension("vector"):
 
 
 def _encoders():
-    try:  # the shared encoder loader (phrasezoo.encoders after the restructure)
-        from phrasezoo import encoders
-    except ImportError:  # pragma: no cover - layout before the restructure
-        from phrasezoo.evaluation import encoders
+    from phrasezoo import encoders  # imported when a component is built, not when spaCy scans entry points
+
     return encoders
 
 

@@ -18,10 +18,8 @@ RAPIDFUZZ_SCORERS = ("token_sort_ratio", "WRatio", "ratio", "token_set_ratio", "
 
 
 def _load_encoder(spec: Any, batch_size: int | None, progress: bool):
-    try:  # the shared encoder loader (phrasezoo.encoders after the restructure)
-        from phrasezoo.encoders import load_encoder
-    except ImportError:  # pragma: no cover - layout before the restructure
-        from phrasezoo.evaluation.encoders import load_encoder
+    from phrasezoo.encoders import load_encoder
+
     return load_encoder(spec, batch_size=batch_size, progress=progress)
 
 
