@@ -62,6 +62,30 @@ class SpanMatch:
     word_end: int = -1
 
 
+@dataclass
+class _Chunk:
+    """Scores of one chunk of start words: ``best`` span per start ``(nq, n)`` and what recomputes all spans."""
+
+    slots: np.ndarray
+    best: torch.Tensor
+    dots: torch.Tensor  # (nq, n) word dots
+    inverse: torch.Tensor  # (L, n) inverse span norms (0 where the span does not exist)
+    bias: torch.Tensor  # (L, n) 0 or -inf
+    min_words: int
+
+    def span_scores(self, selected: torch.Tensor) -> torch.Tensor:
+        """Cosines ``(nq, m, L)`` of every span length at the start words ``selected`` ``(nq, m)``."""
+        nq, n = self.dots.shape
+        n_lengths = self.inverse.shape[0]
+        cumulative = torch.cat([self.dots.new_zeros((nq, 1), dtype=torch.float64), self.dots.double().cumsum(1)], 1)
+        lengths = torch.arange(self.min_words, self.min_words + n_lengths)
+        ends = (selected.unsqueeze(-1) + lengths).clamp(max=n)  # (nq, m, L)
+        sums = cumulative.gather(1, ends.reshape(nq, -1)).view_as(ends) - cumulative.gather(1, selected).unsqueeze(-1)
+        inverse = self.inverse.T[selected]  # (nq, m, L)
+        bias = self.bias.T[selected]
+        return (sums.float() * inverse + bias).float()
+
+
 class SpanIndex:
     """Word vectors + span norms of a passage collection; exact best-span search (see module docstring).
 
@@ -90,8 +114,8 @@ class SpanIndex:
             raise ValueError(f"span_norms must be (n_slots, max_words={self.max_words}), got {self.span_norms.shape}.")
         self._word_faiss = None
         self._passage_faiss = None
-        #: elements of the (words x lengths x queries) score block per chunk; bounds search memory (~32 MB)
-        self.chunk_budget = 2**23
+        #: elements of the (queries x words) score arrays per chunk: bounds search memory and keeps it in cache
+        self.chunk_budget = 2**20
 
     # ---------------------------------------------------------------------------------------------- properties
     @property
@@ -168,22 +192,22 @@ class SpanIndex:
         best = torch.full((len(vectors), len(self.passages)), float("-inf"), dtype=torch.float32)
         row_of_slot = self._row_of_slot()
         passage_of_slot = torch.from_numpy(self.row_passage[row_of_slot])
-        for slots, cos in self._score_chunks(vectors, np.arange(self.n_slots), min_words, max_words):
-            per_slot = cos.amax(dim=1)  # (n, nq)
-            target = passage_of_slot[torch.from_numpy(slots)]
-            best.scatter_reduce_(1, target.unsqueeze(0).expand(len(vectors), -1), per_slot.T, "amax")
+        for chunk in self._score_chunks(vectors, np.arange(self.n_slots), min_words, max_words):
+            target = passage_of_slot[torch.from_numpy(chunk.slots)]
+            best.scatter_reduce_(1, target.unsqueeze(0).expand(len(vectors), -1), chunk.best, "amax")
         return best.numpy()
 
     # ------------------------------------------------------------------------------------------------ scoring
     def _score_chunks(self, vectors: np.ndarray, slots: np.ndarray, min_words: int, max_words: int):
-        """Yield ``(slots, cos (n, L, nq))`` over chunks of whole rows of ``slots`` (rows must be complete).
+        """Yield a :class:`_Chunk` per run of whole rows of ``slots`` (rows must be complete).
 
-        The dot of a span with the query is built length by length as a running sum of word dots (float32, no
-        cancellation), then divided by the stored span norm; spans that leave their row have norm 0 and get -inf.
+        Per chunk, the dot of every span with each query is built length by length as a running sum of the word
+        dots (float32, no cancellation) and scaled by the stored inverse span norm; only the best span per start
+        word is kept (``best``, ``(nq, n)``), so memory stays ``O(nq x n)`` whatever the number of lengths.
+        Spans that leave their row have norm 0 and score -inf.
         """
         queries = torch.from_numpy(np.ascontiguousarray(vectors, dtype=np.float32))
-        n_lengths = max_words - min_words + 1
-        step = max(1, self.chunk_budget // max(1, n_lengths * len(vectors)))
+        step = max(1, self.chunk_budget // max(1, len(vectors)))
         contiguous = len(slots) > 0 and int(slots[-1]) - int(slots[0]) + 1 == len(slots)
         start = 0
         while start < len(slots):
@@ -196,47 +220,57 @@ class SpanIndex:
                 block = self.word_vectors[chunk]
                 norms = self.span_norms[chunk, min_words - 1 : max_words]
             words = torch.from_numpy(np.asarray(block, dtype=np.float32))
-            dots = words @ queries.T  # (n, nq)
+            dots = queries @ words.T  # (nq, n)
+            norms = torch.from_numpy(np.ascontiguousarray(norms.T, dtype=np.float32))  # (L, n)
+            valid = norms > 0
+            inverse = torch.where(valid, 1.0 / norms.clamp(min=1e-12), torch.zeros_like(norms))
+            bias = torch.where(valid, torch.zeros_like(norms), torch.full_like(norms, float("-inf")))
             n = len(chunk)
-            cos = torch.empty((n, n_lengths, len(vectors)), dtype=torch.float32)
             running = dots.clone()
+            best = torch.full_like(dots, float("-inf"))
             for length in range(1, max_words + 1):
-                if length > 1 and length <= n:
-                    running[: n - length + 1] += dots[length - 1 :]
+                if 1 < length <= n:
+                    running[:, : n - length + 1] += dots[:, length - 1 :]
                 if length >= min_words:
-                    cos[:, length - min_words] = running
-            norms = torch.from_numpy(np.ascontiguousarray(norms, dtype=np.float32))
-            cos /= norms.clamp(min=1e-12).unsqueeze(-1)
-            cos.masked_fill_((norms <= 0).unsqueeze(-1), float("-inf"))
-            yield chunk, cos
+                    k = length - min_words
+                    torch.maximum(best, torch.addcmul(bias[k], running, inverse[k]), out=best)
+            yield _Chunk(chunk, best, dots, inverse, bias, min_words)
             start = stop
 
     def _search_slots(self, vectors, slots, top_k, threshold, min_words, max_words, nms) -> list[list[SpanMatch]]:
-        """Top spans per query among ``slots``: per chunk the best candidates, then greedy overlap suppression.
+        """Top spans per query among ``slots``: the best start words per chunk, all their spans, then greedy overlap
+        suppression.
 
-        Exact: a candidate left out of a chunk scores at most that chunk's cut-off, so the selection is final once
-        it is complete above every cut-off (or the threshold is above them); otherwise more candidates are kept.
+        Exact: the top-k spans of a chunk start at its top-k start words (by best span), so without overlap
+        suppression ``top_k`` start words per chunk suffice. With it, a span left out scores at most the chunk's
+        cut-off (the best span of the last start word kept), so the selection is final once it is complete above
+        every cut-off (or the threshold is above them); otherwise more start words are kept.
         """
         per_chunk = max(4 * top_k, 64) if nms else top_k
+        n_lengths = max_words - min_words + 1
         while True:
-            found: list[list[tuple[float, int, int]]] = [[] for _ in range(len(vectors))]
+            parts: list[tuple[torch.Tensor, np.ndarray, torch.Tensor]] = []
             cutoff = np.full(len(vectors), -np.inf)
-            for chunk, cos in self._score_chunks(vectors, slots, min_words, max_words):
-                n, n_lengths, nq = cos.shape
-                flat = cos.permute(2, 0, 1).reshape(nq, -1)
-                k = min(per_chunk, flat.shape[1])
-                values, index = flat.topk(k, dim=1)
-                if k < flat.shape[1]:
-                    cutoff = np.maximum(cutoff, values[:, -1].numpy())
-                for q in range(nq):
-                    keep = torch.isfinite(values[q])
-                    if threshold is not None:
-                        keep &= values[q] >= threshold
-                    for value, i in zip(values[q][keep].tolist(), index[q][keep].tolist()):
-                        found[q].append((value, int(chunk[i // n_lengths]), min_words + i % n_lengths))
-            results = [self._select(c, top_k, nms) for c in found]
+            for chunk in self._score_chunks(vectors, slots, min_words, max_words):
+                m = min(per_chunk, len(chunk.slots))
+                best, selected = chunk.best.topk(m, dim=1)  # (nq, m)
+                if m < len(chunk.slots):
+                    cutoff = np.maximum(cutoff, best[:, -1].numpy())
+                parts.append((chunk.span_scores(selected), chunk.slots[selected.numpy()], selected))
+            lengths = np.arange(min_words, max_words + 1)
+            results = []
+            for q in range(len(vectors)):
+                values = torch.cat([v[q].reshape(-1) for v, _, _ in parts]).numpy()
+                starts = np.concatenate([np.repeat(s[q], n_lengths) for _, s, _ in parts])
+                spans = np.tile(lengths, len(values) // n_lengths)
+                keep = np.isfinite(values)
+                if threshold is not None:
+                    keep &= values >= threshold
+                values, starts, spans = values[keep], starts[keep], spans[keep]
+                order = np.argsort(-values, kind="stable")
+                results.append(self._select(values[order], starts[order], spans[order], top_k, nms))
             if not nms:
-                return results  # the global top_k is always inside the per-chunk top_k
+                return results
             complete = [
                 cutoff[q] == -np.inf
                 or (threshold is not None and cutoff[q] < threshold)
@@ -247,12 +281,12 @@ class SpanIndex:
                 return results
             per_chunk *= 4
 
-    def _select(self, candidates: list[tuple[float, int, int]], top_k: int, nms: bool) -> list[SpanMatch]:
-        candidates.sort(key=lambda c: -c[0])
+    def _select(self, values, starts, lengths, top_k: int, nms: bool) -> list[SpanMatch]:
+        """Greedy pass over candidates sorted best first; stops at ``top_k`` chosen spans."""
         chosen: list[SpanMatch] = []
         taken: dict[int, list[tuple[int, int]]] = {}
         row_of_slot = self._row_of_slot()
-        for value, slot, length in candidates:
+        for value, slot, length in zip(values.tolist(), starts.tolist(), lengths.tolist()):
             row = int(row_of_slot[slot])
             passage = int(self.row_passage[row])
             word_start = int(self.row_first_word[row] + slot - self.row_slot_start[row])
