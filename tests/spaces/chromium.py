@@ -77,8 +77,18 @@ class _WebSocket:
                 return message.decode()
 
 
-def screenshot(url: str, path: str | os.PathLike, ready_js: str, timeout: float = 120.0, size=(1280, 1600)) -> bool:
-    """Open ``url``, wait until ``ready_js`` evaluates true (or ``timeout``), save a PNG; returns whether it was ready."""
+def screenshot(
+    url: str,
+    path: str | os.PathLike,
+    ready_js: str,
+    timeout: float = 120.0,
+    size=(1280, 1600),
+    action_js: str | None = None,
+) -> bool:
+    """Open ``url``, wait until ``ready_js`` evaluates true (or ``timeout``), save a PNG; returns whether it was ready.
+
+    ``action_js`` runs once the page has a button (e.g. a click on one) before waiting for ``ready_js``.
+    """
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
@@ -115,6 +125,15 @@ def screenshot(url: str, path: str | os.PathLike, ready_js: str, timeout: float 
 
         ready = False
         deadline = time.monotonic() + timeout
+        if action_js:
+            while time.monotonic() < deadline:
+                found = call("Runtime.evaluate", expression="document.querySelectorAll('button').length > 0",
+                             returnByValue=True)  # fmt: skip
+                if found.get("result", {}).get("value") is True:
+                    break
+                time.sleep(0.5)
+            time.sleep(3.0)  # let the app connect its event handlers
+            call("Runtime.evaluate", expression=action_js)
         while time.monotonic() < deadline:
             value = call("Runtime.evaluate", expression=f"Boolean({ready_js})", returnByValue=True)
             if value.get("result", {}).get("value") is True:
