@@ -13,7 +13,21 @@ EPILOG = """examples:
   phrasezoo evaluate --model outputs/pearl-mini --tasks all --output results/pearl-mini.json
   phrasezoo report results/*.json
   phrasezoo push outputs/pearl-mini --repo-id me/pearl-mini
+  phrasezoo export pearl-mini --format sentence-transformers      SentenceTransformer-loadable copy
+  phrasezoo match join --left a.csv --right b.csv --output joined.csv   fuzzy join (also: match link)
 """
+
+#: Entry-point groups through which packages outside the import ladder (phrasezoo.match, phrasezoo.integrations)
+#: add subcommands and export formats: the CLI finds them by name and never imports them itself.
+COMMAND_PLUGINS = "phrasezoo.commands"
+EXPORT_FORMAT_PLUGINS = "phrasezoo.export_formats"
+
+
+def plugins(group: str) -> dict:
+    """Installed entry points of ``group`` by name (empty when the package metadata lacks them)."""
+    from importlib.metadata import entry_points
+
+    return {ep.name: ep for ep in entry_points(group=group)}
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -67,6 +81,15 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("--results", help="results file of this model for the card (default results/<name>.json)")
     export.add_argument("--baseline", action="append", default=[], help="results files of baselines for the card table")
     export.add_argument("--from-checkpoint", action="store_true", help="export the latest checkpoint's weights")
+    export.add_argument(
+        "--format",
+        choices=["hub", *sorted(plugins(EXPORT_FORMAT_PLUGINS))],
+        default="hub",
+        help="hub: the Hub-ready folder (default); sentence-transformers: a copy of outputs/<name>/ that "
+        "SentenceTransformer(folder) loads, written to --output",
+    )
+    export.add_argument("--output", help="folder for --format other than hub (default outputs/<name>-<format>)")
+    export.add_argument("--overwrite", action="store_true", help="replace an existing --output folder")
 
     push = sub.add_parser("push", help="upload an exported folder to the Hugging Face Hub (needs a token)")
     push.add_argument("folder", help="exported folder, e.g. outputs/pearl-mini")
@@ -82,6 +105,11 @@ def build_parser() -> argparse.ArgumentParser:
     from phrasezoo.applications.commands import register as register_topics
 
     register_topics(sub)
+    for name, entry_point in sorted(plugins(COMMAND_PLUGINS).items()):
+        try:
+            entry_point.load()(sub)
+        except Exception as err:  # noqa: BLE001 - a broken plugin must not take the whole CLI down
+            print(f"warning: the `{name}` command is unavailable ({type(err).__name__}: {err})", file=sys.stderr)
     return parser
 
 
@@ -140,6 +168,20 @@ def _export(args) -> int:
     from phrasezoo.recipes import load_hub_config
 
     cfg = load_hub_config(args.config)
+    if args.format != "hub":
+        if not (cfg.output_dir / "config.json").exists():
+            print(
+                f"error: {cfg.output_dir} holds no exported model; run `phrasezoo train {cfg.name}`.", file=sys.stderr
+            )
+            return 2
+        output = Path(args.output or f"{cfg.output_dir}-{args.format}")
+        try:
+            written = plugins(EXPORT_FORMAT_PLUGINS)[args.format].load()(cfg.output_dir, output, args.overwrite)
+        except (ValueError, FileExistsError) as err:
+            print(f"error: {err}", file=sys.stderr)
+            return 2
+        print(f">> wrote {written} ({args.format})")
+        return 0
     results_path = Path(args.results) if args.results else cfg.results_path
     results = read_results(results_path) if results_path.exists() else None
     baselines = [read_results(Path(p)) for p in args.baseline]

@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -110,3 +111,25 @@ def test_command_line_exports_a_zoo_folder(tmp_path, capsys):
     assert "trust_remote_code=True" in capsys.readouterr().out
     assert (tmp_path / "st" / "README.md").read_text() == "# card"
     assert main([str(tmp_path / "missing"), "--output", str(tmp_path / "x")]) == 2
+
+
+def test_phrasezoo_export_format_sentence_transformers(tmp_path, monkeypatch, capsys):
+    """`phrasezoo export <recipe> --format sentence-transformers` (the format comes from an entry point)."""
+    from phrasezoo.cli import main as cli_main
+
+    recipe = Path(__file__).resolve().parents[2] / "hub_configs" / "phrase-bert-mini.yaml"
+    monkeypatch.chdir(tmp_path)
+    assert cli_main(["export", str(recipe), "--format", "sentence-transformers"]) == 2  # nothing exported yet
+    assert "holds no exported model" in capsys.readouterr().err
+    model = get_method("phrase_bert").tiny_model().eval()
+    model.save_pretrained(tmp_path / "outputs" / "phrase-bert-mini")
+    model.tokenizer.save_pretrained(tmp_path / "outputs" / "phrase-bert-mini")
+    assert cli_main(["export", str(recipe), "--format", "sentence-transformers"]) == 0
+    folder = tmp_path / "outputs" / "phrase-bert-mini-sentence-transformers"
+    assert (folder / "modules.json").exists()
+    from sentence_transformers import SentenceTransformer
+
+    got = SentenceTransformer(str(folder), device="cpu").encode(PHRASES)
+    np.testing.assert_allclose(got, model.encode(PHRASES), atol=1e-5)
+    assert cli_main(["export", str(recipe), "--format", "sentence-transformers"]) == 2  # exists: needs --overwrite
+    assert cli_main(["export", str(recipe), "--format", "sentence-transformers", "--overwrite"]) == 0

@@ -43,3 +43,26 @@ def test_missing_column_is_a_clear_error(tmp_path):
                    "--output", "-", "--model", "rapidfuzz:ratio")  # fmt: skip
     assert done.returncode == 2
     assert "no column 'title'" in done.stderr and "a, b" in done.stderr
+
+
+def test_phrasezoo_match_subcommand(tmp_path):
+    """`phrasezoo match ...`: the command comes to the main CLI through the phrasezoo.commands entry point."""
+    from phrasezoo.cli import main as cli_main
+
+    left, right, output = tmp_path / "left.csv", tmp_path / "right.csv", tmp_path / "joined.csv"
+    pd.DataFrame({"title": ["apple pie", "banana bread"]}).to_csv(left, index=False)
+    pd.DataFrame({"title": ["banana bred"]}).to_csv(right, index=False)
+    args = [
+        "match",
+        "join",
+        "--left",
+        str(left),
+        "--right",
+        str(right),
+        "--model",
+        "rapidfuzz:ratio",
+        "-o",
+        str(output),
+    ]
+    assert cli_main(args) == 0
+    assert pd.read_csv(output)["left"].tolist() == ["banana bread"]
