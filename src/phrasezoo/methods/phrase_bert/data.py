@@ -30,7 +30,7 @@ import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any, Protocol
+from typing import Any
 
 from datasets import Dataset, Features, List, Value
 from tqdm.auto import tqdm
@@ -38,6 +38,7 @@ from tqdm.auto import tqdm
 from phrasezoo.data import phrases as _phrases_module
 from phrasezoo.data import synonyms as _synonyms_module
 from phrasezoo.data.cache import cache_key, cached_dataset, code_version
+from phrasezoo.data.paraphrase import DEFAULT_HUB_PARAPHRASER, HubParaphraser, Paraphraser
 from phrasezoo.data.phrases import parse_corpus, parse_params, phrase_contexts, phrase_table
 from phrasezoo.data.spans import MiningOptions
 from phrasezoo.data.synonyms import STOP_WORDS, SynonymTable
@@ -49,7 +50,6 @@ PHRASE_BERT_DATA_VERSION = "1"
 #: The paper's phrase classes (prepositional phrases are left out: they overlap heavily with noun phrases).
 PHRASE_CLASSES = ("NP", "VP", "ADJP", "ADVP")
 OBJECTIVES = ("paraphrase", "context")
-DEFAULT_HUB_PARAPHRASER = "prithivida/parrot_paraphraser_on_T5"
 
 _TOKEN = re.compile(r"[^\W_]+")
 _ARTICLES = {"a", "an"}
@@ -90,12 +90,6 @@ def meets_no_overlap_rule(anchor: str, candidate: str) -> bool:
 
 
 # ------------------------------------------------------------------------------------------------- paraphrasers
-class Paraphraser(Protocol):
-    """Anything with ``paraphrase(phrases) -> list[list[str]]``: raw candidates per phrase, best first."""
-
-    def paraphrase(self, phrases: list[str]) -> list[list[str]]: ...
-
-
 class DiverseLexicalParaphraser:
     """Offline paraphraser that replaces every content word of a phrase (stop words stay), without overlap.
 
@@ -218,13 +212,14 @@ def _phrase_seed(seed: int, phrase: str) -> int:
     return seed ^ zlib.crc32(phrase.encode())
 
 
-class ConstrainedHubParaphraser:
+class ConstrainedHubParaphraser(HubParaphraser):
     """Paraphrases sampled from a ``transformers`` seq2seq model with the phrase's content words banned.
 
     The paper decodes its paraphraser with nucleus sampling and lexical constraints that forbid the anchor's
     non-stop-word tokens; here the constraint is ``bad_words_ids``: the token ids of every content word of the
-    phrase, in lower-case, capitalised and upper-case spellings, with and without a leading space. Loaded on first
-    use; one ``generate`` call per phrase (the banned words differ per phrase), seeded per phrase.
+    phrase, in lower-case, capitalised and upper-case spellings, with and without a leading space. Loading is the
+    zoo's :class:`~phrasezoo.data.paraphrase.HubParaphraser` (on first use); one ``generate`` call per phrase (the
+    banned words differ per phrase), seeded per phrase.
 
     Args:
         model_id: Hub id or local folder of a seq2seq paraphraser (default: Parrot T5, prefix ``"paraphrase: "``).
@@ -245,16 +240,18 @@ class ConstrainedHubParaphraser:
         tokenizer=None,
         progress: bool = True,
     ):
-        self.model_id = model_id
-        self.prefix = prefix
+        super().__init__(
+            model_id=model_id,
+            prefix=prefix,
+            num_return_sequences=num_return_sequences,
+            max_new_tokens=max_new_tokens,
+            device=device,
+            model=model,
+            tokenizer=tokenizer,
+            progress=progress,
+        )
         self.top_p = top_p
-        self.num_return_sequences = num_return_sequences
-        self.max_new_tokens = max_new_tokens
         self.seed = seed
-        self.device = device
-        self.model = model
-        self.tokenizer = tokenizer
-        self.progress = progress
 
     @property
     def cache_key(self) -> str:
@@ -262,17 +259,6 @@ class ConstrainedHubParaphraser:
             f"constrained-hub:{self.model_id}:{self.prefix}:{self.top_p}:{self.num_return_sequences}:"
             f"{self.max_new_tokens}:{self.seed}"
         )
-
-    def _load(self) -> None:
-        import torch
-        from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
-
-        if self.tokenizer is None:
-            self.tokenizer = AutoTokenizer.from_pretrained(self.model_id)
-        if self.model is None:
-            self.model = AutoModelForSeq2SeqLM.from_pretrained(self.model_id)
-        self.device = self.device or ("cuda" if torch.cuda.is_available() else "cpu")
-        self.model.to(self.device).eval()
 
     def banned_token_ids(self, phrase: str) -> list[list[int]]:
         """Token-id sequences of the phrase's content words in the spellings a decoder could produce."""
@@ -293,9 +279,7 @@ class ConstrainedHubParaphraser:
         phrases = list(phrases)
         if not phrases:
             return []
-        if self.model is None or self.tokenizer is None or self.device is None:
-            self._load()
-        self.model.to(self.device)
+        self._ensure_loaded()
         out = []
         for phrase in tqdm(phrases, desc="paraphrasing (hub)", disable=not self.progress or len(phrases) < 50):
             encoded = self.tokenizer([self.prefix + phrase], return_tensors="pt").to(self.device)
