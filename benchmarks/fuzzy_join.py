@@ -47,6 +47,19 @@ def zoo_models(outputs: Path) -> list[str]:
     return found
 
 
+def zoo_note(zoo: list[str], models: list[str], outputs: str) -> str:
+    """Which exported zoo models were measured, and which were present but left out (``--models``)."""
+    run = [m for m in models if m in zoo]
+    skipped = [m for m in zoo if m not in run]
+    if not zoo:
+        return (f"no exported zoo model was present under {outputs}/ when this ran, so only the baselines were "
+                "measured (nothing was trained for this benchmark).")  # fmt: skip
+    note = f"zoo models measured: {', '.join(run) or 'none'}"
+    if skipped:
+        note += f"; also exported but not run here: {', '.join(skipped)}"
+    return note + "; nothing was trained for this benchmark."
+
+
 def autofj_tables(subset: str):
     from phrasezoo.evaluation.tasks.fuzzy_join import autofj_names, read_autofj
 
@@ -124,6 +137,10 @@ def fuzzy_join_table(report: dict) -> str:
             cells += [f"{100 * r['accuracy']:.1f}", f"{r['rows_per_second']:,.0f}"] if r else ["–", "–"]
         lines.append(f"| {model['name']} | " + " | ".join(cells) + " |")
     autofj = report.get("autofj", {})
+    specs = [m["spec"] for m in report["models"]]
+    command = ".venv/bin/python benchmarks/fuzzy_join.py" + (
+        "" if specs == DEFAULT_BASELINES else " --models " + " ".join(specs)
+    )
     first = next((m["tasks"]["autofj"] for m in report["models"] if "autofj" in m["tasks"]), None)
     sizes = f"{first['rows']:,} right rows against {first['left_rows']:,} left rows in all" if first else ""
     notes = [
@@ -132,7 +149,8 @@ def fuzzy_join_table(report: dict) -> str:
         "tables and indexing included (for the encoders, embedding the larger left tables is most of the time).",
         f"- ‡ YAGO/UMLS: top-1 linking accuracy against a {GOLD_KB_NOTE}.",
         f"- Measured {report['created'][:10]} on {report['machine']} (load average {report['load_average_start']} at "
-        f"the start, {report.get('load_average_end', '?')} at the end: a shared machine) with `.venv/bin/python benchmarks/fuzzy_join.py`; {report['zoo_note']}",
+        f"the start, {report.get('load_average_end', '?')} at the end: a shared machine) with `{command}`; "
+        f"{report['zoo_note']}",
     ]
     return "\n".join(lines) + "\n\n" + "\n".join(notes)
 
@@ -174,12 +192,7 @@ def main() -> None:
         "benchmark": "phrasezoo.match join/link: accuracy and rows per second, exact search, no blocking",
         "machine": f"{platform.machine()} {os.cpu_count()} cores",
         "load_average_start": round(os.getloadavg()[0], 2),
-        "zoo_note": (
-            f"zoo models measured: {', '.join(zoo)}."
-            if zoo
-            else f"no exported zoo model was present under {args.outputs}/ when this ran, so only the baselines were "
-            "measured (nothing was trained for this benchmark)."
-        ),  # fmt: skip
+        "zoo_note": zoo_note(zoo, models, args.outputs),
         "models": [],
     }
     data = {}
