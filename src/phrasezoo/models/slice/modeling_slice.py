@@ -253,7 +253,8 @@ class SliceModel(SlicePreTrainedModel):
         (character spans in the text) and ``word_ids`` ``(n_tokens,)`` (index of the whitespace word, or of the word
         piece with ``span_unit="token"``); special tokens excluded. Texts longer than ``config.max_seq_length`` are
         read in overlapping windows and each word's tokens are taken from the one window that owns spans starting
-        at that word, so every span of up to ``config.max_span_words`` words pools tokens of a single pass.
+        at that word; a span crossing from one window's words into the next then pools tokens of two passes
+        (``span_embeddings``, ``find_spans`` and the span index always score a span inside one window).
         """
         texts = _check_texts(texts)
         batch = self.passage_batch(texts, span_words=self.config.max_span_words)
