@@ -55,7 +55,10 @@ class TrainingConfig:
     warmup_ratio: float = 0.0
     max_grad_norm: float | None = 1.0
     mixed_precision: str = "no"  # "bf16": autocast the forward pass (fp32 master weights); ~2x on AVX-512 BF16 CPUs
-    seed: int = 42
+    seed: int = 42  # seeds the fresh modules' initialisation, the data order, augmentations and dropout
+    # torch CPU threads for the run (None: torch's default, i.e. the cores or OMP_NUM_THREADS). Float sums depend on
+    # the thread count, so bitwise-identical reruns need the same count: recipes pin it.
+    num_threads: int | None = None
     checkpoint_every: int = 200
     keep_checkpoints: int = 2
     log_every: int = 10
@@ -63,7 +66,9 @@ class TrainingConfig:
     lora: dict[str, Any] | None = (
         None  # peft LoraConfig kwargs, e.g. {r: 8, lora_alpha: 16, target_modules: [query, value]}
     )
-    time_budget_minutes: float | None = None  # stop cleanly (and checkpoint) when the budget is spent
+    # a safety stop only: max_steps/epochs decide a run. When the budget fires, the loop checkpoints and stops, the
+    # log and the card say so ("stopped by time budget"), and rerunning the recipe resumes to the planned steps.
+    time_budget_minutes: float | None = None
     method_args: dict[str, Any] = field(default_factory=dict)
 
 

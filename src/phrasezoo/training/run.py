@@ -19,7 +19,7 @@ import torch
 from phrasezoo.recipes import HubConfig
 from phrasezoo.registry import create_model, validate_recipe
 from phrasezoo.resources import backbone_hub_id
-from phrasezoo.training.trainer import TrainResult, train
+from phrasezoo.training.trainer import TrainResult, seed_everything, train
 
 
 @dataclass
@@ -50,13 +50,19 @@ def run_training(
     if accelerator.device.type == "cpu" and accelerator.num_processes > 1:
         # several CPU processes share the cores: one thread pool per process, not one per core each
         torch.set_num_threads(max(1, (os.cpu_count() or 2) // accelerator.num_processes))
+    if cfg.training.num_threads:
+        torch.set_num_threads(cfg.training.num_threads)
     output_dir = Path(output_dir or cfg.output_dir)
     method = validate_recipe(cfg)
     accelerator.print(
         f">> {cfg.name}: {method.description}; backbone {cfg.backbone or 'none (built from the recipe)'}; "
         f"output {output_dir}; {accelerator.num_processes} process(es), {accelerator.distributed_type}"
     )
+    # same recipe + seed -> same weights: fresh modules are initialised from the seeded generator (not torch's
+    # per-process random seed), and the data build starts from the same state whether or not its cache was warm
+    seed_everything(cfg.training.seed)
     model = create_model(cfg, accelerator)
+    seed_everything(cfg.training.seed)
     task = method.build_task(cfg, model, accelerator)
     result = train(
         model,
@@ -81,6 +87,9 @@ def training_facts(cfg: HubConfig, result: TrainResult, accelerator, task) -> di
         "steps": result.steps,
         "planned steps": result.total_steps,
         "stopped by time budget": result.stopped_early,
+        "time budget (min)": t.time_budget_minutes or "none",
+        "seed": t.seed,
+        "torch threads": torch.get_num_threads(),
         "training time (min)": round(result.seconds / 60, 1),
         "global batch size": t.batch_size,
         "learning rate": t.learning_rate,

@@ -119,6 +119,8 @@ def train(
     from accelerate import Accelerator
 
     accelerator = accelerator or Accelerator()
+    if cfg.num_threads:
+        torch.set_num_threads(cfg.num_threads)
     output_dir = Path(output_dir)
     ckpt_dir = output_dir / "checkpoints"
     rank, world = accelerator.process_index, accelerator.num_processes
@@ -209,7 +211,13 @@ def train(
             if step % cfg.checkpoint_every == 0 and step < total_steps:
                 checkpoint()
             if budget is not None and time.monotonic() - started > budget and step < total_steps:
-                accelerator.print(f">> time budget of {cfg.time_budget_minutes} min spent at step {step}/{total_steps}")
+                accelerator.print(
+                    f">> WARNING: the safety time budget of {cfg.time_budget_minutes} min fired at step "
+                    f"{step}/{total_steps}: this model is NOT the recipe's run (the card says so). Rerun the same "
+                    "command to resume to the planned steps."
+                )
+                if accelerator.is_main_process:
+                    _append_log(log_path, {"step": step, "stopped_by_time_budget": True, "planned_steps": total_steps})
                 checkpoint()
                 stopped_early = True
                 break
@@ -298,10 +306,19 @@ def _autocast(mixed_precision: str, device: torch.device):
     return torch.autocast(device_type=device.type, dtype=dtypes[mixed_precision])
 
 
-@contextmanager
-def _seeded(seed: int):
-    """Seed python, numpy and torch for a block (the deterministic ``prepare`` stage)."""
+def seed_everything(seed: int) -> None:
+    """Seed python's ``random``, numpy's global generator and torch (CPU and CUDA).
+
+    Called before a model is built: fresh modules (heads, character encoders) are initialised from torch's global
+    generator, which every process otherwise seeds at random.
+    """
     random.seed(seed)
     np.random.seed(seed % (2**32))
     torch.manual_seed(seed)
+
+
+@contextmanager
+def _seeded(seed: int):
+    """Seed python, numpy and torch for a block (the deterministic ``prepare`` stage)."""
+    seed_everything(seed)
     yield
