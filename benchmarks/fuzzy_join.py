@@ -176,10 +176,11 @@ def main() -> None:
     parser.add_argument("--output", help="results JSON (e.g. results/fuzzy-join.json)")
     parser.add_argument("--readme", help="rewrite the <!-- fuzzy-join:start --> block of this README")
     parser.add_argument("--from-results", help="only regenerate the README block from this results file")
+    parser.add_argument("--block", default="fuzzy-join", help="README block name (default fuzzy-join)")
     args = parser.parse_args()
 
     if args.from_results:
-        write_block(Path(args.readme), fuzzy_join_table(json.loads(Path(args.from_results).read_text())), "fuzzy-join")
+        write_block(Path(args.readme), fuzzy_join_table(json.loads(Path(args.from_results).read_text())), args.block)
         return
 
     from phrasezoo.match.scorers import make_scorer
@@ -229,7 +230,7 @@ def main() -> None:
         tmp.replace(args.output)
     print(fuzzy_join_table(report))
     if args.readme:
-        write_block(Path(args.readme), fuzzy_join_table(report), "fuzzy-join")
+        write_block(Path(args.readme), fuzzy_join_table(report), args.block)
 
 
 if __name__ == "__main__":
