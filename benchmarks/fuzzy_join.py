@@ -138,13 +138,14 @@ def fuzzy_join_table(report: dict) -> str:
         lines.append(f"| {model['name']} | " + " | ".join(cells) + " |")
     autofj = report.get("autofj", {})
     specs = [m["spec"] for m in report["models"]]
+    subset = "" if autofj.get("subset", "").startswith("all") else f" ({autofj.get('subset', '')})"
     command = ".venv/bin/python benchmarks/fuzzy_join.py" + (
         "" if specs == DEFAULT_BASELINES else " --models " + " ".join(specs)
     )
     first = next((m["tasks"]["autofj"] for m in report["models"] if "autofj" in m["tasks"]), None)
     sizes = f"{first['rows']:,} right rows against {first['left_rows']:,} left rows in all" if first else ""
     notes = [
-        f"- AutoFJ: mean accuracy over {autofj.get('n_datasets', '?')} datasets ({autofj.get('subset', '')}), each "
+        f"- AutoFJ: mean accuracy over {autofj.get('n_datasets', '?')} datasets{subset}, each "
         f"right title joined to the whole left table ({sizes}); rows/s = right rows joined per second, embedding both "
         "tables and indexing included (for the encoders, embedding the larger left tables is most of the time).",
         f"- ‡ YAGO/UMLS: top-1 linking accuracy against a {GOLD_KB_NOTE}.",
