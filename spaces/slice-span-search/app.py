@@ -119,6 +119,22 @@ def check_input(query: str, passages_text: str, min_words: int, max_words: int) 
     return query, passages
 
 
+def read_upload(path) -> str:
+    """The text of an uploaded .txt file for the passages box (UTF-8, else cp1252), capped like typed input."""
+    if not path:
+        raise gr.Error("No file was uploaded.")
+    raw = Path(path).read_bytes()
+    if len(raw) > 4 * MAX_CHARS:
+        raise gr.Error(f"The file has {len(raw):,} bytes; at most {MAX_CHARS:,} characters of passages are allowed.")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        text = raw.decode("cp1252", errors="replace")
+    if len(text) > MAX_CHARS:
+        raise gr.Error(f"The file has {len(text):,} characters; at most {MAX_CHARS:,} are allowed.")
+    return text
+
+
 def highlighted(passages: list[str], matches) -> list[tuple[str, str | None]]:
     """Passages as (text, label) pieces for HighlightedText; each match labelled with its rank and cosine."""
     pieces: list[tuple[str, str | None]] = []
@@ -215,6 +231,7 @@ def build_demo(model, note: str = "", base_loader=None, compare_default: bool = 
                     value=EXAMPLE_PASSAGES,
                     lines=10,
                 )
+                upload = gr.File(label="...or load a .txt file into the passages box", file_types=[".txt"])
             with gr.Column(scale=1):
                 min_words = gr.Slider(1, MAX_SPAN, value=1, step=1, label="Min words per span")
                 max_words = gr.Slider(1, MAX_SPAN, value=20, step=1, label="Max words per span")
@@ -234,6 +251,7 @@ def build_demo(model, note: str = "", base_loader=None, compare_default: bool = 
         inputs = [query, passages, min_words, max_words, top_k, min_cos, compare]
         outputs = [found, found_base, spans, scores, plot, status]
         button.click(search, inputs, outputs, api_name="search")
+        upload.upload(read_upload, upload, passages, api_name="load_file")
         demo.load(search, inputs, outputs)
     return demo
 

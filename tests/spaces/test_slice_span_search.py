@@ -95,6 +95,18 @@ def test_bad_input_gives_a_clear_error(client, query, passages, min_words, messa
         client.predict(query, passages, min_words, 20, 3, 0.0, False, api_name="/search")
 
 
+def test_uploaded_text_file_fills_the_passages(client, tmp_path):
+    from gradio_client import handle_file
+
+    path = tmp_path / "passages.txt"
+    path.write_text(PASSAGES, encoding="utf-8")
+    assert client.predict(handle_file(str(path)), api_name="/load_file") == PASSAGES
+    big = tmp_path / "big.txt"
+    big.write_text("word " * 5000, encoding="utf-8")
+    with pytest.raises(Exception, match="at most 20,000"):
+        client.predict(handle_file(str(big)), api_name="/load_file")
+
+
 def test_missing_model_falls_back_to_the_base_encoder_with_a_note(app, tmp_path):
     model, note = app.load_model(str(tmp_path / "no-such-model"))
     assert "could not be loaded" in note and "base encoder" in note
