@@ -153,10 +153,33 @@ def test_missing_dictionary_names_the_debian_package(tmp_path):
         load_pivot_table(tmp_path / "english-german.dict.dz")
 
 
+def test_chain_merges_paraphrasers_in_order(small_dictionary):
+    from phrasezoo.data.pivot import ChainParaphraser
+
+    table = build_pivot_table(small_dictionary, progress=False)
+    first = PivotParaphraser(table=table, exclude_benchmarks=False, max_paraphrases=1, progress=False)
+    second = PivotParaphraser(table=table, exclude_benchmarks=False, max_paraphrases=3, progress=False)
+    chain = ChainParaphraser([first, second], max_paraphrases=3)
+    assert chain.paraphrase(["car"]) == [second.paraphrase(["car"])[0]]  # first's output is second's first
+    assert chain.cache_key.startswith("chain:3:pivot:")
+
+
 @pytest.mark.slow
-def test_full_dictionary_gives_hundreds_of_thousands_of_pivot_pairs():
-    table = build_pivot_table(progress=False)
+def test_full_dictionary_gives_hundreds_of_thousands_of_pivot_pairs(benchmarks_dir, monkeypatch):
+    from phrasezoo.data.paraphrase import get_paraphraser
+    from phrasezoo.data.pivot import ChainParaphraser
+
+    table = load_pivot_table(progress=False)
     stats = table.stats
     assert stats["entries"] == 542_820
     assert stats["pivot_groups"] > 150_000 and stats["pairs"] > 700_000 and stats["multiword_pairs"] > 300_000
     assert {"auto", "automobile"} <= set(table.paraphrases("car")[:5])
+    # recipes name it: paraphraser: pivot (cached table, benchmark items removed) or offline+pivot
+    monkeypatch.setenv("PHRASEZOO_BENCHMARKS", str(benchmarks_dir))
+    pivot = get_paraphraser("pivot", progress=False)
+    assert isinstance(pivot, PivotParaphraser) and pivot.filter_report.dropped > 100_000
+    assert "bite the dust" in pivot.paraphrase(["kick the bucket"])[0]
+    chained = get_paraphraser("none+pivot", progress=False)
+    assert isinstance(chained, ChainParaphraser) and chained.paraphrase(["kick the bucket"]) == pivot.paraphrase(
+        ["kick the bucket"]
+    )

@@ -369,13 +369,22 @@ class LexicalParaphraser:
 # ----------------------------------------------------------------------------------------------------- factory
 def get_paraphraser(spec: str | Paraphraser | None, synonyms: SynonymTable | None = None, **kwargs) -> Paraphraser:
     """A paraphraser from a spec: ``"offline"`` (:class:`LexicalParaphraser` over ``synonyms``), ``"none"`` or
-    ``None`` (no paraphrases), an object with ``paraphrase`` (returned as is), or any other string, taken as a Hub id
-    or local folder for :class:`HubParaphraser` (``"hub"`` alone means the default Parrot model). ``kwargs`` go to
-    the constructor."""
+    ``None`` (no paraphrases), ``"pivot"`` (:class:`~phrasezoo.data.pivot.PivotParaphraser`, the dict-de-en pivot
+    table without benchmark items), specs joined by ``+`` (``"offline+pivot"``: outputs merged in that order), an
+    object with ``paraphrase`` (returned as is), or any other string, taken as a Hub id or local folder for
+    :class:`HubParaphraser` (``"hub"`` alone means the default Parrot model). ``kwargs`` go to the constructor."""
     if spec is None or spec == "none":
         return NoParaphraser()
     if isinstance(spec, Paraphraser) and not isinstance(spec, str):
         return spec
+    if spec == "pivot":
+        from .pivot import PivotParaphraser
+
+        return PivotParaphraser(progress=kwargs.get("progress", True))
+    if isinstance(spec, str) and "+" in spec:
+        from .pivot import ChainParaphraser
+
+        return ChainParaphraser([get_paraphraser(part.strip(), synonyms, **kwargs) for part in spec.split("+")])
     if spec == "offline":
         return LexicalParaphraser(synonyms, **kwargs)
     if spec == "hub":

@@ -442,3 +442,27 @@ class PivotParaphraser:
         phrases = list(phrases)
         bar = tqdm(phrases, desc="pivot paraphrases", disable=not self.progress or len(phrases) < 1000)
         return [clean_paraphrases(p, self.candidates(p), self.max_paraphrases) for p in bar]
+
+
+class ChainParaphraser:
+    """Several paraphrasers in order, their outputs merged per phrase (first paraphraser's first, duplicates and the
+    input removed, at most ``max_paraphrases``): e.g. the lexical rules, then the pivot table (``"offline+pivot"``)."""
+
+    def __init__(self, paraphrasers: list, max_paraphrases: int = 5) -> None:
+        if not paraphrasers:
+            raise ValueError("ChainParaphraser needs at least one paraphraser.")
+        self.paraphrasers = list(paraphrasers)
+        self.max_paraphrases = max_paraphrases
+
+    @property
+    def cache_key(self) -> str | None:
+        keys = [getattr(p, "cache_key", None) for p in self.paraphrasers]
+        return None if None in keys else f"chain:{self.max_paraphrases}:" + "|".join(keys)
+
+    def paraphrase(self, phrases: list[str]) -> list[list[str]]:
+        phrases = list(phrases)
+        outputs = [p.paraphrase(phrases) for p in self.paraphrasers]
+        return [
+            clean_paraphrases(phrase, [c for out in outputs for c in out[i]], self.max_paraphrases)
+            for i, phrase in enumerate(phrases)
+        ]
