@@ -38,7 +38,6 @@ from pathlib import Path
 from tqdm.auto import tqdm
 
 from ..resources import MissingResourceError, cache_dir
-from .paraphrase import clean_paraphrases
 
 logger = logging.getLogger(__name__)
 
@@ -52,6 +51,25 @@ _BRACKETS = re.compile(r"\{[^{}]*\}|\[[^\[\]]*\]|\([^()]*\)|<[^<>]*>")
 _PLACEHOLDER = re.compile(r"\b(?:sth|sb|so|sbd|smb|smth)\.|…|\.\.\.")
 _BAD_ENGLISH = re.compile(r"[/?!:;\"“”„=+%&*#@|\\]")
 _ARTICLES = ("a", "an", "the")
+
+
+def clean_paraphrases(phrase: str, candidates: list[str], limit: int | None = None) -> list[str]:
+    """Candidates without empties, the input itself and duplicates (case/space-insensitive), in order, cut to limit.
+
+    The same rule as :func:`phrasezoo.data.paraphrase.clean_paraphrases`, repeated here because that module imports
+    this one (``get_paraphraser("pivot")``).
+    """
+    seen = {" ".join(phrase.lower().split())}
+    out: list[str] = []
+    for candidate in candidates:
+        candidate = " ".join(candidate.split())
+        key = candidate.lower()
+        if candidate and key not in seen:
+            seen.add(key)
+            out.append(candidate)
+            if limit is not None and len(out) >= limit:
+                break
+    return out
 
 
 def _b64(text: str) -> int:
