@@ -31,3 +31,10 @@ if [ ! -e /usr/share/dictd/english-german.dict.dz ] && [ "$(id -u)" = 0 ] && com
     || (apt-get update -q >/dev/null 2>&1 && apt-get install -y -q dict-de-en >/dev/null 2>&1)) \
     || echo ">> dict-de-en not installed (optional): the pivot paraphrase table is unavailable"
 fi
+# Headless Chromium (the Space tests take screenshots of each running Space). Debian's package, installed only when we can.
+if [ ! -x /usr/bin/chromium ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+  echo ">> installing Debian chromium (Space screenshot tests)"
+  (DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium >/dev/null 2>&1 \
+    || (apt-get update -q >/dev/null 2>&1 && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium >/dev/null 2>&1)) \
+    || echo ">> chromium not installed: the Space screenshot tests will be skipped"
+fi
