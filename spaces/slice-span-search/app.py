@@ -231,7 +231,7 @@ def build_demo(model, note: str = "", base_loader=None, compare_default: bool = 
                     value=EXAMPLE_PASSAGES,
                     lines=10,
                 )
-                upload = gr.File(label="...or load a .txt file into the passages box", file_types=[".txt"])
+                upload = gr.File(label="...or load a .txt file into the passages box", file_types=[".txt"], height=120)
             with gr.Column(scale=1):
                 min_words = gr.Slider(1, MAX_SPAN, value=1, step=1, label="Min words per span")
                 max_words = gr.Slider(1, MAX_SPAN, value=20, step=1, label="Max words per span")
