@@ -75,6 +75,71 @@ def evaluate_stsb(
     return doc
 
 
+def sweep_max_words(
+    model: Any,
+    max_words: tuple[int, ...] = (5, 10, 15, 20, 25, 30, 35),
+    benchmarks_dir: str | Path | None = None,
+    batch_size: int | None = None,
+    progress: bool = True,
+) -> list:
+    """The paper's MAX_SIZE sweep of setup (C): Pearson/Spearman of the single-pass search with spans of
+    1..``k`` words for each ``k`` (one forward pass per passage, reused for every ``k``); result entries
+    ``pearson_spans_single_pass_max{k}`` (per-item scores in ``details``) and ``spearman_...``."""
+    import numpy as np
+
+    from phrasezoo.encoders import l2_normalize, load_encoder
+
+    from .results import TaskResult
+    from .tasks import TaskContext, default_benchmarks_dir, get_task
+    from .tasks.stsb_context import correlations, pooled_spans
+
+    ctx = TaskContext(benchmarks_dir=Path(benchmarks_dir) if benchmarks_dir is not None else default_benchmarks_dir())
+    data = get_task(TASK).load(ctx)
+    encoder = load_encoder(model, batch_size=batch_size, progress=progress)
+    tokens = encoder.encode_tokens(data.passages)
+    queries = encoder.encode(data.lines)
+    entries = []
+    for k in max_words:
+        best = np.full(len(data.passages), np.nan, dtype=np.float32)
+        for i, (item, passage) in enumerate(zip(tokens, data.passages)):
+            vectors, _, _ = pooled_spans(item["embeddings"], item["offsets"], passage, max_words=k)
+            if len(vectors):
+                best[i] = float((l2_normalize(vectors) @ queries[i]).max())
+        r, rho = correlations(best, data.gold)
+        note = f"(C) single pass, spans of 1..{k} words (MAX_SIZE sweep)"
+        details = {"scores": [round(float(x), 6) for x in best]}
+        entries += [
+            TaskResult(TASK, f"pearson_spans_single_pass_max{k}", r, len(best), notes=note, details=details),
+            TaskResult(TASK, f"spearman_spans_single_pass_max{k}", rho, len(best), notes=note),
+        ]
+    return entries
+
+
+def sweep_table(docs: list[dict], gold: list[float], pairs: list[tuple[str, str]]) -> list[str]:
+    """Markdown lines: (C) Pearson per MAX_SIZE for each model, and Williams' p for ``pairs`` per MAX_SIZE."""
+    sizes = sorted(
+        {int(r["metric"].rsplit("max", 1)[1]) for d in docs for r in d["results"]
+         if r["metric"].startswith("pearson_spans_single_pass_max")}
+    )  # fmt: skip
+    if not sizes:
+        return []
+    lines = ["| MAX_SIZE (words) | " + " | ".join(str(k) for k in sizes) + " |", "|---|" + ":---:|" * len(sizes)]
+    for doc in docs:
+        values = [_fmt(_value(doc, f"pearson_spans_single_pass_max{k}")) for k in sizes]
+        lines.append(f"| {doc['model']} (C) r | " + " | ".join(values) + " |")
+    by_name = {doc["model"]: doc for doc in docs}
+    for first, second in pairs:
+        if first not in by_name or second not in by_name:
+            continue
+        cells = []
+        for k in sizes:
+            test = williams_between(by_name[first], by_name[second], f"spans_single_pass_max{k}", gold)
+            cells.append("–" if test is None else f"{test.p_one_sided:.2g}" + (" ✓" if test.p_one_sided < 0.05 else ""))
+        lines.append(f"| Williams p: {first} > {second} | " + " | ".join(cells) + " |")
+    lines += ["", "- The paper's MAX_SIZE sweep of setup (C) (multiples of 5 up to 35; one forward pass per passage)."]
+    return lines
+
+
 # ------------------------------------------------------------------------------------------------------ table
 def _entry(doc: dict, metric: str) -> dict | None:
     return next((r for r in doc["results"] if r["task"] == TASK and r["metric"] == metric), None)
@@ -151,6 +216,9 @@ def slice_table(
     lines += [f"- {note}" for note in notes]
     if gold is not None:
         lines += ["", *williams_table(docs, gold, pairs)]
+        sweep = sweep_table(docs, gold, pairs or [])
+        if sweep:
+            lines += ["", *sweep]
     return "\n".join(lines)
 
 
@@ -239,6 +307,12 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--benchmarks-dir", help="default: $PHRASEZOO_BENCHMARKS or ../shared/benchmarks")
     run.add_argument("--batch-size", type=int, help="encoding batch size")
     run.add_argument("--no-progress", action="store_true")
+    sweep = commands.add_parser("sweep", help="add the MAX_SIZE sweep of setup (C) to a model's results file")
+    sweep.add_argument("--model", required=True, help="model spec, as for evaluate")
+    sweep.add_argument("--model-arg", action="append", default=[], metavar="KEY=VALUE")
+    sweep.add_argument("--results", required=True, help="results file to extend (written by evaluate)")
+    sweep.add_argument("--sizes", default="5,10,15,20,25,30,35", help="MAX_SIZE values (default 5,10,...,35)")
+    sweep.add_argument("--benchmarks-dir", help="default: $PHRASEZOO_BENCHMARKS or ../shared/benchmarks")
     table = commands.add_parser("table", help="markdown table with Williams' tests from results files")
     table.add_argument("results", nargs="+", help="results files written by `evaluate` (rows in this order)")
     table.add_argument(
@@ -259,6 +333,18 @@ def main(argv: list[str] | None = None) -> int:
                       args.per_span_sample, args.seed, args.benchmarks_dir, args.batch_size,
                       progress=not args.no_progress)  # fmt: skip
         print(f"results written to {args.output}")
+        return 0
+    if args.command == "sweep":
+        from .results import write_results
+
+        doc = read_results(args.results)
+        model = untrained_model(args.model, args.model_arg) if args.model.startswith("untrained:") else args.model
+        sizes = tuple(int(k) for k in args.sizes.split(","))
+        entries = [e.to_dict() for e in sweep_max_words(model, sizes, args.benchmarks_dir)]
+        names = {e["metric"] for e in entries}
+        doc["results"] = [r for r in doc["results"] if r["metric"] not in names] + entries
+        write_results(doc, args.results)
+        print(f"sweep {sizes} added to {args.results}")
         return 0
     missing = [p for p in args.results if not Path(p).is_file()]
     if missing:

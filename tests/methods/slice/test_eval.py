@@ -172,3 +172,19 @@ def test_report_cli_writes_the_readme_block(stsb_dir, tiny_encoder, tmp_path):
     assert main(["table", str(tmp_path / "missing.json")]) == 2
     with pytest.raises(ValueError, match="untrained:METHOD:BACKBONE"):
         untrained_model("untrained:slice")
+
+
+def test_max_size_sweep_and_its_table(stsb_dir, tiny_encoder):
+    from phrasezoo.evaluation.stsb_context_report import sweep_max_words, sweep_table
+
+    entries = sweep_max_words(tiny_encoder, (2, 20), benchmarks_dir=stsb_dir, progress=False)
+    metrics = [e.metric for e in entries]
+    assert metrics == ["pearson_spans_single_pass_max2", "spearman_spans_single_pass_max2",
+                       "pearson_spans_single_pass_max20", "spearman_spans_single_pass_max20"]  # fmt: skip
+    task = StsbContext()
+    ctx = TaskContext(benchmarks_dir=stsb_dir, seed=0)
+    full = {e.metric: e.value for e in task.score(tiny_encoder, task.load(ctx), ctx)}
+    assert entries[2].value == pytest.approx(full["pearson_spans_single_pass"], abs=1e-5)  # 20 = the task's default
+    doc = make_document("m", None, entries)
+    lines = sweep_table([doc, {**doc, "model": "n"}], [r[3] for r in ROWS], [("m", "n")])
+    assert lines[0] == "| MAX_SIZE (words) | 2 | 20 |" and lines[-3].startswith("| Williams p: m > n |")
