@@ -188,3 +188,6 @@ def test_max_size_sweep_and_its_table(stsb_dir, tiny_encoder):
     doc = make_document("m", None, entries)
     lines = sweep_table([doc, {**doc, "model": "n"}], [r[3] for r in ROWS], [("m", "n")])
     assert lines[0] == "| MAX_SIZE (words) | 2 | 20 |" and lines[-3].startswith("| Williams p: m > n |")
+    plain = make_document("plain", None, [])
+    lines = sweep_table([doc, plain], [r[3] for r in ROWS], [("m", "plain")])
+    assert not any("plain" in line for line in lines)  # models and pairs without a sweep are left out
