@@ -19,12 +19,9 @@ summary length in words and a 95% bootstrap interval (over articles) of ``our_c 
 
 from __future__ import annotations
 
-import bz2
-import re
-from dataclasses import dataclass
-from functools import lru_cache
-
 import numpy as np
+
+from phrasezoo.data.wiki_articles import summarization_articles
 
 from ..encoders import Encoder
 from ..results import TaskResult
@@ -46,53 +43,6 @@ METHODS = ("our_c", "sent_emb", "w_emb", "random", "lead3_body")
 SUMMARY_SENTENCES = 3
 MIN_SENTENCE_WORDS = 5
 RANDOM_SEEDS = 10
-
-
-_HEADING = re.compile(r"^\s*=+[^=\n]*=+\s*$", re.MULTILINE)
-
-
-@dataclass(frozen=True)
-class Article:
-    """An article of the embedded Wikipedia sample, cleaned like :func:`phrasezoo.resources.iter_corpus` does."""
-
-    title: str
-    text: str
-
-    @property
-    def lead(self) -> str:
-        """Text before the first section heading."""
-        match = _HEADING.search(self.text)
-        return (self.text[: match.start()] if match else self.text).strip()
-
-    @property
-    def body(self) -> str:
-        """Text from the first section heading on."""
-        match = _HEADING.search(self.text)
-        return self.text[match.start() :].strip() if match else ""
-
-
-@lru_cache(maxsize=1)
-def wiki_articles() -> tuple[Article, ...]:
-    """The embedded Wikipedia sample (gensim's shortened dump) with titles, in the corpus's order and cleaning."""
-    from gensim.corpora.wikicorpus import extract_pages, filter_wiki
-
-    from phrasezoo.resources import _gensim_test_data
-
-    path = _gensim_test_data() / "enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2"
-    articles = []
-    with bz2.open(path) as handle:
-        for title, text, _pageid in extract_pages(handle):
-            clean = filter_wiki(text).replace("'''", "").replace("''", "").strip()
-            if len(clean) > 200:
-                articles.append(Article(title=title, text=clean))
-    return tuple(articles)
-
-
-def summarization_articles(min_lead_words: int = 60, min_body_words: int = 400) -> list[Article]:
-    """Articles with a lead of >= ``min_lead_words`` and a body of >= ``min_body_words`` words (83 of 106)."""
-    return [
-        a for a in wiki_articles() if len(a.lead.split()) >= min_lead_words and len(a.body.split()) >= min_body_words
-    ]
 
 
 def body_sentences(body: str) -> list[str]:

@@ -26,7 +26,6 @@ Turney unigrams are ordinary English words.
 
 from __future__ import annotations
 
-import bz2
 import multiprocessing as mp
 import os
 import random
@@ -36,7 +35,6 @@ import zlib
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +43,7 @@ from tqdm.auto import tqdm
 
 from phrasezoo.data.cache import cached_dataset, code_version, corpus_fingerprint
 from phrasezoo.data.text import split_paragraphs
+from phrasezoo.data.wiki_articles import embedded_wiki_articles, summarization_articles
 from phrasezoo.resources import iter_corpus
 
 #: Bump when the meaning of the cached tables changes (the source digest covers plain code edits).
@@ -55,7 +54,6 @@ NP_PATTERN = re.compile(r"J*G*N+")
 _WORD = re.compile(r"\w+|[^\w\s]+")
 _HAS_ALNUM = re.compile(r"[^\W_]")
 _NON_WORD = re.compile(r"[\W_]+", re.UNICODE)
-_HEADING = re.compile(r"^\s*=+[^=\n]*=+\s*$", re.MULTILINE)
 
 TAGGED_FEATURES = Features(
     {
@@ -97,53 +95,6 @@ def word_tokens(text: str, lowercase: bool = True) -> list[str]:
 def normalize_item(text: str) -> str:
     """Matching form for benchmark items: NFKC, lower case, non-alphanumerics to one space."""
     return _NON_WORD.sub(" ", unicodedata.normalize("NFKC", text).lower()).strip()
-
-
-# ---------------------------------------------------------------------------------------------- Wikipedia articles
-@dataclass(frozen=True)
-class WikiArticle:
-    """An article of the embedded Wikipedia sample, cleaned like :func:`phrasezoo.resources.iter_corpus` does."""
-
-    title: str
-    text: str
-
-    @property
-    def lead(self) -> str:
-        """Text before the first section heading."""
-        match = _HEADING.search(self.text)
-        return (self.text[: match.start()] if match else self.text).strip()
-
-    @property
-    def body(self) -> str:
-        """Text from the first section heading on."""
-        match = _HEADING.search(self.text)
-        return self.text[match.start() :].strip() if match else ""
-
-
-@lru_cache(maxsize=1)
-def embedded_wiki_articles() -> tuple[WikiArticle, ...]:
-    """The embedded Wikipedia sample (gensim's shortened dump) with titles, same cleaning and order as the corpus."""
-    from gensim.corpora.wikicorpus import extract_pages, filter_wiki
-
-    from phrasezoo.resources import _gensim_test_data
-
-    path = _gensim_test_data() / "enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2"
-    articles = []
-    with bz2.open(path) as handle:
-        for title, text, _pageid in extract_pages(handle):
-            clean = filter_wiki(text).replace("'''", "").replace("''", "").strip()
-            if len(clean) > 200:
-                articles.append(WikiArticle(title=title, text=clean))
-    return tuple(articles)
-
-
-def summarization_articles(min_lead_words: int = 60, min_body_words: int = 400) -> list[WikiArticle]:
-    """Articles of the summarisation evaluation: a lead of >= 60 words and a body of >= 400 words (spec §4)."""
-    return [
-        a
-        for a in embedded_wiki_articles()
-        if len(a.lead.split()) >= min_lead_words and len(a.body.split()) >= min_body_words
-    ]
 
 
 # ------------------------------------------------------------------------------------------------- benchmark items
