@@ -467,6 +467,7 @@ def first_principal_component(embeddings: np.ndarray) -> np.ndarray:
     return vt[0].astype(np.float32)
 
 
+# Copied from phrasezoo.models.phrase_bert.modeling_phrase_bert._progress
 def _progress(iterable, show: bool, desc: str):
     if show and tqdm is not None and not os.environ.get("PHRASEZOO_NO_PROGRESS"):
         return tqdm(iterable, desc=desc)

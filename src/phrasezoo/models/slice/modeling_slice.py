@@ -125,6 +125,7 @@ class SliceModel(SlicePreTrainedModel):
         model.set_tokenizer(tokenizer if tokenizer is not None else AutoTokenizer.from_pretrained(backbone))
         return model
 
+    # Copied from phrasezoo.models.phrase_bert.modeling_phrase_bert.PhraseBertModel.get_input_embeddings
     def get_input_embeddings(self) -> nn.Module:
         return self.backbone.get_input_embeddings()
 
@@ -489,6 +490,7 @@ class _eval_mode:
             self.model.train()
 
 
+# Copied from phrasezoo.models.phrase_bert.modeling_phrase_bert._check_texts
 def _check_texts(texts) -> list[str]:
     if isinstance(texts, str) or not isinstance(texts, (list, tuple)):
         raise ValueError(f"Expected a list of strings, got {type(texts).__name__}.")
@@ -511,6 +513,7 @@ def _check_passages(passages) -> list[str]:
         raise ValueError(f"Bad passages: {error}") from None
 
 
+# Copied from phrasezoo.models.phrase_bert.modeling_phrase_bert._length_order
 def _length_order(tokenizer, texts: list[str], max_length: int) -> list[int]:
     """Indices of ``texts`` sorted by token count (longest first), so that batches need little padding."""
     lengths = [
@@ -520,6 +523,7 @@ def _length_order(tokenizer, texts: list[str], max_length: int) -> list[int]:
     return sorted(range(len(texts)), key=lambda i: -lengths[i])
 
 
+# Copied from phrasezoo.models.phrase_bert.modeling_phrase_bert._raise_if_truncated
 def _raise_if_truncated(tokenizer, texts: list[str], max_length: int) -> None:
     lengths = [len(ids) for ids in tokenizer(texts)["input_ids"]]
     too_long = [i for i, n in enumerate(lengths) if n > max_length]
@@ -530,6 +534,7 @@ def _raise_if_truncated(tokenizer, texts: list[str], max_length: int) -> None:
         )
 
 
+# Copied from phrasezoo.models.phrase_bert.modeling_phrase_bert._progress
 def _progress(iterable, show: bool, desc: str):
     if show and tqdm is not None and not os.environ.get("PHRASEZOO_NO_PROGRESS"):
         return tqdm(iterable, desc=desc)
