@@ -510,6 +510,11 @@ def build_codebook_data(
                 tagged, vocab, items, window, max_phrase_words, max_targets, seed, progress, lowercase
             )
         drops.update(found)
+        if not rows:
+            raise ValueError(
+                f"No {kind} examples could be built from {corpus!r}: the corpus is too small or its training words "
+                f"miss the vocabulary (min_count={min_count}, {len(vocab)} words). Use a larger corpus or a lower min_count."
+            )
         return Dataset.from_list(rows, features=EXAMPLE_FEATURES)
 
     examples = cached_dataset(f"codebook-{kind}", params, build, enabled=cache)
