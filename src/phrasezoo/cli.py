@@ -62,7 +62,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--benchmarks-dir", help="benchmark data (default $PHRASEZOO_BENCHMARKS or ../shared/benchmarks)"
     )
     pipeline.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE")
-    pipeline.add_argument("--force-eval", action="store_true", help="recompute baseline results even if cached")
+    pipeline.add_argument(
+        "--reuse-baselines",
+        action="store_true",
+        help="reuse baseline results already in results/ instead of evaluating the baselines in this run (default: "
+        "measure them now, so that model and baseline come from the same run)",
+    )
+    pipeline.add_argument("--force-eval", action="store_true", help=argparse.SUPPRESS)  # the default now; kept
     pipeline.add_argument("--no-resume", action="store_true", help="retrain from scratch")
     pipeline.add_argument(
         "--no-train",
@@ -129,7 +135,7 @@ def main(argv: list[str] | None = None) -> int:
             args.config,
             benchmarks_dir=args.benchmarks_dir,
             overrides=args.overrides,
-            force_eval=args.force_eval,
+            reuse_baselines=args.reuse_baselines and not args.force_eval,
             resume=not args.no_resume,
             update_readme=args.update_readme,
             train=not args.no_train,

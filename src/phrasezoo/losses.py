@@ -1,4 +1,5 @@
-"""The zoo's training losses, written once (sentence-transformers style): InfoNCE / NT-Xent and the triplet loss.
+"""The zoo's training losses, written once (sentence-transformers style): InfoNCE / NT-Xent, the triplet loss
+and relational (similarity-matrix) distillation from a teacher.
 
 Used by PEARL (NT-Xent with hard negatives), UCTopic (InfoNCE with in-batch negatives and a false-negative mask),
 topic mining's CCL finetuning and Phrase-BERT (triplet).
@@ -39,3 +40,27 @@ def info_nce(
 def triplet_loss(anchor: torch.Tensor, positive: torch.Tensor, negative: torch.Tensor, margin: float = 1.0):
     """Triplet loss with Euclidean distance: ``max(0, |a - p| - |a - n| + margin)`` (Phrase-BERT)."""
     return F.relu(F.pairwise_distance(anchor, positive) - F.pairwise_distance(anchor, negative) + margin).mean()
+
+
+def similarity_distillation(
+    student: torch.Tensor,
+    teacher: torch.Tensor,
+    mask: torch.Tensor | None = None,
+) -> torch.Tensor:
+    """Mean squared difference between the student's and the teacher's cosine-similarity matrices of one batch.
+
+    Relational distillation: ``student (n, d_s)`` and ``teacher (n, d_t)`` may have different widths, because only
+    the ``n x n`` similarities are compared (the diagonal, always 1, is left out). Rows are L2-normalised here.
+    ``mask (n,)`` (bool) keeps the rows that have a teacher vector. Computed in float32.
+    """
+    if student.shape[0] != teacher.shape[0]:
+        raise ValueError(f"student and teacher need the same rows, got {student.shape[0]} and {teacher.shape[0]}.")
+    if mask is not None:
+        student, teacher = student[mask], teacher[mask]
+    n = student.shape[0]
+    if n < 2:
+        return student.sum() * 0.0
+    s = F.normalize(student.float(), dim=-1)
+    t = F.normalize(teacher.float().to(s.device), dim=-1)
+    off_diagonal = ~torch.eye(n, dtype=torch.bool, device=s.device)
+    return ((s @ s.T - t @ t.T)[off_diagonal] ** 2).mean()

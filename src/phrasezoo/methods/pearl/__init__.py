@@ -37,6 +37,8 @@ METHOD = Method(
             "hard_negatives": Arg(2, "hard negatives per anchor in a batch"),
             "type_loss_weight": Arg(1.0, "weight of the phrase-type cross-entropy"),
             "char_pretrain": Arg(None, "LOVE-style character-encoder pretraining", keys=tuple(CHAR_PRETRAIN_DEFAULTS)),
+            "distill_weight": Arg(0.0, "weight of the teacher-similarity distillation term (0: off, as in the paper)"),
+            "teacher": Arg("mpnet-base", "teacher encoder for distillation: a backbone name, folder or Hub id"),
         },
     },
     tiny_config={

@@ -8,7 +8,10 @@ Training follows the paper (section 3.4) and the official code's choices listed 
   anchors and positives (both share the anchor's type);
 * before that, the character encoder is pretrained LOVE-style to mimic word vectors (GloVe for the embedded
   default) from characters and word pieces, with typos of the words as extra inputs;
-* at the end, weight averaging blends the phrase encoder with its pretrained weights (``training.weight_average``).
+* at the end, weight averaging blends the phrase encoder with its pretrained weights (``training.weight_average``);
+* optionally (``distill_weight > 0``, not in the paper), a teacher's similarities: the phrase encoder's cosine
+  matrix over the batch is pulled towards all-mpnet-base-v2's (:func:`phrasezoo.losses.similarity_distillation`;
+  the teacher embeds the phrase table once, before training, see :mod:`phrasezoo.teacher`).
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-from phrasezoo.losses import info_nce
+from phrasezoo.losses import info_nce, similarity_distillation
 from phrasezoo.models.pearl.modeling_pearl import PearlModel
 from phrasezoo.progress import progress_enabled
 
@@ -43,8 +46,12 @@ class PearlTask:
         hard_negatives: int = 2,
         type_loss_weight: float = 1.0,
         char_pretrain: dict[str, Any] | None = None,
+        distill_weight: float = 0.0,
+        teacher=None,
         facts: dict[str, Any] | None = None,
     ):
+        if distill_weight and teacher is None:
+            raise ValueError("distill_weight > 0 needs teacher embeddings (phrasezoo.teacher.teacher_embeddings).")
         self.model = model
         self.phrases: list[str] = list(dataset["phrase"])
         self.type_ids: list[int] = list(dataset["type_id"])
@@ -56,6 +63,8 @@ class PearlTask:
         self.hard_negatives = hard_negatives
         self.type_loss_weight = type_loss_weight
         self.char_pretrain = {**CHAR_PRETRAIN_DEFAULTS, **(char_pretrain or {})}
+        self.distill_weight = distill_weight
+        self.teacher = teacher
         self._facts = facts or {}
 
     def num_examples(self) -> int:
@@ -74,8 +83,10 @@ class PearlTask:
         anchor_types = [self.type_ids[i] for i in indices]
         # hard negatives come from the phrase table, so their types are known too
         types = anchor_types + anchor_types + [self.type_of.get(n, -100) for n in negatives]
+        texts = anchors + positives + negatives
         return {
-            "features": self.model.tokenize(anchors + positives + negatives),
+            "features": self.model.tokenize(texts),
+            "texts": texts,
             "n_anchors": len(anchors),
             "type_ids": torch.tensor(types),
         }
@@ -88,7 +99,13 @@ class PearlTask:
         contrastive = info_nce(out.embeddings[:n], out.embeddings[n:], self.temperature)
         type_loss = F.cross_entropy(out.type_logits, batch["type_ids"].to(device), ignore_index=-100)
         loss = contrastive + self.type_loss_weight * type_loss
-        return loss, {"nt_xent": float(contrastive.detach()), "type_ce": float(type_loss.detach())}
+        logs = {"nt_xent": float(contrastive.detach()), "type_ce": float(type_loss.detach())}
+        if self.distill_weight:
+            rows, found = self.teacher.lookup(batch["texts"])
+            distill = similarity_distillation(out.phrase_embeddings, rows.to(device), found.to(device))
+            loss = loss + self.distill_weight * distill
+            logs["distill"] = float(distill.detach())
+        return loss, logs
 
     def prepare(self, model: PearlModel, accelerator) -> None:
         """Pretrain the character encoder to mimic word vectors (LOVE) before the main loop."""
@@ -116,6 +133,15 @@ def build_task(hub_cfg, model: PearlModel, accelerator) -> PearlTask:
     mix = data.pop("augmentation_mix", None)
     with accelerator.main_process_first():
         dataset = build_pearl_dataset(**data, progress=accelerator.is_main_process)
+    teacher = None
+    if method_args.get("distill_weight"):
+        from phrasezoo.teacher import teacher_embeddings
+
+        strings = {p for p in dataset["phrase"]}
+        for column in ("paraphrases", "hard_negatives"):
+            strings.update(s for row in dataset[column] for s in row if s.strip())
+        with accelerator.main_process_first():
+            teacher = teacher_embeddings(sorted(strings), method_args["teacher"], progress=accelerator.is_main_process)
     augmenter = build_augmenter(
         dataset,
         glove=data.get("glove", "glove-6b-50d"),
@@ -135,8 +161,8 @@ def build_task(hub_cfg, model: PearlModel, accelerator) -> PearlTask:
         dataset,
         augment=lambda phrase, rng: augmenter.augment(phrase, rng)[0],
         word_noise=lambda word, rng: char_edit(word, rng) or word,
-        **method_args,
-        facts=facts,
+        **{**method_args, "teacher": teacher},
+        facts={**facts, **({"teacher": f"{teacher.teacher} ({len(teacher)} phrases)"} if teacher else {})},
     )
 
 

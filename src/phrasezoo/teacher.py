@@ -1,0 +1,95 @@
+"""A teacher for distillation: a stronger sentence encoder's embeddings of the training phrases, computed once.
+
+The mini recipes can learn from all-mpnet-base-v2 (the embedded ``mpnet-base``, 110M parameters, 768-d) while they
+train all-MiniLM-L6-v2 (22.7M, 384-d). The teacher never runs inside the training loop: every phrase of the
+training table is embedded once, before training, and cached on disk (``cache_dir()/teacher/``, keyed by the teacher
+and a hash of the strings), so a rerun or a resumed run reads the cache. Dimensions differ, so the loss compares
+*similarities* (see :func:`phrasezoo.losses.similarity_distillation`), never the vectors themselves.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from phrasezoo.resources import cache_dir
+
+logger = logging.getLogger(__name__)
+
+#: teacher names a recipe may use; anything else is read as ``baseline:<path or Hub id>`` (mean pooling)
+DEFAULT_TEACHER = "mpnet-base"
+
+
+@dataclass
+class TeacherEmbeddings:
+    """L2-normalised teacher rows of a fixed set of strings, looked up by string."""
+
+    teacher: str
+    index: dict[str, int]
+    vectors: torch.Tensor  # (n, d) float32, unit rows
+
+    def __len__(self) -> int:
+        return len(self.index)
+
+    def lookup(self, texts: Sequence[str]) -> tuple[torch.Tensor, torch.Tensor]:
+        """``(rows, found)``: the teacher rows of ``texts`` (zeros where unknown) and a bool mask of known ones."""
+        ids = torch.tensor([self.index.get(t, -1) for t in texts], dtype=torch.long)
+        found = ids >= 0
+        rows = torch.zeros(len(texts), self.vectors.shape[1], dtype=self.vectors.dtype)
+        if bool(found.any()):
+            rows[found] = self.vectors[ids[found]]
+        return rows, found
+
+
+def _strings_key(teacher: str, texts: Sequence[str]) -> str:
+    digest = hashlib.sha256(teacher.encode())
+    for text in texts:
+        digest.update(text.encode("utf8", "surrogatepass"))
+        digest.update(b"\x00")
+    return digest.hexdigest()[:20]
+
+
+def teacher_embeddings(
+    texts: Sequence[str],
+    teacher: str = DEFAULT_TEACHER,
+    batch_size: int = 256,
+    progress: bool = True,
+    cache: bool = True,
+) -> TeacherEmbeddings:
+    """Embed the unique ``texts`` with ``teacher`` (masked mean pooling, L2-normalised, as the sentence-transformers
+    model does) and cache the matrix as ``.npy`` (written atomically); a second call with the same strings loads it.
+
+    ``teacher`` is a backbone name (``mpnet-base``, ``minilm-l6``), a local model folder or a Hub id.
+    """
+    from phrasezoo.encoders import load_encoder
+
+    unique = sorted(set(texts))
+    if not unique:
+        raise ValueError("teacher_embeddings needs at least one string.")
+    if any(not isinstance(t, str) or not t.strip() for t in unique):
+        raise ValueError("teacher_embeddings takes non-empty strings only.")
+    key = _strings_key(teacher, unique)
+    path = cache_dir() / "teacher" / f"{Path(teacher).name}-{key}.npy"
+    if cache and path.exists():
+        vectors = np.load(path)
+        logger.info("teacher %s: %d cached rows from %s", teacher, len(unique), path)
+    else:
+        encoder = load_encoder(f"baseline:{teacher}", batch_size=batch_size, progress=progress)
+        vectors = np.asarray(encoder.encode(unique), dtype=np.float32)
+        if cache:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_suffix(f".tmp{os.getpid()}.npy")
+            np.save(tmp, vectors)
+            os.replace(tmp, path)
+    return TeacherEmbeddings(
+        teacher=teacher,
+        index={text: i for i, text in enumerate(unique)},
+        vectors=torch.from_numpy(np.ascontiguousarray(vectors)),
+    )

@@ -1,0 +1,50 @@
+"""The teacher cache (a real encoder: the embedded MiniLM) and the similarity-distillation loss."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from phrasezoo.losses import similarity_distillation
+from phrasezoo.teacher import teacher_embeddings
+
+
+def test_similarity_distillation_is_zero_for_the_same_geometry_and_width_free():
+    torch.manual_seed(0)
+    x = torch.randn(6, 8)
+    rotation, _ = torch.linalg.qr(torch.randn(8, 8))
+    # the same similarities in another basis and another width: nothing to learn
+    wider = torch.cat([x @ rotation, torch.zeros(6, 4)], dim=1)
+    assert similarity_distillation(x, wider).item() == pytest.approx(0.0, abs=1e-6)
+    assert similarity_distillation(x, torch.randn(6, 5)).item() > 0.01
+
+
+def test_similarity_distillation_mask_and_gradient():
+    torch.manual_seed(0)
+    student = torch.randn(5, 4, requires_grad=True)
+    teacher = torch.randn(5, 9)
+    mask = torch.tensor([True, True, False, True, False])
+    loss = similarity_distillation(student, teacher, mask)
+    loss.backward()
+    assert student.grad[2].abs().sum() == 0 and student.grad[0].abs().sum() > 0
+    # fewer than two rows with a teacher: nothing to compare, a zero loss that still backpropagates
+    assert similarity_distillation(student, teacher, torch.tensor([True, False, False, False, False])).item() == 0.0
+    with pytest.raises(ValueError, match="same rows"):
+        similarity_distillation(student, teacher[:3])
+
+
+def test_teacher_embeddings_are_cached_and_looked_up(tmp_path, monkeypatch):
+    monkeypatch.setenv("PHRASEZOO_CACHE", str(tmp_path))
+    texts = ["new york times", "machine learning", "new york times", "deep learning"]
+    first = teacher_embeddings(texts, teacher="minilm-l6", progress=False)
+    assert len(first) == 3 and first.vectors.shape == (3, 384)
+    assert torch.allclose(first.vectors.norm(dim=1), torch.ones(3), atol=1e-5)
+    cached = list((tmp_path / "teacher").glob("*.npy"))
+    assert len(cached) == 1
+    again = teacher_embeddings(list(reversed(texts)), teacher="minilm-l6", progress=False)
+    assert torch.equal(again.vectors, first.vectors)  # same strings -> the cached matrix
+    rows, found = first.lookup(["deep learning", "unknown phrase"])
+    assert found.tolist() == [True, False] and rows[1].abs().sum() == 0
+    assert torch.equal(rows[0], first.vectors[first.index["deep learning"]])
+    with pytest.raises(ValueError, match="non-empty"):
+        teacher_embeddings(["ok", "  "], teacher="minilm-l6")
