@@ -18,6 +18,12 @@ number). Pairs that differ only by spelling or inflection ("colour"/"color", "ee
 
 The table is built once (about a minute) and cached under the phrasezoo cache dir. It still holds test-benchmark
 items: :class:`PivotParaphraser` removes them with :mod:`phrasezoo.data.benchmark_filter` by default.
+
+Train/dev split: a phrase is a *dev phrase* when a stable hash (BLAKE2b of ``"pivot:" + normalize(phrase)``) is
+divisible by :data:`DEV_MODULUS`; a pair is a dev pair when either phrase is (:func:`is_dev_pivot_pair`, ~4% of
+pairs). The dev suite (:mod:`phrasezoo.evaluation.dev_suite`) draws its paraphrase task from dev pairs only, and
+:func:`pivot_pairs` / :class:`PivotParaphraser` serve the ``"train"`` split by default, so no training pair shares
+a phrase with a dev pair.
 """
 
 from __future__ import annotations
@@ -44,6 +50,8 @@ logger = logging.getLogger(__name__)
 DICT_PATH = Path("/usr/share/dictd/english-german.dict.dz")
 INSTALL_HINT = "apt-get install dict-de-en (Debian/Ubuntu; scripts/bootstrap.sh does it when run as root)"
 VERSION = 2  # bump when the construction changes: it keys the cache
+SPLITS = ("all", "train", "dev")
+DEV_MODULUS = 50  # 1 phrase in 50 is a dev phrase; pairs touching one (~4%) are dev pairs
 
 _B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
 _B64_VALUE = {c: i for i, c in enumerate(_B64)}
@@ -211,6 +219,35 @@ def is_surface_variant(a: str, b: str) -> bool:
     return False
 
 
+# -------------------------------------------------------------------------------------------------- split
+@lru_cache(maxsize=500_000)
+def is_dev_phrase(phrase: str) -> bool:
+    """Whether a phrase belongs to the dev split: stable hash of its normalised form (case, punctuation and spacing
+    do not matter) divisible by :data:`DEV_MODULUS`; independent of Python's per-process ``hash()``."""
+    from .benchmark_filter import normalize
+
+    digest = hashlib.blake2b(f"pivot:{normalize(phrase)}".encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big") % DEV_MODULUS == 0
+
+
+def is_dev_pivot_pair(phrase: str, paraphrase: str) -> bool:
+    """Whether a pivot pair is in the dev split: either of its phrases is a dev phrase (see :func:`is_dev_phrase`).
+
+    Training (split ``"train"``) therefore never sees a dev phrase in any pivot pair, not only the dev pairs.
+    """
+    return is_dev_phrase(phrase) or is_dev_phrase(paraphrase)
+
+
+def split_pairs(pairs: list[PivotPair], split: str) -> list[PivotPair]:
+    """The pairs of one split (``"all"``, ``"train"`` or ``"dev"``), in their order."""
+    if split not in SPLITS:
+        raise ValueError(f"Unknown split {split!r}; use one of {SPLITS}.")
+    if split == "all":
+        return list(pairs)
+    want_dev = split == "dev"
+    return [p for p in pairs if is_dev_pivot_pair(p.phrase, p.paraphrase) == want_dev]
+
+
 # -------------------------------------------------------------------------------------------------- table
 @dataclass(frozen=True)
 class PivotPair:
@@ -376,11 +413,15 @@ def pivot_pairs(
     exclude_benchmarks: bool = True,
     benchmarks_dir: str | Path | None = None,
     filter_mode: str = "strict",
+    split: str = "train",
     **table_kwargs,
 ) -> list[PivotPair]:
     """Pivot pairs with ``score >= min_score``, best first; by default without any pair touching a test benchmark
-    (see :func:`phrasezoo.data.benchmark_filter.remove_benchmark_items`, which also logs what it dropped)."""
-    pairs = [p for p in load_pivot_table(**table_kwargs).pairs if p.score >= min_score]
+    (see :func:`phrasezoo.data.benchmark_filter.remove_benchmark_items`, which also logs what it dropped) and
+    without the dev split (``split="train"``; ``"dev"`` or ``"all"`` on request, see :func:`is_dev_pivot_pair`)."""
+    if split not in SPLITS:
+        raise ValueError(f"Unknown split {split!r}; use one of {SPLITS}.")
+    pairs = split_pairs([p for p in load_pivot_table(**table_kwargs).pairs if p.score >= min_score], split)
     if exclude_benchmarks:
         from .benchmark_filter import remove_benchmark_items
 
@@ -407,6 +448,8 @@ class PivotParaphraser:
         exclude_benchmarks, benchmarks_dir, filter_mode: benchmark filtering of the table's pairs (``filter_mode``
             ``"strict"`` or ``"multiword"``, see :mod:`phrasezoo.data.benchmark_filter`); the report is kept in
             ``filter_report``.
+        split: ``"train"`` (default: no pair holding a dev-suite phrase, see :func:`is_dev_pivot_pair`), ``"dev"``
+            or ``"all"``.
     """
 
     def __init__(
@@ -418,10 +461,13 @@ class PivotParaphraser:
         benchmarks_dir: str | Path | None = None,
         filter_mode: str = "strict",
         progress: bool = True,
+        split: str = "train",
         **table_kwargs,
     ) -> None:
+        if split not in SPLITS:
+            raise ValueError(f"Unknown split {split!r}; use one of {SPLITS}.")
         table = table if table is not None else load_pivot_table(progress=progress, **table_kwargs)
-        pairs = [p for p in table.pairs if p.score >= min_score]
+        pairs = split_pairs([p for p in table.pairs if p.score >= min_score], split)
         self.filter_report = None
         if exclude_benchmarks:
             from .benchmark_filter import remove_benchmark_items
@@ -434,6 +480,7 @@ class PivotParaphraser:
         self.min_score = min_score
         self.exclude_benchmarks = exclude_benchmarks
         self.filter_mode = filter_mode
+        self.split = split
         self.progress = progress
 
     @property
@@ -443,7 +490,7 @@ class PivotParaphraser:
         return (
             f"pivot:v{stats.get('version')}:{stats.get('max_words')}:{stats.get('max_fanout')}:"
             f"{stats.get('filter_variants')}:{self.max_paraphrases}:{self.min_score}:{self.exclude_benchmarks}:{self.filter_mode}:"
-            f"{len(self.table)}"
+            f"{self.split}:{len(self.table)}"
         )
 
     def candidates(self, phrase: str) -> list[str]:
