@@ -117,3 +117,24 @@ def test_training_loop_runs_and_changes_the_weights(tmp_path):
     assert result.steps == 3 and np.isfinite(result.last_losses["loss"])
     assert not torch.equal(before, result.model.backbone.embeddings.word_embeddings.weight)
     assert task.facts()["paraphrase triples"] == 6
+
+
+def test_task_distills_the_teachers_phrase_similarities():
+    from phrasezoo.losses import similarity_distillation
+    from phrasezoo.teacher import TeacherEmbeddings
+
+    model = tiny_model().eval()
+    phrases = sorted({t for triple in PARAPHRASES for t in triple} | {c[0] for c in CONTEXTS})
+    teacher = TeacherEmbeddings("test", {p: i for i, p in enumerate(phrases)}, torch.randn(len(phrases), 7))
+    task = PhraseBertTask(model, PARAPHRASES, CONTEXTS, distill_weight=3.0, teacher=teacher)
+    batch = task.make_batch([0, 3, 4], random.Random(0))
+    loss, logs = task.compute_loss(model, batch)
+    plain, _ = PhraseBertTask(model, PARAPHRASES, CONTEXTS).compute_loss(model, batch)
+    with torch.no_grad():
+        pooled = model(**model.tokenize(batch["phrases"])).pooled_embeddings
+        rows, found = teacher.lookup(batch["phrases"])
+        expected = similarity_distillation(pooled, rows, found)
+    assert found.all() and logs["distill"] == pytest.approx(expected.item(), abs=1e-4)
+    assert loss.item() == pytest.approx(plain.item() + 3.0 * expected.item(), abs=1e-4)
+    with pytest.raises(ValueError, match="teacher"):
+        PhraseBertTask(model, PARAPHRASES, CONTEXTS, distill_weight=1.0)

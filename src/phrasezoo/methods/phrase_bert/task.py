@@ -7,7 +7,10 @@ Training follows the paper (section 3.1) and its released code (sentence-transfo
   :func:`phrasezoo.methods.phrase_bert.data.build_phrase_bert_data`;
 * every text is embedded by mean pooling; the loss is ``max(0, |a - p| - |a - n| + margin)`` with Euclidean
   distance and margin 1, averaged over the batch's triples;
-* the ablations Phrase-BERT-phrase and Phrase-BERT-context are ``data.objectives: [paraphrase]`` / ``[context]``.
+* the ablations Phrase-BERT-phrase and Phrase-BERT-context are ``data.objectives: [paraphrase]`` / ``[context]``;
+* optionally (``distill_weight > 0``, not in the paper), a teacher's similarities: the cosine matrix of the batch's
+  phrases (not the contexts) is pulled towards all-mpnet-base-v2's (:func:`phrasezoo.losses.similarity_distillation`;
+  the teacher embeds every phrase of the triples once, before training, see :mod:`phrasezoo.teacher`).
 
 Short texts (phrases) and long ones (contexts) are tokenized and encoded as two padded groups, so a batch never pads
 a two-word phrase to the length of a 120-word context.
@@ -20,7 +23,7 @@ from typing import Any
 
 import torch
 
-from phrasezoo.losses import triplet_loss
+from phrasezoo.losses import similarity_distillation, triplet_loss
 from phrasezoo.models.phrase_bert.modeling_phrase_bert import PhraseBertModel
 
 
@@ -37,15 +40,21 @@ class PhraseBertTask:
         context_triples: list[tuple[str, str, str]],
         margin: float = 1.0,
         normalize: bool = False,
+        distill_weight: float = 0.0,
+        teacher=None,
         facts: dict[str, Any] | None = None,
     ):
         if not paraphrase_triples and not context_triples:
             raise ValueError("Phrase-BERT training needs paraphrase or context triples; both sets are empty.")
+        if distill_weight and teacher is None:
+            raise ValueError("distill_weight > 0 needs teacher embeddings (phrasezoo.teacher.teacher_embeddings).")
         self.model = model
         self.triples = list(paraphrase_triples) + list(context_triples)
         self.n_paraphrase = len(paraphrase_triples)
         self.margin = margin
         self.normalize = normalize
+        self.distill_weight = distill_weight
+        self.teacher = teacher
         self._facts = facts or {}
 
     def num_examples(self) -> int:
@@ -81,7 +90,12 @@ class PhraseBertTask:
             slots.append(triple)
             is_context.append(context)
         features = [self.model.tokenize(texts) if texts else None for texts in groups]
-        return {"features": features, "slots": torch.tensor(slots), "is_context": torch.tensor(is_context)}
+        return {
+            "features": features,
+            "slots": torch.tensor(slots),
+            "is_context": torch.tensor(is_context),
+            "phrases": groups[0],
+        }
 
     def compute_loss(self, model, batch: dict[str, Any]) -> tuple[torch.Tensor, dict[str, float]]:
         device = next(model.parameters()).device
@@ -107,6 +121,11 @@ class PhraseBertTask:
                     logs[name] = float(
                         triplet_loss(anchor[mask].float(), positive[mask].float(), negative[mask].float(), self.margin)
                     )
+        if self.distill_weight and vectors[0] is not None:
+            rows, found = self.teacher.lookup(batch["phrases"])
+            distill = similarity_distillation(vectors[0], rows.to(device), found.to(device))
+            loss = loss + self.distill_weight * distill
+            logs["distill"] = float(distill.detach())
         return loss, logs
 
 
@@ -127,11 +146,24 @@ def build_task(hub_cfg, model: PhraseBertModel, accelerator) -> PhraseBertTask:
         built = build_phrase_bert_data(**data, progress=accelerator.is_main_process)
     facts = {f"data: {k}": v for k, v in built.stats.items()}
     facts["objectives"] = ", ".join(data.get("objectives", ("paraphrase", "context")))
+    paraphrase_triples, context_triples = built.paraphrase_triples(), built.context_triples()
+    teacher = None
+    if args["distill_weight"]:
+        from phrasezoo.teacher import teacher_embeddings
+
+        phrases = {t for triple in paraphrase_triples for t in triple} | {t[0] for t in context_triples}
+        with accelerator.main_process_first():
+            teacher = teacher_embeddings(
+                sorted(p for p in phrases if p.strip()), args["teacher"], progress=accelerator.is_main_process
+            )
+        facts["teacher"] = f"{teacher.teacher} ({len(teacher)} phrases)"
     return PhraseBertTask(
         model,
-        built.paraphrase_triples(),
-        built.context_triples(),
+        paraphrase_triples,
+        context_triples,
         margin=args["margin"],
         normalize=args["normalize"],
+        distill_weight=args["distill_weight"],
+        teacher=teacher,
         facts=facts,
     )
