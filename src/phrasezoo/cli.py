@@ -12,6 +12,7 @@ EPILOG = """examples:
   accelerate launch train.py hub_configs/pearl-mini.yaml   (same training, several processes/GPUs)
   phrasezoo evaluate --model outputs/pearl-mini --tasks all --output results/pearl-mini.json
   phrasezoo report results/*.json
+  phrasezoo dev-eval --model outputs/pearl-mini           dev-suite score for model selection (no test data)
   phrasezoo push outputs/pearl-mini --repo-id me/pearl-mini
   phrasezoo export pearl-mini --format sentence-transformers      SentenceTransformer-loadable copy
   phrasezoo match join --left a.csv --right b.csv --output joined.csv   fuzzy join (also: match link)

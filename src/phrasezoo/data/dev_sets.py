@@ -1,0 +1,401 @@
+"""The data of the phrase dev suite: small item sets built only from offline resources that no test benchmark uses.
+
+Hyper-parameters, checkpoints and mixing weights are chosen on these sets, never on the reported benchmarks
+(Turney, BiRD, PPDB, PPDB-filtered, YAGO, UMLS, CoNLL-2003, BC5CDR, AutoFJ, STS-B-Context). Three sources:
+
+* ``pivot``: the dev split of the dict-de-en bilingual-pivot table (:func:`phrasezoo.data.pivot.is_dev_pivot_pair`;
+  training uses the ``"train"`` split, which shares no phrase with it), multi-word pairs first, one pair per phrase;
+* ``wiki``: the wiki-leads articles whose title hashes into the dev split (:func:`is_dev_title`): title ->
+  one-line description, title -> topic, and realistically corrupted titles (:func:`corrupt_title`) -> clean title;
+* ``wordsim``: WordSim-353 and SimLex-999 as shipped in gensim's test data.
+
+Every item passes :func:`phrasezoo.data.benchmark_filter.remove_benchmark_items` in ``"strict"`` mode (no string of
+an item equals a benchmark string, single words included, and no item holds a benchmark pair). Splits and caps use
+stable hashes (BLAKE2b of the normalised key), so two builds are identical on any machine. Built sets are cached as
+JSON under ``<cache>/dev_suite/`` keyed by :data:`VERSION`, the cap and the source files' size and time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import logging
+import os
+import random
+import re
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from ..errors import MissingResourceError
+from ..resources import cache_dir
+from .benchmark_filter import BenchmarkBlocklist, load_blocklist, normalize, remove_benchmark_items
+
+logger = logging.getLogger(__name__)
+
+VERSION = "1"  # bump when any construction below changes: it keys the cache and is written to results
+SOURCES = ("pivot", "wiki", "wordsim")
+WIKI_DEV_MODULUS = 10  # 1 article in 10 (by title) is a dev article
+PIVOT_MAX_PAIRS = 1500
+PIVOT_MIN_SCORE = 0.2  # pivot probability below this is mostly noise ("floral spray" / "package items")
+UNCATEGORIZED = "Uncategorized"  # a wiki-leads topic that is no topic: left out of clustering
+WORDSIM_FILES = {"wordsim353": "wordsim353.tsv", "simlex999": "simlex999.txt"}
+
+
+# ------------------------------------------------------------------------------------------------- hashing
+def stable_hash(text: str, namespace: str) -> int:
+    """A 64-bit hash of ``namespace:normalize(text)`` (BLAKE2b), the same in every process (unlike ``hash()``)."""
+    digest = hashlib.blake2b(f"{namespace}:{normalize(text)}".encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big")
+
+
+def is_dev_title(title: str) -> bool:
+    """Whether a wiki-leads article is in the dev split (by its title). Training data built from the wiki leads
+    should leave these articles out when it is used to pick checkpoints on ``dev_description`` / ``dev_fuzzy``."""
+    return stable_hash(title, "wiki") % WIKI_DEV_MODULUS == 0
+
+
+# ---------------------------------------------------------------------------------------------- pivot pairs
+def build_pivot_dev(
+    table: Any,
+    max_pairs: int | None = PIVOT_MAX_PAIRS,
+    min_score: float = PIVOT_MIN_SCORE,
+    blocklist: BenchmarkBlocklist | None = None,
+    benchmarks_dir: str | os.PathLike | None = None,
+) -> dict[str, Any]:
+    """The paraphrase-retrieval set from a :class:`~phrasezoo.data.pivot.PivotTable`'s dev split.
+
+    Candidate pairs (dev split, ``score >= min_score``, benchmark items removed) are ranked: both sides multi-word
+    first, then one side, then single words; within a tier by stable hash. Pairs are taken greedily so that no
+    phrase (normalised) appears twice, up to ``max_pairs``. Any other table pair between two chosen phrases is kept
+    as an extra gold link, so retrieving another true paraphrase is not counted wrong.
+
+    Returns ``{"left": [...], "right": [...], "links": [[i, j], ...], "filter": report}``: ``left[i]`` and
+    ``right[i]`` are a pair; ``links`` are extra (left i, right j) paraphrase pairs.
+    """
+    from .pivot import is_dev_pivot_pair
+
+    pool = [
+        p
+        for p in table.pairs
+        if p.score >= min_score and is_dev_pivot_pair(p.phrase, p.paraphrase) and normalize(p.phrase)
+    ]
+    pool, report = remove_benchmark_items(
+        pool, benchmarks_dir, key=lambda p: (p.phrase, p.paraphrase), blocklist=blocklist, mode="strict", log=False
+    )
+
+    def rank(pair) -> tuple[int, int]:
+        multi = (" " in pair.phrase.strip()) + (" " in pair.paraphrase.strip())
+        return (2 - multi, stable_hash(f"{pair.phrase}\t{pair.paraphrase}", "pivot-pair"))
+
+    left: list[str] = []
+    right: list[str] = []
+    used: set[str] = set()
+    for pair in sorted(pool, key=rank):
+        a, b = normalize(pair.phrase), normalize(pair.paraphrase)
+        if a in used or b in used or a == b:
+            continue
+        used.update((a, b))
+        # orient by hash, so neither side is systematically the dictionary's first entry
+        first, second = (pair.phrase, pair.paraphrase)
+        if stable_hash(first, "pivot-side") % 2:
+            first, second = second, first
+        left.append(first)
+        right.append(second)
+        if max_pairs is not None and len(left) >= max_pairs:
+            break
+    position = {normalize(t): ("left", i) for i, t in enumerate(left)}
+    position.update({normalize(t): ("right", i) for i, t in enumerate(right)})
+    links: set[tuple[int, int]] = set()
+    for pair in table.pairs:  # every paraphrase relation between chosen phrases, whatever its split or score
+        a, b = position.get(normalize(pair.phrase)), position.get(normalize(pair.paraphrase))
+        if a is None or b is None or a[0] == b[0]:
+            continue
+        i, j = (a[1], b[1]) if a[0] == "left" else (b[1], a[1])
+        if i != j:
+            links.add((i, j))
+    return {"left": left, "right": right, "links": sorted([i, j] for i, j in links), "filter": report.as_dict()}
+
+
+# ------------------------------------------------------------------------------------------- title corruption
+_QUALIFIER = re.compile(r"\s*\([^()]*\)\s*$")
+_SMALL_WORDS = {"of", "the", "and", "in", "on", "for", "a", "an", "to", "de", "la", "von", "van", "der", "du"}
+_KEYBOARD = "qwertyuiopasdfghjklzxcvbnm"
+
+
+def _drop_qualifier(title: str, rng: random.Random) -> str | None:
+    """ "Nut (fruit)" -> "Nut"."""
+    out = _QUALIFIER.sub("", title).strip()
+    return out if out and out != title else None
+
+
+def _comma_swap(title: str, rng: random.Random) -> str | None:
+    """ "Paris, Texas" -> "Texas Paris"."""
+    if title.count(",") != 1:
+        return None
+    head, tail = (part.strip() for part in title.split(","))
+    return f"{tail} {head}" if head and tail else None
+
+
+def _abbreviate(title: str, rng: random.Random) -> str | None:
+    """One word that is not the last becomes its initial: "Arthur C. Clarke" -> "A. C. Clarke" (only when the other
+    words keep five letters or more, so the title stays recognisable: not "Sagittarius A*" -> "S. A*")."""
+    words = title.split()
+    letters = [sum(c.isalpha() for c in w) for w in words]
+    choices = [
+        i
+        for i, w in enumerate(words[:-1])
+        if len(w) >= 3 and w[0].isalpha() and w.lower() not in _SMALL_WORDS and sum(letters) - letters[i] >= 5
+    ]
+    if not choices:
+        return None
+    i = rng.choice(choices)
+    words[i] = words[i][0].upper() + "."
+    return " ".join(words)
+
+
+def _typo(title: str, rng: random.Random) -> str | None:
+    """One keyboard slip in a word of four or more letters: deletion, swap, substitution or doubling."""
+    words = title.split()
+    choices = [i for i, w in enumerate(words) if sum(c.isalpha() for c in w) >= 4]
+    if not choices:
+        return None
+    i = rng.choice(choices)
+    word = words[i]
+    positions = [k for k, c in enumerate(word) if c.isalpha() and k > 0]
+    if not positions:
+        return None
+    k = rng.choice(positions)
+    kind = rng.choice(("delete", "swap", "substitute", "double"))
+    if kind == "delete":
+        word = word[:k] + word[k + 1 :]
+    elif kind == "swap" and k + 1 < len(word) and word[k + 1].isalpha() and word[k + 1] != word[k]:
+        word = word[:k] + word[k + 1] + word[k] + word[k + 2 :]
+    elif kind == "double":
+        word = word[:k] + word[k] + word[k:]
+    else:
+        replacement = rng.choice([c for c in _KEYBOARD if c != word[k].lower()])
+        word = word[:k] + replacement + word[k + 1 :]
+    words[i] = word
+    return " ".join(words)
+
+
+def _case_punct(title: str, rng: random.Random) -> str | None:
+    """Lower case with hyphens, dashes and dots as spaces and apostrophes/commas dropped ("Wi-Fi" -> "wi fi")."""
+    out = re.sub(r"[-–—.]", " ", title.lower())
+    out = " ".join(re.sub(r"[,'’\"]", "", out).split())
+    return out if out and out != title else None
+
+
+_STRUCTURAL: tuple[Callable[[str, random.Random], str | None], ...] = (_drop_qualifier, _comma_swap, _abbreviate)
+
+
+def corrupt_title(title: str) -> str:
+    """A realistic noisy form of a title, the same on every run (seeded by the title's stable hash).
+
+    One structural change when one applies (drop a trailing parenthetical qualifier, swap around a comma, a word to
+    its initial), a typo with probability 0.3 (always when no structural change applied), then lower case and
+    punctuation changes with probability 1/2. The result always differs from the title after normalisation, unless
+    the title is too short for any change (then it is returned unchanged; callers drop those).
+    """
+    rng = random.Random(stable_hash(title, "fuzzy"))
+    out = title
+    structural = [f for f in _STRUCTURAL if f(title, random.Random(0)) is not None]
+    if structural:
+        out = rng.choice(structural)(out, rng) or out
+    if out == title or rng.random() < 0.3:
+        out = _typo(out, rng) or out
+    if rng.random() < 0.5:
+        out = _case_punct(out, rng) or out
+    if normalize(out) == normalize(title):
+        out = _typo(out, rng) or out
+    return out
+
+
+def build_wiki_dev(
+    leads: Any,
+    max_items: int | None = None,
+    blocklist: BenchmarkBlocklist | None = None,
+    benchmarks_dir: str | os.PathLike | None = None,
+) -> dict[str, Any]:
+    """The three wiki-leads dev sets from the dev articles (:func:`is_dev_title`), in stable-hash order.
+
+    An article is kept when its title, description and corrupted title pass the strict benchmark filter, the
+    corrupted title differs from every dev title (normalised), and its title is unique (normalised). ``max_items``
+    caps the articles (the first ones in hash order, so a smaller cap is a subset of a larger one).
+
+    Returns ``{"description": {"queries", "candidates", "gold"}, "topics": {"texts", "labels"},
+    "fuzzy": {"queries", "candidates", "gold"}, "filter": report}`` (``gold[i]``: index into ``candidates``).
+    """
+    dev = sorted((lead for lead in leads if is_dev_title(lead.title)), key=lambda x: stable_hash(x.title, "wiki"))
+    items = [(lead, corrupt_title(lead.title)) for lead in dev]
+    items = [(lead, noisy) for lead, noisy in items if normalize(noisy) != normalize(lead.title)]
+    items, report = remove_benchmark_items(
+        items,
+        benchmarks_dir,
+        key=lambda item: [s for s in (item[0].title, item[0].description, item[1]) if s],
+        blocklist=blocklist,
+        mode="strict",
+        log=False,
+    )
+    titles = {normalize(lead.title) for lead, _ in items}
+    kept, seen = [], set()
+    for lead, noisy in items:
+        key = normalize(lead.title)
+        if key in seen or normalize(noisy) in titles:
+            continue
+        seen.add(key)
+        kept.append((lead, noisy))
+        if max_items is not None and len(kept) >= max_items:
+            break
+    described = [(lead.title, lead.description) for lead, _ in kept if lead.description]
+    descriptions = list(dict.fromkeys(d for _, d in described))
+    slot = {d: i for i, d in enumerate(descriptions)}
+    topical = [(lead.title, lead.topic) for lead, _ in kept if lead.topic and lead.topic != UNCATEGORIZED]
+    return {
+        "description": {
+            "queries": [t for t, _ in described],
+            "candidates": descriptions,
+            "gold": [slot[d] for _, d in described],
+        },
+        "topics": {"texts": [t for t, _ in topical], "labels": [label for _, label in topical]},
+        "fuzzy": {
+            "queries": [noisy for _, noisy in kept],
+            "candidates": [lead.title for lead, _ in kept],
+            "gold": list(range(len(kept))),
+        },
+        "filter": report.as_dict(),
+    }
+
+
+# ---------------------------------------------------------------------------------------------- word pairs
+def wordsim_dir() -> Path:
+    """gensim's ``test/test_data`` folder (found without importing gensim, which takes seconds)."""
+    spec = importlib.util.find_spec("gensim")
+    if spec is None or spec.origin is None:
+        raise MissingResourceError(
+            "dev_wordsim reads WordSim-353 and SimLex-999 from gensim's test data: pip install gensim"
+        )
+    folder = Path(spec.origin).parent / "test" / "test_data"
+    missing = [name for name in WORDSIM_FILES.values() if not (folder / name).is_file()]
+    if missing:
+        raise MissingResourceError(f"{', '.join(missing)} missing from {folder}; reinstall gensim: pip install gensim")
+    return folder
+
+
+def read_word_pairs(path: str | os.PathLike) -> list[tuple[str, str, float]]:
+    """``(word1, word2, human score)`` rows of a WordSim/SimLex tab-separated file (``#`` lines are comments)."""
+    rows = []
+    with open(path, encoding="utf8") as handle:
+        for line in handle:
+            fields = line.rstrip("\n").split("\t")
+            if line.startswith("#") or len(fields) < 3 or not fields[0].strip():
+                continue
+            rows.append((fields[0].strip(), fields[1].strip(), float(fields[2])))
+    return rows
+
+
+def build_wordsim_dev(
+    folder: str | os.PathLike | None = None,
+    max_items: int | None = None,
+    blocklist: BenchmarkBlocklist | None = None,
+    benchmarks_dir: str | os.PathLike | None = None,
+) -> dict[str, Any]:
+    """WordSim-353 + SimLex-999 pairs that pass the strict benchmark filter (most do not: their words are Turney,
+    BiRD or PPDB items). ``max_items`` caps the pairs (stable-hash order). Returns ``{"left", "right", "gold",
+    "source", "filter"}``; gold scores are the datasets' own (both 0..10)."""
+    folder = Path(folder) if folder is not None else wordsim_dir()
+    rows = [
+        (a, b, score, name) for name, file in WORDSIM_FILES.items() for a, b, score in read_word_pairs(folder / file)
+    ]
+    rows, report = remove_benchmark_items(
+        rows, benchmarks_dir, key=lambda r: (r[0], r[1]), blocklist=blocklist, mode="strict", log=False
+    )
+    rows.sort(key=lambda r: stable_hash(f"{r[3]}\t{r[0]}\t{r[1]}", "wordsim"))
+    if max_items is not None:
+        rows = rows[:max_items]
+    return {
+        "left": [r[0] for r in rows],
+        "right": [r[1] for r in rows],
+        "gold": [r[2] for r in rows],
+        "source": [r[3] for r in rows],
+        "filter": report.as_dict(),
+    }
+
+
+# -------------------------------------------------------------------------------------------------- caching
+def _file_signature(path: Path) -> str:
+    stat = path.stat()
+    return f"{path.resolve()}:{stat.st_size}:{stat.st_mtime_ns}"
+
+
+def _source_signature(source: str) -> str:
+    """Identifies the input files of one source (raises MissingResourceError with the install hint if absent)."""
+    if source == "pivot":
+        from . import pivot
+
+        if not pivot.DICT_PATH.is_file():
+            raise MissingResourceError(
+                f"dev_paraphrase needs the German-English dictionary {pivot.DICT_PATH}: {pivot.INSTALL_HINT}"
+            )
+        return f"{_file_signature(pivot.DICT_PATH)}:pivot-v{pivot.VERSION}:mod{pivot.DEV_MODULUS}"
+    if source == "wiki":
+        from ..corpora import wiki_leads_path
+
+        return _file_signature(wiki_leads_path())
+    if source == "wordsim":
+        folder = wordsim_dir()
+        return "|".join(_file_signature(folder / name) for name in WORDSIM_FILES.values())
+    raise ValueError(f"Unknown dev source {source!r}; use one of {SOURCES}.")
+
+
+def _build(source: str, max_items: int | None, blocklist: BenchmarkBlocklist, progress: bool) -> dict[str, Any]:
+    if source == "pivot":
+        from . import pivot
+
+        table = pivot.load_pivot_table(pivot.DICT_PATH, progress=progress)
+        return build_pivot_dev(table, max_pairs=max_items or PIVOT_MAX_PAIRS, blocklist=blocklist)
+    if source == "wiki":
+        from ..corpora import load_wiki_leads
+
+        return build_wiki_dev(load_wiki_leads(), max_items=max_items, blocklist=blocklist)
+    return build_wordsim_dev(max_items=max_items, blocklist=blocklist)
+
+
+def load_dev_set(
+    source: str,
+    max_items: int | None = None,
+    benchmarks_dir: str | os.PathLike | None = None,
+    rebuild: bool = False,
+    progress: bool = True,
+) -> dict[str, Any]:
+    """One source's dev sets (see the ``build_*_dev`` functions), from the JSON cache or built (no network).
+
+    Raises :class:`~phrasezoo.errors.MissingResourceError` (install hint in the message) when the source's files are
+    not installed, and ``FileNotFoundError`` when the benchmark files needed to check disjointness are not found
+    (``benchmarks_dir``, default ``$PHRASEZOO_BENCHMARKS`` or ``../shared/benchmarks``).
+    """
+    if source not in SOURCES:
+        raise ValueError(f"Unknown dev source {source!r}; use one of {SOURCES}.")
+    if max_items is not None and max_items < 1:
+        raise ValueError(f"max_items must be a positive number or None, got {max_items}.")
+    from .benchmark_filter import default_benchmarks_dir
+
+    bench = Path(benchmarks_dir) if benchmarks_dir is not None else default_benchmarks_dir()
+    key = f"{VERSION}|{source}|{max_items}|{_source_signature(source)}|{bench.resolve()}"
+    digest = hashlib.sha1(key.encode()).hexdigest()[:12]
+    target = cache_dir() / "dev_suite" / f"{source}-v{VERSION}-{digest}.json"
+    if target.is_file() and not rebuild:
+        with open(target, encoding="utf8") as handle:
+            return json.load(handle)["sets"]
+    sets = _build(source, max_items, load_blocklist(bench), progress)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=target.parent, suffix=".tmp")
+    with os.fdopen(fd, "w", encoding="utf8") as handle:
+        json.dump({"version": VERSION, "source": source, "key": key, "sets": sets}, handle, ensure_ascii=False)
+    os.chmod(tmp, 0o644)
+    os.replace(tmp, target)
+    logger.info("dev suite: %s dev sets cached in %s", source, target)
+    return sets

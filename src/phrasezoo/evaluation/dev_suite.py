@@ -1,0 +1,324 @@
+"""The phrase dev suite: five small, fast tasks for choosing hyper-parameters, checkpoints and mixing weights.
+
+Every choice made while building a model is made here, never on the reported test benchmarks (Turney, BiRD, PPDB,
+PPDB-filtered, YAGO, UMLS, CoNLL-2003, BC5CDR, AutoFJ, STS-B-Context). The data (:mod:`phrasezoo.data.dev_sets`)
+comes only from offline resources no benchmark uses, and every item passes the strict benchmark filter:
+
+==================  ==========================================================================  ================
+task                what                                                                        metric
+==================  ==========================================================================  ================
+``dev_paraphrase``  dict-de-en pivot pairs of the dev split (training sees none of their         top-1 accuracy
+                    phrases): each phrase retrieves its partner among all dev partners (both
+                    directions); a proxy for PPDB/BiRD
+``dev_description`` wiki-leads dev articles: title -> its one-line description among all dev     top-1 accuracy
+                    descriptions (entity-linking proxy, like YAGO/UMLS)
+``dev_topics``      the dev titles clustered by KMeans (k = number of topics) against their      NMI
+                    topic (entity-clustering proxy, like CoNLL/BC5CDR)
+``dev_fuzzy``       corrupted dev titles (qualifier dropped, initials, typo, case/punctuation,   top-1 accuracy
+                    comma swap) -> the clean title among all dev titles (AutoFJ proxy)
+``dev_wordsim``     WordSim-353 + SimLex-999 pairs that survive the filter: cosine vs human      Spearman
+==================  ==========================================================================  ================
+
+``dev_avg`` is the mean of the scores of the tasks that ran. Python API (also for a model in memory)::
+
+    from phrasezoo.evaluation.dev_suite import evaluate_dev
+    doc = evaluate_dev(model_or_spec, tasks=None, progress=False)
+    doc["dev_avg"], doc["tasks"]["dev_fuzzy"]["score"]
+
+CLI: ``phrasezoo dev-eval --model baseline:minilm-l6 --output results/dev-baseline-minilm-l6.json``.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from phrasezoo.data.dev_sets import VERSION, load_dev_set
+from phrasezoo.encoders import VECTORS, Encoder, ModelEncoder, load_encoder
+from phrasezoo.errors import MissingResourceError
+from phrasezoo.progress import progress_enabled
+
+logger = logging.getLogger(__name__)
+
+SUITE = "phrasezoo-dev"
+KMEANS_SEED = 0
+KMEANS_N_INIT = 5
+
+
+# ------------------------------------------------------------------------------------------------- metrics
+def top1_accuracy(scores: np.ndarray, gold: Sequence[int | set[int] | Sequence[int]]) -> float:
+    """Fraction of rows of ``scores`` (queries x candidates) whose best candidate is gold (an index or a set)."""
+    scores = np.asarray(scores)
+    if scores.ndim != 2 or scores.shape[0] != len(gold):
+        raise ValueError(f"scores must be (len(gold), n_candidates), got {scores.shape} for {len(gold)} queries.")
+    if scores.shape[0] == 0:
+        raise ValueError("top1_accuracy needs at least one query.")
+    best = scores.argmax(axis=1)
+    hits = [int(b) in ({g} if isinstance(g, (int, np.integer)) else set(g)) for b, g in zip(best, gold)]
+    return float(np.mean(hits))
+
+
+def kmeans_nmi(
+    vectors: np.ndarray, labels: Sequence[str], seed: int = KMEANS_SEED, n_init: int = KMEANS_N_INIT
+) -> float:
+    """NMI between KMeans clusters (k = number of distinct labels, fixed seed and restarts) and the labels."""
+    from sklearn.cluster import KMeans
+    from sklearn.metrics import normalized_mutual_info_score
+
+    k = len(set(labels))
+    if k < 2 or len(labels) < k:
+        raise ValueError(f"kmeans_nmi needs at least 2 labels and as many items as labels (got {k}, {len(labels)}).")
+    clusters = KMeans(n_clusters=k, n_init=n_init, random_state=seed).fit_predict(np.asarray(vectors, np.float64))
+    return float(normalized_mutual_info_score(list(labels), clusters))
+
+
+def spearman(predicted: Sequence[float], gold: Sequence[float]) -> float:
+    """Spearman's rho (0.0 when either side is constant)."""
+    from scipy.stats import spearmanr
+
+    if len(predicted) != len(gold) or len(gold) < 2:
+        raise ValueError(f"spearman needs two equal sequences of 2+ values, got {len(predicted)} and {len(gold)}.")
+    rho = spearmanr(np.asarray(predicted, np.float64), np.asarray(gold, np.float64)).statistic
+    return 0.0 if not np.isfinite(rho) else float(rho)
+
+
+# ---------------------------------------------------------------------------------------------------- tasks
+@dataclass(frozen=True)
+class DevTask:
+    """One dev task: which dev source it reads, how it scores an encoder, what it needs of the encoder."""
+
+    name: str
+    source: str
+    metric: str
+    description: str
+    run: Callable[[Encoder, dict[str, Any]], tuple[float, int, dict[str, Any]]]
+    needs_vectors: bool = False
+
+
+def _paraphrase(encoder: Encoder, data: dict[str, Any]) -> tuple[float, int, dict[str, Any]]:
+    left, right = data["left"], data["right"]
+    forward = [{i} for i in range(len(left))]
+    backward = [{j} for j in range(len(right))]
+    for i, j in data["links"]:
+        forward[i].add(j)
+        backward[j].add(i)
+    scores = np.asarray(encoder.similarity(left, right))
+    l2r, r2l = top1_accuracy(scores, forward), top1_accuracy(scores.T, backward)
+    return (l2r + r2l) / 2, len(left), {"left_to_right": round(l2r, 6), "right_to_left": round(r2l, 6)}
+
+
+def _retrieval(encoder: Encoder, data: dict[str, Any]) -> tuple[float, int, dict[str, Any]]:
+    scores = np.asarray(encoder.similarity(data["queries"], data["candidates"]))
+    return top1_accuracy(scores, data["gold"]), len(data["queries"]), {"candidates": len(data["candidates"])}
+
+
+def _topics(encoder: Encoder, data: dict[str, Any]) -> tuple[float, int, dict[str, Any]]:
+    labels = data["labels"]
+    score = kmeans_nmi(encoder.encode(data["texts"]), labels)
+    return score, len(labels), {"k": len(set(labels)), "n_init": KMEANS_N_INIT, "seed": KMEANS_SEED}
+
+
+def _wordsim(encoder: Encoder, data: dict[str, Any]) -> tuple[float, int, dict[str, Any]]:
+    predicted = np.asarray(encoder.paired_similarity(data["left"], data["right"]))
+    gold, source = np.asarray(data["gold"]), np.asarray(data["source"])
+    details = {}
+    for name in sorted(set(data["source"])):
+        mask = source == name
+        if mask.sum() >= 3:
+            details[name] = {"spearman": round(spearman(predicted[mask], gold[mask]), 6), "n": int(mask.sum())}
+    return spearman(predicted, gold), len(gold), details
+
+
+DEV_TASKS: dict[str, DevTask] = {
+    task.name: task
+    for task in (
+        DevTask(
+            "dev_paraphrase",
+            "pivot",
+            "top1_accuracy",
+            "dict-de-en pivot paraphrases (dev split): partner retrieval, both directions",
+            _paraphrase,
+        ),
+        DevTask(
+            "dev_description",
+            "wiki",
+            "top1_accuracy",
+            "wiki-leads dev titles -> one-line description retrieval (entity-linking proxy)",
+            lambda encoder, data: _retrieval(encoder, data["description"]),
+        ),
+        DevTask(
+            "dev_topics",
+            "wiki",
+            "nmi",
+            "wiki-leads dev titles clustered by KMeans against their topic (entity-clustering proxy)",
+            lambda encoder, data: _topics(encoder, data["topics"]),
+            needs_vectors=True,
+        ),
+        DevTask(
+            "dev_fuzzy",
+            "wiki",
+            "top1_accuracy",
+            "corrupted wiki-leads dev titles -> clean title retrieval (fuzzy-join proxy)",
+            lambda encoder, data: _retrieval(encoder, data["fuzzy"]),
+        ),
+        DevTask(
+            "dev_wordsim",
+            "wordsim",
+            "spearman",
+            "WordSim-353 + SimLex-999 pairs without benchmark words: cosine vs human scores",
+            _wordsim,
+        ),
+    )
+}
+
+
+def resolve_dev_tasks(tasks: str | Sequence[str] | None) -> list[str]:
+    """Task names from ``None``/``"all"`` (every task), ``"a,b"`` or a list; unknown names raise ``KeyError``."""
+    if tasks is None or tasks == "all":
+        return list(DEV_TASKS)
+    names = [t.strip() for t in tasks.split(",")] if isinstance(tasks, str) else [str(t).strip() for t in tasks]
+    names = [n if n in DEV_TASKS or f"dev_{n}" not in DEV_TASKS else f"dev_{n}" for n in names if n]
+    unknown = [n for n in names if n not in DEV_TASKS]
+    if unknown or not names:
+        raise KeyError(f"Unknown dev task(s) {unknown or tasks!r}; use 'all' or some of {', '.join(DEV_TASKS)}.")
+    return list(dict.fromkeys(names))
+
+
+# -------------------------------------------------------------------------------------------------- runner
+def _as_encoder(model: Any, batch_size: int | None, progress: bool) -> Encoder:
+    """An :class:`Encoder` for a spec string, an encoder, or an object with ``encode(list[str])`` (in memory: no
+    weights hash, so checkpoint selection during training stays cheap)."""
+    if isinstance(model, (str, os.PathLike, Encoder)):
+        return load_encoder(model, batch_size=batch_size, progress=progress)
+    if not callable(getattr(model, "encode", None)):
+        raise TypeError(
+            f"evaluate_dev needs a model spec (e.g. 'baseline:minilm-l6' or a model folder), an Encoder or an object "
+            f"with encode(list[str]); got {type(model).__name__}."
+        )
+    kwargs = {"batch_size": batch_size} if batch_size else {}
+    return ModelEncoder(
+        model, name=f"in-memory {type(model).__name__}", revision="in-memory", progress=progress, **kwargs
+    )
+
+
+def _say(progress: bool, message: str) -> None:
+    if progress_enabled(progress):
+        print(message, file=sys.stderr, flush=True)
+
+
+def evaluate_dev(
+    model: Any,
+    tasks: str | Sequence[str] | None = None,
+    progress: bool = True,
+    *,
+    max_items: int | None = None,
+    batch_size: int | None = None,
+    benchmarks_dir: str | os.PathLike | None = None,
+    output: str | os.PathLike | None = None,
+    rebuild: bool = False,
+) -> dict[str, Any]:
+    """Score a model on the dev suite (disjoint from every test benchmark) and return the document.
+
+    Args:
+        model: a spec for :func:`~phrasezoo.encoders.load_encoder` (``"baseline:minilm-l6"``, a model folder, a
+            recipe name), an :class:`~phrasezoo.encoders.Encoder`, or any object with ``encode(list[str])``
+            returning a tensor/array (a model being trained: it is put in eval mode for the call and restored).
+        tasks: ``None``/``"all"``, ``"dev_fuzzy,dev_topics"`` or a list (names without ``dev_`` work too).
+        progress: progress bars and one line per task on stderr.
+        max_items: cap items per task (pairs, titles, word pairs; stable-hash order), e.g. for tests.
+        batch_size: encoding batch size (default the encoders').
+        benchmarks_dir: the test benchmarks the dev data is checked against (default ``$PHRASEZOO_BENCHMARKS`` or
+            ``../shared/benchmarks``); needed only when a dev set is built, not when it comes from the cache.
+        output: also write the document here as JSON.
+        rebuild: rebuild the dev sets instead of reading the cache.
+
+    Returns:
+        ``{"suite": "phrasezoo-dev", "version": "1", "model", "model_revision", "created", "seconds",
+        "tasks": {name: {"score": float | None, "n": int, "metric": str, "seconds": float, "details": {...}}},
+        "dev_avg": float | None, "dev_avg_tasks": [names averaged]}``. A task whose resource is missing (e.g.
+        dict-de-en) is logged as a warning and recorded with ``"score": None`` and ``"skipped": reason``.
+    """
+    names = resolve_dev_tasks(tasks)
+    started_all = time.perf_counter()
+    encoder = _as_encoder(model, batch_size, progress)
+    was_training = bool(getattr(model, "training", False)) and callable(getattr(model, "train", None))
+    if was_training:
+        model.eval()
+    results: dict[str, dict[str, Any]] = {}
+    sets: dict[str, dict[str, Any] | str] = {}
+    try:
+        for number, name in enumerate(names, 1):
+            task = DEV_TASKS[name]
+            started = time.perf_counter()
+            entry: dict[str, Any] = {"score": None, "n": 0, "metric": task.metric}
+            if task.source not in sets:
+                try:
+                    sets[task.source] = load_dev_set(task.source, max_items, benchmarks_dir, rebuild, progress)
+                except (MissingResourceError, FileNotFoundError) as err:
+                    sets[task.source] = f"{type(err).__name__}: {err}"
+            data = sets[task.source]
+            if isinstance(data, str):
+                entry["skipped"] = data
+            elif task.needs_vectors and VECTORS not in encoder.capabilities:
+                entry["skipped"] = f"{encoder.name} gives no vectors (similarity only)"
+            else:
+                score, n, details = task.run(encoder, data)
+                entry.update(score=round(float(score), 6), n=int(n), details=details)
+            entry["seconds"] = round(time.perf_counter() - started, 2)
+            if "skipped" in entry:
+                logger.warning("dev suite: %s skipped: %s", name, entry["skipped"])
+            shown = "skipped" if entry["score"] is None else f"{entry['score']:.4f}"
+            _say(progress, f"[{number}/{len(names)}] {name:16s} {task.metric:14s} {shown:>8s}  n={entry['n']}  "
+                           f"({entry['seconds']:.1f} s)")  # fmt: skip
+            results[name] = entry
+    finally:
+        if was_training:
+            model.train()
+    ran = [name for name, entry in results.items() if entry["score"] is not None]
+    doc = {
+        "suite": SUITE,
+        "version": VERSION,
+        "model": encoder.name,
+        "model_revision": encoder.revision,
+        "created": datetime.now(UTC).isoformat(timespec="seconds"),
+        "seconds": round(time.perf_counter() - started_all, 2),
+        "tasks": results,
+        "dev_avg": round(float(np.mean([results[n]["score"] for n in ran])), 6) if ran else None,
+        "dev_avg_tasks": ran,
+    }
+    _say(progress, f"dev_avg {doc['dev_avg']} over {len(ran)} task(s) in {doc['seconds']:.1f} s")
+    if output is not None:
+        write_dev_results(doc, output)
+    return doc
+
+
+def write_dev_results(doc: dict[str, Any], path: str | os.PathLike) -> Path:
+    """Write a dev-suite document as JSON (atomically, like the benchmark results files)."""
+    import json
+    import tempfile
+
+    from phrasezoo.files import readable_replace
+
+    if doc.get("suite") != SUITE or "tasks" not in doc:
+        raise ValueError(f"Not a {SUITE} document (expected 'suite': {SUITE!r} and 'tasks').")
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf8") as handle:
+            json.dump(doc, handle, indent=2, ensure_ascii=False)
+            handle.write("\n")
+        readable_replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
