@@ -8,6 +8,7 @@ import logging
 
 import numpy as np
 import pytest
+import torch
 
 from phrasezoo.data import dev_sets
 from phrasezoo.data.benchmark_filter import load_blocklist, normalize
@@ -21,6 +22,7 @@ from phrasezoo.data.dev_sets import (
     stable_hash,
 )
 from phrasezoo.data.pivot import PivotPair, PivotParaphraser, PivotTable, is_dev_phrase, is_dev_pivot_pair
+from phrasezoo.encoders import ModelEncoder
 from phrasezoo.evaluation.dev_suite import (
     DEV_TASKS,
     SUITE,
@@ -182,12 +184,24 @@ def test_missing_resources_are_skipped_with_a_warning(benchmarks_dir, monkeypatc
     assert doc["dev_avg_tasks"] == ["dev_wordsim"] and "dev_paraphrase skipped" in caplog.text
 
 
-def test_in_memory_models_are_scored_and_stay_in_training_mode(benchmarks_dir, tmp_path):
-    import torch
+class TinyByteModel(torch.nn.Module):
+    """A tiny model in memory with dropout (train mode would make its scores random): mean of byte embeddings."""
 
-    from phrasezoo.registry import get_method
+    def __init__(self) -> None:
+        super().__init__()
+        torch.manual_seed(0)
+        self.bytes = torch.nn.EmbeddingBag(256, 32, mode="mean")
+        self.dropout = torch.nn.Dropout(0.5)
 
-    model = get_method("slice").tiny_model().train()
+    def encode(self, texts: list[str], batch_size: int = 32) -> torch.Tensor:
+        rows = [torch.tensor(list(t.lower().encode())) for t in texts]
+        offsets = torch.tensor([0, *np.cumsum([len(r) for r in rows])[:-1].tolist()])
+        with torch.no_grad():
+            return self.dropout(self.bytes(torch.cat(rows), offsets))
+
+
+def test_in_memory_models_are_scored_deterministically_and_stay_in_training_mode(benchmarks_dir, tmp_path):
+    model = TinyByteModel().train()
     tasks = ["dev_description", "dev_topics", "dev_fuzzy", "dev_wordsim"]
     out = tmp_path / "dev.json"
     doc = evaluate_dev(model, tasks=tasks, progress=False, max_items=60, benchmarks_dir=benchmarks_dir, output=out)
@@ -198,8 +212,15 @@ def test_in_memory_models_are_scored_and_stay_in_training_mode(benchmarks_dir, t
         low = -1.0 if entry["metric"] == "spearman" else 0.0
         assert low <= entry["score"] <= 1.0 and 0 < entry["n"] <= 60, (name, entry)
     assert doc["dev_avg"] == pytest.approx(np.mean([doc["tasks"][t]["score"] for t in tasks]), abs=1e-6)
+    assert doc["tasks"]["dev_fuzzy"]["score"] > 0.3  # byte bags survive typos and case changes
+    again = evaluate_dev(model, tasks=tasks, progress=False, max_items=60, benchmarks_dir=benchmarks_dir)
+    assert [again["tasks"][t]["score"] for t in tasks] == [doc["tasks"][t]["score"] for t in tasks]  # no dropout
+    wrapped = evaluate_dev(ModelEncoder(model, revision="x", progress=False), tasks=tasks, progress=False,
+                           max_items=60, benchmarks_dir=benchmarks_dir)  # fmt: skip
+    assert [wrapped["tasks"][t]["score"] for t in tasks] == [doc["tasks"][t]["score"] for t in tasks]
+    assert model.training
 
-    class CharCounts:  # any object with encode(list[str]) -> tensor
+    class CharCounts:  # any object with encode(list[str]) -> tensor, no train/eval
         def encode(self, texts):
             return torch.tensor([[t.lower().count(c) for c in "abcdefghijklmnopqrstuvwxyz"] for t in texts]).float()
 

@@ -250,9 +250,10 @@ def evaluate_dev(
     names = resolve_dev_tasks(tasks)
     started_all = time.perf_counter()
     encoder = _as_encoder(model, batch_size, progress)
-    was_training = bool(getattr(model, "training", False)) and callable(getattr(model, "train", None))
+    module = getattr(encoder, "model", model)  # the torch module behind the encoder, if any
+    was_training = bool(getattr(module, "training", False)) and callable(getattr(module, "train", None))
     if was_training:
-        model.eval()
+        module.eval()
     results: dict[str, dict[str, Any]] = {}
     sets: dict[str, dict[str, Any] | str] = {}
     try:
@@ -282,7 +283,7 @@ def evaluate_dev(
             results[name] = entry
     finally:
         if was_training:
-            model.train()
+            module.train()
     ran = [name for name, entry in results.items() if entry["score"] is not None]
     doc = {
         "suite": SUITE,
