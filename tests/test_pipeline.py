@@ -75,3 +75,57 @@ def test_pipeline_no_train_without_a_model_says_what_to_do(tmp_path, monkeypatch
     monkeypatch.chdir(tmp_path)
     with pytest.raises(FileNotFoundError, match="drop --no-train"):
         run_pipeline("pearl-mini", train=False)
+
+
+def test_dev_selection_chooses_the_mix_on_the_dev_suite_and_exports_it(tmp_path, monkeypatch, benchmarks_dir):
+    import torch
+    from safetensors.torch import load_file
+
+    from phrasezoo.pipeline import select_on_dev, train_and_export
+    from phrasezoo.recipes import load_hub_config
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PHRASEZOO_BENCHMARKS", str(benchmarks_dir))  # the dev sets drop every benchmark item
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("\n".join(SENTENCES * 4) + "\n")
+    recipe = {
+        "name": "pearl-dev",
+        "method": "pearl",
+        "repo_id": "test/pearl-dev",
+        "backbone": "minilm-l6",
+        "data": {"corpus": str(corpus), "min_freq": 1, "use_wordnet": False},
+        "training": {
+            "batch_size": 8,
+            "max_steps": 2,
+            "learning_rate": 1e-3,
+            "weight_average": 0.5,
+            "method_args": {"char_pretrain": {"steps": 1, "batch_size": 8, "vocabulary_size": 100}},
+        },
+    }
+    config = tmp_path / "pearl-dev.yaml"
+    config.write_text(yaml.safe_dump(recipe))
+    cfg = load_hub_config(str(config))
+    train_and_export(cfg, card=False, progress=False)
+
+    grid = {"weight_average": [0.0, 1.0], "char_weight": [0.0, 0.5]}
+    selection = select_on_dev(cfg, grid, progress=False, dev_tasks=["fuzzy", "topics"], max_items=40)
+
+    written = json.loads((tmp_path / "results" / "pearl-dev-dev-selection.json").read_text())
+    assert written["chosen"] == selection["chosen"] and written["dev_tasks"] == ["dev_fuzzy", "dev_topics"]
+    # coordinate search: 2 weight_average rows, then the char_weight row not yet seen
+    assert len(selection["rows"]) == 3
+    for key in grid:
+        rows = [r for r in selection["rows"] if all(r[k] == selection["chosen"][k] for k in grid if k != key)]
+        assert max(rows, key=lambda r: r["dev_avg"])[key] == selection["chosen"][key]
+    # the exported folder holds the chosen blend of the last checkpoint and the starting weights
+    exported = load_file(tmp_path / "outputs" / "pearl-dev" / "model.safetensors")
+    ckpt = tmp_path / "outputs" / "pearl-dev" / "checkpoints"
+    finetuned = load_file(ckpt / "step-000002" / "model.safetensors")
+    initial = load_file(ckpt / "initial.safetensors")
+    w = selection["chosen"]["weight_average"]
+    key = next(k for k in initial if k.endswith("word_embeddings.weight"))
+    assert torch.allclose(exported[key], (1 - w) * finetuned[key] + w * initial[key], atol=1e-6)
+    config_json = json.loads((tmp_path / "outputs" / "pearl-dev" / "config.json").read_text())
+    assert config_json["char_weight"] == selection["chosen"]["char_weight"]
+    facts = json.loads((tmp_path / "outputs" / "pearl-dev" / "training_facts.json").read_text())
+    assert facts["chosen on the dev suite"] == selection["chosen"]

@@ -85,7 +85,14 @@ def card_results(cfg: HubConfig, doc: dict | None, baselines: list[dict] | None 
 
 
 # ------------------------------------------------------------------------------------------- dev-set selection
-def select_on_dev(cfg: HubConfig, grid: dict[str, list], output: str | Path | None = None, progress: bool = True):
+def select_on_dev(
+    cfg: HubConfig,
+    grid: dict[str, list],
+    output: str | Path | None = None,
+    progress: bool = True,
+    dev_tasks: str | list[str] | None = None,
+    max_items: int | None = None,
+):
     """Choose the post-training mixing values of a trained recipe on the dev suite, never on test data.
 
     ``grid`` maps ``weight_average`` (the blend of the fine-tuned phrase encoder with its starting weights) and
@@ -95,7 +102,9 @@ def select_on_dev(cfg: HubConfig, grid: dict[str, list], output: str | Path | No
     search, each key at the best value of those before it), by the dev suite's mean score
     (:func:`phrasezoo.evaluation.dev_suite.evaluate_dev`: resources disjoint from every test benchmark). The chosen
     model is exported over ``cfg.output_dir``; the search is written to ``output`` (default
-    ``results/<name>-dev-selection.json``) and returned.
+    ``results/<name>-dev-selection.json``) and returned. ``dev_tasks``/``max_items`` restrict the dev suite (all
+    tasks, full size by default). In a recipe: ``eval.select_on_dev: {grid: {weight_average: [...], ...}}`` (plus
+    optional ``tasks`` and ``max_items``).
     """
     import json
 
@@ -150,7 +159,12 @@ def select_on_dev(cfg: HubConfig, grid: dict[str, list], output: str | Path | No
             if signature not in seen:
                 build(values)
                 with torch.no_grad():
-                    doc = evaluate_dev(model, progress=progress)
+                    doc = evaluate_dev(model, tasks=dev_tasks, progress=progress, max_items=max_items)
+                if doc["dev_avg"] is None:
+                    raise RuntimeError(
+                        "No dev-suite task could run (see the warnings above: a missing resource or benchmark "
+                        "folder), so nothing can be chosen; install the resources or set PHRASEZOO_BENCHMARKS."
+                    )
                 seen[signature] = doc
                 rows.append({**values, "dev_avg": doc["dev_avg"], **{t: r["score"] for t, r in doc["tasks"].items()}})
                 print(f">> dev {values}: {doc['dev_avg']:.4f}", flush=True)
@@ -169,6 +183,7 @@ def select_on_dev(cfg: HubConfig, grid: dict[str, list], output: str | Path | No
         "selected_on": "phrasezoo dev suite (phrasezoo.evaluation.dev_suite; no test-benchmark item)",
         "grid": grid,
         "search": "coordinate search in the grid's order, by dev_avg",
+        "dev_tasks": doc["dev_avg_tasks"],
         "chosen": current,
         "rows": rows,
     }
@@ -216,10 +231,12 @@ def run_pipeline(
         )
     else:
         print(f"== 1/3 training skipped: evaluating the model in {cfg.output_dir}/", flush=True)
-    grid = cfg.eval.get("select_on_dev")
-    if grid:
-        print(f"== 1b/3 choose {', '.join(grid)} on the dev suite (not on test data)", flush=True)
-        select_on_dev(cfg, grid)
+    selection = cfg.eval.get("select_on_dev")
+    if selection:
+        if "grid" not in selection:
+            raise ValueError("eval.select_on_dev needs a 'grid' mapping, e.g. {grid: {weight_average: [0.0, 0.5]}}.")
+        print(f"== 1b/3 choose {', '.join(selection['grid'])} on the dev suite (not on test data)", flush=True)
+        select_on_dev(cfg, selection["grid"], dev_tasks=selection.get("tasks"), max_items=selection.get("max_items"))
     print(f"== 2/3 evaluate {cfg.name} and {len(baselines)} baseline(s) on {tasks}", flush=True)
     baseline_docs = [_baseline_results(spec, tasks, benchmarks_dir, not reuse_baselines) for spec in baselines]
     # evaluate the exported folder itself: what users download, loaded through trust_remote_code
