@@ -1,0 +1,116 @@
+"""Seed-aware comparison: a recipe trained with several seeds against a baseline measured in the same runs.
+
+One training run is not evidence: two seeds of one recipe can differ by more than the margin over the backbone.
+This table shows, per benchmark column, the baseline, the seeds' mean with its spread (max - min over seeds), the
+margin of the mean over the baseline, and whether that margin is larger than the spread (the "beyond the rerun
+spread" criterion of the zoo's checkpoints). Averages (the suite's 7 tasks without the gold-name KB ones, and all
+9) are computed per seed first, then summarised the same way.
+
+``python -m phrasezoo.evaluation.seeds_report --baseline results/baseline-minilm-l6.json \\
+    --model pearl-mini results/pearl-mini-seed*.json --readme README.md --block pearl-mini-seeds``
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+from pathlib import Path
+from typing import Any
+
+from .report import _columns_for, _doc_values, _key, _mean, no_kb_tasks, suite_tasks
+from .results import read_results
+
+AVG_NO_KB = "avg w/o KB (7)"
+AVG_ALL = "PEARL avg (9)"
+
+
+def _values(doc: dict, columns) -> dict[str, float | None]:
+    values = _doc_values(doc, columns)
+    main = {c.task: values.get(_key(c)) for c in columns}
+    suite = suite_tasks()
+    if set(suite) <= set(main):
+        values[AVG_NO_KB] = _mean([main[t] for t in no_kb_tasks()])
+        values[AVG_ALL] = _mean([main[t] for t in suite])
+    return values
+
+
+def seed_summary(baseline: dict, seeds: list[dict]) -> list[dict[str, Any]]:
+    """Per column: ``label, baseline, mean, spread, margin, beyond_spread, per_seed``."""
+    if not seeds:
+        raise ValueError("seed_summary needs at least one results document of the trained model.")
+    columns = _columns_for([baseline, *seeds])
+    base = _values(baseline, columns)
+    per_seed = [_values(doc, columns) for doc in seeds]
+    keys = [(_key(c), c.label) for c in columns] + [(k, k) for k in (AVG_NO_KB, AVG_ALL) if k in base]
+    rows = []
+    for key, label in keys:
+        values = [v.get(key) for v in per_seed]
+        if any(v is None for v in values) or base.get(key) is None:
+            continue
+        mean = statistics.fmean(values)
+        spread = max(values) - min(values)
+        margin = mean - base[key]
+        rows.append(
+            {
+                "label": label,
+                "baseline": base[key],
+                "mean": mean,
+                "spread": spread,
+                "margin": margin,
+                "beyond_spread": margin > spread,
+                "per_seed": values,
+            }
+        )
+    return rows
+
+
+def format_seed_table(name: str, baseline: dict, seeds: list[dict]) -> str:
+    """Markdown: one column per benchmark; rows baseline, per seed, mean, spread, margin and the verdict."""
+    rows = seed_summary(baseline, seeds)
+    header = ["", *(r["label"] for r in rows)]
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join(["---"] + [":---:"] * len(rows)) + "|"]
+
+    def line(label: str, cells: list[str]) -> None:
+        lines.append("| " + " | ".join([label, *cells]) + " |")
+
+    line(str(baseline.get("model", "baseline")), [f"{100 * r['baseline']:.1f}" for r in rows])
+    for i, doc in enumerate(seeds):
+        seed = doc.get("seed", doc.get("model", f"seed {i}"))
+        line(f"{name} {seed}", [f"{100 * r['per_seed'][i]:.1f}" for r in rows])
+    line(f"**{name} mean ({len(seeds)} seeds)**", [f"**{100 * r['mean']:.1f}**" for r in rows])
+    line("spread (max - min)", [f"{100 * r['spread']:.1f}" for r in rows])
+    line("mean - baseline", [f"{100 * r['margin']:+.1f}" for r in rows])
+    line("beats the baseline by more than the spread", ["yes" if r["beyond_spread"] else "**no**" for r in rows])
+    lines += [
+        "",
+        "- Values are percentages (accuracy, Pearson r, NMI x 100); the baseline and every seed were measured by "
+        "the same harness on the same benchmark files.",
+        "- Spread: max - min over the seeds. A margin over the baseline counts only when it is larger than that.",
+    ]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description="Seed-aware table of one recipe's runs (several seeds) against a baseline; see the module doc."
+    )
+    parser.add_argument("--baseline", required=True, help="results file of the baseline (same tasks)")
+    parser.add_argument("--model", required=True, help="the recipe's name, shown in the table")
+    parser.add_argument("seeds", nargs="+", help="results files, one per seed")
+    parser.add_argument("--readme", help="rewrite this README's block")
+    parser.add_argument("--block", help="README block name (<!-- NAME:start -->)")
+    args = parser.parse_args(argv)
+    docs = [read_results(p) for p in args.seeds]
+    for path, doc in zip(args.seeds, docs):
+        doc.setdefault("seed", Path(path).stem.rsplit("-", 1)[-1])
+    table = format_seed_table(args.model, read_results(args.baseline), docs)
+    print(table)
+    if args.readme:
+        from phrasezoo.files import write_readme_table
+
+        write_readme_table(Path(args.readme), table, block=args.block or f"{args.model}-seeds")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,45 @@
+"""The seed-aware table: means, spreads, margins and the beyond-the-spread verdict from hand-made results."""
+
+from __future__ import annotations
+
+import pytest
+
+from phrasezoo.evaluation.seeds_report import format_seed_table, main, seed_summary
+
+
+def doc(model: str, **values: float) -> dict:
+    metrics = {"turney": "accuracy", "bird": "pearson"}
+    results = [
+        {"task": t, "metric": metrics[t], "value": v, "n": 10, "seconds": 1.0, "notes": ""} for t, v in values.items()
+    ]
+    return {"model": model, "model_revision": "test", "created": "2026-11-23", "results": results}
+
+
+def test_margin_must_exceed_the_spread():
+    baseline = doc("baseline:minilm-l6", turney=0.50, bird=0.60)
+    seeds = [doc("m", turney=0.55, bird=0.61), doc("m", turney=0.57, bird=0.64), doc("m", turney=0.56, bird=0.59)]
+    rows = {r["label"]: r for r in seed_summary(baseline, seeds)}
+    assert rows["Turney"]["mean"] == pytest.approx(0.56) and rows["Turney"]["spread"] == pytest.approx(0.02)
+    assert rows["Turney"]["margin"] == pytest.approx(0.06) and rows["Turney"]["beyond_spread"]
+    # BiRD: mean 0.6133, margin 0.0133 < spread 0.05
+    assert not rows["BiRD"]["beyond_spread"]
+    table = format_seed_table("m", baseline, seeds)
+    assert "| **m mean (3 seeds)** | **56.0** | **61.3** |" in table
+    assert "| beats the baseline by more than the spread | yes | **no** |" in table
+    with pytest.raises(ValueError, match="at least one"):
+        seed_summary(baseline, [])
+
+
+def test_cli_writes_the_readme_block(tmp_path, capsys):
+    import json
+
+    files = []
+    for name, values in [("baseline", {"turney": 0.5}), ("m-seed1", {"turney": 0.6}), ("m-seed2", {"turney": 0.62})]:
+        path = tmp_path / f"{name}.json"
+        path.write_text(json.dumps(doc(name, **values)))
+        files.append(str(path))
+    readme = tmp_path / "README.md"
+    readme.write_text("x\n<!-- m-seeds:start -->\nold\n<!-- m-seeds:end -->\n")
+    assert main(["--baseline", files[0], "--model", "m", *files[1:], "--readme", str(readme)]) == 0
+    text = readme.read_text()
+    assert "old" not in text and "| m seed1 | 60.0 |" in text and "| m seed2 | 62.0 |" in text
