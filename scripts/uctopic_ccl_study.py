@@ -36,7 +36,12 @@ def main() -> None:
     from phrasezoo.ccl import CCLConfig, ccl_finetune, pseudo_labels, silhouette_monitor
     from phrasezoo.data.keys import lemma_keys
     from phrasezoo.encoders import load_encoder
-    from phrasezoo.evaluation.tasks.context_clustering import CCL_OPTIONS, cluster_scores, read_ner_mentions
+    from phrasezoo.evaluation.tasks.context_clustering import (
+        CCL_OPTIONS,
+        cluster_scores,
+        hungarian_accuracy,
+        read_ner_mentions,
+    )
 
     if args.data == "dev":
         from phrasezoo.methods.uctopic.dev_mentions import load_dev_mentions
@@ -60,13 +65,25 @@ def main() -> None:
     start = model.encode(mentions, show_progress_bar=False)
     before = cluster_scores(start, gold, k)
     labels = pseudo_labels(start, keys, k, top_fraction=config.top_fraction, seed=config.seed)
+    labelled = [i for i, key in enumerate(keys) if key in labels.by_key]
+    purity = hungarian_accuracy([gold[i] for i in labelled], [labels.by_key[keys[i]] for i in labelled])
     held_out = {key for key in keys if key not in labels.by_key} if args.held_out else None
-    base_monitor = silhouette_monitor(mentions, keys, k, held_out_keys=held_out, seed=config.seed)
+    base_monitor = silhouette_monitor(
+        mentions,
+        keys,
+        k,
+        held_out_keys=held_out,
+        max_items=config.monitor_max_items,
+        seed=config.seed,
+        all_vectors=args.trace or config.recluster,
+    )
 
     def monitor(m):
         report = base_monitor(m)
         if args.trace:
             report["gold_nmi"] = round(cluster_scores(report["vectors"], gold, k)["nmi"], 6)
+            if not config.recluster:
+                report.pop("vectors")
         return report
 
     tuned = copy.deepcopy(model)
@@ -89,6 +106,7 @@ def main() -> None:
         "best_step": result.best_step,
         "checks": result.checks,
         "labelled_phrases": result.labelled_phrases,
+        "pseudo_label_accuracy": round(purity, 4),  # of the mentions that carry a pseudo label (diagnosis only)
         "anchor_instances": result.anchor_instances,
         "mean_last_loss": round(float(np.mean(result.losses[-10:])), 4) if result.losses else None,
         "seconds": round(seconds, 1),

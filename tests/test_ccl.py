@@ -79,14 +79,25 @@ class _FixedEncoder:
         return self.vectors
 
 
+class _FixedSample(_FixedEncoder):
+    """Vectors looked up by the mention's position in a list of distinct mentions."""
+
+    def encode(self, mentions, **kwargs):
+        assert len(mentions) == 10
+        return self.vectors[[span[0] for _, span in mentions]]
+
+
 def test_silhouette_monitor_scores_separation_and_held_out_phrases():
     rng = np.random.default_rng(0)
     tight = np.vstack([rng.normal([5, 0, 0], 0.1, (20, 3)), rng.normal([0, 5, 0], 0.1, (20, 3))])
     keys = [f"a{i % 4}" for i in range(20)] + [f"b{i % 4}" for i in range(20)]
-    mentions = [("x", (0, 1))] * 40
-    good = silhouette_monitor(mentions, keys, 2)(_FixedEncoder(tight))
+    mentions = [("x" * 50, (i, i + 1)) for i in range(40)]
+    good = silhouette_monitor(mentions, keys, 2, all_vectors=True)(_FixedEncoder(tight))
     noise = silhouette_monitor(mentions, keys, 2)(_FixedEncoder(rng.normal(0, 1, (40, 3))))
     assert good["score"] > 0.9 and noise["score"] < 0.5 and good["vectors"].shape == (40, 3)
+    assert "vectors" not in noise
+    sampled = silhouette_monitor(mentions, keys, 2, max_items=10)(_FixedSample(tight))
+    assert sampled["score"] > 0.9
     mixed = tight.copy()
     mixed[[i for i, k in enumerate(keys) if k in ("a0", "b0")]] = rng.normal(0, 1, (10, 3))  # held-out phrases: noise
     monitor = silhouette_monitor(mentions, keys, 2, held_out_keys={"a0", "b0"})

@@ -67,6 +67,10 @@ class CCLConfig:
         recluster: at each check, re-derive the pseudo labels from the current vectors (KMeans again, confident
             instances, majority vote), so later steps learn from the sharpened clusters; needs a monitor that
             returns ``"vectors"``.
+        monitor: the label-free score :func:`build_monitor` makes for the checks: ``"silhouette"`` (KMeans
+            silhouette of a mention sample) or ``"held_out_silhouette"`` (the same, on the mentions of phrases
+            without a pseudo label, i.e. not trained on).
+        monitor_max_items: mentions encoded at each check (a fixed random sample).
     """
 
     top_fraction: float = 0.1
@@ -83,6 +87,8 @@ class CCLConfig:
     patience: int = 2
     min_delta: float = 0.0
     recluster: bool = False
+    monitor: str = "silhouette"
+    monitor_max_items: int = 2000
 
 
 @dataclass
@@ -356,44 +362,67 @@ def silhouette_monitor(
     mentions: Sequence[Mention],
     keys: Sequence[str],
     n_clusters: int,
-    held_out_keys: Callable[[], set[str]] | set[str] | None = None,
-    max_items: int = 3000,
+    held_out_keys: set[str] | None = None,
+    max_items: int = 2000,
     seed: int = 0,
     batch_size: int = 64,
+    all_vectors: bool = False,
 ) -> Callable[[Any], dict]:
     """A label-free monitor for :func:`ccl_finetune`: the silhouette (cosine) of KMeans (``n_clusters``) on the
-    model's vectors of ``mentions``.
+    model's vectors of a fixed random sample of at most ``max_items`` mentions.
 
-    With ``held_out_keys`` (the phrase keys CCL does *not* train on, or a callable giving them), the score is the
-    silhouette of those mentions only: whether the structure CCL learns on its confident phrases carries over to
-    phrases it never saw (a memorised pseudo-label set does not raise it). Scored on at most ``max_items`` mentions
-    (a fixed random sample); returns ``{"score", "silhouette_all", "vectors"}`` (vectors of all mentions).
+    With ``held_out_keys`` (the phrase keys CCL does *not* train on), the score is the silhouette of the sampled
+    mentions of those phrases only (KMeans still sees the whole sample): whether the structure CCL learns on its
+    confident phrases carries over to phrases it never saw. Returns ``{"score", "silhouette_all"[,
+    "silhouette_held_out"][, "vectors"]}``; ``all_vectors`` encodes every mention and returns their vectors (what
+    ``recluster`` needs).
     """
     from sklearn.metrics import silhouette_score
 
     mentions = list(mentions)
     keys = list(keys)
+    sample = np.arange(len(mentions))
+    if len(sample) > max_items:
+        sample = np.sort(np.random.default_rng(seed).choice(sample, max_items, replace=False))
+    held_out = None if held_out_keys is None else np.asarray([keys[i] in held_out_keys for i in sample])
+
+    def silhouette(vectors: np.ndarray, assignments: np.ndarray) -> float:
+        if len(vectors) < 3 or len(set(assignments.tolist())) < 2:
+            return -1.0
+        return float(silhouette_score(vectors, assignments, metric="cosine"))
 
     def score(model) -> dict:
-        vectors = _normalize(model.encode(mentions, batch_size=batch_size, show_progress_bar=False))
+        report: dict[str, Any] = {}
+        if all_vectors:
+            everything = _normalize(model.encode(mentions, batch_size=batch_size, show_progress_bar=False))
+            vectors = everything[sample]
+            report["vectors"] = everything
+        else:
+            chosen = [mentions[i] for i in sample]
+            vectors = _normalize(model.encode(chosen, batch_size=batch_size, show_progress_bar=False))
         assignments, _ = kmeans(vectors, n_clusters, seed=seed)
-        report = {}
-        for name, subset in (("silhouette_all", None), ("silhouette_held_out", held_out_keys)):
-            if name == "silhouette_held_out" and subset is None:
-                continue
-            keep = set(subset() if callable(subset) else subset) if subset is not None else None
-            rows = np.arange(len(mentions)) if keep is None else np.flatnonzero([k in keep for k in keys])
-            if len(rows) > max_items:
-                rows = np.sort(np.random.default_rng(seed).choice(rows, max_items, replace=False))
-            if len(set(assignments[rows].tolist())) < 2:
-                report[name] = -1.0
-                continue
-            report[name] = float(silhouette_score(vectors[rows], assignments[rows], metric="cosine"))
-        report["score"] = report.get("silhouette_held_out", report["silhouette_all"])
-        report["vectors"] = vectors
+        report["silhouette_all"] = round(silhouette(vectors, assignments), 6)
+        report["score"] = report["silhouette_all"]
+        if held_out is not None:
+            report["silhouette_held_out"] = round(silhouette(vectors[held_out], assignments[held_out]), 6)
+            report["score"] = report["silhouette_held_out"]
         return report
 
     return score
+
+
+def build_monitor(
+    config: CCLConfig, mentions: Sequence[Mention], keys: Sequence[str], n_clusters: int, labelled_keys: set[str]
+) -> Callable[[Any], dict]:
+    """The monitor ``config.monitor`` names, for :func:`ccl_finetune` (``labelled_keys``: the pseudo-labelled
+    phrases, left out of ``"held_out_silhouette"``)."""
+    if config.monitor not in ("silhouette", "held_out_silhouette"):
+        raise ValueError(f"monitor must be 'silhouette' or 'held_out_silhouette', got {config.monitor!r}.")
+    held_out = {k for k in keys if k not in labelled_keys} if config.monitor == "held_out_silhouette" else None
+    return silhouette_monitor(
+        mentions, keys, n_clusters, held_out_keys=held_out, max_items=config.monitor_max_items, seed=config.seed,
+        all_vectors=config.recluster,
+    )  # fmt: skip
 
 
 def _features(model, mentions: list[Mention], flags: list[bool], max_seq_length: int | None) -> dict:

@@ -166,3 +166,13 @@ def test_raw_backbone_baseline_is_uctopic_span_pooling_without_training():
     np.testing.assert_allclose(baseline.encode_mentions(mentions), expected, atol=1e-5)
     with pytest.raises(ValueError, match="no token"):
         baseline.encode_mentions([("A sentence .", (1, 2))])
+
+
+def test_ccl_task_stops_on_the_label_free_monitor():
+    encoder = ModelEncoder(tiny_model().eval(), name="tiny", progress=False)
+    options = {**CCL_TEST_OPTIONS, "steps": 4, "check_every": 2, "patience": 1, "monitor": "held_out_silhouette"}
+    ctx = TaskContext(progress=False, options={"ccl": options})
+    details = get_task("conll2003_context_ccl").score(encoder, _data(), ctx)[0].details
+    steps = [c["step"] for c in details["checks"]]
+    assert steps[0] == 0 and details["best_step"] in steps and details["ccl_steps"] <= 4
+    assert all(-1 <= c["score"] <= 1 and "silhouette_all" in c for c in details["checks"])

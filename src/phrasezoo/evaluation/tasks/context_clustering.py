@@ -116,7 +116,7 @@ def ccl_vectors(model, mentions: list[Mention], start_vectors: np.ndarray, k: in
     Takes no labels: pseudo labels come from KMeans on ``start_vectors`` (the model's own vectors of ``mentions``)
     and phrase keys from the lemmatized mention text. Returns ``(vectors, details)``.
     """
-    from phrasezoo.ccl import CCLConfig, ccl_finetune, pseudo_labels
+    from phrasezoo.ccl import CCLConfig, build_monitor, ccl_finetune, pseudo_labels
     from phrasezoo.data.keys import lemma_keys
 
     config = CCLConfig(**options)
@@ -124,7 +124,8 @@ def ccl_vectors(model, mentions: list[Mention], start_vectors: np.ndarray, k: in
     labels = pseudo_labels(start_vectors, keys, k, top_fraction=config.top_fraction, seed=config.seed)
     tuned = copy.deepcopy(model)
     started = time.perf_counter()
-    result = ccl_finetune(tuned, mentions, keys, labels.by_key, config, progress=progress)
+    monitor = build_monitor(config, mentions, keys, k, set(labels.by_key)) if config.check_every else None
+    result = ccl_finetune(tuned, mentions, keys, labels.by_key, config, progress=progress, monitor=monitor)
     train_seconds = time.perf_counter() - started
     vectors = tuned.encode(mentions, show_progress_bar=progress)
     details = {
@@ -136,6 +137,8 @@ def ccl_vectors(model, mentions: list[Mention], start_vectors: np.ndarray, k: in
         "first_losses": [round(x, 4) for x in result.losses[:5]],
         "last_losses": [round(x, 4) for x in result.losses[-5:]],
         "skipped_reason": result.skipped_reason,
+        "best_step": result.best_step,
+        "checks": result.checks,
         "options": options,
     }
     return np.asarray(vectors, dtype=np.float32), details
