@@ -141,3 +141,18 @@ def test_resumes_a_checkpoint_written_before_per_group_learning_rates(tmp_path, 
     model = tiny_model()
     resumed = train(model, pearl_task(model), cfg, tmp_path, progress=False)
     assert resumed.resumed_from == 2 and resumed.steps == 6
+
+
+def test_bf16_falls_back_to_fp32_on_a_cpu_without_native_bf16(monkeypatch):
+    import torch
+
+    from phrasezoo.training import trainer
+
+    cpu = torch.device("cpu")
+    monkeypatch.setattr(trainer, "cpu_has_native_bf16", lambda: False)
+    assert trainer.effective_mixed_precision("bf16", cpu) == "no"
+    assert trainer.effective_mixed_precision(None, cpu) == "no"
+    monkeypatch.setattr(trainer, "cpu_has_native_bf16", lambda: True)
+    assert trainer.effective_mixed_precision("bf16", cpu) == "bf16"
+    with pytest.raises(ValueError, match="mixed_precision"):
+        trainer.effective_mixed_precision("int8", cpu)

@@ -19,7 +19,7 @@ import torch
 from phrasezoo.recipes import HubConfig
 from phrasezoo.registry import create_model, validate_recipe
 from phrasezoo.resources import backbone_hub_id
-from phrasezoo.training.trainer import TrainResult, seed_everything, train
+from phrasezoo.training.trainer import TrainResult, effective_mixed_precision, seed_everything, train
 
 
 @dataclass
@@ -95,6 +95,7 @@ def training_facts(cfg: HubConfig, result: TrainResult, accelerator, task) -> di
         "learning rate": t.learning_rate,
         "weight averaging with the starting weights": t.weight_average,
         "LoRA": bool(t.lora),
+        "precision": effective_mixed_precision(t.mixed_precision, accelerator.device),
         "processes": accelerator.num_processes,
         "device": f"{accelerator.device.type} ({platform.processor() or platform.machine()}, {os.cpu_count()} cores)",
         "torch": torch.__version__,
