@@ -242,3 +242,23 @@ def test_cli_writes_the_document_and_explains_the_suite(benchmarks_dir, tmp_path
     assert doc["tasks"]["dev_fuzzy"]["score"] > 0.5 and doc["tasks"]["dev_topics"]["skipped"]  # no vectors
     assert "dev_avg" in capsys.readouterr().out
     assert main(["dev-eval", "--model", "baseline:char-jaccard", "--tasks", "bird"]) == 2
+
+
+def test_dev_table_from_results_files_into_a_readme_block(tmp_path, capsys):
+    import json
+
+    from phrasezoo.cli import main as cli_main
+
+    doc = {
+        "model": "m",
+        "tasks": {"dev_fuzzy": {"score": 0.5}, "dev_topics": {"score": None, "skipped": "no wiki-leads"}},
+        "dev_avg": 0.5,
+    }
+    path = tmp_path / "dev-m.json"
+    path.write_text(json.dumps(doc))
+    readme = tmp_path / "README.md"
+    readme.write_text("<!-- dev-suite:start -->\nold\n<!-- dev-suite:end -->\n")
+    assert cli_main(["dev-eval", "--table", str(path), "--readme", str(readme)]) == 0
+    text = readme.read_text()
+    assert "| model | topics | fuzzy | dev_avg |" in text and "| m | – | 50.0 | 50.0 |" in text and "old" not in text
+    assert cli_main(["dev-eval"]) == 2 and "--model is required" in capsys.readouterr().err

@@ -123,7 +123,15 @@ def register_dev_eval(subparsers) -> None:
         epilog=DEV_EVAL_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    dev.add_argument("--model", required=True, metavar="M", help="model spec (see below)")
+    dev.add_argument("--model", metavar="M", help="model spec (see below); required unless --table")
+    dev.add_argument(
+        "--table",
+        nargs="+",
+        metavar="RESULTS",
+        help="instead of evaluating: print the markdown table of these dev results files (with --readme/--block)",
+    )
+    dev.add_argument("--readme", metavar="README", help="with --table: rewrite this README's block")
+    dev.add_argument("--block", default="dev-suite", help="README block name for --table (default: dev-suite)")
     dev.add_argument("--tasks", default="all", help="'all' or comma-separated dev task names (default: all)")
     dev.add_argument("--output", metavar="FILE", help="JSON to write (default: results/dev-<model name>.json)")
     dev.add_argument("--max-items", type=int, metavar="N", help="cap items per task (quick checks; default: no cap)")
@@ -140,7 +148,21 @@ def register_dev_eval(subparsers) -> None:
 
 
 def run_dev_eval(args: argparse.Namespace) -> int:
-    from .dev_suite import evaluate_dev, resolve_dev_tasks
+    from .dev_suite import evaluate_dev, format_dev_table, resolve_dev_tasks
+
+    if args.table:
+        import json
+
+        table = format_dev_table([json.loads(Path(p).read_text()) for p in args.table])
+        print(table)
+        if args.readme:
+            from phrasezoo.files import write_readme_table
+
+            write_readme_table(Path(args.readme), table, block=args.block)
+        return 0
+    if not args.model:
+        print("error: --model is required (or --table RESULTS... to print a table)", file=sys.stderr)
+        return 2
 
     try:
         resolve_dev_tasks(args.tasks)

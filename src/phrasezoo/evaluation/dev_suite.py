@@ -323,3 +323,25 @@ def write_dev_results(doc: dict[str, Any], path: str | os.PathLike) -> Path:
         Path(tmp).unlink(missing_ok=True)
         raise
     return path
+
+
+def format_dev_table(docs: Sequence[dict[str, Any]]) -> str:
+    """Markdown table of dev-suite results documents: one row per model, one column per dev task, then dev_avg."""
+    names = [name for name in DEV_TASKS if any(name in d.get("tasks", {}) for d in docs)]
+    header = ["model", *(n.removeprefix("dev_") for n in names), "dev_avg"]
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join(["---"] + [":---:"] * (len(header) - 1)) + "|"]
+    for doc in docs:
+        cells = []
+        for name in names:
+            score = doc.get("tasks", {}).get(name, {}).get("score")
+            cells.append("–" if score is None else f"{100 * score:.1f}")
+        avg = doc.get("dev_avg")
+        lines.append(
+            f"| {doc.get('model', '?')} | " + " | ".join([*cells, "–" if avg is None else f"{100 * avg:.1f}"]) + " |"
+        )
+    lines += [
+        "",
+        "- Percentages (top-1 accuracy, NMI x 100, Spearman x 100); – = skipped (resource missing). Generated from "
+        "`results/dev-*.json` by `phrasezoo dev-eval --table`.",
+    ]
+    return "\n".join(lines)
