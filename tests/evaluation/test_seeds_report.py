@@ -43,3 +43,22 @@ def test_cli_writes_the_readme_block(tmp_path, capsys):
     assert main(["--baseline", files[0], "--model", "m", *files[1:], "--readme", str(readme)]) == 0
     text = readme.read_text()
     assert "old" not in text and "| m seed1 | 60.0 |" in text and "| m seed2 | 62.0 |" in text
+
+
+def test_selection_table_shows_each_runs_dev_choice():
+    from phrasezoo.evaluation.seeds_report import format_selection_table
+
+    selection = {
+        "model": "m-seed7",
+        "checkpoint": "step-000250 (step 250)",
+        "selected_on": "the dev suite",
+        "search": "coordinate search",
+        "chosen": {"weight_average": 0.25, "char_weight": 0.5},
+        "rows": [
+            {"weight_average": 0.0, "char_weight": 0.25, "dev_avg": 0.50},
+            {"weight_average": 0.25, "char_weight": 0.5, "dev_avg": 0.55},
+        ],
+    }
+    table = format_selection_table([selection], {"model": "baseline:minilm-l6", "dev_avg": 0.508})
+    assert "| baseline:minilm-l6 | – | – | – | 50.8 |" in table
+    assert "| m-seed7 | step-000250 (step 250) | 0.25 | 0.5 | 55.0 |" in table

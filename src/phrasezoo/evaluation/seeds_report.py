@@ -90,6 +90,26 @@ def format_seed_table(name: str, baseline: dict, seeds: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def format_selection_table(selections: list[dict], baseline_dev: dict | None = None) -> str:
+    """Markdown: what each run chose on the dev suite (``results/<name>-dev-selection.json``) and its dev score."""
+    keys = list(selections[0]["chosen"]) if selections else []
+    header = ["run", "checkpoint", *keys, "dev_avg (chosen)"]
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join(["---"] * len(header)) + "|"]
+    if baseline_dev is not None:
+        avg = baseline_dev.get("dev_avg")
+        cells = [str(baseline_dev.get("model", "baseline")), "–", *("–" for _ in keys), f"{100 * avg:.1f}"]
+        lines.append("| " + " | ".join(cells) + " |")
+    for sel in selections:
+        chosen = sel["chosen"]
+        best = max(
+            (r["dev_avg"] for r in sel["rows"] if all(r.get(k) == chosen[k] for k in keys)), default=float("nan")
+        )
+        cells = [sel["model"], sel["checkpoint"], *(str(chosen[k]) for k in keys), f"{100 * best:.1f}"]
+        lines.append("| " + " | ".join(cells) + " |")
+    lines += ["", f"- Chosen on: {selections[0]['selected_on']}; {selections[0]['search']}." if selections else ""]
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description="Seed-aware table of one recipe's runs (several seeds) against a baseline; see the module doc."
@@ -97,6 +117,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--baseline", required=True, help="results file of the baseline (same tasks)")
     parser.add_argument("--model", required=True, help="the recipe's name, shown in the table")
     parser.add_argument("seeds", nargs="+", help="results files, one per seed")
+    parser.add_argument("--selections", nargs="*", default=[], help="dev-selection files of the runs (optional)")
+    parser.add_argument("--baseline-dev", help="dev-suite results of the baseline (optional, for --selections)")
     parser.add_argument("--readme", help="rewrite this README's block")
     parser.add_argument("--block", help="README block name (<!-- NAME:start -->)")
     args = parser.parse_args(argv)
@@ -104,6 +126,13 @@ def main(argv: list[str] | None = None) -> int:
     for path, doc in zip(args.seeds, docs):
         doc.setdefault("seed", Path(path).stem.rsplit("-", 1)[-1])
     table = format_seed_table(args.model, read_results(args.baseline), docs)
+    if args.selections:
+        import json
+
+        selections = [json.loads(Path(p).read_text()) for p in args.selections]
+        base_dev = json.loads(Path(args.baseline_dev).read_text()) if args.baseline_dev else None
+        table += "\n\nChoices made on the dev suite (never on the benchmarks above):\n\n"
+        table += format_selection_table(selections, base_dev)
     print(table)
     if args.readme:
         from phrasezoo.files import write_readme_table
