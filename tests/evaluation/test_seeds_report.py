@@ -42,7 +42,9 @@ def test_cli_writes_the_readme_block(tmp_path, capsys):
     readme.write_text("x\n<!-- m-seeds:start -->\nold\n<!-- m-seeds:end -->\n")
     assert main(["--baseline", files[0], "--model", "m", *files[1:], "--readme", str(readme)]) == 0
     text = readme.read_text()
-    assert "old" not in text and "| m seed1 | 60.0 |" in text and "| m seed2 | 62.0 |" in text
+    assert "old" not in text and "| m-seed1 | 60.0 |" in text and "| m-seed2 | 62.0 |" in text
+    assert main(["--baseline", files[0], "--model", "m", *files[1:], "--labels", "seed 1", "seed 2"]) == 0
+    assert "| seed 2 | 62.0 |" in capsys.readouterr().out
 
 
 def test_selection_table_shows_each_runs_dev_choice():

@@ -75,8 +75,8 @@ def format_seed_table(name: str, baseline: dict, seeds: list[dict]) -> str:
 
     line(str(baseline.get("model", "baseline")), [f"{100 * r['baseline']:.1f}" for r in rows])
     for i, doc in enumerate(seeds):
-        seed = doc.get("seed", doc.get("model", f"seed {i}"))
-        line(f"{name} {seed}", [f"{100 * r['per_seed'][i]:.1f}" for r in rows])
+        label = doc.get("seed", doc.get("model", f"run {i + 1}"))
+        line(str(label), [f"{100 * r['per_seed'][i]:.1f}" for r in rows])
     line(f"**{name} mean ({len(seeds)} seeds)**", [f"**{100 * r['mean']:.1f}**" for r in rows])
     line("spread (max - min)", [f"{100 * r['spread']:.1f}" for r in rows])
     line("mean - baseline", [f"{100 * r['margin']:+.1f}" for r in rows])
@@ -117,14 +117,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--baseline", required=True, help="results file of the baseline (same tasks)")
     parser.add_argument("--model", required=True, help="the recipe's name, shown in the table")
     parser.add_argument("seeds", nargs="+", help="results files, one per seed")
+    parser.add_argument("--labels", nargs="*", help="row labels of the seed files (default: the file names)")
     parser.add_argument("--selections", nargs="*", default=[], help="dev-selection files of the runs (optional)")
     parser.add_argument("--baseline-dev", help="dev-suite results of the baseline (optional, for --selections)")
     parser.add_argument("--readme", help="rewrite this README's block")
     parser.add_argument("--block", help="README block name (<!-- NAME:start -->)")
     args = parser.parse_args(argv)
     docs = [read_results(p) for p in args.seeds]
-    for path, doc in zip(args.seeds, docs):
-        doc.setdefault("seed", Path(path).stem.rsplit("-", 1)[-1])
+    labels = args.labels or [Path(p).stem for p in args.seeds]
+    if len(labels) != len(docs):
+        parser.error(f"--labels gives {len(labels)} labels for {len(docs)} results files.")
+    for label, doc in zip(labels, docs):
+        doc["seed"] = label
     table = format_seed_table(args.model, read_results(args.baseline), docs)
     if args.selections:
         import json
