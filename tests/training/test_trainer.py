@@ -149,10 +149,10 @@ def test_bf16_falls_back_to_fp32_on_a_cpu_without_native_bf16(monkeypatch):
     from phrasezoo.training import trainer
 
     cpu = torch.device("cpu")
-    monkeypatch.setattr(trainer, "cpu_has_native_bf16", lambda: False)
+    monkeypatch.setattr(trainer, "has_fast_bf16", lambda device: False)
     assert trainer.effective_mixed_precision("bf16", cpu) == "no"
     assert trainer.effective_mixed_precision(None, cpu) == "no"
-    monkeypatch.setattr(trainer, "cpu_has_native_bf16", lambda: True)
+    monkeypatch.setattr(trainer, "has_fast_bf16", lambda device: True)
     assert trainer.effective_mixed_precision("bf16", cpu) == "bf16"
     with pytest.raises(ValueError, match="mixed_precision"):
         trainer.effective_mixed_precision("int8", cpu)

@@ -31,6 +31,7 @@ import torch
 from safetensors.torch import load_file
 from tqdm.auto import tqdm
 
+from phrasezoo.precision import has_fast_bf16
 from phrasezoo.progress import progress_enabled
 from phrasezoo.recipes import TrainingConfig
 from phrasezoo.training.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint, save_state_dict
@@ -302,22 +303,13 @@ def _append_log(path: Path, record: dict[str, Any]) -> None:
         handle.write(json.dumps({k: (round(v, 6) if isinstance(v, float) else v) for k, v in record.items()}) + "\n")
 
 
-def cpu_has_native_bf16() -> bool:
-    """Whether this CPU computes bf16 natively (AVX-512 BF16 / AMX); without it bf16 is emulated and many times
-    slower than fp32 (measured here: a pearl-mini step went from seconds to over 18 s on an AVX2-only CPU)."""
-    try:
-        return bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
-    except (AttributeError, RuntimeError):
-        return False
-
-
 def effective_mixed_precision(mixed_precision: str | None, device: torch.device) -> str:
     """The precision a run really uses: a recipe's ``bf16`` falls back to ``no`` on a CPU without native bf16."""
     if mixed_precision in (None, "no", "fp32"):
         return "no"
     if mixed_precision not in ("bf16", "fp16"):
         raise ValueError(f"mixed_precision must be no, bf16 or fp16, got {mixed_precision!r}.")
-    if device.type == "cpu" and mixed_precision == "bf16" and not cpu_has_native_bf16():
+    if device.type == "cpu" and mixed_precision == "bf16" and not has_fast_bf16(device):
         return "no"
     return mixed_precision
 
