@@ -44,12 +44,20 @@ def test_pipeline_trains_exports_evaluates_and_writes_the_table(tmp_path, monkey
     readme = tmp_path / "README.md"
     readme.write_text(f"# demo\n\n{README_START}\nold table\n{README_END}\n\nmore text\n")
 
+    # another recipe's task already in the shared baseline file: measured again only for this recipe's tasks
+    other = {"task": "turney", "metric": "accuracy", "value": 0.5, "n": 1, "seconds": 0.0, "notes": "other recipe"}
+    (tmp_path / "results").mkdir()
+    (tmp_path / "results" / "baseline-minilm-l6.json").write_text(
+        json.dumps({"model": "baseline:minilm-l6", "model_revision": "x", "created": "x", "results": [other]})
+    )
+
     doc = run_pipeline(str(config), benchmarks_dir=str(benchmarks_dir), update_readme=str(readme))
 
     assert doc["model"] == "pearl-tiny" and [r["task"] for r in doc["results"]] == ["bird"]
     assert 0.0 < doc["results"][0]["value"] < 1.0
     assert json.loads((tmp_path / "results" / "pearl-tiny.json").read_text())["results"] == doc["results"]
-    assert (tmp_path / "results" / "baseline-minilm-l6.json").exists()
+    baseline = json.loads((tmp_path / "results" / "baseline-minilm-l6.json").read_text())
+    assert [r["task"] for r in baseline["results"]] == ["turney", "bird"] and baseline["results"][0] == other
     card = (tmp_path / "outputs" / "pearl-tiny" / "README.md").read_text()
     assert "model-index" in card and "bird" in card and "Training" in card and "pearl-tiny" in card
     assert "(paper)" in card  # reference rows of the published numbers

@@ -266,7 +266,12 @@ def _baseline_results(spec: str, tasks, benchmarks_dir, force_eval: bool) -> dic
     wanted = list(resolve_tasks(tasks))
     cached = read_results(path) if path.exists() and not force_eval else None
     if cached is None:
-        return evaluate(spec, tasks=",".join(wanted), benchmarks_dir=benchmarks_dir, output=path)
+        fresh = evaluate(spec, tasks=",".join(wanted), benchmarks_dir=benchmarks_dir, output=None)
+        # one results file per baseline is shared by every recipe: keep the other recipes' tasks in it
+        others = read_results(path)["results"] if path.exists() else []
+        merged = {**fresh, "results": [r for r in others if r["task"] not in wanted] + fresh["results"]}
+        write_results(merged, path)
+        return fresh
     have = {r["task"] for r in cached["results"]}
     missing = [t for t in wanted if t not in have]
     if not missing:
