@@ -4,8 +4,9 @@ Starts ``spaces/<space>/app.py`` as its own process on 127.0.0.1 (the script use
 sends a fixed number of requests from ``--clients`` concurrent gradio_client clients (stopping early at
 ``--max-seconds``), samples the server's resident memory (RSS, with its children) every 0.25 s, then stops the
 server. This runs twice, with glibc's default allocator settings and with ``MALLOC_MMAP_THRESHOLD_`` /
-``MALLOC_TRIM_THRESHOLD_`` lowered: torch on CPU allocates tensors of a new shape for every request, and with the
-default settings the heap fragments and RSS creeps up under load (the second setting is a Space variable away). Nothing leaves the machine. Requests are entity-matching calls (``/rank``) of the pearl-demo Space: one
+``MALLOC_TRIM_THRESHOLD_`` lowered: torch on CPU allocates tensors of a new shape for every request, and the heap
+fragments unless freed pages go back to the OS. The pearl-demo app trims the heap (glibc ``malloc_trim``) after
+every request; the environment variables are the alternative for apps that do not (a Space variable away). Nothing leaves the machine. Requests are entity-matching calls (``/rank``) of the pearl-demo Space: one
 AutoFJ title against 10 other titles (fixed seed), so every request embeds 11 real phrases.
 
 The model is ``--model`` (default ``outputs/pearl-mini`` when exported, else a PEARL model built on the embedded
@@ -196,7 +197,7 @@ def write_block(readme: Path, text: str, block: str) -> None:
 
 
 ALLOCATORS = {
-    "glibc default": {},
+    "glibc default (the app trims the heap after each request)": {},
     # large blocks straight from mmap and returned on free: varying tensor shapes no longer fragment the heap
     "glibc, MALLOC_MMAP_THRESHOLD_=131072 MALLOC_TRIM_THRESHOLD_=131072": {
         "MALLOC_MMAP_THRESHOLD_": "131072",
@@ -274,7 +275,7 @@ def main() -> None:
 
     workdir = Path(tempfile.mkdtemp(prefix="space-load-"))
     model, model_note = (args.model, args.model) if args.model else default_model(workdir)
-    allocators = ALLOCATORS if args.allocators == "all" else {"glibc default": {}}
+    allocators = ALLOCATORS if args.allocators == "all" else {next(iter(ALLOCATORS)): {}}
     runs = []
     for name, extra_env in allocators.items():
         run = {"allocator": name, **run_space(args, model, workdir, extra_env)}
