@@ -1,0 +1,39 @@
+"""Dev-suite scores of a run's training checkpoints, blended with the starting weights (``WA``, comma-separated).
+
+For choices that need a training run per value (e.g. the teacher's ``distill_weight``): train each value, then
+score its checkpoints on the dev suite (never on the benchmarks) and keep the best.
+
+    WA=0,0.25 .venv/bin/python benchmarks/dev_checkpoints.py pearl-mini outputs/pearl-mini-d3000 step-000250 \
+        > results/pearl-mini-d3000-dev.jsonl
+"""
+
+import json
+import os
+import sys
+import time
+
+import torch
+from safetensors.torch import load_file
+
+from phrasezoo.evaluation.dev_suite import evaluate_dev
+from phrasezoo.recipes import load_hub_config
+from phrasezoo.registry import create_model
+
+recipe, outdir, *ckpts = sys.argv[1:]
+was = [float(x) for x in os.environ.get("WA", "0").split(",")]
+cfg = load_hub_config(recipe)
+model = create_model(cfg)
+initial = load_file(f"{outdir}/checkpoints/initial.safetensors")
+for ck in ckpts:
+    state = load_file(f"{outdir}/checkpoints/{ck}/model.safetensors")
+    for w in was:
+        mixed = {
+            k: (1 - w) * v + w * initial[k] if k in initial and v.is_floating_point() else v for k, v in state.items()
+        }
+        model.load_state_dict(mixed)
+        t = time.time()
+        with torch.no_grad():
+            doc = evaluate_dev(model, progress=False)
+        row = {"run": outdir, "checkpoint": ck, "weight_average": w, "dev_avg": round(doc["dev_avg"], 4)}
+        row.update({k: round(v["score"], 4) for k, v in doc["tasks"].items()})
+        print(json.dumps({**row, "seconds": round(time.time() - t)}), flush=True)
