@@ -18,6 +18,7 @@ from safetensors.torch import load_file
 from phrasezoo.evaluation.dev_suite import evaluate_dev
 from phrasezoo.recipes import load_hub_config
 from phrasezoo.registry import create_model
+from phrasezoo.training.checkpoint import blend_with_initial
 
 recipe, outdir, *ckpts = sys.argv[1:]
 was = [float(x) for x in os.environ.get("WA", "0").split(",")]
@@ -27,10 +28,7 @@ initial = load_file(f"{outdir}/checkpoints/initial.safetensors")
 for ck in ckpts:
     state = load_file(f"{outdir}/checkpoints/{ck}/model.safetensors")
     for w in was:
-        mixed = {
-            k: (1 - w) * v + w * initial[k] if k in initial and v.is_floating_point() else v for k, v in state.items()
-        }
-        model.load_state_dict(mixed)
+        model.load_state_dict(blend_with_initial(state, initial, w))
         t = time.time()
         with torch.no_grad():
             doc = evaluate_dev(model, progress=False)

@@ -115,7 +115,7 @@ def select_on_dev(
     from phrasezoo.files import atomic_write_text
     from phrasezoo.hub.export import export_model
     from phrasezoo.registry import get_method
-    from phrasezoo.training.checkpoint import latest_checkpoint, load_checkpoint
+    from phrasezoo.training.checkpoint import blend_with_initial, latest_checkpoint, load_checkpoint
 
     ckpt_dir = cfg.output_dir / "checkpoints"
     found = latest_checkpoint(ckpt_dir)
@@ -139,11 +139,7 @@ def select_on_dev(
 
     def build(values: dict) -> None:
         weight = float(values.get("weight_average", cfg.training.weight_average or 0.0))
-        mixed = {
-            k: (1.0 - weight) * v + weight * initial[k] if k in initial and v.is_floating_point() else v
-            for k, v in finetuned.items()
-        }
-        model.load_state_dict(mixed)
+        model.load_state_dict(blend_with_initial(finetuned, initial, weight))
         for key, value in values.items():
             if key != "weight_average":
                 setattr(model.config, key, value)

@@ -305,23 +305,13 @@ def evaluate_dev(
 def write_dev_results(doc: dict[str, Any], path: str | os.PathLike) -> Path:
     """Write a dev-suite document as JSON (atomically, like the benchmark results files)."""
     import json
-    import tempfile
 
-    from phrasezoo.files import readable_replace
+    from phrasezoo.files import atomic_write_text
 
     if doc.get("suite") != SUITE or "tasks" not in doc:
         raise ValueError(f"Not a {SUITE} document (expected 'suite': {SUITE!r} and 'tasks').")
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf8") as handle:
-            json.dump(doc, handle, indent=2, ensure_ascii=False)
-            handle.write("\n")
-        readable_replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    atomic_write_text(path, json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
     return path
 
 

@@ -101,3 +101,14 @@ def load_checkpoint(path: Path) -> tuple[dict[str, torch.Tensor], dict[str, Any]
     state = json.loads((path / STATE_FILE).read_text())
     optimizer_state = optimizer_from_tensors(load_file(path / "optimizer.safetensors"), state["optimizer"])
     return load_file(path / "model.safetensors"), optimizer_state, state
+
+
+def blend_with_initial(
+    state: dict[str, torch.Tensor], initial: dict[str, torch.Tensor], weight: float
+) -> dict[str, torch.Tensor]:
+    """``(1 - weight) * state + weight * initial`` for the floating tensors saved at the start (weight averaging,
+    computed out of place from a checkpoint); other tensors are returned unchanged."""
+    return {
+        k: (1.0 - weight) * v + weight * initial[k] if k in initial and v.is_floating_point() else v
+        for k, v in state.items()
+    }
