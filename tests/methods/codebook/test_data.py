@@ -180,3 +180,30 @@ def test_hub_corpus_layout_is_read_offline(tmp_path, monkeypatch):
     assert [text for _, text in docs] == texts
     tagged = cb.tag_corpus(f"hub:{root}:20231101.en", valid_percent=0.0, cache=False, progress=False, n_process=1)
     assert "Fishing boats unloaded fresh cod every morning." in tagged["text"][:]
+
+
+def test_extra_vocabulary_adds_frequent_words_without_changing_examples(corpus_file, bench_dir):
+    kwargs = dict(corpus=corpus_file, benchmarks_dir=str(bench_dir), guard_benchmarks=GUARDED, cache=False,
+                  progress=False, valid_percent=0.0)  # fmt: skip
+    plain = cb.build_codebook_data("phrase", **kwargs)
+    extended = cb.build_codebook_data("phrase", extra_vocabulary=2000, **kwargs)
+    n = len(plain.vocabulary)
+    assert extended.vocabulary[:n] == plain.vocabulary  # corpus words keep their ids
+    extra = extended.vocabulary[n:]
+    assert "government" in extra and "harbour" not in extra  # a frequent GloVe word the corpus lacks; no duplicate
+    assert len(set(extended.vocabulary)) == len(extended.vocabulary)
+    assert all(cb.word_tokens(w) == [w] for w in extra)  # only words the tokenizer can produce ("'s" is split)
+    assert "'s" not in extra
+    assert extended.examples[:] == plain.examples[:]  # inputs and targets of training are unchanged
+    assert "2,000 most frequent" in extended.stats["vocabulary rule"]
+
+
+def test_most_frequent_words_follow_the_table_order(tmp_path):
+    from phrasezoo.methods.codebook.vectors import most_frequent_words
+
+    text = tmp_path / "glove.tiny.3d.txt"
+    text.write_text("the 0 0 1\ncat 0 1 0\nthe 1 1 1\ndog 1 0 0\n", encoding="utf8")
+    assert most_frequent_words(str(text), 2) == ["the", "cat"]
+    assert most_frequent_words(str(text), 10) == ["the", "cat", "dog"]  # duplicates once, file shorter than n
+    assert most_frequent_words("glove-6b-50d", 4) == ["the", ",", ".", "of"]
+    assert most_frequent_words("glove-6b-50d", 0) == []

@@ -446,6 +446,7 @@ def build_codebook_data(
     max_documents: int | None = None,
     valid_percent: float = 5.0,
     min_count: int = 2,
+    extra_vocabulary: int = 0,
     max_sentence_words: int = 49,
     max_phrase_words: int = 5,
     window: int = 5,
@@ -466,6 +467,10 @@ def build_codebook_data(
         word_vectors: the frozen target space (:func:`phrasezoo.resources.load_word_vectors` name or path).
         valid_percent: share of documents held out (never trained on; the reconstruction evaluation's data).
         min_count: vocabulary threshold on training-split counts (the paper: 100 on full Wikipedia).
+        extra_vocabulary: also give the model the ``extra_vocabulary`` most frequent words of ``word_vectors`` that
+            the corpus vocabulary lacks (appended after it). A small corpus leaves common words out of a
+            min-count vocabulary, and a model can only read words it has; these start from their word vectors
+            like every input word. Training examples and targets do not change (they use the corpus vocabulary).
         max_sentence_words: longest sentence kept, in model words without ``<eos>`` (the paper: 50 with it).
         max_targets: at most this many target words per example (a seeded sample; the paper: 30).
         lowercase: lowercase inputs and targets (uncased vectors such as GloVe 6B/42B; the paper's sentence
@@ -518,6 +523,15 @@ def build_codebook_data(
         return Dataset.from_list(rows, features=EXAMPLE_FEATURES)
 
     examples = cached_dataset(f"codebook-{kind}", params, build, enabled=cache)
+    rule = f"training-split words with count >= {min_count} that have a {word_vectors} vector"
+    if extra_vocabulary:
+        from .vectors import most_frequent_words
+
+        # only words the tokenizer can produce (GloVe also lists "'s", "u.s." or "<unk>", which it splits)
+        top = most_frequent_words(word_vectors, extra_vocabulary)
+        extra = [w for w in top if w not in vocab and word_tokens(w, lowercase) == [w]]
+        vocabulary = vocabulary + extra
+        rule += f", then the {len(extra):,} words of its {extra_vocabulary:,} most frequent that are not among them"
     splits = examples["split"][:]
     n_valid = sum(1 for s in splits if s == "valid")
     stats = {
@@ -528,7 +542,7 @@ def build_codebook_data(
         "examples (held out)": n_valid,
         "held-out documents": f"{valid_percent:g}% (seeded by document)",
         "vocabulary": len(vocabulary),
-        "vocabulary rule": f"training-split words with count >= {min_count} that have a {word_vectors} vector",
+        "vocabulary rule": rule,
         "mean targets per example": round(sum(len(t) for t in examples["targets"][:]) / max(1, len(examples)), 2),
         "never trained on": "the summarisation-evaluation articles; sentences equal to or containing a benchmark "
         f"sentence and multi-word phrases equal to a benchmark item ({', '.join(items.benchmarks)}), reversed "

@@ -68,3 +68,20 @@ def lookup_vectors(name: str, words: Iterable[str]) -> dict[str, np.ndarray]:
     table = load_word_vectors(name)
     index = table.index
     return {w: np.asarray(table.vectors[index[w]], dtype=np.float32) for w in words if w in index}
+
+
+def most_frequent_words(name: str, n: int) -> list[str]:
+    """The first ``n`` words of a word-vector table, which GloVe files list most frequent first."""
+    if n <= 0:
+        return []
+    if Path(name).suffix in (".txt", ".zip"):
+        words: dict[str, None] = {}
+        for line in _glove_lines(Path(name)):
+            words.setdefault(line.split(" ", 1)[0], None)
+            if len(words) >= n:
+                break
+        return list(words)
+    from phrasezoo.resources import load_word_vectors
+
+    table = load_word_vectors(name)
+    return sorted(table.index, key=table.index.__getitem__)[:n]

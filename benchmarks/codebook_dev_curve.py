@@ -1,0 +1,58 @@
+"""Dev-suite scores of a codebook run's checkpoints ("Ours Emb", the mean encoder state) next to the GloVe average.
+
+Answers "does training longer make the phrase model's Emb better than averaging its word vectors?" without
+touching the benchmarks: the dev suite is disjoint from Turney, BiRD and the held-out reconstruction documents.
+``--set`` overrides the recipe the checkpoints were trained with (e.g. a longer trial run of an older recipe).
+
+    .venv/bin/python benchmarks/codebook_dev_curve.py codebook-phrase-mini RUN_DIR step-000500 step-001000 \
+        --set data.extra_vocabulary=0 > results/codebook-phrase-dev-curve.jsonl
+"""
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+import torch
+from safetensors.torch import load_file
+
+from phrasezoo.evaluation.dev_suite import evaluate_dev
+from phrasezoo.evaluation.tasks.facets_phrases import glove_average
+from phrasezoo.recipes import load_hub_config
+from phrasezoo.registry import create_model
+
+
+class GloveAverage:
+    """The baseline the phrase claims are measured against: unit mean of unit GloVe vectors (lowercased words)."""
+
+    def encode(self, texts: list[str], **_) -> torch.Tensor:
+        return torch.from_numpy(glove_average([t.lower() for t in texts]))
+
+
+def row(label: dict, encoder) -> dict:
+    started = time.time()
+    with torch.no_grad():
+        doc = evaluate_dev(encoder, progress=False)
+    scores = {k: round(v["score"], 4) for k, v in doc["tasks"].items()}
+    return {**label, "dev_avg": round(doc["dev_avg"], 4), **scores, "seconds": round(time.time() - started)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("recipe")
+    parser.add_argument("run_dir", help="a training output folder (its checkpoints/ are read)")
+    parser.add_argument("checkpoints", nargs="+", help="checkpoint folder names, e.g. step-000500")
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="recipe override")
+    args = parser.parse_args()
+    print(json.dumps(row({"model": "glove-6b-50d average"}, GloveAverage())), flush=True)
+    model = create_model(load_hub_config(args.recipe, args.set))
+    for checkpoint in args.checkpoints:
+        state = load_file(f"{args.run_dir}/checkpoints/{checkpoint}/model.safetensors")
+        model.load_state_dict(state)
+        steps = json.loads(Path(args.run_dir, "checkpoints", checkpoint, "trainer_state.json").read_text()).get("step")
+        label = {"model": args.recipe, "overrides": args.set, "checkpoint": checkpoint, "step": steps}
+        print(json.dumps(row(label, model)), flush=True)
+
+
+if __name__ == "__main__":
+    main()
