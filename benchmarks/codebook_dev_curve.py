@@ -5,7 +5,9 @@ touching the benchmarks: the dev suite is disjoint from Turney, BiRD and the hel
 ``--set`` overrides the recipe the checkpoints were trained with (e.g. a longer trial run of an older recipe).
 
     .venv/bin/python benchmarks/codebook_dev_curve.py codebook-phrase-mini RUN_DIR step-000500 step-001000 \
-        --set data.extra_vocabulary=0 > results/codebook-phrase-dev-curve.jsonl
+        --set data.extra_vocabulary=0 --set training.max_steps=1500 > results/codebook-phrase-dev-curve.jsonl
+    .venv/bin/python benchmarks/codebook_dev_curve.py codebook-phrase-mini outputs/codebook-phrase-mini step-000200 \
+        --no-reference >> results/codebook-phrase-dev-curve.jsonl       # the recipe's own run
 """
 
 import argparse
@@ -43,8 +45,10 @@ def main() -> None:
     parser.add_argument("run_dir", help="a training output folder (its checkpoints/ are read)")
     parser.add_argument("checkpoints", nargs="+", help="checkpoint folder names, e.g. step-000500")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="recipe override")
+    parser.add_argument("--no-reference", action="store_true", help="skip the GloVe-average row (when appending)")
     args = parser.parse_args()
-    print(json.dumps(row({"model": "glove-6b-50d average"}, GloveAverage())), flush=True)
+    if not args.no_reference:
+        print(json.dumps(row({"model": "glove-6b-50d average"}, GloveAverage())), flush=True)
     model = create_model(load_hub_config(args.recipe, args.set))
     for checkpoint in args.checkpoints:
         state = load_file(f"{args.run_dir}/checkpoints/{checkpoint}/model.safetensors")

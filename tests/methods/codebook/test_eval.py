@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -212,6 +213,15 @@ def test_report_states_where_claims_hold_and_fail(tmp_path: Path):
     assert "below frequent targets **fails**" in section  # the 10 most frequent target words reconstruct better
     assert "Turney(5) **holds**" in section and "BiRD **fails**" in section and "Turney(10) not measured" in section
     assert "| Avg | Our a, K = 10 | 35.0 | 35.0 | 50.0 / 46.5 |" in section
+    assert "Does training longer help Emb?" not in section  # no dev curve measured: no table
+    curve = [{"model": "glove-6b-50d average", "dev_avg": 0.30, "dev_topics": 0.34},
+             {"model": "p10", "overrides": ["training.max_steps=1500"], "step": 500, "dev_avg": 0.14,
+              "dev_topics": 0.35}]  # fmt: skip
+    (tmp_path / report.DEV_CURVE).write_text("".join(json.dumps(r) + "\n" for r in curve))
+    section = report.facets_section(tmp_path)
+    assert "| encoder | step | dev_avg | topics |" in section
+    assert "| glove-6b-50d average | – | 30.0 | 34.0 |" in section
+    assert "| p10 (training.max_steps=1500) | 500 | 14.0 | 35.0 |" in section
     readme = tmp_path / "README.md"
     readme.write_text("intro\n<!-- facets:start -->\nSTALE\n<!-- facets:end -->\nrest\n")
     report.replace_block(readme, section.rstrip(), "facets")

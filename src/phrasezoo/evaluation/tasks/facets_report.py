@@ -185,6 +185,30 @@ def phrase_table(docs: dict[str, dict | None]) -> tuple[list[str], list[str]]:
     return lines, claims
 
 
+DEV_CURVE = "codebook-phrase-dev-curve.jsonl"  # written by benchmarks/codebook_dev_curve.py
+
+
+def dev_curve_table(results_dir: Path) -> list[str]:
+    """The phrase model's Emb on the dev suite by training step, next to the GloVe average (empty if not measured)."""
+    import json
+
+    path = results_dir / DEV_CURVE
+    if not path.exists():
+        return []
+    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    tasks = [k for k in rows[0] if k.startswith("dev_") and k != "dev_avg"]
+    lines = [f"**Does training longer help Emb?** Dev suite (disjoint from Turney, BiRD and the held-out documents; "
+             f"`{DEV_CURVE}`): Emb of checkpoints of longer trial runs (recipe overrides in brackets) and of the "
+             f"recipe's own run:", "",
+             "| encoder | step | dev_avg | " + " | ".join(t[4:] for t in tasks) + " |",
+             "|---|:---:|:---:|" + ":---:|" * len(tasks)]  # fmt: skip
+    for row in rows:
+        label = row["model"] + (f" ({', '.join(row['overrides'])})" if row.get("overrides") else "")
+        cells = " | ".join(pct(row.get(t)) for t in tasks)
+        lines.append(f"| {label} | {row.get('step', '–')} | {pct(row.get('dev_avg'))} | {cells} |")
+    return lines
+
+
 def summary_table(docs: dict[str, dict | None]) -> tuple[list[str], list[str]]:
     k10, k1 = docs[RECIPES["sentence"][0]], docs[RECIPES["sentence"][1]]
     task = "facets_summarization"
@@ -250,6 +274,8 @@ def facets_section(results_dir: str | Path = "results") -> str:
     out += ["", "**Phrase similarity** (Turney: all 2,180 queries, exact ties split; BiRD: 3,345 pairs, Pearson r; "
             "the paper's Turney split and GloVe 42B differ):", ""]  # fmt: skip
     out += phrases
+    curve = dev_curve_table(results_dir)
+    out += ["", *curve] if curve else []
     out += ["", "**Extractive summarisation proxy** (83 embedded-Wikipedia articles; reference = the lead section, "
             "3 body sentences chosen; rouge-score F1 with stemming):", ""]  # fmt: skip
     out += summary + ["", "**Facets** (the paper's Table 1 for our models):", ""]
