@@ -217,8 +217,8 @@ def test_report_states_where_claims_hold_and_fail(tmp_path: Path):
     curve = [{"model": "glove-6b-50d average", "dev_avg": 0.30, "dev_topics": 0.34},
              {"model": "p10", "overrides": ["training.max_steps=1500"], "step": 500, "dev_avg": 0.14,
               "dev_topics": 0.35}]  # fmt: skip
-    (tmp_path / report.DEV_CURVE).write_text("".join(json.dumps(r) + "\n" for r in curve))
-    section = report.facets_section(tmp_path)
+    (tmp_path / "curve.jsonl").write_text("".join(json.dumps(r) + "\n" for r in curve))
+    section = report.facets_section(tmp_path, tmp_path / "curve.jsonl")
     assert "| encoder | step | dev_avg | topics |" in section
     assert "| glove-6b-50d average | – | 30.0 | 34.0 |" in section
     assert "| p10 (training.max_steps=1500) | 500 | 14.0 | 35.0 |" in section

@@ -185,20 +185,17 @@ def phrase_table(docs: dict[str, dict | None]) -> tuple[list[str], list[str]]:
     return lines, claims
 
 
-DEV_CURVE = "codebook-phrase-dev-curve.jsonl"  # written by benchmarks/codebook_dev_curve.py
-
-
-def dev_curve_table(results_dir: Path) -> list[str]:
-    """The phrase model's Emb on the dev suite by training step, next to the GloVe average (empty if not measured)."""
+def dev_curve_table(path: Path | None) -> list[str]:
+    """The phrase model's Emb on the dev suite by training step, next to the GloVe average, from the JSON lines of
+    ``benchmarks/codebook_dev_curve.py`` (empty without a file)."""
     import json
 
-    path = results_dir / DEV_CURVE
-    if not path.exists():
+    if path is None or not path.exists():
         return []
     rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
     tasks = [k for k in rows[0] if k.startswith("dev_") and k != "dev_avg"]
     lines = [f"**Does training longer help Emb?** Dev suite (disjoint from Turney, BiRD and the held-out documents; "
-             f"`{DEV_CURVE}`): Emb of checkpoints of longer trial runs (recipe overrides in brackets) and of the "
+             f"`{path.name}`): Emb of checkpoints of longer trial runs (recipe overrides in brackets) and of the "
              f"recipe's own run:", "",
              "| encoder | step | dev_avg | " + " | ".join(t[4:] for t in tasks) + " |",
              "|---|:---:|:---:|" + ":---:|" * len(tasks)]  # fmt: skip
@@ -250,8 +247,9 @@ def facet_words_table(docs: dict[str, dict | None]) -> list[str]:
     return lines
 
 
-def facets_section(results_dir: str | Path = "results") -> str:
-    """Markdown of all tables and claims from the four recipes' results files (see :data:`RECIPES`)."""
+def facets_section(results_dir: str | Path = "results", dev_curve: str | Path | None = None) -> str:
+    """Markdown of all tables and claims from the four recipes' results files (see :data:`RECIPES`), with the dev
+    curve of the phrase model's Emb when ``dev_curve`` names its file."""
     results_dir = Path(results_dir)
     docs = {name: load(results_dir, name) for names in RECIPES.values() for name in names}
     recon, recon_claims = reconstruction_table(docs)
@@ -274,7 +272,7 @@ def facets_section(results_dir: str | Path = "results") -> str:
     out += ["", "**Phrase similarity** (Turney: all 2,180 queries, exact ties split; BiRD: 3,345 pairs, Pearson r; "
             "the paper's Turney split and GloVe 42B differ):", ""]  # fmt: skip
     out += phrases
-    curve = dev_curve_table(results_dir)
+    curve = dev_curve_table(Path(dev_curve) if dev_curve else None)
     out += ["", *curve] if curve else []
     out += ["", "**Extractive summarisation proxy** (83 embedded-Wikipedia articles; reference = the lead section, "
             "3 body sentences chosen; rouge-score F1 with stemming):", ""]  # fmt: skip
@@ -321,12 +319,15 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--training-facts", metavar="DIR", help="merge DIR/<name>/training_facts.json first")
     parser.add_argument("--readme", help="README to rewrite the block of")
     parser.add_argument("--block", default="facets", help="README block name (default: facets)")
+    parser.add_argument(
+        "--dev-curve", metavar="JSONL", help="dev-suite curve of Emb (benchmarks/codebook_dev_curve.py)"
+    )
     args = parser.parse_args(argv)
     RECIPES.update(sentence=tuple(args.sentence), phrase=tuple(args.phrase))
     if args.training_facts:
         names = [*args.sentence, *args.phrase]
         merge_training_facts(Path(args.results_dir), Path(args.training_facts), names)
-    section = facets_section(args.results_dir)
+    section = facets_section(args.results_dir, args.dev_curve)
     if args.readme:
         replace_block(Path(args.readme), section.rstrip(), args.block)
     print(section)
