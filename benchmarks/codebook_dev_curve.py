@@ -12,13 +12,12 @@ touching the benchmarks: the dev suite is disjoint from Turney, BiRD and the hel
 
 import argparse
 import json
-import time
 from pathlib import Path
 
 import torch
 from safetensors.torch import load_file
 
-from phrasezoo.evaluation.dev_suite import evaluate_dev
+from phrasezoo.evaluation.dev_suite import dev_scores_row, evaluate_dev
 from phrasezoo.evaluation.tasks.facets_phrases import glove_average
 from phrasezoo.recipes import load_hub_config
 from phrasezoo.registry import create_model
@@ -32,11 +31,9 @@ class GloveAverage:
 
 
 def row(label: dict, encoder) -> dict:
-    started = time.time()
     with torch.no_grad():
         doc = evaluate_dev(encoder, progress=False)
-    scores = {k: round(v["score"], 4) for k, v in doc["tasks"].items()}
-    return {**label, "dev_avg": round(doc["dev_avg"], 4), **scores, "seconds": round(time.time() - started)}
+    return {**label, **dev_scores_row(doc)}
 
 
 def main() -> None:

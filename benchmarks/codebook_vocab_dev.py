@@ -11,12 +11,11 @@ scores every candidate size on the dev suite (never on the benchmarks), and the 
 
 import json
 import sys
-import time
 
 import torch
 from safetensors.torch import load_file
 
-from phrasezoo.evaluation.dev_suite import evaluate_dev
+from phrasezoo.evaluation.dev_suite import dev_scores_row, evaluate_dev
 from phrasezoo.recipes import load_hub_config
 from phrasezoo.registry import create_model
 
@@ -25,14 +24,13 @@ trained = load_file(f"{outdir}/checkpoints/{checkpoint}/model.safetensors")
 n_trained = trained["word_embeddings.weight"].shape[0]
 for size in sizes:
     model = create_model(load_hub_config(recipe, [f"data.extra_vocabulary={size}"]))
-    state = dict(trained)
+    own, state = model.state_dict(), dict(trained)
     for key in ("word_embeddings.weight", "target_vectors", "word_probs"):
-        rows = model.state_dict()[key].clone()  # the larger model's own rows: word vectors, targets, p(w)
+        rows = own[key].clone()  # the larger model's own rows: word vectors, targets, p(w)
         if key == "word_embeddings.weight":
             rows[:n_trained] = trained[key]  # the trained words keep their trained rows (same ids)
         state[key] = rows
     model.load_state_dict(state)
-    started = time.time()
     with torch.no_grad():
         doc = evaluate_dev(model, progress=False)
     row = {
@@ -41,5 +39,4 @@ for size in sizes:
         "extra_vocabulary": int(size),
         "vocabulary": model.config.vocab_size,
     }
-    row.update({"dev_avg": round(doc["dev_avg"], 4), **{k: round(v["score"], 4) for k, v in doc["tasks"].items()}})
-    print(json.dumps({**row, "seconds": round(time.time() - started)}), flush=True)
+    print(json.dumps({**row, **dev_scores_row(doc)}), flush=True)

@@ -10,12 +10,11 @@ score its checkpoints on the dev suite (never on the benchmarks) and keep the be
 import json
 import os
 import sys
-import time
 
 import torch
 from safetensors.torch import load_file
 
-from phrasezoo.evaluation.dev_suite import evaluate_dev
+from phrasezoo.evaluation.dev_suite import dev_scores_row, evaluate_dev
 from phrasezoo.recipes import load_hub_config
 from phrasezoo.registry import create_model
 from phrasezoo.training.checkpoint import blend_with_initial
@@ -29,9 +28,6 @@ for ck in ckpts:
     state = load_file(f"{outdir}/checkpoints/{ck}/model.safetensors")
     for w in was:
         model.load_state_dict(blend_with_initial(state, initial, w))
-        t = time.time()
         with torch.no_grad():
             doc = evaluate_dev(model, progress=False)
-        row = {"run": outdir, "checkpoint": ck, "weight_average": w, "dev_avg": round(doc["dev_avg"], 4)}
-        row.update({k: round(v["score"], 4) for k, v in doc["tasks"].items()})
-        print(json.dumps({**row, "seconds": round(time.time() - t)}), flush=True)
+        print(json.dumps({"run": outdir, "checkpoint": ck, "weight_average": w, **dev_scores_row(doc)}), flush=True)

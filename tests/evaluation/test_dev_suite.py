@@ -262,3 +262,15 @@ def test_dev_table_from_results_files_into_a_readme_block(tmp_path, capsys):
     text = readme.read_text()
     assert "| model | topics | fuzzy | dev_avg |" in text and "| m | – | 50.0 | 50.0 |" in text and "old" not in text
     assert cli_main(["dev-eval"]) == 2 and "--model is required" in capsys.readouterr().err
+
+
+def test_dev_scores_row_flattens_a_document():
+    from phrasezoo.evaluation.dev_suite import dev_scores_row
+
+    doc = {
+        "tasks": {"dev_fuzzy": {"score": 0.123456}, "dev_wordsim": {"score": None, "skipped": "no resource"}},
+        "dev_avg": 0.123456,
+        "seconds": 3.6,
+    }
+    assert dev_scores_row(doc) == {"dev_avg": 0.1235, "dev_fuzzy": 0.1235, "dev_wordsim": None, "seconds": 4}
+    assert dev_scores_row({"tasks": {}, "dev_avg": None, "seconds": 0.2})["dev_avg"] is None

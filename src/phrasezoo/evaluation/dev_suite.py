@@ -315,6 +315,14 @@ def write_dev_results(doc: dict[str, Any], path: str | os.PathLike) -> Path:
     return path
 
 
+def dev_scores_row(doc: dict[str, Any], digits: int = 4) -> dict[str, Any]:
+    """One flat JSON-lines row of a dev-suite document: ``dev_avg``, each task's score (``None`` when skipped) and
+    the seconds it took; used by the scripts that score many checkpoints or settings."""
+    scores = {name: None if e["score"] is None else round(e["score"], digits) for name, e in doc["tasks"].items()}
+    avg = doc["dev_avg"]
+    return {"dev_avg": None if avg is None else round(avg, digits), **scores, "seconds": round(doc["seconds"])}
+
+
 def format_dev_table(docs: Sequence[dict[str, Any]]) -> str:
     """Markdown table of dev-suite results documents: one row per model, one column per dev task, then dev_avg."""
     names = [name for name in DEV_TASKS if any(name in d.get("tasks", {}) for d in docs)]

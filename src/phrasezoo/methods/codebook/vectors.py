@@ -83,5 +83,4 @@ def most_frequent_words(name: str, n: int) -> list[str]:
         return list(words)
     from phrasezoo.resources import load_word_vectors
 
-    table = load_word_vectors(name)
-    return sorted(table.index, key=table.index.__getitem__)[:n]
+    return load_word_vectors(name, max_words=n).words
