@@ -210,3 +210,26 @@ def test_build_phrase_bert_data_end_to_end(tiny_corpus):
     assert only_context.paraphrase is None and only_context.paraphrase_triples() == []
     with pytest.raises(ValueError, match="objectives"):
         build_phrase_bert_data(tiny_corpus, objectives=["words"], progress=False)
+
+
+def test_pivot_and_offline_paraphrasers_chain(monkeypatch: pytest.MonkeyPatch):
+    """``"pivot+offline"`` merges the pivot table's candidates (first) with the offline substitutions per phrase."""
+    from phrasezoo.data import pivot
+
+    class FakePivot:
+        cache_key = "fake-pivot"
+
+        def __init__(self, progress: bool = True) -> None:
+            pass
+
+        def paraphrase(self, phrases: list[str]) -> list[list[str]]:
+            return [["chief of government"] if p == "prime minister" else [] for p in phrases]
+
+    monkeypatch.setattr(pivot, "PivotParaphraser", FakePivot)
+    chain = get_diverse_paraphraser("pivot+offline", synonyms=TABLE, progress=False)
+    assert isinstance(chain, pivot.ChainParaphraser)
+    assert [type(p) for p in chain.paraphrasers] == [FakePivot, DiverseLexicalParaphraser]
+    merged = chain.paraphrase(["prime minister", "big house"])
+    assert merged[0][0] == "chief of government" and len(merged[0]) > 1  # the offline "premier"/"PM" follow
+    assert merged[1] == DiverseLexicalParaphraser(TABLE, progress=False).paraphrase(["big house"])[0]
+    assert chain.cache_key.startswith("chain:") and "fake-pivot" in chain.cache_key

@@ -50,6 +50,8 @@ PHRASE_BERT_DATA_VERSION = "1"
 #: The paper's phrase classes (prepositional phrases are left out: they overlap heavily with noun phrases).
 PHRASE_CLASSES = ("NP", "VP", "ADJP", "ADVP")
 OBJECTIVES = ("paraphrase", "context")
+#: Candidates kept per phrase when paraphrasers are chained (``"pivot+offline"``): room for both sources' outputs.
+PIVOT_CHAIN_CANDIDATES = 10
 
 _TOKEN = re.compile(r"[^\W_]+")
 _ARTICLES = {"a", "an"}
@@ -303,12 +305,24 @@ class ConstrainedHubParaphraser(HubParaphraser):
 def get_diverse_paraphraser(
     spec: str | Paraphraser, synonyms: SynonymTable | None = None, seed: int = 0, progress: bool = True, **kwargs
 ) -> Paraphraser:
-    """``"offline"`` -> :class:`DiverseLexicalParaphraser` over ``synonyms``; ``"hub"`` or a Hub id / local folder ->
-    :class:`ConstrainedHubParaphraser`; an object with ``paraphrase`` is returned as is. ``kwargs`` go to the class."""
+    """``"offline"`` -> :class:`DiverseLexicalParaphraser` over ``synonyms``; ``"pivot"`` ->
+    :class:`~phrasezoo.data.pivot.PivotParaphraser` (the dict-de-en bilingual-pivot table, PPDB's construction, train
+    split, test-benchmark pairs removed); ``"hub"`` or a Hub id / local folder -> :class:`ConstrainedHubParaphraser`;
+    specs joined by ``+`` (``"pivot+offline"``) merge their candidates per phrase, in that order; an object with
+    ``paraphrase`` is returned as is. ``kwargs`` go to the class (in a chain: to the offline or Hub part)."""
     if not isinstance(spec, str):
         if not callable(getattr(spec, "paraphrase", None)):
             raise TypeError(f"Cannot use {spec!r} as a paraphraser: it has no paraphrase(phrases) method.")
         return spec
+    if "+" in spec:
+        from phrasezoo.data.pivot import ChainParaphraser
+
+        parts = [get_diverse_paraphraser(p.strip(), synonyms, seed, progress, **kwargs) for p in spec.split("+")]
+        return ChainParaphraser(parts, max_paraphrases=PIVOT_CHAIN_CANDIDATES)
+    if spec == "pivot":
+        from phrasezoo.data.pivot import PivotParaphraser
+
+        return PivotParaphraser(progress=progress)
     if spec == "offline":
         if synonyms is None:
             raise ValueError("The offline paraphraser needs a SynonymTable (synonyms=...).")
@@ -602,8 +616,9 @@ def build_phrase_bert_data(
         min_freq, classes: phrase-table filter (the paper keeps NP/VP/ADJP/ADVP). max_phrases: anchors of the
             paraphrase set (most frequent first); max_context_phrases: phrases of the context set.
         objectives: ``("paraphrase", "context")`` for Phrase-BERT, one of them for the ablations.
-        paraphraser: ``"offline"`` (:class:`DiverseLexicalParaphraser`), ``"hub"`` / a Hub id / a folder
-            (:class:`ConstrainedHubParaphraser`), or an object; ``paraphraser_options`` go to its constructor, except
+        paraphraser: ``"offline"`` (:class:`DiverseLexicalParaphraser`), ``"pivot"`` (the bilingual-pivot table),
+            ``"hub"`` / a Hub id / a folder (:class:`ConstrainedHubParaphraser`), ``+``-joined specs
+            (``"pivot+offline"``: candidates of both), or an object; ``paraphraser_options`` go to its constructor, except
             ``max_word_rank`` (offline only): replacements must be among the that many most frequent ``glove`` words.
         glove, use_wordnet, synonym_options: the synonym table of the offline paraphraser (see
             :func:`phrasezoo.data.synonym_tables.load_synonym_table`).
@@ -631,13 +646,14 @@ def build_phrase_bert_data(
     if "paraphrase" in objectives:
         anchors = phrases[:max_phrases] if max_phrases else phrases
         synonyms = None
-        if paraphraser == "offline":
+        parts = paraphraser.split("+") if isinstance(paraphraser, str) else []
+        if "offline" in parts:
             from phrasezoo.data.synonym_tables import load_synonym_table
 
             synonyms = load_synonym_table(phrases, glove, use_wordnet, synonym_options, cache=cache)
         options = dict(paraphraser_options or {})
         max_word_rank = options.pop("max_word_rank", None)
-        if max_word_rank and paraphraser == "offline":
+        if max_word_rank and "offline" in parts:
             options["common_words"] = common_words(glove, max_word_rank)
         engine = get_diverse_paraphraser(paraphraser, synonyms=synonyms, seed=seed, progress=progress, **options)
         key = getattr(engine, "cache_key", None)
