@@ -57,8 +57,8 @@ def render(rows: list[dict]) -> str:
         lines.append(f"| {variant} | {runs} | " + " | ".join(f"{m:.1f}" for m in means) + " |")
     lines += [
         "",
-        "- Dev-suite scores x 100 of each run's exported model (the dev-chosen blend), averaged over the runs of a "
-        "variant; no test benchmark is read. `avg_without_<task>` leaves that task out of the average.",
+        "- Dev-suite scores x 100, averaged over the runs of a variant (for a dev-selection file: the exported "
+        "model, i.e. the dev-chosen blend); no test benchmark is read. `avg_without_<task>` leaves that task out.",
     ]
     return "\n".join(lines)
 

@@ -28,3 +28,28 @@ def test_the_distillation_term_joins_the_loss_with_its_weight():
     assert loss.item() == pytest.approx(base.item() + 2.0 * logs["distill"], rel=1e-4)
     with pytest.raises(ValueError, match="teacher"):
         type(task)(model, {"phrase": [], "type_id": [], "hard_negatives": []}, None, None, distill_weight=1.0)
+
+
+def test_anchor_words_join_the_distillation_matrix_only():
+    """``distill_words``: known words of multiword anchors are appended after the NT-Xent rows, without type labels,
+    and the contrastive term is the same as without them."""
+    model = get_method("pearl").tiny_model()
+    plain = make_task(model)
+    strings = plain.phrases + ["new", "york", "times", "united", "states"]
+    teacher_vectors = torch.nn.functional.normalize(torch.randn(len(strings), 12), dim=-1)
+    teacher = TeacherEmbeddings("test", {p: i for i, p in enumerate(strings)}, teacher_vectors)
+    task = make_task(model)
+    task.distill_weight, task.teacher, task.distill_words = 1.0, teacher, 1
+    batch = task.make_batch([0, 1, 2, 10], random.Random(0))  # "very difficult": no word the teacher knows
+    extra = batch["texts"][batch["n_contrastive"] :]
+    assert len(extra) == 3 and extra[0] in {"new", "york", "times"} and extra[2] in {"united", "states"}
+    assert len(set(extra)) == len(extra) and (batch["type_ids"][batch["n_contrastive"] :] == -100).all()
+    plain_batch = plain.make_batch([0, 1, 2, 10], random.Random(0))
+    assert batch["texts"][: batch["n_contrastive"]] == plain_batch["texts"]
+    model.eval()
+    _, logs = task.compute_loss(model, batch)
+    _, plain_logs = plain.compute_loss(model, plain_batch)
+    assert logs["nt_xent"] == pytest.approx(plain_logs["nt_xent"], rel=1e-4)
+    assert logs["type_ce"] == pytest.approx(plain_logs["type_ce"], rel=1e-4)
+    with pytest.raises(ValueError, match="distill_weight"):
+        type(task)(model, {"phrase": [], "type_id": [], "hard_negatives": []}, None, None, distill_words=2)

@@ -11,7 +11,10 @@ Training follows the paper (section 3.4) and the official code's choices listed 
 * at the end, weight averaging blends the phrase encoder with its pretrained weights (``training.weight_average``);
 * optionally (``distill_weight > 0``, not in the paper), a teacher's similarities: the phrase encoder's cosine
   matrix over the batch is pulled towards all-mpnet-base-v2's (:func:`phrasezoo.losses.similarity_distillation`;
-  the teacher embeds the phrase table once, before training, see :mod:`phrasezoo.teacher`).
+  the teacher embeds the phrase table once, before training, see :mod:`phrasezoo.teacher`). With
+  ``distill_words > 0`` the batch also holds up to that many words of each multiword anchor that the teacher knows
+  (the phrase table's own one-word entries): they join the distillation matrix only (no NT-Xent, no type label), so
+  the student learns how similar a phrase is to its own words, the confound of Turney's distractors.
 """
 
 from __future__ import annotations
@@ -48,8 +51,13 @@ class PearlTask:
         char_pretrain: dict[str, Any] | None = None,
         distill_weight: float = 0.0,
         teacher=None,
+        distill_words: int = 0,
         facts: dict[str, Any] | None = None,
     ):
+        if distill_words < 0:
+            raise ValueError(f"distill_words must be >= 0, got {distill_words}.")
+        if distill_words and not distill_weight:
+            raise ValueError("distill_words > 0 only feeds the teacher term: set distill_weight > 0 as well.")
         if distill_weight and teacher is None:
             raise ValueError("distill_weight > 0 needs teacher embeddings (phrasezoo.teacher.teacher_embeddings).")
         self.model = model
@@ -65,6 +73,7 @@ class PearlTask:
         self.char_pretrain = {**CHAR_PRETRAIN_DEFAULTS, **(char_pretrain or {})}
         self.distill_weight = distill_weight
         self.teacher = teacher
+        self.distill_words = distill_words
         self._facts = facts or {}
 
     def num_examples(self) -> int:
@@ -84,19 +93,39 @@ class PearlTask:
         # hard negatives come from the phrase table, so their types are known too
         types = anchor_types + anchor_types + [self.type_of.get(n, -100) for n in negatives]
         texts = anchors + positives + negatives
+        n_contrastive = len(texts)
+        if self.distill_words:
+            words = self.anchor_words(anchors, rng)
+            texts += words
+            types += [-100] * len(words)
         return {
             "features": self.model.tokenize(texts),
             "texts": texts,
             "n_anchors": len(anchors),
+            "n_contrastive": n_contrastive,
             "type_ids": torch.tensor(types),
         }
+
+    def anchor_words(self, anchors: list[str], rng: random.Random) -> list[str]:
+        """Up to ``distill_words`` words per multiword anchor that the teacher has a row for, drawn at random; no
+        string twice in a batch (a repeated row would only add a trivial 1.0 to the similarity matrix)."""
+        seen = set(anchors)
+        out: list[str] = []
+        for anchor in anchors:
+            words = [w for w in dict.fromkeys(anchor.split()) if w in self.teacher.index and w not in seen]
+            if len(anchor.split()) < 2 or not words:
+                continue
+            for word in rng.sample(words, min(self.distill_words, len(words))):
+                seen.add(word)
+                out.append(word)
+        return out
 
     def compute_loss(self, model, batch: dict[str, Any]) -> tuple[torch.Tensor, dict[str, float]]:
         device = next(model.parameters()).device
         features = {k: v.to(device) for k, v in batch["features"].items()}
         out = model(**features)
-        n = batch["n_anchors"]
-        contrastive = info_nce(out.embeddings[:n], out.embeddings[n:], self.temperature)
+        n, m = batch["n_anchors"], batch.get("n_contrastive", len(batch["texts"]))
+        contrastive = info_nce(out.embeddings[:n], out.embeddings[n:m], self.temperature)
         type_loss = F.cross_entropy(out.type_logits, batch["type_ids"].to(device), ignore_index=-100)
         loss = contrastive + self.type_loss_weight * type_loss
         logs = {"nt_xent": float(contrastive.detach()), "type_ce": float(type_loss.detach())}
