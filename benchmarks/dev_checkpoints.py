@@ -1,4 +1,6 @@
-"""Dev-suite scores of a run's training checkpoints, blended with the starting weights (``WA``, comma-separated).
+"""Dev-suite scores of a run's training checkpoints, blended with the starting weights (``WA``, comma-separated);
+``TASKS`` names the dev tasks or groups (default: the suite's five; e.g. ``TASKS=benchmark-dev`` for the
+benchmarks' own dev splits).
 
 For choices that need a training run per value (e.g. the teacher's ``distill_weight``): train each value, then
 score its checkpoints on the dev suite (never on the benchmarks) and keep the best.
@@ -21,6 +23,7 @@ from phrasezoo.training.checkpoint import blend_with_initial
 
 recipe, outdir, *ckpts = sys.argv[1:]
 was = [float(x) for x in os.environ.get("WA", "0").split(",")]
+tasks = os.environ.get("TASKS") or None
 cfg = load_hub_config(recipe)
 model = create_model(cfg)
 initial = load_file(f"{outdir}/checkpoints/initial.safetensors")
@@ -29,5 +32,5 @@ for ck in ckpts:
     for w in was:
         model.load_state_dict(blend_with_initial(state, initial, w))
         with torch.no_grad():
-            doc = evaluate_dev(model, progress=False)
+            doc = evaluate_dev(model, tasks=tasks, progress=False)
         print(json.dumps({"run": outdir, "checkpoint": ck, "weight_average": w, **dev_scores_row(doc)}), flush=True)

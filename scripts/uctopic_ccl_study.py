@@ -3,9 +3,10 @@
     OMP_NUM_THREADS=1 .venv/bin/python scripts/uctopic_ccl_study.py --model outputs/uctopic-mini --data dev \\
         --name default --set steps=60 --output /tmp/uct/study.jsonl
 
-``--data dev`` is the label-free-choice set (spaCy NER mentions of wiki-leads dev articles,
-:mod:`phrasezoo.methods.uctopic.dev_mentions`); ``conll2003``/``bc5cdr`` are the benchmark test mentions, for the
-final report only. Every option is a :class:`phrasezoo.ccl.CCLConfig` field (``--set key=value``); with
+``--data dev`` is the wiki-leads choice set (spaCy NER mentions of wiki-leads dev articles,
+:mod:`phrasezoo.methods.uctopic.dev_mentions`); ``conll2003-dev``/``bc5cdr-dev`` are the benchmarks' own dev splits
+(disjoint from the reported test mentions: where CCL options are chosen); ``conll2003``/``bc5cdr`` are the benchmark
+test mentions, for the final report only. Every option is a :class:`phrasezoo.ccl.CCLConfig` field (``--set key=value``); with
 ``check_every`` the run stops on the label-free silhouette monitor. ``--trace`` adds the gold NMI at every check to
 the record (for the study's plots; the stopping rule never sees it).
 """
@@ -23,7 +24,7 @@ from pathlib import Path
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", required=True)
-    parser.add_argument("--data", choices=["dev", "conll2003", "bc5cdr"], required=True)
+    parser.add_argument("--data", choices=["dev", "conll2003-dev", "bc5cdr-dev", "conll2003", "bc5cdr"], required=True)
     parser.add_argument("--name", required=True, help="label of the run in the output")
     parser.add_argument("--set", action="append", default=[], help="CCLConfig field=value (JSON value)")
     parser.add_argument("--held-out", action="store_true", help="monitor the silhouette of unlabelled phrases")
@@ -50,9 +51,10 @@ def main() -> None:
         mentions = [(s, tuple(span)) for s, span in raw["mentions"]]
         gold, k = raw["labels"], len(raw["types"])
     else:
-        types = {"conll2003": ["PER", "LOC", "ORG"], "bc5cdr": ["Chemical", "Disease"]}[args.data]
+        name, _, split = args.data.partition("-")
+        types = {"conll2003": ["PER", "LOC", "ORG"], "bc5cdr": ["Chemical", "Disease"]}[name]
         folder = Path(os.environ.get("PHRASEZOO_BENCHMARKS", "../shared/benchmarks"))
-        data = read_ner_mentions(folder / args.data / "test.jsonl", types)
+        data = read_ner_mentions(folder / name / f"{split or 'test'}.jsonl", types)
         mentions, gold, k = data.mentions, data.labels, len(types)
 
     options = dict(CCL_OPTIONS)

@@ -43,6 +43,19 @@ def test_offline_all_is_embedded_then_wiki_leads_then_sotu_and_respects_max_docu
     assert list(islice(resources.iter_corpus("offline-all"), 3)) == docs[:3]
 
 
+def test_wiki_leads_train_leaves_out_the_dev_suite_articles():
+    from phrasezoo.data.splits import is_dev_title
+
+    leads = corpora.load_wiki_leads()
+    train = list(resources.iter_corpus("wiki-leads-train"))
+    expected = [lead.lead for lead in leads if not is_dev_title(lead.title)]
+    assert train == expected and 0.85 * len(leads) < len(train) < 0.95 * len(leads)
+    dev_leads = {lead.lead for lead in leads if is_dev_title(lead.title)}
+    assert not dev_leads & set(resources.iter_corpus("offline-train"))
+    embedded = sum(1 for _ in resources.iter_corpus("embedded"))
+    assert sum(1 for _ in resources.iter_corpus("offline-train")) == embedded + len(train) + 249
+
+
 def test_unknown_corpus_error_lists_the_new_names():
     with pytest.raises(ValueError, match="wiki-leads"):
         list(resources.iter_corpus("no-such-corpus"))

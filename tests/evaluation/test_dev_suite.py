@@ -154,8 +154,12 @@ def test_a_perfect_encoder_scores_one_and_a_random_one_is_low(fake_encoder):
 
 
 def test_resolve_dev_tasks():
-    assert resolve_dev_tasks(None) == list(DEV_TASKS) == resolve_dev_tasks("all")
+    default = ["dev_paraphrase", "dev_description", "dev_topics", "dev_fuzzy", "dev_wordsim"]
+    assert resolve_dev_tasks(None) == default == resolve_dev_tasks("all")
     assert resolve_dev_tasks("fuzzy, dev_topics") == ["dev_fuzzy", "dev_topics"]
+    assert resolve_dev_tasks("benchmark-dev") == ["dev_conll_context", "dev_bc5cdr_context", "dev_conll", "dev_bc5cdr"]
+    assert resolve_dev_tasks("extended") == list(DEV_TASKS)
+    assert resolve_dev_tasks(["all", "compound"]) == [*default, "dev_compound"]
     with pytest.raises(KeyError, match="Unknown dev task"):
         resolve_dev_tasks("bird")
 

@@ -9,7 +9,7 @@ from phrasezoo.evaluation.harness import evaluate
 from phrasezoo.evaluation.tasks import GROUPS, TaskContext, get_task, resolve_tasks
 from phrasezoo.evaluation.tasks.clustering import ClusteringData, read_ner_jsonl
 from phrasezoo.evaluation.tasks.fuzzy_join import JoinTable, read_autofj
-from phrasezoo.evaluation.tasks.probe import PairLabelData, read_ppdb, split_indices, train_probe
+from phrasezoo.evaluation.tasks.probe import PROBE_SEEDS, PairLabelData, read_ppdb, split_indices, train_probe
 from phrasezoo.evaluation.tasks.retrieval import RetrievalData, read_pairs_tsv
 from phrasezoo.evaluation.tasks.similarity import MultipleChoiceData, PairScoreData, read_bird, read_turney
 from phrasezoo.evaluation.tasks.stsb_context import (
@@ -133,6 +133,11 @@ def test_ppdb_task_end_to_end_on_toy_pairs():
         labels.append(label)
     [result] = get_task("ppdb").score(FakeEncoder(vectors), PairLabelData(left, right, labels), CTX)
     assert result.value >= 0.9 and result.n == 150
+    # the protocol is repeated over PROBE_SEEDS seeds (split + initialisation) and the mean is reported
+    per_seed = result.details["per_seed"]
+    assert [r["seed"] for r in per_seed] == [CTX.seed + i for i in range(PROBE_SEEDS)]
+    assert result.value == pytest.approx(np.mean([r["test"] for r in per_seed]), abs=1e-6)
+    assert len({r["test"] for r in per_seed}) > 1  # different splits really were drawn
 
 
 def test_word_and_token_mapping():

@@ -7,7 +7,9 @@ Hyper-parameters, checkpoints and mixing weights are chosen on these sets, never
   training uses the ``"train"`` split, which shares no phrase with it), multi-word pairs first, one pair per phrase;
 * ``wiki``: the wiki-leads articles whose title hashes into the dev split (:func:`is_dev_title`): title ->
   one-line description, title -> topic, and realistically corrupted titles (:func:`corrupt_title`) -> clean title;
-* ``wordsim``: WordSim-353 and SimLex-999 as shipped in gensim's test data.
+* ``wordsim``: WordSim-353 and SimLex-999 as shipped in gensim's test data;
+* ``compound``: WordNet two-word compounds -> their one-word synonym among five candidates, Turney's format
+  (:mod:`phrasezoo.data.dev_compound`; training synonym tables leave these synsets out).
 
 Every item passes :func:`phrasezoo.data.benchmark_filter.remove_benchmark_items` in ``"strict"`` mode (no string of
 an item equals a benchmark string, single words included, and no item holds a benchmark pair). Splits and caps use
@@ -32,29 +34,17 @@ from typing import Any
 from ..errors import MissingResourceError
 from ..resources import cache_dir
 from .benchmark_filter import BenchmarkBlocklist, load_blocklist, normalize, remove_benchmark_items
+from .splits import WIKI_DEV_MODULUS, is_dev_title, stable_hash  # noqa: F401  (re-exported: the dev-set API)
 
 logger = logging.getLogger(__name__)
 
 VERSION = "1"  # bump when any construction below changes: it keys the cache and is written to results
-SOURCES = ("pivot", "wiki", "wordsim")
-WIKI_DEV_MODULUS = 10  # 1 article in 10 (by title) is a dev article
+SOURCES = ("pivot", "wiki", "wordsim", "compound")
 PIVOT_MAX_PAIRS = 1500
 PIVOT_MIN_SCORE = 0.2  # pivot probability below this is mostly noise ("floral spray" / "package items")
 UNCATEGORIZED = "Uncategorized"  # a wiki-leads topic that is no topic: left out of clustering
+WORDNET_DIR = Path("/usr/share/wordnet")  # Debian's wordnet-base (the compound dev set)
 WORDSIM_FILES = {"wordsim353": "wordsim353.tsv", "simlex999": "simlex999.txt"}
-
-
-# ------------------------------------------------------------------------------------------------- hashing
-def stable_hash(text: str, namespace: str) -> int:
-    """A 64-bit hash of ``namespace:normalize(text)`` (BLAKE2b), the same in every process (unlike ``hash()``)."""
-    digest = hashlib.blake2b(f"{namespace}:{normalize(text)}".encode(), digest_size=8).digest()
-    return int.from_bytes(digest, "big")
-
-
-def is_dev_title(title: str) -> bool:
-    """Whether a wiki-leads article is in the dev split (by its title). Training data built from the wiki leads
-    should leave these articles out when it is used to pick checkpoints on ``dev_description`` / ``dev_fuzzy``."""
-    return stable_hash(title, "wiki") % WIKI_DEV_MODULUS == 0
 
 
 # ---------------------------------------------------------------------------------------------- pivot pairs
@@ -348,6 +338,8 @@ def _source_signature(source: str) -> str:
     if source == "wordsim":
         folder = wordsim_dir()
         return "|".join(_file_signature(folder / name) for name in WORDSIM_FILES.values())
+    if source == "compound":
+        return _file_signature(WORDNET_DIR / "data.noun")
     raise ValueError(f"Unknown dev source {source!r}; use one of {SOURCES}.")
 
 
@@ -361,6 +353,14 @@ def _build(source: str, max_items: int | None, blocklist: BenchmarkBlocklist, pr
         from ..corpora import load_wiki_leads
 
         return build_wiki_dev(load_wiki_leads(), max_items=max_items, blocklist=blocklist)
+    if source == "compound":
+        from ..resources import load_wordnet, wordnet_install_hint
+        from .dev_compound import build_compound_dev
+
+        wordnet = load_wordnet(str(WORDNET_DIR))
+        if wordnet is None:
+            raise MissingResourceError(f"The 'compound' dev set needs WordNet. {wordnet_install_hint()}")
+        return build_compound_dev(wordnet, blocklist, max_items=max_items)
     return build_wordsim_dev(max_items=max_items, blocklist=blocklist)
 
 

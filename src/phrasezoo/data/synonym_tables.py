@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from phrasezoo.data import dev_compound as _dev_compound_module
 from phrasezoo.data import synonyms as _synonyms_module
 from phrasezoo.data.cache import cache_key, code_version
 from phrasezoo.data.synonyms import SynonymTable, proper_nouns, vocabulary
@@ -48,7 +49,7 @@ def load_synonym_table(
         "glove": glove,
         "wordnet": use_wordnet,
         "options": options,
-        "code": code_version(SYNONYMS_VERSION, [_synonyms_module]),
+        "code": code_version(SYNONYMS_VERSION, [_synonyms_module, _dev_compound_module]),
     }
     path = cache_dir() / "synonyms" / f"synonyms-{cache_key(params)}.json"
     if cache and path.exists():

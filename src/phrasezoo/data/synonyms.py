@@ -320,12 +320,18 @@ def _ranked_synsets(wn, lemma_key: str) -> list:
 
 
 def _wordnet_synonyms(keys: list[str], wn, max_senses: int) -> dict[str, list[str]]:
-    """Lemmas of the ``max_senses`` most frequent synsets of each key ("new york" -> "New York City")."""
+    """Lemmas of the ``max_senses`` most frequent synsets of each key ("new york" -> "New York City"); the synsets
+    of the compound dev set (:func:`phrasezoo.data.dev_compound.compound_dev_synsets`) give none."""
+    from .dev_compound import compound_dev_synsets
+
+    held_out = compound_dev_synsets(wn)
     out: dict[str, list[str]] = {}
     for key in keys:
         lemma_key = key.replace(" ", "_")
         found: list[str] = []
         for synset in _ranked_synsets(wn, lemma_key)[:max_senses]:
+            if synset.name() in held_out:
+                continue
             for lemma in synset.lemma_names():
                 name = lemma.replace("_", " ")
                 if name.lower() != key and name not in found:

@@ -17,7 +17,29 @@ task                what                                                        
 ``dev_fuzzy``       corrupted dev titles (qualifier dropped, initials, typo, case/punctuation,   top-1 accuracy
                     comma swap) -> the clean title among all dev titles (AutoFJ proxy)
 ``dev_wordsim``     WordSim-353 + SimLex-999 pairs that survive the filter: cosine vs human      Spearman
+``dev_compound``    WordNet two-word compound -> its one-word synonym among 5 candidates        accuracy
+                    (Turney's format and scoring; its synsets are left out of training
+                    synonym tables); a proxy for Turney
 ==================  ==========================================================================  ================
+
+Four more tasks read the **dev splits of the clustering benchmarks** (``conll2003/dev.jsonl``, ``bc5cdr/dev.jsonl``
+beside the test files): the official splits are disjoint from the reported test items, so a choice that must track
+CoNLL/BC5CDR clustering (UCTopic's checkpoints, mixing and CCL schedule) is made there instead of on a proxy. They
+are not in the default suite (``None``/``"all"``); name them, or use the group ``"benchmark-dev"``:
+
+=========================  ==================================================================  ================
+task                       what                                                                metric
+=========================  ==================================================================  ================
+``dev_conll_context``      CoNLL-2003 *dev* PER/LOC/ORG mentions in their sentences, KMeans     NMI
+``dev_bc5cdr_context``     BC5CDR *dev* Chemical/Disease mentions in their sentences, KMeans    NMI
+``dev_conll``              CoNLL-2003 *dev* mentions without context (PEARL protocol), KMeans   NMI
+``dev_bc5cdr``             BC5CDR *dev* mentions without context (PEARL protocol), KMeans       NMI
+=========================  ==================================================================  ================
+
+Their KMeans protocol is the test tasks' (k = number of types, random_state 0, n_init 10).
+
+The default suite (``None``/``"all"``) is the first five; ``dev_compound`` and the benchmark-dev tasks are named
+when a recipe wants them (``DEV_GROUPS`` has ``"extended"``: all ten).
 
 ``dev_avg`` is the mean of the scores of the tasks that ran. Python API (also for a model in memory)::
 
@@ -43,7 +65,7 @@ from typing import Any
 import numpy as np
 
 from phrasezoo.data.dev_sets import VERSION, load_dev_set
-from phrasezoo.encoders import VECTORS, Encoder, ModelEncoder, load_encoder
+from phrasezoo.encoders import MENTIONS, VECTORS, Encoder, ModelEncoder, load_encoder
 from phrasezoo.errors import MissingResourceError
 from phrasezoo.progress import progress_enabled
 
@@ -102,6 +124,7 @@ class DevTask:
     description: str
     run: Callable[[Encoder, dict[str, Any]], tuple[float, int, dict[str, Any]]]
     needs_vectors: bool = False
+    needs_mentions: bool = False
 
 
 def _paraphrase(encoder: Encoder, data: dict[str, Any]) -> tuple[float, int, dict[str, Any]]:
@@ -136,6 +159,55 @@ def _wordsim(encoder: Encoder, data: dict[str, Any]) -> tuple[float, int, dict[s
         if mask.sum() >= 3:
             details[name] = {"spearman": round(spearman(predicted[mask], gold[mask]), 6), "n": int(mask.sum())}
     return spearman(predicted, gold), len(gold), details
+
+
+def _compound(encoder: Encoder, data: dict[str, Any]) -> tuple[float, int, dict[str, Any]]:
+    from .tasks.similarity import MultipleChoiceData, multiple_choice_accuracy
+
+    score = multiple_choice_accuracy(encoder, MultipleChoiceData(data["queries"], data["candidates"]))
+    return score, len(data["queries"]), {"candidates": 5}
+
+
+def _context_clustering(encoder: Encoder, data: Any) -> tuple[float, int, dict[str, Any]]:
+    from .tasks.context_clustering import cluster_scores
+
+    scores = cluster_scores(encoder.encode_mentions(data.mentions), data.labels, len(data.types), seed=0)
+    return scores["nmi"], len(data.labels), {"acc": round(scores["acc"], 6), "k": len(data.types)}
+
+
+def _phrase_clustering(encoder: Encoder, data: Any) -> tuple[float, int, dict[str, Any]]:
+    from .tasks.clustering import kmeans_nmi as benchmark_kmeans_nmi
+
+    score = benchmark_kmeans_nmi(encoder.encode(data.phrases), data.labels, len(data.types), seed=0)
+    return score, len(data.labels), {"k": len(data.types)}
+
+
+#: the source of the tasks that read the benchmarks' own dev splits (not cached: they are read as they are)
+BENCHMARK_DEV = "benchmark-dev"
+#: benchmark folder, its types (the test task's), for the dev-split tasks
+BENCHMARK_DEV_SETS = {"conll2003": ["PER", "LOC", "ORG"], "bc5cdr": ["Chemical", "Disease"]}
+
+
+def load_benchmark_dev(benchmarks_dir: str | os.PathLike | None = None) -> dict[str, Any]:
+    """The dev splits of the clustering benchmarks: ``{"<folder>_mentions": MentionClusteringData, "<folder>":
+    ClusteringData}`` per folder of :data:`BENCHMARK_DEV_SETS` (``FileNotFoundError`` names the folder to set)."""
+    from phrasezoo.data.benchmark_filter import default_benchmarks_dir
+
+    from .tasks.clustering import read_ner_jsonl
+    from .tasks.context_clustering import read_ner_mentions
+
+    bench = Path(benchmarks_dir) if benchmarks_dir is not None else default_benchmarks_dir()
+    out: dict[str, Any] = {}
+    for folder, types in BENCHMARK_DEV_SETS.items():
+        path = bench / folder / "dev.jsonl"
+        if not path.is_file():
+            raise FileNotFoundError(
+                f"{path} not found: the benchmark-dev tasks read the benchmarks' dev splits; point benchmarks_dir "
+                "or $PHRASEZOO_BENCHMARKS at the folder holding conll2003/ and bc5cdr/ (e.g. ../shared/benchmarks)."
+            )
+        out[f"{folder}_mentions"] = read_ner_mentions(path, types)
+        out[folder] = read_ner_jsonl(path, types)
+    return out
 
 
 DEV_TASKS: dict[str, DevTask] = {
@@ -177,19 +249,73 @@ DEV_TASKS: dict[str, DevTask] = {
             "WordSim-353 + SimLex-999 pairs without benchmark words: cosine vs human scores",
             _wordsim,
         ),
+        DevTask(
+            "dev_compound",
+            "compound",
+            "accuracy",
+            "WordNet compound -> one-word synonym among 5 candidates (Turney proxy; synsets kept out of training)",
+            _compound,
+        ),
+        DevTask(
+            "dev_conll_context",
+            BENCHMARK_DEV,
+            "nmi",
+            "CoNLL-2003 dev-split mentions in their sentences, KMeans k=3 (context-clustering dev set)",
+            lambda encoder, data: _context_clustering(encoder, data["conll2003_mentions"]),
+            needs_vectors=True,
+            needs_mentions=True,
+        ),
+        DevTask(
+            "dev_bc5cdr_context",
+            BENCHMARK_DEV,
+            "nmi",
+            "BC5CDR dev-split mentions in their sentences, KMeans k=2 (context-clustering dev set)",
+            lambda encoder, data: _context_clustering(encoder, data["bc5cdr_mentions"]),
+            needs_vectors=True,
+            needs_mentions=True,
+        ),
+        DevTask(
+            "dev_conll",
+            BENCHMARK_DEV,
+            "nmi",
+            "CoNLL-2003 dev-split mentions without context, KMeans k=3 (entity-clustering dev set)",
+            lambda encoder, data: _phrase_clustering(encoder, data["conll2003"]),
+            needs_vectors=True,
+        ),
+        DevTask(
+            "dev_bc5cdr",
+            BENCHMARK_DEV,
+            "nmi",
+            "BC5CDR dev-split mentions without context, KMeans k=2 (entity-clustering dev set)",
+            lambda encoder, data: _phrase_clustering(encoder, data["bc5cdr"]),
+            needs_vectors=True,
+        ),
     )
+}
+#: the suite's default tasks (``None``/``"all"``): the first five, the dev_avg of every results file so far
+DEFAULT_DEV_TASKS = ["dev_paraphrase", "dev_description", "dev_topics", "dev_fuzzy", "dev_wordsim"]
+#: task groups a caller may name instead of tasks
+DEV_GROUPS = {
+    "all": DEFAULT_DEV_TASKS,
+    BENCHMARK_DEV: [n for n, t in DEV_TASKS.items() if t.source == BENCHMARK_DEV],
+    "extended": list(DEV_TASKS),
 }
 
 
 def resolve_dev_tasks(tasks: str | Sequence[str] | None) -> list[str]:
-    """Task names from ``None``/``"all"`` (every task), ``"a,b"`` or a list; unknown names raise ``KeyError``."""
-    if tasks is None or tasks == "all":
-        return list(DEV_TASKS)
+    """Task names from ``None``/``"all"`` (the default five), ``"a,b"`` or a list of names or groups
+    (:data:`DEV_GROUPS`); unknown names raise ``KeyError``."""
+    if tasks is None:
+        return list(DEFAULT_DEV_TASKS)
     names = [t.strip() for t in tasks.split(",")] if isinstance(tasks, str) else [str(t).strip() for t in tasks]
+    names = [m for n in names for m in DEV_GROUPS.get(n, [n])]
     names = [n if n in DEV_TASKS or f"dev_{n}" not in DEV_TASKS else f"dev_{n}" for n in names if n]
     unknown = [n for n in names if n not in DEV_TASKS]
     if unknown or not names:
-        raise KeyError(f"Unknown dev task(s) {unknown or tasks!r}; use 'all' or some of {', '.join(DEV_TASKS)}.")
+        raise KeyError(
+            f"Unknown dev task(s) {unknown or tasks!r}; use a group ({', '.join(DEV_GROUPS)}) or some of "
+            f"{', '.join(DEV_TASKS)}."
+        )
     return list(dict.fromkeys(names))
 
 
@@ -263,7 +389,10 @@ def evaluate_dev(
             entry: dict[str, Any] = {"score": None, "n": 0, "metric": task.metric}
             if task.source not in sets:
                 try:
-                    sets[task.source] = load_dev_set(task.source, max_items, benchmarks_dir, rebuild, progress)
+                    if task.source == BENCHMARK_DEV:
+                        sets[task.source] = load_benchmark_dev(benchmarks_dir)
+                    else:
+                        sets[task.source] = load_dev_set(task.source, max_items, benchmarks_dir, rebuild, progress)
                 except (MissingResourceError, FileNotFoundError) as err:
                     sets[task.source] = f"{type(err).__name__}: {err}"
             data = sets[task.source]
@@ -271,6 +400,8 @@ def evaluate_dev(
                 entry["skipped"] = data
             elif task.needs_vectors and VECTORS not in encoder.capabilities:
                 entry["skipped"] = f"{encoder.name} gives no vectors (similarity only)"
+            elif task.needs_mentions and MENTIONS not in encoder.capabilities:
+                entry["skipped"] = f"{encoder.name} cannot encode mentions in context"
             else:
                 score, n, details = task.run(encoder, data)
                 entry.update(score=round(float(score), 6), n=int(n), details=details)

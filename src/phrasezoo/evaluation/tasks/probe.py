@@ -10,6 +10,12 @@ under-fitted after 100 epochs (raw MiniLM: PPDB 0.949, PPDB-filtered 0.619). lr 
 (0.961 / 0.712 with seed 0; seeds 0-2 average 0.962 / 0.700).
 
 The probe trains on one thread: it is tiny, and two OpenMP threads on a busy 2-core machine run ~15x slower.
+
+One split is a noisy measurement: PPDB-filtered's test part is 2,330 pairs (a standard error of ~1 point), and a
+different split or initialisation moves raw MiniLM's accuracy by about as much as the margins models are compared
+on. The task therefore repeats the protocol for :data:`PROBE_SEEDS` seeds (``ctx.seed`` ... ``ctx.seed + 4``: split and
+initialisation both change) and reports the mean test accuracy; every seed's test and dev accuracy is in the result's
+``details``. Each repetition is the published protocol unchanged.
 """
 
 from __future__ import annotations
@@ -35,6 +41,10 @@ class PairLabelData:
     left: list[str]
     right: list[str]
     labels: list[int]
+
+
+#: repetitions of the probe protocol (seeds ``ctx.seed`` .. ``ctx.seed + PROBE_SEEDS - 1``) averaged per result
+PROBE_SEEDS = 5
 
 
 @dataclass
@@ -132,11 +142,23 @@ class _Paraphrase(Task):
 
     def score(self, encoder: Encoder, data: PairLabelData, ctx: TaskContext) -> list[TaskResult]:
         features = np.concatenate([encoder.encode(data.left), encoder.encode(data.right)], axis=1)
-        acc, dev, epochs = train_probe(features, np.asarray(data.labels), seed=ctx.seed)
+        labels = np.asarray(data.labels)
+        seeds = [ctx.seed + i for i in range(PROBE_SEEDS)]
+        runs = [train_probe(features, labels, seed=seed) for seed in seeds]
+        tests = [acc for acc, _, _ in runs]
+        details = {
+            "per_seed": [
+                {"seed": seed, "test": round(acc, 6), "dev": round(dev, 6), "epochs": epochs}
+                for seed, (acc, dev, epochs) in zip(seeds, runs)
+            ],
+            "test_std": round(float(np.std(tests)), 6),
+        }
         notes = (
-            f"MLP probe (256 ReLU) on [e1;e2], 70/15/15 split seed {ctx.seed}, best dev {dev:.4f} after {epochs} epochs"
+            f"MLP probe (256 ReLU) on [e1;e2], 70/15/15 split; mean test accuracy over {len(seeds)} seeds "
+            f"({seeds[0]}..{seeds[-1]}: split and initialisation), std {np.std(tests):.4f}"
         )
-        return [self.result("accuracy", acc, len(data.labels) - math.ceil(len(data.labels) * 0.85), notes)]
+        n_test = len(data.labels) - math.ceil(len(data.labels) * 0.85)
+        return [self.result("accuracy", float(np.mean(tests)), n_test, notes, details=details)]
 
 
 @register_task
