@@ -129,3 +129,19 @@ def test_dev_compound_task_scores_the_answer_first(fake_encoder):
         fake_encoder({k: np.asarray(v, float) for k, v in vectors.items()}), data
     )
     assert (score, n) == (1.0, 2)
+
+
+def test_dev_alias_task_counts_any_linked_title_as_gold(fake_encoder):
+    data = {
+        "queries": ["I-20", "Montgomery", "phonemes"],
+        "candidates": ["Montgomery County, Alabama", "Phoneme", "Interstate 20 in Alabama", "Montgomery, Alabama"],
+        "gold": [[2], [0, 3], [1]],
+    }
+    vectors = {"I-20": [1, 0, 0], "Interstate 20 in Alabama": [1, 0, 0], "phonemes": [0, 1, 0], "Phoneme": [0, 1, 0]}
+    vectors.update(
+        {"Montgomery": [0, 0, 1], "Montgomery, Alabama": [0, 0.1, 1], "Montgomery County, Alabama": [0, 1, 1]}
+    )
+    task = DEV_TASKS["dev_alias"]
+    assert (task.source, task.metric) == ("alias", "top1_accuracy")
+    score, n, details = task.run(fake_encoder({k: np.asarray(v, float) for k, v in vectors.items()}), data)
+    assert (score, n, details) == (1.0, 3, {"candidates": 4})

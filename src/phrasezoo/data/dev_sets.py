@@ -1,7 +1,7 @@
 """The data of the phrase dev suite: small item sets built only from offline resources that no test benchmark uses.
 
 Hyper-parameters, checkpoints and mixing weights are chosen on these sets, never on the reported benchmarks
-(Turney, BiRD, PPDB, PPDB-filtered, YAGO, UMLS, CoNLL-2003, BC5CDR, AutoFJ, STS-B-Context). Three sources:
+(Turney, BiRD, PPDB, PPDB-filtered, YAGO, UMLS, CoNLL-2003, BC5CDR, AutoFJ, STS-B-Context). The sources:
 
 * ``pivot``: the dev split of the dict-de-en bilingual-pivot table (:func:`phrasezoo.data.pivot.is_dev_pivot_pair`;
   training uses the ``"train"`` split, which shares no phrase with it), multi-word pairs first, one pair per phrase;
@@ -9,7 +9,10 @@ Hyper-parameters, checkpoints and mixing weights are chosen on these sets, never
   one-line description, title -> topic, and realistically corrupted titles (:func:`corrupt_title`) -> clean title;
 * ``wordsim``: WordSim-353 and SimLex-999 as shipped in gensim's test data;
 * ``compound``: WordNet two-word compounds -> their one-word synonym among five candidates, Turney's format
-  (:mod:`phrasezoo.data.dev_compound`; training synonym tables leave these synsets out).
+  (:mod:`phrasezoo.data.dev_compound`; training synonym tables leave these synsets out);
+* ``alias``: real Wikipedia alias pairs, the links ``[[Target title|anchor text]]`` of gensim's embedded dump
+  (:mod:`phrasezoo.data.wiki_links`) whose anchor differs from the title: anchor text -> its target title among
+  all dev titles (fuzzy-join / entity-alias proxy, like AutoFJ and YAGO/UMLS).
 
 Every item passes :func:`phrasezoo.data.benchmark_filter.remove_benchmark_items` in ``"strict"`` mode (no string of
 an item equals a benchmark string, single words included, and no item holds a benchmark pair). Splits and caps use
@@ -39,7 +42,7 @@ from .splits import WIKI_DEV_MODULUS, is_dev_title, stable_hash  # noqa: F401  (
 logger = logging.getLogger(__name__)
 
 VERSION = "1"  # bump when any construction below changes: it keys the cache and is written to results
-SOURCES = ("pivot", "wiki", "wordsim", "compound")
+SOURCES = ("pivot", "wiki", "wordsim", "compound", "alias")
 PIVOT_MAX_PAIRS = 1500
 PIVOT_MIN_SCORE = 0.2  # pivot probability below this is mostly noise ("floral spray" / "package items")
 UNCATEGORIZED = "Uncategorized"  # a wiki-leads topic that is no topic: left out of clustering
@@ -315,6 +318,64 @@ def build_wordsim_dev(
     }
 
 
+# -------------------------------------------------------------------------------------------- alias pairs
+#: an anchor that is only a number, a year or a decade ("1964", "1990s", "42nd", "1939-45"): not an alias
+_NUMERIC_ANCHOR = re.compile(r"[\d\s.,:/'’–—+°%-]*\d[\d\s.,:/'’–—+°%-]*(?:s|st|nd|rd|th)?", re.IGNORECASE)
+
+
+def build_alias_dev(pairs: Any, blocklist: BenchmarkBlocklist, max_items: int | None = None) -> dict[str, Any]:
+    """The alias-retrieval set from ``(anchor text, target title)`` link pairs: each anchor retrieves its title.
+
+    A pair is dropped when its anchor or title is shorter than 2 characters, its anchor is a pure number or year,
+    its anchor equals its title (case-insensitively, or after normalisation), or it touches a benchmark item
+    (strict filter on the anchor, the title and the pair). Queries are the distinct anchors (normalised; the
+    alphabetically first spelling is shown). A query whose text equals a candidate title it does not link to is
+    ambiguous ("Brazil" linked to "Empire of Brazil" while "Brazil" is a candidate) and dropped. ``max_items`` caps
+    the queries (stable-hash order, so a smaller cap is a subset of a larger one); candidates are the distinct
+    titles of the kept queries, in stable-hash order.
+
+    Returns ``{"queries", "candidates", "gold", "filter", "dropped"}``: ``gold[i]`` lists the indices of every
+    candidate that query ``i`` links to; ``filter`` is the benchmark filter's report, ``dropped`` counts the pairs
+    (queries, for ``ambiguous``) that the other rules dropped.
+    """
+    dropped = {"short": 0, "numeric": 0, "same_text": 0, "ambiguous": 0}
+    valid: list[tuple[str, str]] = []
+    for anchor, title in dict.fromkeys((" ".join(a.split()), " ".join(t.split())) for a, t in pairs):
+        if len(anchor) < 2 or len(title) < 2:
+            dropped["short"] += 1
+        elif _NUMERIC_ANCHOR.fullmatch(anchor):
+            dropped["numeric"] += 1
+        elif anchor.lower() == title.lower() or normalize(anchor) == normalize(title) or not normalize(anchor):
+            dropped["same_text"] += 1
+        else:
+            valid.append((anchor, title))
+    valid, report = remove_benchmark_items(valid, key=lambda p: p, blocklist=blocklist, mode="strict", log=False)
+    spellings: dict[str, set[str]] = {}
+    links: dict[str, set[str]] = {}
+    for anchor, title in valid:
+        spellings.setdefault(normalize(anchor), set()).add(anchor)
+        spellings.setdefault(normalize(title), set()).add(title)
+        links.setdefault(normalize(anchor), set()).add(normalize(title))
+    titles = {t for linked in links.values() for t in linked}
+    keys = []
+    for key in sorted(links, key=lambda k: (stable_hash(k, "alias"), k)):
+        if key in titles:  # never its own title: same-text pairs are gone
+            dropped["ambiguous"] += 1
+            continue
+        keys.append(key)
+    if max_items is not None:
+        keys = keys[:max_items]
+    targets = sorted({t for k in keys for t in links[k]}, key=lambda t: (stable_hash(t, "alias-title"), t))
+    slot = {t: i for i, t in enumerate(targets)}
+    return {
+        "queries": [min(spellings[k]) for k in keys],
+        "candidates": [min(spellings[t]) for t in targets],
+        "gold": [sorted(slot[t] for t in links[k]) for k in keys],
+        "filter": report.as_dict(),
+        "dropped": dropped,
+    }
+
+
 # -------------------------------------------------------------------------------------------------- caching
 def _file_signature(path: Path) -> str:
     stat = path.stat()
@@ -340,6 +401,13 @@ def _source_signature(source: str) -> str:
         return "|".join(_file_signature(folder / name) for name in WORDSIM_FILES.values())
     if source == "compound":
         return _file_signature(WORDNET_DIR / "data.noun")
+    if source == "alias":
+        from .wiki_links import resolve_wiki_dump
+
+        try:
+            return _file_signature(resolve_wiki_dump("embedded"))
+        except FileNotFoundError as err:
+            raise MissingResourceError(f"dev_alias reads the links of gensim's embedded Wikipedia dump: {err}") from err
     raise ValueError(f"Unknown dev source {source!r}; use one of {SOURCES}.")
 
 
@@ -361,6 +429,15 @@ def _build(source: str, max_items: int | None, blocklist: BenchmarkBlocklist, pr
         if wordnet is None:
             raise MissingResourceError(f"The 'compound' dev set needs WordNet. {wordnet_install_hint()}")
         return build_compound_dev(wordnet, blocklist, max_items=max_items)
+    if source == "alias":
+        from .wiki_links import wiki_link_sentences
+
+        pairs = (
+            (sentence[start:end], title)
+            for sentence, spans in wiki_link_sentences("embedded", progress=progress)
+            for start, end, title in spans
+        )
+        return build_alias_dev(pairs, blocklist, max_items=max_items)
     return build_wordsim_dev(max_items=max_items, blocklist=blocklist)
 
 

@@ -20,6 +20,9 @@ task                what                                                        
 ``dev_compound``    WordNet two-word compound -> its one-word synonym among 5 candidates        accuracy
                     (Turney's format and scoring; its synsets are left out of training
                     synonym tables); a proxy for Turney
+``dev_alias``       real Wikipedia alias pairs (links ``[[title|anchor]]`` of gensim's          top-1 accuracy
+                    embedded dump, anchor != title): anchor -> its target title among all dev
+                    titles (fuzzy-join / entity-alias proxy, like AutoFJ and YAGO/UMLS)
 ==================  ==========================================================================  ================
 
 Four more tasks read the **dev splits of the clustering benchmarks** (``conll2003/dev.jsonl``, ``bc5cdr/dev.jsonl``
@@ -38,8 +41,8 @@ task                       what                                                 
 
 Their KMeans protocol is the test tasks' (k = number of types, random_state 0, n_init 10).
 
-The default suite (``None``/``"all"``) is the first five; ``dev_compound`` and the benchmark-dev tasks are named
-when a recipe wants them (``DEV_GROUPS`` has ``"extended"``: all ten).
+The default suite (``None``/``"all"``) is the first five; ``dev_compound``, ``dev_alias`` and the benchmark-dev
+tasks are named when a recipe wants them (``DEV_GROUPS`` has ``"extended"``: all eleven).
 
 ``dev_avg`` is the mean of the scores of the tasks that ran. Python API (also for a model in memory)::
 
@@ -168,6 +171,12 @@ def _compound(encoder: Encoder, data: dict[str, Any]) -> tuple[float, int, dict[
     return score, len(data["queries"]), {"candidates": 5}
 
 
+def _alias(encoder: Encoder, data: dict[str, Any]) -> tuple[float, int, dict[str, Any]]:
+    scores = np.asarray(encoder.similarity(data["queries"], data["candidates"]))
+    score = top1_accuracy(scores, [set(g) for g in data["gold"]])
+    return score, len(data["queries"]), {"candidates": len(data["candidates"])}
+
+
 def _context_clustering(encoder: Encoder, data: Any) -> tuple[float, int, dict[str, Any]]:
     from .tasks.context_clustering import cluster_scores
 
@@ -255,6 +264,13 @@ DEV_TASKS: dict[str, DevTask] = {
             "accuracy",
             "WordNet compound -> one-word synonym among 5 candidates (Turney proxy; synsets kept out of training)",
             _compound,
+        ),
+        DevTask(
+            "dev_alias",
+            "alias",
+            "top1_accuracy",
+            "Wikipedia link anchor text -> its target title among all dev titles (entity-alias / fuzzy-join proxy)",
+            _alias,
         ),
         DevTask(
             "dev_conll_context",

@@ -20,22 +20,29 @@ mention (``sentence``, ``start``, ``end`` character offsets, ``key``, ``source``
 
 from __future__ import annotations
 
-import bz2
 import random
 import re
-import urllib.request
 import zlib
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from datasets import Dataset, Features, Value
-from tqdm.auto import tqdm
 
+from phrasezoo.data import wiki_links
 from phrasezoo.data.cache import cached_dataset, code_version, corpus_fingerprint
 from phrasezoo.data.phrases import parse_corpus, parse_params
-from phrasezoo.data.text import split_paragraphs
-from phrasezoo.resources import cache_dir
+
+# the Wikipedia link reader lives in phrasezoo.data.wiki_links; these names stay importable from here
+from phrasezoo.data.wiki_links import (  # noqa: F401
+    _PLACEHOLDER,
+    _WIKILINK,
+    _resolve_placeholders,
+    link_target,
+    resolve_wiki_dump,
+    wiki_link_sentences,
+    wikitext_with_links,
+)
 
 #: Bump when the meaning of the dataset changes (the code digest covers ordinary edits).
 UCTOPIC_DATA_VERSION = "1"
@@ -116,131 +123,6 @@ def corpus_mentions(
 
 
 # -------------------------------------------------------------------------------------------------- hyperlinks
-#: ``[[Target]]``, ``[[Target|anchor]]``, ``[[Target#Section|anchor]]`` plus a link trail ("[[dog]]s" reads "dogs").
-_WIKILINK = re.compile(r"\[\[([^\[\]|#]*)(?:#[^\[\]|]*)?(?:\|([^\[\]]*))?\]\]([a-z]*)")
-_PLACEHOLDER = re.compile(r"ZQLINK(\d+)QZ")
-
-
-def resolve_wiki_dump(spec: str) -> Path:
-    """A local Wikipedia XML dump for ``spec``: ``"embedded"`` (gensim's shortened English dump, offline), a local
-    ``.xml.bz2``/``.xml`` path, or an ``http(s)://`` URL of a dump, downloaded once into ``cache_dir()/wikidumps``."""
-    if spec == "embedded":
-        import gensim
-
-        path = Path(gensim.__file__).parent / "test" / "test_data"
-        path = path / "enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2"
-        if not path.exists():
-            raise FileNotFoundError(f"{path} is missing; reinstall gensim: pip install --force-reinstall gensim")
-        return path
-    if spec.startswith(("http://", "https://")):
-        target = cache_dir() / "wikidumps" / spec.rstrip("/").rsplit("/", 1)[-1]
-        if not target.exists():
-            target.parent.mkdir(parents=True, exist_ok=True)
-            tmp = target.with_suffix(target.suffix + ".part")
-            with urllib.request.urlopen(spec) as response, open(tmp, "wb") as out:  # noqa: S310 - user-given dump URL
-                total = int(response.headers.get("Content-Length") or 0) or None
-                with tqdm(total=total, unit="B", unit_scale=True, desc=f"download {target.name}") as bar:
-                    for chunk in iter(lambda: response.read(1 << 20), b""):
-                        out.write(chunk)
-                        bar.update(len(chunk))
-            tmp.replace(target)
-        return target
-    path = Path(spec)
-    if not path.is_file():
-        raise FileNotFoundError(f"Wikipedia dump {spec} not found: use 'embedded', a local .xml(.bz2) file or a URL.")
-    return path
-
-
-def link_target(target: str) -> str | None:
-    """Canonical Wikipedia title of a link target (first letter upper-cased, underscores as spaces), or ``None``
-    for links to other namespaces (``File:``, ``Category:``, interwiki ``fr:``)."""
-    title = " ".join(target.replace("_", " ").split())
-    if not title or ":" in title:
-        return None
-    return title[0].upper() + title[1:]
-
-
-def wikitext_with_links(wikitext: str) -> tuple[str, list[tuple[int, str, str]]]:
-    """Plain text of a page with its article links marked: returns the text (gensim's ``filter_wiki`` markup removal)
-    where every kept link reads ``ZQLINK<i>QZ``, and ``links[i] = (i, anchor text, target title)``."""
-    from gensim.corpora.wikicorpus import filter_wiki
-
-    links: list[tuple[int, str, str]] = []
-
-    def mark(match: re.Match) -> str:
-        target = link_target(match.group(1))
-        anchor = (match.group(2) if match.group(2) is not None else match.group(1)) + match.group(3)
-        anchor = " ".join(anchor.replace("'''", "").replace("''", "").split())
-        if target is None or not anchor or "[" in anchor or "{" in anchor:
-            return match.group(0)
-        links.append((len(links), anchor, target))
-        return f"ZQLINK{len(links) - 1}QZ"
-
-    marked = _WIKILINK.sub(mark, wikitext)
-    text = filter_wiki(marked).replace("'''", "").replace("''", "")
-    return text, links
-
-
-def wiki_link_sentences(
-    dump: str | Path, max_documents: int | None = None, min_words: int = 4, progress: bool = True
-) -> Iterator[tuple[str, list[tuple[int, int, str]]]]:
-    """Yield ``(sentence, [(start, end, target title), ...])`` for the prose sentences of a Wikipedia XML dump.
-
-    Pages are read with gensim's ``extract_pages`` (redirects and pages under 200 characters skipped, like the
-    embedded corpus), cleaned into paragraphs with :func:`phrasezoo.data.split_paragraphs`, and split into sentences
-    with spaCy's rule-based sentencizer. Only sentences holding at least one link are yielded.
-    """
-    import spacy
-    from gensim.corpora.wikicorpus import extract_pages
-
-    sentencizer = spacy.blank("en")
-    sentencizer.add_pipe("sentencizer")
-    path = resolve_wiki_dump(str(dump))
-    opener = bz2.open if path.suffix == ".bz2" else open
-    count = 0
-    with opener(path, "rb") as handle:
-        for _title, wikitext, _page_id in tqdm(extract_pages(handle), desc="wiki pages", disable=not progress):
-            if max_documents is not None and count >= max_documents:
-                return
-            if wikitext.lstrip().lower().startswith("#redirect"):
-                continue
-            text, links = wikitext_with_links(wikitext)
-            if len(_resolve_placeholders(text, links)[0].strip()) <= 200:  # the embedded corpus's page filter
-                continue
-            count += 1
-            for paragraph in split_paragraphs(text, min_words=min_words):
-                plain, spans = _resolve_placeholders(paragraph, links)
-                if not spans:
-                    continue
-                for sent in sentencizer(plain).sents:
-                    inside = [
-                        (s - sent.start_char, e - sent.start_char, t)
-                        for s, e, t in spans
-                        if s >= sent.start_char and e <= sent.end_char
-                    ]
-                    if inside:
-                        yield sent.text, inside
-
-
-def _resolve_placeholders(paragraph: str, links: list[tuple[int, str, str]]) -> tuple[str, list[tuple[int, int, str]]]:
-    """Replace ``ZQLINK<i>QZ`` marks by their anchor text; returns the text and the anchors' (start, end, target)."""
-    pieces, spans, position, cursor = [], [], 0, 0
-    for match in _PLACEHOLDER.finditer(paragraph):
-        index = int(match.group(1))
-        if index >= len(links):
-            continue
-        before = paragraph[cursor : match.start()]
-        pieces.append(before)
-        position += len(before)
-        anchor, target = links[index][1], links[index][2]
-        pieces.append(anchor)
-        spans.append((position, position + len(anchor), target))
-        position += len(anchor)
-        cursor = match.end()
-    pieces.append(paragraph[cursor:])
-    return "".join(pieces), spans
-
-
 def hyperlink_mentions(
     dump: str | Path, max_documents: int | None = None, progress: bool = True
 ) -> list[tuple[str, int, int, str, str]]:
@@ -338,7 +220,7 @@ def uctopic_params(
         "max_instances_per_phrase": max_instances_per_phrase,
         "max_documents": max_documents,
         "seed": seed,
-        "code": code_version(UCTOPIC_DATA_VERSION, [sys.modules[__name__]]),
+        "code": code_version(UCTOPIC_DATA_VERSION, [sys.modules[__name__], wiki_links]),
     }
 
 
