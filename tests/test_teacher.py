@@ -48,3 +48,18 @@ def test_teacher_embeddings_are_cached_and_looked_up(tmp_path, monkeypatch):
     assert torch.equal(rows[0], first.vectors[first.index["deep learning"]])
     with pytest.raises(ValueError, match="non-empty"):
         teacher_embeddings(["ok", "  "], teacher="minilm-l6")
+
+
+def test_teacher_precision_is_part_of_the_cache_key(tmp_path, monkeypatch):
+    from phrasezoo import teacher as teacher_module
+
+    monkeypatch.setenv("PHRASEZOO_CACHE", str(tmp_path))
+    texts = ["new york times", "deep learning"]
+    exact = teacher_embeddings(texts, teacher="minilm-l6", progress=False, precision="fp32")
+    monkeypatch.setattr(teacher_module, "has_fast_bf16", lambda device: True)
+    fast = teacher_embeddings(texts, teacher="minilm-l6", progress=False, precision="auto")
+    assert len(list((tmp_path / "teacher").glob("*.npy"))) == 2  # two precisions, two cache files
+    cosines = (exact.vectors * fast.vectors).sum(dim=1)
+    assert bool((cosines > 0.99).all())  # bf16 autocast keeps the rows (>= 0.9999 measured for mpnet)
+    with pytest.raises(ValueError, match="precision"):
+        teacher_embeddings(texts, teacher="minilm-l6", precision="fp16")
