@@ -43,7 +43,7 @@ def test_alias_dev_filters_pairs_and_links_every_target(blocklist):
     kept = pairs[:4] + pairs[5:6]
     assert not any(blocklist.item_matches(list(p), "strict") for p in kept)
 
-    data = build_alias_dev(pairs, blocklist)
+    data = build_alias_dev(pairs, blocklist, split=None)
     assert sorted(data["queries"]) == ["I-20", "Montgomery", "North Atlantic Drift", "phonemes"]
     assert sorted(data["candidates"]) == sorted(
         ["Interstate 20 in Alabama", "North Atlantic Current", "Montgomery County, Alabama", "Montgomery, Alabama",
@@ -57,9 +57,9 @@ def test_alias_dev_filters_pairs_and_links_every_target(blocklist):
         "phonemes": ["Phoneme"],
     }
     assert data["filter"]["dropped"] == 1 and data["filter"]["dropped_per_benchmark"]["bird"] == 1
-    assert data["dropped"] == {"short": 1, "numeric": 1, "same_text": 2, "ambiguous": 0}
-    assert data == build_alias_dev(list(reversed(pairs)), blocklist)  # order-independent
-    capped = build_alias_dev(pairs, blocklist, max_items=2)
+    assert data["dropped"] == {"short": 1, "numeric": 1, "same_text": 2, "other_split": 0, "ambiguous": 0}
+    assert data == build_alias_dev(list(reversed(pairs)), blocklist, split=None)  # order-independent
+    capped = build_alias_dev(pairs, blocklist, max_items=2, split=None)
     assert capped["queries"] == data["queries"][:2]  # a cap takes a prefix in stable-hash order
     assert {capped["candidates"][j] for g in capped["gold"] for j in g} == set(capped["candidates"])
 
@@ -73,7 +73,7 @@ def test_an_anchor_that_is_another_title_is_ambiguous(blocklist):
         ("I-20", "Interstate 20 in Alabama"),
     ]
     assert not any(blocklist.item_matches(list(p), "strict") for p in pairs)
-    data = build_alias_dev(pairs, blocklist)
+    data = build_alias_dev(pairs, blocklist, split=None)
     assert sorted(data["queries"]) == ["Chukotka natives", "I-20"]
     assert sorted(data["candidates"]) == ["Chukchi", "Interstate 20 in Alabama"]
     assert data["dropped"]["ambiguous"] == 3
@@ -87,3 +87,21 @@ def test_alias_dev_set_of_the_embedded_dump_touches_no_benchmark_item(benchmarks
     assert len(set(data["queries"])) == len(data["queries"]) and len(set(data["candidates"])) == len(data["candidates"])
     assert all(not blocklist.matches(s, "strict") for s in data["queries"] + data["candidates"])
     assert data["filter"]["dropped"] > 0  # Wikipedia titles do occur in AutoFJ/YAGO/Turney: they are gone
+
+
+def test_alias_pairs_split_by_title_between_dev_and_training(blocklist):
+    from phrasezoo.data.splits import is_dev_alias_title
+    from phrasezoo.data.wiki_links import clean_alias_pairs, link_pairs
+
+    pairs = list(link_pairs("embedded", progress=False))
+    every, _, _ = clean_alias_pairs(pairs, blocklist)
+    dev, _, dropped_dev = clean_alias_pairs(pairs, blocklist, split="dev")
+    train, _, _ = clean_alias_pairs(pairs, blocklist, split="train")
+    assert sorted(dev + train) == sorted(every) and len(dev) > 1500 and len(train) > 1500
+    assert all(is_dev_alias_title(t) for _, t in dev) and not any(is_dev_alias_title(t) for _, t in train)
+    assert not {t for _, t in dev} & {t for _, t in train}  # a title's aliases stay on one side
+    assert dropped_dev["other_split"] > 0
+    data = build_alias_dev(pairs, blocklist)  # the dev set reads the dev titles only
+    assert all(is_dev_alias_title(t) for t in data["candidates"])
+    with pytest.raises(ValueError, match="split"):
+        clean_alias_pairs(pairs, blocklist, split="test")

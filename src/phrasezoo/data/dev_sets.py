@@ -37,7 +37,7 @@ from typing import Any
 from ..errors import MissingResourceError
 from ..resources import cache_dir
 from .benchmark_filter import BenchmarkBlocklist, load_blocklist, normalize, remove_benchmark_items
-from .splits import WIKI_DEV_MODULUS, is_dev_title, stable_hash  # noqa: F401  (re-exported: the dev-set API)
+from .splits import ALIAS_DEV_MODULUS, WIKI_DEV_MODULUS, is_dev_title, stable_hash  # noqa: F401  (re-exported: the dev-set API)
 
 logger = logging.getLogger(__name__)
 
@@ -319,16 +319,14 @@ def build_wordsim_dev(
 
 
 # -------------------------------------------------------------------------------------------- alias pairs
-#: an anchor that is only a number, a year or a decade ("1964", "1990s", "42nd", "1939-45"): not an alias
-_NUMERIC_ANCHOR = re.compile(r"[\d\s.,:/'’–—+°%-]*\d[\d\s.,:/'’–—+°%-]*(?:s|st|nd|rd|th)?", re.IGNORECASE)
-
-
-def build_alias_dev(pairs: Any, blocklist: BenchmarkBlocklist, max_items: int | None = None) -> dict[str, Any]:
+def build_alias_dev(
+    pairs: Any, blocklist: BenchmarkBlocklist, max_items: int | None = None, split: str | None = "dev"
+) -> dict[str, Any]:
     """The alias-retrieval set from ``(anchor text, target title)`` link pairs: each anchor retrieves its title.
 
-    A pair is dropped when its anchor or title is shorter than 2 characters, its anchor is a pure number or year,
-    its anchor equals its title (case-insensitively, or after normalisation), or it touches a benchmark item
-    (strict filter on the anchor, the title and the pair). Queries are the distinct anchors (normalised; the
+    Only the dev titles' pairs are used (``split="dev"``, :func:`phrasezoo.data.splits.is_dev_alias_title`: training
+    may read the others; ``None`` keeps all), after the rules of :func:`phrasezoo.data.wiki_links.clean_alias_pairs` (short, numeric, same-text and
+    benchmark pairs dropped). Queries are the distinct anchors (normalised; the
     alphabetically first spelling is shown). A query whose text equals a candidate title it does not link to is
     ambiguous ("Brazil" linked to "Empire of Brazil" while "Brazil" is a candidate) and dropped. ``max_items`` caps
     the queries (stable-hash order, so a smaller cap is a subset of a larger one); candidates are the distinct
@@ -338,18 +336,10 @@ def build_alias_dev(pairs: Any, blocklist: BenchmarkBlocklist, max_items: int | 
     candidate that query ``i`` links to; ``filter`` is the benchmark filter's report, ``dropped`` counts the pairs
     (queries, for ``ambiguous``) that the other rules dropped.
     """
-    dropped = {"short": 0, "numeric": 0, "same_text": 0, "ambiguous": 0}
-    valid: list[tuple[str, str]] = []
-    for anchor, title in dict.fromkeys((" ".join(a.split()), " ".join(t.split())) for a, t in pairs):
-        if len(anchor) < 2 or len(title) < 2:
-            dropped["short"] += 1
-        elif _NUMERIC_ANCHOR.fullmatch(anchor):
-            dropped["numeric"] += 1
-        elif anchor.lower() == title.lower() or normalize(anchor) == normalize(title) or not normalize(anchor):
-            dropped["same_text"] += 1
-        else:
-            valid.append((anchor, title))
-    valid, report = remove_benchmark_items(valid, key=lambda p: p, blocklist=blocklist, mode="strict", log=False)
+    from .wiki_links import clean_alias_pairs
+
+    valid, report, dropped = clean_alias_pairs(pairs, blocklist, split=split)
+    dropped["ambiguous"] = 0
     spellings: dict[str, set[str]] = {}
     links: dict[str, set[str]] = {}
     for anchor, title in valid:
@@ -371,7 +361,7 @@ def build_alias_dev(pairs: Any, blocklist: BenchmarkBlocklist, max_items: int | 
         "queries": [min(spellings[k]) for k in keys],
         "candidates": [min(spellings[t]) for t in targets],
         "gold": [sorted(slot[t] for t in links[k]) for k in keys],
-        "filter": report.as_dict(),
+        "filter": report,
         "dropped": dropped,
     }
 
@@ -405,7 +395,7 @@ def _source_signature(source: str) -> str:
         from .wiki_links import resolve_wiki_dump
 
         try:
-            return _file_signature(resolve_wiki_dump("embedded"))
+            return f"{_file_signature(resolve_wiki_dump('embedded'))}:dev-titles-of-{ALIAS_DEV_MODULUS}"
         except FileNotFoundError as err:
             raise MissingResourceError(f"dev_alias reads the links of gensim's embedded Wikipedia dump: {err}") from err
     raise ValueError(f"Unknown dev source {source!r}; use one of {SOURCES}.")
@@ -430,14 +420,9 @@ def _build(source: str, max_items: int | None, blocklist: BenchmarkBlocklist, pr
             raise MissingResourceError(f"The 'compound' dev set needs WordNet. {wordnet_install_hint()}")
         return build_compound_dev(wordnet, blocklist, max_items=max_items)
     if source == "alias":
-        from .wiki_links import wiki_link_sentences
+        from .wiki_links import link_pairs
 
-        pairs = (
-            (sentence[start:end], title)
-            for sentence, spans in wiki_link_sentences("embedded", progress=progress)
-            for start, end, title in spans
-        )
-        return build_alias_dev(pairs, blocklist, max_items=max_items)
+        return build_alias_dev(link_pairs("embedded", progress=progress), blocklist, max_items=max_items)
     return build_wordsim_dev(max_items=max_items, blocklist=blocklist)
 
 

@@ -24,3 +24,12 @@ def is_dev_title(title: str) -> bool:
     """Whether a wiki-leads article is in the dev split (by its title). Training data built from the wiki leads
     should leave these articles out when it is used to pick checkpoints on ``dev_description`` / ``dev_fuzzy``."""
     return stable_hash(title, "wiki") % WIKI_DEV_MODULUS == 0
+
+
+#: alias pairs (Wikipedia link anchor -> target title) are split by their title: 1 title in 2 is a dev title
+ALIAS_DEV_MODULUS = 2
+
+
+def is_dev_alias_title(title: str) -> bool:
+    """Whether the aliases of a Wikipedia title belong to ``dev_alias`` (else a recipe may train on them)."""
+    return stable_hash(title, "alias-split") % ALIAS_DEV_MODULUS == 0

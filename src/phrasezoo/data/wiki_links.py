@@ -142,3 +142,46 @@ def _resolve_placeholders(paragraph: str, links: list[tuple[int, str, str]]) -> 
         cursor = match.end()
     pieces.append(paragraph[cursor:])
     return "".join(pieces), spans
+
+
+# ----------------------------------------------------------------------------------------------------- alias pairs
+#: an anchor that is only a number, a year or a decade ("1964", "1990s", "42nd", "1939-45"): not an alias
+_NUMERIC_ANCHOR = re.compile(r"[\d\s.,:/'’–—+°%-]*\d[\d\s.,:/'’–—+°%-]*(?:s|st|nd|rd|th)?", re.IGNORECASE)
+
+
+def link_pairs(dump: str = "embedded", progress: bool = True) -> Iterator[tuple[str, str]]:
+    """``(anchor text, target title)`` of every article link of a dump, in reading order (repeats kept)."""
+    for sentence, spans in wiki_link_sentences(dump, progress=progress):
+        for start, end, title in spans:
+            yield sentence[start:end], title
+
+
+def clean_alias_pairs(pairs, blocklist, split: str | None = None) -> tuple[list[tuple[str, str]], dict, dict]:
+    """Distinct ``(anchor, title)`` alias pairs that pass the rules, with the benchmark filter's report and the
+    counts of the other rules: ``(pairs, filter_report, dropped)``.
+
+    A pair is dropped when its anchor or title is shorter than 2 characters, its anchor is a pure number or year,
+    its anchor equals its title (case-insensitively, or after normalisation), or it touches a benchmark item (strict
+    filter on the anchor, the title and the pair). ``split`` keeps the ``"dev"`` or ``"train"`` titles only
+    (:func:`phrasezoo.data.splits.is_dev_alias_title`; ``None``: both).
+    """
+    from .benchmark_filter import normalize, remove_benchmark_items
+    from .splits import is_dev_alias_title
+
+    if split not in (None, "dev", "train"):
+        raise ValueError(f"split must be 'dev', 'train' or None, got {split!r}.")
+    dropped = {"short": 0, "numeric": 0, "same_text": 0, "other_split": 0}
+    valid: list[tuple[str, str]] = []
+    for anchor, title in dict.fromkeys((" ".join(a.split()), " ".join(t.split())) for a, t in pairs):
+        if len(anchor) < 2 or len(title) < 2:
+            dropped["short"] += 1
+        elif _NUMERIC_ANCHOR.fullmatch(anchor):
+            dropped["numeric"] += 1
+        elif anchor.lower() == title.lower() or normalize(anchor) == normalize(title) or not normalize(anchor):
+            dropped["same_text"] += 1
+        elif split is not None and is_dev_alias_title(title) != (split == "dev"):
+            dropped["other_split"] += 1
+        else:
+            valid.append((anchor, title))
+    valid, report = remove_benchmark_items(valid, key=lambda p: p, blocklist=blocklist, mode="strict", log=False)
+    return valid, report.as_dict(), dropped

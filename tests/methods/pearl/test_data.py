@@ -80,3 +80,39 @@ def test_type_head_labels_are_the_mined_phrase_types():
     from phrasezoo.data.phrases import DEFAULT_TYPE_LABELS as MINED_TYPES
 
     assert tuple(DEFAULT_TYPE_LABELS) == MINED_TYPES
+
+
+def test_alias_rows_are_paraphrase_positives_both_ways(corpus):
+    from phrasezoo.methods.pearl.data import add_alias_rows
+
+    table = build(corpus)
+    known = table["phrase"][0]
+    pairs = [("I-20", "Interstate 20 in Alabama"), ("NYT", known), ("I-20", "Interstate 20")]
+    extended, counts = add_alias_rows(table, pairs, repeat=2)
+    rows = extended.to_dict()
+    assert rows["phrase"][: len(table)] == table["phrase"]  # the table's rows keep their order
+    added = rows["phrase"][len(table) :]
+    assert added.count("I-20") == 2 and added.count("Interstate 20 in Alabama") == 2 and known not in added
+    i = rows["phrase"].index("I-20")
+    assert rows["paraphrases"][i] == ["Interstate 20 in Alabama", "Interstate 20"] and rows["type_id"][i] == -100
+    assert rows["hard_negatives"][i] == []
+    assert "NYT" in rows["paraphrases"][rows["phrase"].index(known)]  # a known phrase gains the alias, no new row
+    assert counts == {"alias phrases": 5, "alias rows": 8, "table phrases extended": 1}
+    augmenter = build_augmenter(extended)
+    assert augmenter.apply("paraphrase", "Interstate 20 in Alabama", random.Random(0)) == "I-20"
+    with pytest.raises(ValueError, match="repeat"):
+        add_alias_rows(table, pairs, repeat=0)
+
+
+def test_a_batch_of_untyped_alias_rows_has_no_type_loss_and_no_nan():
+    import torch
+
+    from phrasezoo.registry import get_method
+    from tests.training.conftest import make_task
+
+    model = get_method("pearl").tiny_model()
+    task = make_task(model)
+    task.type_ids = [-100] * len(task.type_ids)
+    task.type_of = dict.fromkeys(task.type_of, -100)
+    loss, logs = task.compute_loss(model, task.make_batch(list(range(4)), random.Random(0)))
+    assert torch.isfinite(loss) and logs["type_ce"] == 0.0

@@ -31,6 +31,12 @@ METHOD = Method(
         "data": {
             **signature_args(build_pearl_dataset, exclude=("progress",)),
             "augmentation_mix": Arg(None, "augmentation probabilities by kind (default: the official mix)"),
+            "alias_pairs": Arg(
+                None,
+                "real alias positives: Wikipedia link anchors <-> titles of the embedded dump's training titles "
+                "(never dev_alias's), each pair a row both ways, repeated `repeat` times (default none)",
+                keys=("repeat", "dump"),
+            ),
         },
         "task": {
             "temperature": Arg(0.07, "NT-Xent temperature"),

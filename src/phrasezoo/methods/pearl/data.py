@@ -234,3 +234,39 @@ def build_augmenter(
         paraphrases = dict(zip(phrases, dataset["paraphrases"]))
     fallback = get_paraphraser(paraphraser, synonyms=synonyms, progress=False) if paraphraser else None
     return Augmenter(synonyms=synonyms, paraphrases=paraphrases, mix=mix, paraphraser=fallback)
+
+
+def add_alias_rows(dataset: Dataset, pairs, repeat: int = 1) -> tuple[Dataset, dict]:
+    """The PEARL table plus alias rows: each ``(anchor, title)`` pair gives the rows ``anchor -> [title]`` and
+    ``title -> [anchor]`` (paraphrase positives, unknown type, no hard negative), each ``repeat`` times; a phrase
+    already in the table gets the alias added to its ``paraphrases`` instead of a second row.
+
+    Real aliases are what the paper's phrase-level paraphraser is for ("The New York Times" -> "The Times"); offline,
+    Wikipedia's link anchors give them ("I-20" -> "Interstate 20 in Alabama"). Returns ``(table, counts)``.
+    """
+    if repeat < 1:
+        raise ValueError(f"alias_pairs.repeat must be >= 1, got {repeat}.")
+    aliases: dict[str, list[str]] = {}
+    for anchor, title in pairs:
+        for phrase, other in ((anchor, title), (title, anchor)):
+            known = aliases.setdefault(phrase, [])
+            if other not in known:
+                known.append(other)
+    rows = dataset.to_dict()
+    position = {phrase: i for i, phrase in enumerate(rows["phrase"])}
+    extended = 0
+    for phrase, others in aliases.items():
+        if phrase in position:
+            current = rows["paraphrases"][position[phrase]]
+            rows["paraphrases"][position[phrase]] = current + [o for o in others if o not in current]
+            extended += 1
+    new = [p for p in aliases if p not in position]
+    for _ in range(repeat):
+        for phrase in new:
+            for column, value in (
+                ("phrase", phrase), ("phrase_class", "NP"), ("entity_type", ""), ("type_label", ""), ("type_id", -100),
+                ("lemma", phrase.lower()), ("count", 0), ("paraphrases", aliases[phrase]), ("hard_negatives", []),
+            ):  # fmt: skip
+                rows[column].append(value)
+    table = Dataset.from_dict(rows, features=dataset.features)
+    return table, {"alias phrases": len(aliases), "alias rows": len(new) * repeat, "table phrases extended": extended}

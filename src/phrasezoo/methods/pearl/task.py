@@ -126,7 +126,11 @@ class PearlTask:
         out = model(**features)
         n, m = batch["n_anchors"], batch.get("n_contrastive", len(batch["texts"]))
         contrastive = info_nce(out.embeddings[:n], out.embeddings[n:m], self.temperature)
-        type_loss = F.cross_entropy(out.type_logits, batch["type_ids"].to(device), ignore_index=-100)
+        type_ids = batch["type_ids"].to(device)
+        if bool((type_ids != -100).any()):
+            type_loss = F.cross_entropy(out.type_logits, type_ids, ignore_index=-100)
+        else:  # a batch of untyped rows only (alias rows): no type term, not a NaN
+            type_loss = out.type_logits.sum() * 0.0
         loss = contrastive + self.type_loss_weight * type_loss
         logs = {"nt_xent": float(contrastive.detach()), "type_ce": float(type_loss.detach())}
         if self.distill_weight:
@@ -160,8 +164,22 @@ def build_task(hub_cfg, model: PearlModel, accelerator) -> PearlTask:
     data = dict(hub_cfg.data)
     method_args = method_args_of(method, hub_cfg)
     mix = data.pop("augmentation_mix", None)
+    alias = data.pop("alias_pairs", None)
     with accelerator.main_process_first():
         dataset = build_pearl_dataset(**data, progress=accelerator.is_main_process)
+    alias_facts = {}
+    if alias:
+        from phrasezoo.data.benchmark_filter import load_blocklist
+        from phrasezoo.data.wiki_links import clean_alias_pairs, link_pairs
+
+        from .data import add_alias_rows
+
+        pairs, report, _ = clean_alias_pairs(
+            link_pairs(alias.get("dump", "embedded"), progress=False), load_blocklist(), split="train"
+        )
+        dataset, alias_facts = add_alias_rows(dataset, pairs, int(alias.get("repeat", 1)))
+        alias_facts["alias pairs (training titles; benchmark items removed)"] = len(pairs)
+        alias_facts["alias pairs dropped by the benchmark filter"] = report.get("dropped")
     teacher = None
     if method_args.get("distill_weight"):
         from phrasezoo.teacher import teacher_embeddings
@@ -183,7 +201,8 @@ def build_task(hub_cfg, model: PearlModel, accelerator) -> PearlTask:
         "corpus": data.get("corpus", "embedded"),
         "phrases with a paraphrase": f"{sum(bool(p) for p in dataset['paraphrases']) / n:.1%}",
         "phrases with a hard negative": f"{sum(bool(h) for h in dataset['hard_negatives']) / n:.1%}",
-        "phrase types in use": len(set(dataset["type_id"])),
+        "phrase types in use": len(set(dataset["type_id"]) - {-100}),
+        **alias_facts,
     }
     return PearlTask(
         model,
