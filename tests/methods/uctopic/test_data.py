@@ -125,6 +125,20 @@ def test_pairs_need_two_different_sentences_and_are_capped():
         assert options and all(sentence_ids[j] != sentence_ids[i] for j in options)
 
 
+def test_spans_without_a_letter_or_digit_are_not_mentions():
+    """A span of invisible characters (U+2060 WORD JOINER occurs in the wiki leads) covers no token: it would
+    stop training in the middle (prepare_mentions raises), so the builder drops it."""
+    joiner = "\u2060\u2060"
+    mentions = [
+        ("Text with " + joiner + " inside.", 10, 12, "np:" + joiner, "noun_phrases"),
+        ("Other " + joiner + " text.", 6, 8, "np:" + joiner, "noun_phrases"),
+        _mention("Obama met Merkel.", "Obama", "entity:Obama"),
+        _mention("Obama spoke.", "Obama", "entity:Obama"),
+    ]
+    rows = select_instances(mentions, min_sentences=2, max_instances_per_phrase=None)
+    assert {r[3] for r in rows} == {"entity:Obama"}
+
+
 def test_dataset_parameters_are_validated():
     with pytest.raises(ValueError, match="Unknown UCTopic phrase sources"):
         uctopic_params(sources=("links",))

@@ -150,8 +150,8 @@ def select_instances(
     by_key: dict[str, list[tuple[str, int, int, str, str]]] = defaultdict(list)
     seen: set[tuple[str, int, int, str]] = set()
     for sentence, start, end, key, source in mentions:
-        if (sentence, start, end, key) in seen:
-            continue
+        if (sentence, start, end, key) in seen or not any(ch.isalnum() for ch in sentence[start:end]):
+            continue  # a repeat, or a span of only symbols/invisible characters (U+2060 in the wiki leads)
         seen.add((sentence, start, end, key))
         by_key[key].append((sentence, start, end, key, source))
     sentence_ids: dict[str, int] = {}
