@@ -33,9 +33,10 @@ METHOD = Method(
             "augmentation_mix": Arg(None, "augmentation probabilities by kind (default: the official mix)"),
             "alias_pairs": Arg(
                 None,
-                "real alias positives: Wikipedia link anchors <-> titles of the embedded dump's training titles "
-                "(never dev_alias's), each pair a row both ways, repeated `repeat` times (default none)",
-                keys=("repeat", "dump"),
+                "real alias positives from `sources`: 'links' (the embedded dump's link anchor <-> title) and "
+                "'leads' (aliases stated in the wiki leads' first sentences); training titles only (never "
+                "dev_alias's), each pair a row both ways, repeated `repeat` times (default: none)",
+                keys=("repeat", "dump", "sources"),
             ),
         },
         "task": {

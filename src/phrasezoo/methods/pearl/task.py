@@ -170,13 +170,18 @@ def build_task(hub_cfg, model: PearlModel, accelerator) -> PearlTask:
     alias_facts = {}
     if alias:
         from phrasezoo.data.benchmark_filter import load_blocklist
+        from phrasezoo.data.lead_aliases import lead_alias_pairs
         from phrasezoo.data.wiki_links import clean_alias_pairs, link_pairs
 
         from .data import add_alias_rows
 
-        pairs, report, _ = clean_alias_pairs(
-            link_pairs(alias.get("dump", "embedded"), progress=False), load_blocklist(), split="train"
-        )
+        sources = alias.get("sources", ["links", "leads"])
+        unknown = set(sources) - {"links", "leads"}
+        if unknown:
+            raise ValueError(f"data.alias_pairs.sources: unknown {sorted(unknown)}; use 'links' and/or 'leads'.")
+        raw = list(link_pairs(alias.get("dump", "embedded"), progress=False)) if "links" in sources else []
+        raw += list(lead_alias_pairs()) if "leads" in sources else []
+        pairs, report, _ = clean_alias_pairs(raw, load_blocklist(), split="train")
         dataset, alias_facts = add_alias_rows(dataset, pairs, int(alias.get("repeat", 1)))
         alias_facts["alias pairs (training titles; benchmark items removed)"] = len(pairs)
         alias_facts["alias pairs dropped by the benchmark filter"] = report.get("dropped")
