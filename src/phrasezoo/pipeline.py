@@ -176,7 +176,10 @@ def select_on_dev(
     selection = {
         "model": cfg.name,
         "checkpoint": f"{found.name} (step {state.get('step')})",
-        "selected_on": "phrasezoo dev suite (phrasezoo.evaluation.dev_suite; no test-benchmark item)",
+        "selected_on": (
+            "phrasezoo dev suite (phrasezoo.evaluation.dev_suite: resources no benchmark uses and the benchmarks' own "
+            "dev splits; no test-benchmark item)"
+        ),
         "grid": grid,
         "search": "coordinate search in the grid's order, by dev_avg",
         "dev_tasks": doc["dev_avg_tasks"],

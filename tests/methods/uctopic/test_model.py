@@ -91,6 +91,26 @@ def test_mean_path_is_the_mlp_of_the_mean_of_span_token_states(model):
     torch.testing.assert_close(got, expected, atol=1e-5, rtol=1e-5)
 
 
+def test_mlp_only_train_embeds_with_the_span_vector_in_eval_mode_only():
+    model = tiny_model()
+    model.config.mlp_only_train = True
+    features = model.tokenize_mentions([UNITED_STATES])
+    with torch.no_grad():
+        model.eval()
+        out = model(**features)
+        torch.testing.assert_close(out.phrase_embeddings, out.span_states)
+        encoded = model.encode([UNITED_STATES], convert_to_numpy=False)
+        torch.testing.assert_close(encoded, torch.nn.functional.normalize(out.span_states, dim=-1), atol=1e-5, rtol=0)
+        model.train()  # training (and CCL) still goes through the head
+        trained = model(**features)
+        torch.testing.assert_close(trained.phrase_embeddings, model.mlp(trained.span_states))
+    model.config.mlp_only_train = False
+    model.eval()
+    with torch.no_grad():
+        out = model(**features)
+    torch.testing.assert_close(out.phrase_embeddings, model.mlp(out.span_states))
+
+
 def test_mentions_of_one_sentence_share_a_pass_and_match_separate_encoding(model):
     sentence = "Apple and Microsoft sued Google in California."
     spans = [(0, 5), (10, 19), (25, 31), (35, 45)]

@@ -30,6 +30,10 @@ class UCTopicConfig(PretrainedConfig):
             this many tokens around the span (see ``UCTopicModel.encode``).
         use_mlm_head: add a masked-language-model head for the optional MLM loss of pretraining (the paper trains
             with it). It is not used to embed phrases.
+        mlp_only_train: use the MLP head in training only; in eval mode the span vector itself is the embedding
+            (SimCSE's ``mlp_only_train``). Default ``False``: the paper's head is used at inference too. The
+            contrastive loss spreads the head's outputs over the sphere; the span vector under it keeps more of the
+            type structure that clustering needs (a recipe chooses this on dev data).
     """
 
     model_type = "phrasezoo-uctopic"
@@ -42,6 +46,7 @@ class UCTopicConfig(PretrainedConfig):
         max_mention_length: int = 30,
         max_seq_length: int = 256,
         use_mlm_head: bool = False,
+        mlp_only_train: bool = False,
         **kwargs,
     ):
         if backbone_config is None:
@@ -69,6 +74,7 @@ class UCTopicConfig(PretrainedConfig):
         self.max_mention_length = max_mention_length
         self.max_seq_length = max_seq_length
         self.use_mlm_head = use_mlm_head
+        self.mlp_only_train = bool(mlp_only_train)
         super().__init__(**kwargs)
 
     @property

@@ -54,7 +54,8 @@ class UCTopicOutput(ModelOutput):
         loss: masked-language-model loss when ``mlm_labels`` were given (the contrastive loss is computed by the
             training code from ``embeddings``).
         embeddings: L2-normalised phrase embeddings, ``(n_spans, hidden)``.
-        phrase_embeddings: output of the MLP head before normalisation.
+        phrase_embeddings: output of the MLP head before normalisation (the span vector in eval mode when
+            ``config.mlp_only_train``).
         span_states: the backbone's span vector before the head (LUKE entity state or mean of span tokens).
         last_hidden_state: token states of the backbone, ``(batch, length, hidden)``.
     """
@@ -394,7 +395,8 @@ class UCTopicModel(UCTopicPreTrainedModel):
             rows = span_rows if span_rows is not None else torch.arange(span_mask.shape[0], device=hidden.device)
             weights = span_mask.to(hidden.dtype).unsqueeze(-1)
             span_states = (hidden[rows] * weights).sum(1) / weights.sum(1).clamp(min=1.0)
-        phrase = self.mlp(span_states)
+        # SimCSE's mlp_only_train: in eval mode the span vector itself is the embedding
+        phrase = span_states if self.config.mlp_only_train and not self.training else self.mlp(span_states)
         loss = None
         if mlm_labels is not None:
             loss = self._mlm_loss(mlm_input_ids if mlm_input_ids is not None else input_ids, attention_mask, mlm_labels)
