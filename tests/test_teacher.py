@@ -63,3 +63,31 @@ def test_teacher_precision_is_part_of_the_cache_key(tmp_path, monkeypatch):
     assert bool((cosines > 0.99).all())  # bf16 autocast keeps the rows (>= 0.9999 measured for mpnet)
     with pytest.raises(ValueError, match="precision"):
         teacher_embeddings(texts, teacher="minilm-l6", precision="fp16")
+
+
+def test_a_new_string_set_encodes_only_the_strings_no_cache_holds(tmp_path, monkeypatch):
+    from phrasezoo import teacher as teacher_module
+
+    monkeypatch.setenv("PHRASEZOO_CACHE", str(tmp_path))
+    first = teacher_embeddings(["new york times", "deep learning"], teacher="minilm-l6", progress=False)
+    encoded: list[list[str]] = []
+    from phrasezoo.encoders import load_encoder
+
+    def spy_encoder(spec, **kwargs):
+        encoder = load_encoder(spec, **kwargs)
+        original = encoder.encode
+
+        def encode(texts):
+            encoded.append(list(texts))
+            return original(texts)
+
+        encoder.encode = encode
+        return encoder
+
+    monkeypatch.setattr("phrasezoo.encoders.load_encoder", spy_encoder)
+    more = teacher_embeddings(["new york times", "deep learning", "machine learning"], teacher="minilm-l6",
+                              progress=False)  # fmt: skip
+    assert encoded == [["machine learning"]]  # the two known strings came from the first cache file
+    for text in ("new york times", "deep learning"):
+        assert torch.equal(more.vectors[more.index[text]], first.vectors[first.index[text]])
+    assert len(list((tmp_path / "teacher").glob("*.strings.json"))) == 2 and teacher_module.DEFAULT_TEACHER

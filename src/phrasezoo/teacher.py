@@ -10,6 +10,7 @@ and a hash of the strings), so a rerun or a resumed run reads the cache. Dimensi
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import os
 from collections.abc import Sequence
@@ -58,6 +59,31 @@ def _strings_key(teacher: str, texts: Sequence[str]) -> str:
     return digest.hexdigest()[:20]
 
 
+def _cached_rows(folder: Path, tag: str, wanted: Sequence[str]) -> dict[str, np.ndarray]:
+    """Rows of ``wanted`` strings already embedded by the same teacher and precision (``tag``) in earlier cache
+    files of ``folder`` (their ``.strings.json`` sidecars list the strings), so a table that gained a few strings
+    encodes only those."""
+    wanted_set = set(wanted)
+    found: dict[str, np.ndarray] = {}
+    for sidecar in sorted(folder.glob("*.strings.json")) if folder.is_dir() else []:
+        matrix_path = sidecar.with_name(sidecar.name.removesuffix(".strings.json") + ".npy")
+        try:
+            meta = json.loads(sidecar.read_text())
+        except (OSError, ValueError):
+            continue
+        if meta.get("teacher") != tag or not matrix_path.exists():
+            continue
+        rows = [i for i, text in enumerate(meta["strings"]) if text in wanted_set and text not in found]
+        if rows:
+            matrix = np.load(matrix_path, mmap_mode="r")
+            if matrix.shape[0] != len(meta["strings"]):
+                continue
+            found.update((meta["strings"][i], np.array(matrix[i])) for i in rows)
+        if len(found) == len(wanted_set):
+            break
+    return found
+
+
 def teacher_embeddings(
     texts: Sequence[str],
     teacher: str = DEFAULT_TEACHER,
@@ -67,11 +93,12 @@ def teacher_embeddings(
     precision: str = "auto",
 ) -> TeacherEmbeddings:
     """Embed the unique ``texts`` with ``teacher`` (masked mean pooling, L2-normalised, as the sentence-transformers
-    model does) and cache the matrix as ``.npy`` (written atomically); a second call with the same strings loads it.
+        model does) and cache the matrix as ``.npy`` with its strings beside it (written atomically); a second call with
+    the same strings loads it, and a call with other strings encodes only those no earlier cache file holds.
 
-    ``teacher`` is a backbone name (``mpnet-base``, ``minilm-l6``), a local model folder or a Hub id. ``precision``:
-    ``"auto"`` encodes under bf16 autocast where the CPU/GPU has bf16 units (3.4x faster for all-mpnet-base-v2 on an
-    AMX CPU, every row at cosine >= 0.9999 to its float32 twin), ``"fp32"`` never does; it is part of the cache key.
+        ``teacher`` is a backbone name (``mpnet-base``, ``minilm-l6``), a local model folder or a Hub id. ``precision``:
+        ``"auto"`` encodes under bf16 autocast where the CPU/GPU has bf16 units (3.4x faster for all-mpnet-base-v2 on an
+        AMX CPU, every row at cosine >= 0.9999 to its float32 twin), ``"fp32"`` never does; it is part of the cache key.
     """
     from phrasezoo.encoders import load_encoder
 
@@ -83,19 +110,32 @@ def teacher_embeddings(
     if any(not isinstance(t, str) or not t.strip() for t in unique):
         raise ValueError("teacher_embeddings takes non-empty strings only.")
     bf16 = precision == "auto" and has_fast_bf16(torch.device("cpu"))
-    key = _strings_key(f"{teacher}|bf16" if bf16 else teacher, unique)
+    tag = f"{teacher}|bf16" if bf16 else teacher
+    key = _strings_key(tag, unique)
     path = cache_dir() / "teacher" / f"{Path(teacher).name}-{key}.npy"
     if cache and path.exists():
         vectors = np.load(path)
         logger.info("teacher %s: %d cached rows from %s", teacher, len(unique), path)
     else:
-        encoder = load_encoder(f"baseline:{teacher}", batch_size=batch_size, progress=progress)
-        with torch.autocast("cpu", dtype=torch.bfloat16) if bf16 else nullcontext():
-            vectors = np.asarray(encoder.encode(unique), dtype=np.float32)
+        known = _cached_rows(path.parent, tag, unique) if cache else {}
+        missing = [t for t in unique if t not in known]
+        if known:
+            logger.info("teacher %s: %d of %d rows from earlier caches", teacher, len(known), len(unique))
+        fresh = np.zeros((0, 0), dtype=np.float32)
+        if missing:
+            encoder = load_encoder(f"baseline:{teacher}", batch_size=batch_size, progress=progress)
+            with torch.autocast("cpu", dtype=torch.bfloat16) if bf16 else nullcontext():
+                fresh = np.asarray(encoder.encode(missing), dtype=np.float32)
+        rows = dict(zip(missing, fresh))
+        vectors = np.stack([known[t] if t in known else rows[t] for t in unique]).astype(np.float32)
         if cache:
             path.parent.mkdir(parents=True, exist_ok=True)
             tmp = path.with_suffix(f".tmp{os.getpid()}.npy")
             np.save(tmp, vectors)
+            sidecar = path.with_suffix(".strings.json")
+            tmp_strings = sidecar.with_suffix(f".tmp{os.getpid()}")
+            tmp_strings.write_text(json.dumps({"teacher": tag, "strings": unique}, ensure_ascii=False))
+            os.replace(tmp_strings, sidecar)
             os.replace(tmp, path)
     return TeacherEmbeddings(
         teacher=teacher,
