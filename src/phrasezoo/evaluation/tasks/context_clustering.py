@@ -15,9 +15,8 @@ normalised mutual information.
 on the same mentions (unsupervised, as in the paper: "we use all data to finetune and evaluate"): pseudo labels come
 from KMeans on the model's own vectors, phrase keys from the lemmatized mention text; the gold types are only used
 afterwards, for scoring. The paper reports the best score seen during finetuning (model selection on the gold
-labels); this task stops on a label-free rule instead: every 25 steps the silhouette of KMeans on the mentions of
-phrases that carry no pseudo label (never trained on) is measured, training stops once it gains less than 0.01 and
-the best-scoring weights are kept (:data:`CCL_OPTIONS`). It needs a model with UCTopic's mention inputs
+labels); this task runs a fixed number of steps chosen on the benchmarks' dev splits instead (:data:`CCL_OPTIONS`),
+so no test label decides when CCL stops. It needs a model with UCTopic's mention inputs
 (a zoo UCTopic export); other encoders get a "skipped" entry.
 """
 
@@ -37,14 +36,16 @@ from .base import Task, TaskContext, register_task
 
 Mention = tuple[str, tuple[int, int]]
 
-#: CCL settings of the ``_ccl`` tasks (CPU-sized). The stopping rule was chosen on the dev mentions of
-#: :mod:`phrasezoo.methods.uctopic.dev_mentions` (spaCy NER in wiki-leads dev articles), never on CoNLL/BC5CDR labels:
-#: there the silhouette of the held-out phrases' mentions rose by >= 0.01 per 25 steps while CCL helped (dev NMI
-#: 0.242 -> 0.304 at step 25-50) and by 0.0001 from step 75 to 100 (dev NMI flat); see
-#: results/uctopic-ccl-study.json. At most ``steps`` steps; the weights of the best check are kept.
+#: CCL settings of the ``_ccl`` tasks (CPU-sized): the paper's procedure (KMeans pseudo labels, top 10% per cluster,
+#: majority vote per lemmatized phrase, lr 1e-5, tau 0.05, p 0.5) for a fixed 25 steps. The step count was chosen on
+#: the benchmarks' own dev splits (CoNLL-2003 and BC5CDR dev mentions, never the test mentions): with uctopic-mini
+#: (seed 42, the dev-chosen blend) gold NMI after 0/25/50/75/100/150 steps was 38.3/39.1/37.2/35.5/34.2/34.3 on
+#: CoNLL-dev and 52.4/54.7/54.9/53.1/53.5/55.3 on BC5CDR-dev; 25 is the only count that is up on both. The
+#: silhouette monitor of earlier versions is off: on CoNLL-dev it rose at every check while NMI fell
+#: (results/uctopic-ccl-study.json). A fixed count uses no label at test time.
 CCL_OPTIONS = {
     "top_fraction": 0.1,
-    "steps": 100,
+    "steps": 25,
     "batch_size": 16,
     "negatives": 2,
     "learning_rate": 1e-5,
@@ -53,10 +54,7 @@ CCL_OPTIONS = {
     "max_seq_length": 64,
     "mixed_precision": "auto",
     "seed": 0,
-    "check_every": 25,
-    "patience": 1,
-    "min_delta": 0.01,
-    "monitor": "held_out_silhouette",
+    "check_every": 0,
 }
 
 
@@ -196,8 +194,8 @@ class _ContextClusteringCCL(_ContextClustering):
         notes = (
             f"CCL finetuning of a copy of the model on the {len(data.mentions)} test mentions (unsupervised: KMeans "
             f"pseudo labels, top {options['top_fraction']:.0%} per cluster, majority vote per lemmatized phrase, "
-            f"at most {options['steps']} steps, stopped on the label-free {options.get('monitor')} monitor every "
-            f"{options.get('check_every')} steps, best check kept: step {details.get('best_step')}), then KMeans k={k}"
+            f"{options['steps']} steps (a count chosen on the dev splits), lr {options['learning_rate']}), "
+            f"then KMeans k={k}"
         )
         return [self.result(m, scores[m], len(data.mentions), notes, details=details) for m in self.metrics()]
 
