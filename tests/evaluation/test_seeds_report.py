@@ -64,3 +64,18 @@ def test_selection_table_shows_each_runs_dev_choice():
     table = format_selection_table([selection], {"model": "baseline:minilm-l6", "dev_avg": 0.508})
     assert "| baseline:minilm-l6 | – | – | – | 50.8 |" in table
     assert "| m-seed7 | step-000250 (step 250) | 0.25 | 0.5 | 55.0 |" in table
+
+
+def test_the_baseline_dev_average_uses_the_tasks_the_runs_were_chosen_on():
+    from phrasezoo.evaluation.seeds_report import baseline_dev_average, format_selection_table
+
+    baseline = {"model": "b", "dev_avg": 0.5, "tasks": {"dev_a": {"score": 0.2}, "dev_b": {"score": 0.4},
+                                                        "dev_c": {"score": 0.9}}}  # fmt: skip
+    assert baseline_dev_average(baseline, ["dev_a", "dev_b"]) == pytest.approx(0.3)
+    assert baseline_dev_average(baseline, None) == 0.5
+    assert baseline_dev_average(baseline, ["dev_a", "dev_missing"]) is None  # not comparable: not shown
+    selection = {
+        "model": "m", "checkpoint": "step-1", "selected_on": "dev", "search": "grid", "dev_tasks": ["dev_a", "dev_b"],
+        "chosen": {"weight_average": 0.0}, "rows": [{"weight_average": 0.0, "dev_avg": 0.35}],
+    }  # fmt: skip
+    assert "| b | – | – | 30.0 |" in format_selection_table([selection], baseline)

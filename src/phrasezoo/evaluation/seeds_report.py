@@ -90,14 +90,24 @@ def format_seed_table(name: str, baseline: dict, seeds: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def baseline_dev_average(baseline_dev: dict, tasks: list[str] | None) -> float | None:
+    """The baseline's dev average over the tasks the runs were chosen on (``tasks``; all of its own when ``None``),
+    or ``None`` when the baseline's dev file lacks one of them (then the two averages would not be comparable)."""
+    if not tasks:
+        return baseline_dev.get("dev_avg")
+    scores = [baseline_dev.get("tasks", {}).get(t, {}).get("score") for t in tasks]
+    return None if any(v is None for v in scores) else sum(scores) / len(scores)
+
+
 def format_selection_table(selections: list[dict], baseline_dev: dict | None = None) -> str:
     """Markdown: what each run chose on the dev suite (``results/<name>-dev-selection.json``) and its dev score."""
     keys = list(selections[0]["chosen"]) if selections else []
     header = ["run", "checkpoint", *keys, "dev_avg (chosen)"]
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join(["---"] * len(header)) + "|"]
     if baseline_dev is not None:
-        avg = baseline_dev.get("dev_avg")
-        cells = [str(baseline_dev.get("model", "baseline")), "–", *("–" for _ in keys), f"{100 * avg:.1f}"]
+        avg = baseline_dev_average(baseline_dev, selections[0].get("dev_tasks") if selections else None)
+        shown = "–" if avg is None else f"{100 * avg:.1f}"
+        cells = [str(baseline_dev.get("model", "baseline")), "–", *("–" for _ in keys), shown]
         lines.append("| " + " | ".join(cells) + " |")
     for sel in selections:
         chosen = sel["chosen"]
