@@ -145,3 +145,15 @@ def test_dev_alias_task_counts_any_linked_title_as_gold(fake_encoder):
     assert (task.source, task.metric) == ("alias", "top1_accuracy")
     score, n, details = task.run(fake_encoder({k: np.asarray(v, float) for k, v in vectors.items()}), data)
     assert (score, n, details) == (1.0, 3, {"candidates": 4})
+
+
+def test_wordnet_training_pairs_never_come_from_a_dev_synset(wordnet):
+    from phrasezoo.data.dev_compound import wordnet_training_pairs
+
+    pairs = wordnet_training_pairs(wordnet)
+    held_out = compound_dev_synsets(wordnet)
+    assert len(pairs) > 500
+    for compound, word in pairs[:300]:
+        assert 2 <= len(compound.split()) <= 3 and " " not in word and word not in compound.split()
+        shared = [s for s in wordnet.synsets(compound.replace(" ", "_"), "n") if word in s.lemma_names()]
+        assert shared and not {s.name() for s in shared} <= held_out

@@ -84,3 +84,25 @@ def build_compound_dev(wordnet, blocklist, max_items: int | None = None, seed: i
         if len(queries) >= max_items:
             break
     return {"queries": queries, "candidates": candidates, "synsets": synsets}
+
+
+def wordnet_training_pairs(wordnet) -> list[tuple[str, str]]:
+    """``(multiword lemma, one-word lemma)`` synonym pairs of WordNet noun synsets that no dev item comes from
+    (:func:`compound_dev_synsets` left out), lower-case lemmas of at most three words only: the compound-to-word
+    knowledge Turney's task asks for, from the synsets the dev set does not use. Benchmark items are removed by the
+    caller's filter."""
+    held_out = compound_dev_synsets(wordnet)
+    pairs = []
+    for synset in wordnet.all_synsets("n"):
+        if synset.name() in held_out:
+            continue
+        names = synset.lemma_names()
+        singles = [n for n in names if _single(n)]
+        for name in names:
+            words = name.split("_")
+            if not 2 <= len(words) <= 3 or not all(w.replace("-", "").isalpha() and w.islower() for w in words):
+                continue
+            for single in singles[:2]:
+                if single not in words:
+                    pairs.append((" ".join(words), single))
+    return pairs

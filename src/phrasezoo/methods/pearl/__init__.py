@@ -34,7 +34,8 @@ METHOD = Method(
             "alias_pairs": Arg(
                 None,
                 "real alias positives from `sources`: 'links' (the embedded dump's link anchor <-> title) and "
-                "'leads' (aliases stated in the wiki leads' first sentences); training titles only (never "
+                "'leads' (aliases stated in the wiki leads' first sentences), 'wordnet' (compound <-> one-word synonyms of "
+                "the synsets dev_compound does not use); training titles only (never "
                 "dev_alias's), each pair a row both ways, repeated `repeat` times (default: none)",
                 keys=("repeat", "dump", "sources"),
             ),

@@ -176,12 +176,24 @@ def build_task(hub_cfg, model: PearlModel, accelerator) -> PearlTask:
         from .data import add_alias_rows
 
         sources = alias.get("sources", ["links", "leads"])
-        unknown = set(sources) - {"links", "leads"}
+        unknown = set(sources) - {"links", "leads", "wordnet"}
         if unknown:
-            raise ValueError(f"data.alias_pairs.sources: unknown {sorted(unknown)}; use 'links' and/or 'leads'.")
+            raise ValueError(f"data.alias_pairs.sources: unknown {sorted(unknown)}; use links, leads and/or wordnet.")
+        blocklist = load_blocklist()
         raw = list(link_pairs(alias.get("dump", "embedded"), progress=False)) if "links" in sources else []
         raw += list(lead_alias_pairs()) if "leads" in sources else []
-        pairs, report, _ = clean_alias_pairs(raw, load_blocklist(), split="train")
+        pairs, report, _ = clean_alias_pairs(raw, blocklist, split="train")
+        if "wordnet" in sources:
+            from phrasezoo.data.dev_compound import wordnet_training_pairs
+            from phrasezoo.resources import load_wordnet
+
+            wordnet = load_wordnet()
+            if wordnet is None:
+                raise ValueError("data.alias_pairs.sources has 'wordnet' but WordNet is not installed (wordnet-base).")
+            # not split by title: the dev set's synsets are already left out (compound_dev_synsets)
+            extra, extra_report, _ = clean_alias_pairs(wordnet_training_pairs(wordnet), blocklist, split=None)
+            pairs += extra
+            report = {"dropped": report.get("dropped", 0) + extra_report.get("dropped", 0)}
         dataset, alias_facts = add_alias_rows(dataset, pairs, int(alias.get("repeat", 1)))
         alias_facts["alias pairs (training titles; benchmark items removed)"] = len(pairs)
         alias_facts["alias pairs dropped by the benchmark filter"] = report.get("dropped")
