@@ -79,3 +79,23 @@ def test_the_baseline_dev_average_uses_the_tasks_the_runs_were_chosen_on():
         "chosen": {"weight_average": 0.0}, "rows": [{"weight_average": 0.0, "dev_avg": 0.35}],
     }  # fmt: skip
     assert "| b | – | – | 30.0 |" in format_selection_table([selection], baseline)
+
+
+def test_effect_table_says_whether_a_step_helps_in_every_seed():
+    from phrasezoo.evaluation.seeds_report import format_effect_table
+
+    def ccl_doc(label: str, before: float, after: float) -> dict:
+        results = [
+            {"task": "conll2003_context", "metric": "nmi", "value": before, "n": 5, "seconds": 1.0, "notes": ""},
+            {"task": "conll2003_context_ccl", "metric": "nmi", "value": after, "n": 5, "seconds": 1.0, "notes": ""},
+        ]
+        return {"model": "u", "seed": label, "results": results}
+
+    pair = [("conll2003_context_ccl", "conll2003_context")]
+    helps = format_effect_table([ccl_doc("s1", 0.30, 0.33), ccl_doc("s2", 0.40, 0.41)], pair)
+    assert "| s1 | 30.0 -> 33.0 (+3.0) |" in helps and "| **mean change** | **+2.0** |" in helps
+    assert "| improves in every seed | yes |" in helps
+    mixed = format_effect_table([ccl_doc("s1", 0.30, 0.33), ccl_doc("s2", 0.40, 0.39)], pair)
+    assert "| improves in every seed | **no** |" in mixed
+    with pytest.raises(SystemExit):
+        main(["--baseline", "b.json", "--model", "m", "x.json", "--effect", "no-separator"])

@@ -52,7 +52,8 @@ NOTES = [
     "YAGO/UMLS numbers, so the reference rows leave these columns empty.",
     "Rows marked (paper) are numbers published in the papers (BERT-base size unless noted), not re-run here.",
     "† UCTopic's paper: all splits pooled and the best score seen during CCL finetuning (selected on the gold "
-    "labels); ours: test split, the weights kept by a label-free stopping rule (held-out-phrase silhouette).",
+    "labels); ours: test split, CCL for a fixed number of steps chosen on the dev splits (no label decides "
+    "when it stops).",
     "PEARL avg (9): mean over the nine PEARL tasks, shown only when all nine are present (YAGO/UMLS with the "
     "gold-name KB). Avg w/o KB (7): the same without YAGO/UMLS, comparable with the (paper) rows.",
 ]

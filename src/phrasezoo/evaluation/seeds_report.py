@@ -8,6 +8,9 @@ spread" criterion of the zoo's checkpoints). Averages (the suite's 7 tasks witho
 
 ``python -m phrasezoo.evaluation.seeds_report --baseline results/baseline-minilm-l6.json \\
     --model pearl-mini results/pearl-mini-seed*.json --readme README.md --block pearl-mini-seeds``
+
+``--effect AFTER=BEFORE`` (task names, e.g. ``conll2003_context_ccl=conll2003_context``) adds a table of what a
+step of the recipe does per seed (UCTopic's CCL: the score after it minus the score before it, same metric).
 """
 
 from __future__ import annotations
@@ -120,6 +123,32 @@ def format_selection_table(selections: list[dict], baseline_dev: dict | None = N
     return "\n".join(lines)
 
 
+def format_effect_table(seeds: list[dict], effects: list[tuple[str, str]], metric: str = "nmi") -> str:
+    """Markdown: per seed, ``metric`` of each ``(after, before)`` task pair and the change; the mean change and
+    whether the step helps in every seed."""
+    from .results import get_value
+
+    header = ["seed", *(f"{after} - {before}" for after, before in effects)]
+    lines = ["| " + " | ".join(header) + " |", "|---|" + "|".join([":---:"] * len(effects)) + "|"]
+    deltas: list[list[float]] = [[] for _ in effects]
+    for doc in seeds:
+        cells = [str(doc.get("seed", doc.get("model", "?")))]
+        for i, (after, before) in enumerate(effects):
+            a, b = get_value(doc, after, metric), get_value(doc, before, metric)
+            if a is None or b is None:
+                cells.append("–")
+                continue
+            deltas[i].append(a - b)
+            cells.append(f"{100 * b:.1f} -> {100 * a:.1f} ({100 * (a - b):+.1f})")
+        lines.append("| " + " | ".join(cells) + " |")
+    mean_cells = [f"{100 * statistics.fmean(d):+.1f}" if d else "–" for d in deltas]
+    lines.append("| **mean change** | " + " | ".join(f"**{c}**" for c in mean_cells) + " |")
+    verdict = ["yes" if d and all(x > 0 for x in d) else "**no**" for d in deltas]
+    lines.append("| improves in every seed | " + " | ".join(verdict) + " |")
+    lines += ["", f"- {metric.upper()} x 100 before -> after the step, on the same test items, per seed."]
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description="Seed-aware table of one recipe's runs (several seeds) against a baseline; see the module doc."
@@ -130,9 +159,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--labels", nargs="*", help="row labels of the seed files (default: the file names)")
     parser.add_argument("--selections", nargs="*", default=[], help="dev-selection files of the runs (optional)")
     parser.add_argument("--baseline-dev", help="dev-suite results of the baseline (optional, for --selections)")
+    parser.add_argument(
+        "--effect",
+        action="append",
+        default=[],
+        metavar="AFTER=BEFORE",
+        help="task pair whose per-seed change to tabulate, e.g. conll2003_context_ccl=conll2003_context",
+    )
+    parser.add_argument("--effect-metric", default="nmi", help="metric of the --effect tasks (default: nmi)")
     parser.add_argument("--readme", help="rewrite this README's block")
     parser.add_argument("--block", help="README block name (<!-- NAME:start -->)")
     args = parser.parse_args(argv)
+    pairs = []
+    for item in args.effect:
+        after, sep, before = item.partition("=")
+        if not sep or not after or not before:
+            parser.error(f"--effect takes AFTER=BEFORE task names, got {item!r}.")
+        pairs.append((after, before))
     docs = [read_results(p) for p in args.seeds]
     labels = args.labels or [Path(p).stem for p in args.seeds]
     if len(labels) != len(docs):
@@ -140,6 +183,8 @@ def main(argv: list[str] | None = None) -> int:
     for label, doc in zip(labels, docs):
         doc["seed"] = label
     table = format_seed_table(args.model, read_results(args.baseline), docs)
+    if pairs:
+        table += "\n\nWhat the step does, per seed:\n\n" + format_effect_table(docs, pairs, args.effect_metric)
     if args.selections:
         import json
 
