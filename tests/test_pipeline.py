@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 import yaml
 
 from phrasezoo.cli import main as cli_main
@@ -137,3 +138,24 @@ def test_dev_selection_chooses_the_mix_on_the_dev_suite_and_exports_it(tmp_path,
     assert config_json["char_weight"] == selection["chosen"]["char_weight"]
     facts = json.loads((tmp_path / "outputs" / "pearl-dev" / "training_facts.json").read_text())
     assert facts["chosen on the dev suite"] == selection["chosen"]
+
+    # worst_margin: the smallest per-task margin over the baseline, scored on the same dev tasks in the same call
+    worst = select_on_dev(
+        cfg,
+        {"weight_average": [0.0, 1.0]},
+        progress=False,
+        dev_tasks=["fuzzy", "topics"],
+        max_items=40,
+        objective="worst_margin",
+        baseline="baseline:minilm-l6",
+    )
+    base = worst["baseline"]["scores"]
+    assert worst["objective"] == "worst_margin" and set(base) == {"dev_fuzzy", "dev_topics"}
+    for row in worst["rows"]:
+        assert row["worst_margin"] == pytest.approx(min(row[t] - base[t] for t in base), abs=1e-5)
+    best = max(worst["rows"], key=lambda r: r["worst_margin"])
+    assert worst["chosen"]["weight_average"] == best["weight_average"]
+    with pytest.raises(ValueError, match="objective"):
+        select_on_dev(cfg, {"weight_average": [0.0]}, progress=False, objective="median")
+    with pytest.raises(ValueError, match="needs a baseline"):
+        select_on_dev(cfg, {"weight_average": [0.0]}, progress=False, objective="worst_margin")

@@ -99,3 +99,23 @@ def test_effect_table_says_whether_a_step_helps_in_every_seed():
     assert "| improves in every seed | **no** |" in mixed
     with pytest.raises(SystemExit):
         main(["--baseline", "b.json", "--model", "m", "x.json", "--effect", "no-separator"])
+
+
+def test_selection_table_shows_the_worst_margin_of_worst_margin_runs():
+    from phrasezoo.evaluation.seeds_report import format_selection_table
+
+    selection = {
+        "model": "m",
+        "checkpoint": "step-000400 (step 400)",
+        "selected_on": "dev suite",
+        "search": "coordinate search",
+        "objective": "worst_margin",
+        "chosen": {"weight_average": 0.5},
+        "rows": [
+            {"weight_average": 0.0, "dev_avg": 0.60, "worst_margin": -0.02},
+            {"weight_average": 0.5, "dev_avg": 0.58, "worst_margin": 0.01},
+        ],
+    }
+    table = format_selection_table([selection])
+    assert "| run | checkpoint | weight_average | dev_avg (chosen) | worst margin (chosen) |" in table
+    assert "| m | step-000400 (step 400) | 0.5 | 58.0 | +1.0 |" in table

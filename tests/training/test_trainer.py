@@ -30,6 +30,9 @@ def test_interrupted_run_resumes_to_the_same_weights(tmp_path, pearl_task, train
 
     assert resumed.resumed_from == 2
     assert resumed.steps == reference.steps == 6
+    # the log holds this run's steps once: the interrupted run's step 3 is dropped when step 3 is redone
+    steps = [json.loads(line)["step"] for line in (tmp_path / "b" / "train_log.jsonl").read_text().splitlines()]
+    assert steps == [1, 2, 3, 4, 5, 6]
     expected = _weights(reference.model)
     for key, value in _weights(resumed.model).items():
         torch.testing.assert_close(value, expected[key], rtol=0, atol=0, msg=key)
@@ -45,6 +48,10 @@ def test_training_changes_weights_and_logs(tmp_path, tiny_setup, training_config
     records = [json.loads(line) for line in (tmp_path / "train_log.jsonl").read_text().splitlines()]
     assert [r["step"] for r in records] == [1, 2, 3]
     assert all({"loss", "nt_xent", "type_ce", "lr"} <= set(r) for r in records)
+    # a run started over (resume=False) replaces the log instead of appending to the earlier run's
+    train(result.model, task, training_config(max_steps=2), tmp_path, resume=False, progress=False)
+    steps = [json.loads(line)["step"] for line in (tmp_path / "train_log.jsonl").read_text().splitlines()]
+    assert steps == [1, 2]
 
 
 def test_weight_averaging_blends_backbone_with_start(tmp_path, pearl_task, training_config):

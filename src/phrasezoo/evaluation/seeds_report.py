@@ -103,23 +103,27 @@ def baseline_dev_average(baseline_dev: dict, tasks: list[str] | None) -> float |
 
 
 def format_selection_table(selections: list[dict], baseline_dev: dict | None = None) -> str:
-    """Markdown: what each run chose on the dev suite (``results/<name>-dev-selection.json``) and its dev score."""
+    """Markdown: what each run chose on the dev suite (``results/<name>-dev-selection.json``) and its dev score
+    (and, for runs chosen by ``worst_margin``, the chosen values' smallest margin over the baseline)."""
     keys = list(selections[0]["chosen"]) if selections else []
-    header = ["run", "checkpoint", *keys, "dev_avg (chosen)"]
+    worst = any(sel.get("objective") == "worst_margin" for sel in selections)
+    header = ["run", "checkpoint", *keys, "dev_avg (chosen)", *(["worst margin (chosen)"] if worst else [])]
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join(["---"] * len(header)) + "|"]
     if baseline_dev is not None:
         avg = baseline_dev_average(baseline_dev, selections[0].get("dev_tasks") if selections else None)
         shown = "–" if avg is None else f"{100 * avg:.1f}"
         cells = [str(baseline_dev.get("model", "baseline")), "–", *("–" for _ in keys), shown]
-        lines.append("| " + " | ".join(cells) + " |")
+        lines.append("| " + " | ".join(cells + (["–"] if worst else [])) + " |")
     for sel in selections:
         chosen = sel["chosen"]
-        best = max(
-            (r["dev_avg"] for r in sel["rows"] if all(r.get(k) == chosen[k] for k in keys)), default=float("nan")
-        )
-        cells = [sel["model"], sel["checkpoint"], *(str(chosen[k]) for k in keys), f"{100 * best:.1f}"]
+        row = next((r for r in sel["rows"] if all(r.get(k) == chosen[k] for k in keys)), {})
+        cells = [sel["model"], sel["checkpoint"], *(str(chosen[k]) for k in keys)]
+        cells.append(f"{100 * row['dev_avg']:.1f}" if "dev_avg" in row else "–")
+        if worst:
+            cells.append(f"{100 * row['worst_margin']:+.1f}" if "worst_margin" in row else "–")
         lines.append("| " + " | ".join(cells) + " |")
-    lines += ["", f"- Chosen on: {selections[0]['selected_on']}; {selections[0]['search']}." if selections else ""]
+    if selections:
+        lines += ["", f"- Chosen on: {selections[0]['selected_on']}; {selections[0]['search']}."]
     return "\n".join(lines)
 
 

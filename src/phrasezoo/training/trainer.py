@@ -31,6 +31,7 @@ import torch
 from safetensors.torch import load_file
 from tqdm.auto import tqdm
 
+from phrasezoo.files import atomic_write_text
 from phrasezoo.precision import has_fast_bf16
 from phrasezoo.progress import progress_enabled
 from phrasezoo.recipes import TrainingConfig
@@ -164,6 +165,8 @@ def train(
     model.train()
 
     log_path = output_dir / "train_log.jsonl"
+    if accelerator.is_main_process:
+        _truncate_log(log_path, start_step)  # the log describes this run: no lines of an earlier or interrupted one
     started = time.monotonic()
     budget = cfg.time_budget_minutes * 60 if cfg.time_budget_minutes else None
     bar = tqdm(
@@ -295,6 +298,22 @@ def _average_weights(model, initial: dict[str, torch.Tensor], weight: float) -> 
     for key, start in initial.items():
         if key in state and state[key].is_floating_point():
             state[key].mul_(1.0 - weight).add_(start.to(state[key].device, state[key].dtype), alpha=weight)
+
+
+def _truncate_log(path: Path, keep_through_step: int) -> None:
+    """Drop the log lines after ``keep_through_step`` (all of them for a fresh run): a run started over, or resumed
+    from an earlier checkpoint than the log reached, must not mix its lines with the abandoned steps'."""
+    if not path.exists():
+        return
+    kept = []
+    for line in path.read_text(encoding="utf8").splitlines():
+        try:
+            step = json.loads(line).get("step", 0)
+        except (json.JSONDecodeError, AttributeError):
+            continue
+        if keep_through_step and step <= keep_through_step:
+            kept.append(line)
+    atomic_write_text(path, "".join(f"{line}\n" for line in kept))
 
 
 def _append_log(path: Path, record: dict[str, Any]) -> None:
