@@ -91,7 +91,14 @@ def main() -> None:
     tuned = copy.deepcopy(model)
     started = time.perf_counter()
     result = ccl_finetune(
-        tuned, mentions, keys, labels.by_key, config, progress=False, monitor=monitor if config.check_every else None
+        tuned,
+        mentions,
+        keys,
+        labels.by_key,
+        config,
+        progress=False,
+        monitor=monitor if config.check_every else None,
+        confident=labels.confident,
     )
     seconds = time.perf_counter() - started
     after = cluster_scores(tuned.encode(mentions, show_progress_bar=False), gold, k)

@@ -125,3 +125,17 @@ def test_auto_precision_picks_float32_without_bf16_units():
     assert out.dtype == (torch.bfloat16 if has_fast_bf16(cpu) else torch.float32)
     with pytest.raises(ValueError, match="mixed_precision"):
         _autocast("fp8", cpu)
+
+
+def test_confident_instances_train_only_on_the_confident_mentions():
+    config = _config(steps=1, instances="confident")
+    with pytest.raises(ValueError, match="confident indices"):
+        ccl_finetune(tiny_model().eval(), MENTIONS, KEYS, LABELS, config, False)
+    # paris x2 and obama x2 are confident: both phrases can anchor, and rome/merkel (unconfident) are never drawn
+    result = ccl_finetune(tiny_model().eval(), MENTIONS, KEYS, LABELS, config, False, confident=[0, 1, 2, 3])
+    assert result.steps == 1 and result.anchor_instances == 4
+    # only one confident mention per phrase: no positive pair, so nothing is trained
+    skipped = ccl_finetune(tiny_model().eval(), MENTIONS, KEYS, LABELS, config, False, confident=[0, 2, 4, 5])
+    assert skipped.steps == 0 and skipped.skipped_reason
+    with pytest.raises(ValueError, match="instances"):
+        CCLConfig(instances="some")

@@ -72,6 +72,10 @@ class CCLConfig:
             silhouette of a mention sample) or ``"held_out_silhouette"`` (the same, on the mentions of phrases
             without a pseudo label, i.e. not trained on).
         monitor_max_items: mentions encoded at each check (a fixed random sample).
+        instances: the mentions CCL trains on. ``"all"``: every mention of a pseudo-labelled phrase (the official
+            code: a phrase's label is spread to all its mentions); ``"confident"``: only the confident instances
+            (the top ``top_fraction`` of each cluster), so a mention whose context points to another type than its
+            phrase's majority (a country as a sports team) is not pulled into the majority's cluster.
     """
 
     top_fraction: float = 0.1
@@ -90,6 +94,11 @@ class CCLConfig:
     recluster: bool = False
     monitor: str = "silhouette"
     monitor_max_items: int = 2000
+    instances: str = "all"
+
+    def __post_init__(self) -> None:
+        if self.instances not in ("all", "confident"):
+            raise ValueError(f"CCLConfig.instances must be 'all' or 'confident', got {self.instances!r}.")
 
 
 @dataclass
@@ -264,6 +273,7 @@ def ccl_finetune(
     config: CCLConfig | None = None,
     progress: bool = True,
     monitor: Callable[[Any], dict] | None = None,
+    confident: Sequence[int] | None = None,
 ) -> CCLResult:
     """Finetune ``model`` in place with CCL (step 4 of the module docstring); returns what it did.
 
@@ -272,10 +282,18 @@ def ccl_finetune(
     ``check_every`` steps; training stops after ``patience`` checks without a better score and the best-scoring
     weights are restored. The monitor must not use gold labels (it decides when to stop).
 
+    ``confident`` (the indices of :attr:`PseudoLabels.confident`) is required with ``config.instances ==
+    "confident"``: only those mentions are then sampled.
+
     When no phrase has two mentions or only one topic has labelled phrases, nothing is trained and
     ``skipped_reason`` says why.
     """
     config = config or CCLConfig()
+    if config.instances == "confident":
+        if confident is None:
+            raise ValueError("CCL instances='confident' needs the confident indices: pass confident=labels.confident.")
+        kept = sorted({int(i) for i in confident})
+        mentions, keys = [mentions[i] for i in kept], [keys[i] for i in kept]
     if config.check_every and monitor is None:
         raise ValueError("check_every > 0 needs a monitor, e.g. phrasezoo.ccl.silhouette_monitor(...).")
     sampler = CCLSampler(mentions, keys, labels_by_key)
@@ -313,6 +331,8 @@ def ccl_finetune(
         else:
             best["stale"] += 1
         if config.recluster and step > 0 and "vectors" in report:
+            if config.instances == "confident":
+                raise ValueError("CCL recluster needs instances='all' (the confident set is fixed before training).")
             labels = pseudo_labels(report["vectors"], keys, n_clusters, config.top_fraction, config.seed)
             fresh = CCLSampler(mentions, keys, labels.by_key)
             if fresh.usable:

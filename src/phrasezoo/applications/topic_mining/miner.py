@@ -161,7 +161,13 @@ class TopicMiner:
         if self.ccl and k >= 2:
             self._say(f"CCL finetuning on {len(sample)} mentions ({len(labels.by_key)} pseudo-labelled phrases)")
             self.ccl_result_ = ccl_finetune(
-                model, [m.mention for m in sample], keys, labels.by_key, self.ccl_config, self.progress
+                model,
+                [m.mention for m in sample],
+                keys,
+                labels.by_key,
+                self.ccl_config,
+                self.progress,
+                confident=labels.confident,
             )
             if self.ccl_result_.skipped_reason:
                 self._say(f"CCL skipped: {self.ccl_result_.skipped_reason}.", warn=True)
