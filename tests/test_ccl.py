@@ -139,3 +139,5 @@ def test_confident_instances_train_only_on_the_confident_mentions():
     assert skipped.steps == 0 and skipped.skipped_reason
     with pytest.raises(ValueError, match="instances"):
         CCLConfig(instances="some")
+    with pytest.raises(ValueError, match="recluster"):
+        CCLConfig(instances="confident", recluster=True)

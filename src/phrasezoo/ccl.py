@@ -99,6 +99,8 @@ class CCLConfig:
     def __post_init__(self) -> None:
         if self.instances not in ("all", "confident"):
             raise ValueError(f"CCLConfig.instances must be 'all' or 'confident', got {self.instances!r}.")
+        if self.instances == "confident" and self.recluster:
+            raise ValueError("CCLConfig.recluster needs instances='all' (the confident set is fixed before training).")
 
 
 @dataclass
@@ -331,8 +333,6 @@ def ccl_finetune(
         else:
             best["stale"] += 1
         if config.recluster and step > 0 and "vectors" in report:
-            if config.instances == "confident":
-                raise ValueError("CCL recluster needs instances='all' (the confident set is fixed before training).")
             labels = pseudo_labels(report["vectors"], keys, n_clusters, config.top_fraction, config.seed)
             fresh = CCLSampler(mentions, keys, labels.by_key)
             if fresh.usable:

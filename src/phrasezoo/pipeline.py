@@ -185,13 +185,13 @@ def select_on_dev(
                         "No dev-suite task could run (see the warnings above: a missing resource or benchmark "
                         "folder), so nothing can be chosen; install the resources or set PHRASEZOO_BENCHMARKS."
                     )
-                seen[signature] = doc
+                seen[signature] = objective_of(doc)
                 row = {**values, "dev_avg": doc["dev_avg"]}
                 if objective == "worst_margin":
-                    row["worst_margin"] = round(objective_of(doc), 6)
+                    row["worst_margin"] = round(seen[signature], 6)
                 rows.append({**row, **{t: r["score"] for t, r in doc["tasks"].items()}})
-                print(f">> dev {values}: {doc['dev_avg']:.4f} ({objective}: {objective_of(doc):+.4f})", flush=True)
-            score = objective_of(seen[signature])
+                print(f">> dev {values}: {doc['dev_avg']:.4f} ({objective}: {seen[signature]:+.4f})", flush=True)
+            score = seen[signature]
             if best is None or score > best[0]:
                 best = (score, value)
         current[key] = best[1]

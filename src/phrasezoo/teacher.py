@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from phrasezoo.files import atomic_write_text
 from phrasezoo.precision import has_fast_bf16
 from phrasezoo.resources import cache_dir
 
@@ -93,12 +94,12 @@ def teacher_embeddings(
     precision: str = "auto",
 ) -> TeacherEmbeddings:
     """Embed the unique ``texts`` with ``teacher`` (masked mean pooling, L2-normalised, as the sentence-transformers
-        model does) and cache the matrix as ``.npy`` with its strings beside it (written atomically); a second call with
+    model does) and cache the matrix as ``.npy`` with its strings beside it (written atomically); a second call with
     the same strings loads it, and a call with other strings encodes only those no earlier cache file holds.
 
-        ``teacher`` is a backbone name (``mpnet-base``, ``minilm-l6``), a local model folder or a Hub id. ``precision``:
-        ``"auto"`` encodes under bf16 autocast where the CPU/GPU has bf16 units (3.4x faster for all-mpnet-base-v2 on an
-        AMX CPU, every row at cosine >= 0.9999 to its float32 twin), ``"fp32"`` never does; it is part of the cache key.
+    ``teacher`` is a backbone name (``mpnet-base``, ``minilm-l6``), a local model folder or a Hub id. ``precision``:
+    ``"auto"`` encodes under bf16 autocast where the CPU/GPU has bf16 units (3.4x faster for all-mpnet-base-v2 on an
+    AMX CPU, every row at cosine >= 0.9999 to its float32 twin), ``"fp32"`` never does; it is part of the cache key.
     """
     from phrasezoo.encoders import load_encoder
 
@@ -132,10 +133,10 @@ def teacher_embeddings(
             path.parent.mkdir(parents=True, exist_ok=True)
             tmp = path.with_suffix(f".tmp{os.getpid()}.npy")
             np.save(tmp, vectors)
-            sidecar = path.with_suffix(".strings.json")
-            tmp_strings = sidecar.with_suffix(f".tmp{os.getpid()}")
-            tmp_strings.write_text(json.dumps({"teacher": tag, "strings": unique}, ensure_ascii=False))
-            os.replace(tmp_strings, sidecar)
+            # the sidecar first: a matrix is only ever found beside the strings it holds
+            atomic_write_text(
+                path.with_suffix(".strings.json"), json.dumps({"teacher": tag, "strings": unique}, ensure_ascii=False)
+            )
             os.replace(tmp, path)
     return TeacherEmbeddings(
         teacher=teacher,
