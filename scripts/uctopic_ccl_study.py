@@ -29,6 +29,12 @@ def main() -> None:
     parser.add_argument("--set", action="append", default=[], help="CCLConfig field=value (JSON value)")
     parser.add_argument("--held-out", action="store_true", help="monitor the silhouette of unlabelled phrases")
     parser.add_argument("--trace", action="store_true", help="record the gold NMI at every check")
+    parser.add_argument(
+        "--oracle-labels",
+        action="store_true",
+        help="diagnosis only: give each pseudo-labelled phrase the majority GOLD type of its confident instances "
+        "(same instances, no label noise) to tell label noise from the objective",
+    )
     parser.add_argument("--output", required=True)
     args = parser.parse_args()
 
@@ -67,6 +73,11 @@ def main() -> None:
     start = model.encode(mentions, show_progress_bar=False)
     before = cluster_scores(start, gold, k)
     labels = pseudo_labels(start, keys, k, top_fraction=config.top_fraction, seed=config.seed)
+    if args.oracle_labels:
+        from phrasezoo.ccl import majority_vote
+
+        type_ids = {label: i for i, label in enumerate(dict.fromkeys(gold))}
+        labels.by_key = majority_vote(keys, [type_ids[g] for g in gold], labels.confident)
     labelled = [i for i, key in enumerate(keys) if key in labels.by_key]
     purity = hungarian_accuracy([gold[i] for i in labelled], [labels.by_key[keys[i]] for i in labelled])
     held_out = {key for key in keys if key not in labels.by_key} if args.held_out else None
@@ -108,6 +119,7 @@ def main() -> None:
         "model": args.model,
         "options": options,
         "held_out_monitor": args.held_out,
+        "oracle_labels": args.oracle_labels,
         "n": len(mentions),
         "before": {m: round(v, 6) for m, v in before.items()},
         "after": {m: round(v, 6) for m, v in after.items()},

@@ -141,3 +141,35 @@ def test_confident_instances_train_only_on_the_confident_mentions():
         CCLConfig(instances="some")
     with pytest.raises(ValueError, match="recluster"):
         CCLConfig(instances="confident", recluster=True)
+
+
+def test_anchor_keep_probability_unmasks_anchors_and_default_masks_them(monkeypatch: pytest.MonkeyPatch):
+    import phrasezoo.ccl as ccl
+
+    seen = []
+    original = ccl._features
+
+    def recording(model, mentions, flags, max_seq_length):
+        seen.append(list(flags))
+        return original(model, mentions, flags, max_seq_length)
+
+    monkeypatch.setattr(ccl, "_features", recording)
+    ccl_finetune(tiny_model().eval(), MENTIONS, KEYS, LABELS, _config(steps=1, batch_size=2), False)
+    assert seen[-1][:2] == [True, True]  # the paper: anchors always masked
+    ccl_finetune(
+        tiny_model().eval(), MENTIONS, KEYS, LABELS, _config(steps=1, batch_size=2, anchor_keep_probability=1.0), False
+    )
+    assert seen[-1][:2] == [False, False]  # kept unmasked
+
+
+@pytest.mark.parametrize("loss_vector, head_moves", [("training", True), ("inference", False)])
+def test_loss_vector_inference_trains_the_vector_encode_returns(loss_vector: str, head_moves: bool):
+    model = tiny_model().eval()
+    model.config.mlp_only_train = True  # encode() returns the span vector; training-mode embeddings pass the head
+    head = {k: v.clone() for k, v in model.mlp.state_dict().items()}
+    config = _config(steps=1, batch_size=2, loss_vector=loss_vector)
+    assert ccl_finetune(model, MENTIONS, KEYS, LABELS, config, False).steps == 1
+    moved = any(not torch.equal(head[k], v) for k, v in model.mlp.state_dict().items())
+    assert moved is head_moves
+    with pytest.raises(ValueError, match="loss_vector"):
+        CCLConfig(loss_vector="head")

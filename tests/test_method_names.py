@@ -49,6 +49,8 @@ ALLOWED = {
     ("tests/test_ccl.py", "uctopic"): "CCL finetunes a model with trainable mention inputs (UCTopic's tiny model)",
     ("scripts/uctopic_ccl_study.py", "uctopic"): "UCTopic's CCL study (results/uctopic-ccl-study.json names this "
     "script); it drives the evaluation tasks, so it cannot live in methods/uctopic/",
+    ("benchmarks/ccl_dev_seeds.py", "uctopic"): "summary of the UCTopic CCL study's dev traces; its default README "
+    "block is named after it, like the other benchmarks' blocks",
 }
 
 

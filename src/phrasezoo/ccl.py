@@ -55,7 +55,8 @@ class CCLConfig:
         learning_rate: Adam learning rate (paper: 1e-5).
         temperature: InfoNCE temperature (paper: 0.05).
         keep_mention_probability: p, chance that a positive or negative keeps its mention unmasked (paper: 0.5);
-            anchors are always masked.
+            anchors are always masked unless ``anchor_keep_probability`` says otherwise.
+        anchor_keep_probability: chance that an anchor keeps its mention unmasked (paper: 0, always masked).
         max_seq_length: training window of tokens around the span (``None``: the model's limit).
         mixed_precision: ``"bf16"`` autocast for the forward pass (CPU or GPU), ``"no"``, or ``"auto"``: bf16 where
             the hardware has bf16 units (:func:`has_fast_bf16`), else float32.
@@ -76,6 +77,10 @@ class CCLConfig:
             code: a phrase's label is spread to all its mentions); ``"confident"``: only the confident instances
             (the top ``top_fraction`` of each cluster), so a mention whose context points to another type than its
             phrase's majority (a country as a sports team) is not pulled into the majority's cluster.
+        loss_vector: the vector the contrastive loss acts on. ``"training"``: the forward pass's training-mode
+            ``embeddings`` (the official code; through the MLP head); ``"inference"``: the vector ``encode()``
+            returns and KMeans clusters, which differs for a model built with ``mlp_only_train`` (its span vector,
+            without the head). Without ``mlp_only_train`` both are the same.
     """
 
     top_fraction: float = 0.1
@@ -85,6 +90,7 @@ class CCLConfig:
     learning_rate: float = 1e-5
     temperature: float = 0.05
     keep_mention_probability: float = 0.5
+    anchor_keep_probability: float = 0.0
     max_seq_length: int | None = 64
     mixed_precision: str = "bf16"
     seed: int = 0
@@ -95,8 +101,11 @@ class CCLConfig:
     monitor: str = "silhouette"
     monitor_max_items: int = 2000
     instances: str = "all"
+    loss_vector: str = "training"
 
     def __post_init__(self) -> None:
+        if self.loss_vector not in ("training", "inference"):
+            raise ValueError(f"CCLConfig.loss_vector must be 'training' or 'inference', got {self.loss_vector!r}.")
         if self.instances not in ("all", "confident"):
             raise ValueError(f"CCLConfig.instances must be 'all' or 'confident', got {self.instances!r}.")
         if self.instances == "confident" and self.recluster:
@@ -349,12 +358,20 @@ def ccl_finetune(
             break
         anchors, positives, negatives = sampler.sample(rng, config.batch_size, config.negatives)
         others = positives + negatives
-        flags = [True] * len(anchors) + [rng.random() >= config.keep_mention_probability for _ in others]
+        anchor_flags = (
+            [rng.random() >= config.anchor_keep_probability for _ in anchors]
+            if config.anchor_keep_probability
+            else [True] * len(anchors)
+        )
+        flags = anchor_flags + [rng.random() >= config.keep_mention_probability for _ in others]
         batch = [sampler.mentions[i] for i in anchors + others]
         features = _features(model, batch, flags, config.max_seq_length)
         features = {k: v.to(device) for k, v in features.items()}
         with _autocast(config.mixed_precision, device):
-            embeddings = model(**features).embeddings
+            output = model(**features)
+        embeddings = output.embeddings
+        if config.loss_vector == "inference" and _mlp_only_train(model):
+            embeddings = torch.nn.functional.normalize(output.span_states.float(), dim=-1)
         n, m = len(anchors), len(positives)
         labels = torch.tensor([sampler.label[i] for i in anchors + others], device=device)
         loss = ccl_loss(
@@ -451,6 +468,12 @@ def _features(model, mentions: list[Mention], flags: list[bool], max_seq_length:
         prepared = model.prepare_mentions(mentions, mask_mention=flags, max_seq_length=max_seq_length)
         return model.collate(prepared)
     return model.tokenize_mentions(mentions, mask_mention=flags)
+
+
+def _mlp_only_train(model) -> bool:
+    """Whether ``model`` drops its head at inference (SimCSE's ``mlp_only_train``), so that training-mode
+    ``embeddings`` are not the vectors ``encode()`` returns."""
+    return bool(getattr(getattr(model, "config", None), "mlp_only_train", False))
 
 
 def is_ccl_trainable(model) -> bool:

@@ -1,0 +1,179 @@
+"""Summarise CCL dev traces over several seed models: what each CCL setting does to dev NMI, per step count.
+
+Input: JSON lines written by ``scripts/uctopic_ccl_study.py --trace`` (one run per model x dev split x setting),
+e.g. the three uctopic-mini seeds on ``conll2003-dev`` and ``bc5cdr-dev``. For every setting and check step it
+reports the NMI change against step 0 of each (model, split), their mean and worst case, and whether the setting
+raises dev NMI for every model on every split (what "CCL improves the model" needs). Runs made with
+``--oracle-labels`` (gold types in place of pseudo labels, a diagnosis) are listed apart and never chosen.
+No test mention is read.
+
+    .venv/bin/python benchmarks/ccl_dev_seeds.py results/uctopic-ccl-dev-seeds.jsonl \\
+        --plot results/uctopic-ccl-dev-seeds.png --readme README.md --block uctopic-ccl-dev-seeds
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections import defaultdict
+from pathlib import Path
+
+from phrasezoo.files import write_readme_table
+
+
+def setting_of(run: dict) -> str:
+    """A readable name of the run's CCL setting (the options that vary in the study)."""
+    options = run["options"]
+    name = f"{options.get('instances', 'all')}, t={options['top_fraction']:g}"
+    anchor, others = options.get("anchor_keep_probability", 0.0), options.get("keep_mention_probability", 0.5)
+    if anchor >= 1 and others >= 1:
+        name += ", mentions unmasked"
+    else:
+        name += (
+            ", masked" if not anchor and others == 0.5 else f", mention kept: anchors p={anchor:g}, others p={others:g}"
+        )
+    if options.get("loss_vector", "training") != "training":
+        name += f", loss on the {options['loss_vector']} vector"
+    if run.get("oracle_labels"):
+        name += " [gold labels: diagnosis]"
+    return name
+
+
+def model_of(run: dict) -> str:
+    return Path(run["model"]).name
+
+
+def short_model(model: str) -> str:
+    """``uctopic-mini-seed7`` -> ``seed 7``; a name without a seed suffix stays as it is (the recipe's seed)."""
+    return f"seed {model.rsplit('-seed', 1)[1]}" if "-seed" in model else model
+
+
+def changes(runs: list[dict]) -> dict[tuple[str, int], dict[tuple[str, str], float]]:
+    """``{(setting, step): {(model, split): dev NMI change x 100 against step 0}}``."""
+    table: dict[tuple[str, int], dict[tuple[str, str], float]] = defaultdict(dict)
+    for run in runs:
+        checks = [(c["step"], c["gold_nmi"]) for c in run["checks"]]
+        start = dict(checks)[0]
+        for step, nmi in checks:
+            if step:
+                table[(setting_of(run), step)][(model_of(run), run["data"])] = 100 * (nmi - start)
+    return table
+
+
+def summary(runs: list[dict]) -> list[dict]:
+    """One row per (setting, step): per-(model, split) change, mean, worst, and the every-seed verdict."""
+    models = sorted({model_of(r) for r in runs})
+    splits = sorted({r["data"] for r in runs})
+    rows = []
+    for (setting, step), cells in sorted(changes(runs).items()):
+        complete = len(cells) == len(models) * len(splits)
+        values = list(cells.values())
+        rows.append(
+            {
+                "setting": setting,
+                "step": step,
+                "cells": {f"{m} {s}": round(v, 2) for (m, s), v in sorted(cells.items())},
+                "runs": len(cells),
+                "complete": complete,
+                "mean": round(sum(values) / len(values), 2),
+                "worst": round(min(values), 2),
+                "improves_everywhere": complete and min(values) > 0,
+                **{
+                    f"mean {s}": round(sum(v for (m, sp), v in cells.items() if sp == s) / max(1, len(models)), 2)
+                    for s in splits
+                    if all((m, s) in cells for m in models)
+                },
+            }
+        )
+    return rows
+
+
+def render(runs: list[dict]) -> str:
+    """Markdown table: rows = setting x step, columns = each (model, split) change, mean, worst, verdict."""
+    rows = summary(runs)
+    models = sorted({model_of(r) for r in runs})
+    splits = sorted({r["data"] for r in runs})
+    columns = [(m, s) for s in splits for m in models]
+    head = ["setting", "steps"] + [f"{s.removesuffix('-dev')} {short_model(m)}" for m, s in columns]
+    head += ["mean", "worst", "raises every one"]
+    lines = ["| " + " | ".join(head) + " |", "|---|---:|" + "---:|" * (len(columns) + 2) + ":---:|"]
+    for row in rows:
+        cells = [row["cells"].get(f"{m} {s}") for m, s in columns]
+        shown = ["–" if v is None else f"{v:+.1f}" for v in cells]
+        verdict = "yes" if row["improves_everywhere"] else ("no" if row["complete"] else "(incomplete)")
+        tail = f" | {row['mean']:+.1f} | {row['worst']:+.1f} | {verdict} |"
+        lines.append(f"| {row['setting']} | {row['step']} | " + " | ".join(shown) + tail)
+    starts = {(model_of(r), r["data"]): 100 * dict((c["step"], c["gold_nmi"]) for c in r["checks"])[0] for r in runs}
+    start_text = ", ".join(f"{m} {s} {v:.1f}" for (m, s), v in sorted(starts.items()))
+    lines += [
+        "",
+        "- Change of dev NMI x 100 after that many CCL steps, against the same model before CCL (step 0: "
+        f"{start_text}). Columns: the seed models (`outputs/uctopic-mini*`) on each benchmark's dev split; "
+        "'–': not run. 'raises every one': above zero for every model on every split. Rows marked 'gold labels' "
+        "replace the pseudo labels by the gold types of the same instances: a diagnosis, never a choice.",
+    ]
+    return "\n".join(lines)
+
+
+def plot(runs: list[dict], path: str) -> None:
+    """One panel per dev split: dev NMI change against CCL steps, one line per (setting, model)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    splits = sorted({r["data"] for r in runs})
+    settings = sorted({setting_of(r) for r in runs})
+    colors = {s: f"C{i}" for i, s in enumerate(settings)}
+    styles = {m: style for m, style in zip(sorted({model_of(r) for r in runs}), ["-", "--", ":", "-."] * 4)}
+    figure, axes = plt.subplots(1, len(splits), figsize=(6 * len(splits), 4.2), squeeze=False)
+    for axis, split in zip(axes[0], splits):
+        for run in (r for r in runs if r["data"] == split):
+            checks = [(c["step"], c["gold_nmi"]) for c in run["checks"]]
+            start = dict(checks)[0]
+            axis.plot(
+                [s for s, _ in checks],
+                [100 * (v - start) for _, v in checks],
+                styles[model_of(run)],
+                color=colors[setting_of(run)],
+                marker="o",
+                markersize=3,
+                label=f"{setting_of(run)} / {model_of(run)}",
+            )
+        axis.axhline(0, color="black", linewidth=0.8)
+        axis.set_title(f"{split}: dev NMI change during CCL")
+        axis.set_xlabel("CCL steps")
+        axis.set_ylabel("NMI change (points)")
+    axes[0][-1].legend(fontsize=6, loc="lower left")
+    figure.tight_layout()
+    figure.savefig(path, dpi=110)
+    plt.close(figure)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("runs", nargs="+", help="JSONL files of scripts/uctopic_ccl_study.py --trace")
+    parser.add_argument("--plot", help="write the traces as a PNG here")
+    parser.add_argument("--summary", help="write the per-(setting, step) rows as JSON here")
+    parser.add_argument("--readme", help="README whose block --block gets the table")
+    parser.add_argument("--block", default="uctopic-ccl-dev-seeds", help="README block name (<!-- NAME:start -->)")
+    args = parser.parse_args(argv)
+    runs = [json.loads(line) for path in args.runs for line in Path(path).read_text().splitlines() if line.strip()]
+    missing = [r.get("name") for r in runs if not r.get("checks") or "gold_nmi" not in r["checks"][0]]
+    if missing:
+        parser.error(f"runs without a gold-NMI trace (rerun them with --trace): {missing}")
+    table = render(runs)
+    if args.summary:
+        Path(args.summary).write_text(json.dumps(summary(runs), indent=1) + "\n")
+    if args.plot:
+        plot(runs, args.plot)
+    if args.readme:
+        write_readme_table(args.readme, table, args.block)
+    else:
+        print(table)
+
+
+if __name__ == "__main__":
+    main()

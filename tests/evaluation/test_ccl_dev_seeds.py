@@ -1,0 +1,70 @@
+"""benchmarks/ccl_dev_seeds.py: NMI change per (setting, step) over seed models and dev splits, the every-seed
+verdict, diagnosis rows kept apart, the README block and the plot."""
+
+from __future__ import annotations
+
+import json
+import runpy
+from pathlib import Path
+
+import pytest
+
+SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "ccl_dev_seeds.py"
+
+
+def run(model: str, data: str, nmis: list[float], top_fraction: float = 0.1, **extra) -> dict:
+    checks = [{"step": 25 * i, "score": 0.1, "gold_nmi": v} for i, v in enumerate(nmis)]
+    options = {"instances": "confident", "top_fraction": top_fraction, **extra.pop("options", {})}
+    return {"name": f"{model}-{data}", "model": f"outputs/{model}", "data": data, "options": options,
+            "checks": checks, **extra}  # fmt: skip
+
+
+def write(path: Path, runs: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in runs))
+    return path
+
+
+def test_changes_mean_worst_and_verdict(tmp_path: Path):
+    script = runpy.run_path(str(SCRIPT))
+    runs = [
+        run("m", "conll2003-dev", [0.40, 0.41, 0.38]),
+        run("m-seed7", "conll2003-dev", [0.30, 0.32, 0.33]),
+        run("m", "bc5cdr-dev", [0.50, 0.52, 0.55]),
+        run("m-seed7", "bc5cdr-dev", [0.60, 0.61, 0.62]),
+        run("m-seed7", "conll2003-dev", [0.30, 0.31], top_fraction=0.2),
+    ]
+    rows = {(r["setting"], r["step"]): r for r in script["summary"](runs)}
+    first = rows[("confident, t=0.1, masked", 25)]
+    assert first["cells"] == {"m bc5cdr-dev": 2.0, "m conll2003-dev": 1.0, "m-seed7 bc5cdr-dev": 1.0,
+                              "m-seed7 conll2003-dev": 2.0}  # fmt: skip
+    assert first["mean"] == 1.5 and first["worst"] == 1.0 and first["improves_everywhere"] is True
+    second = rows[("confident, t=0.1, masked", 50)]  # m on CoNLL falls 2 points: not an improvement everywhere
+    assert second["worst"] == -2.0 and second["improves_everywhere"] is False
+    lone = rows[("confident, t=0.2, masked", 25)]  # one run of four: never called an improvement
+    assert lone["complete"] is False and lone["improves_everywhere"] is False
+    table = script["render"](runs)
+    assert "| confident, t=0.1, masked | 25 | +2.0 | +1.0 | +1.0 | +2.0 | +1.5 | +1.0 | yes |" in table
+    assert "(incomplete)" in table and "seed 7" in table
+
+
+def test_gold_label_runs_are_a_separate_setting_and_files_are_written(tmp_path: Path):
+    main = runpy.run_path(str(SCRIPT))["main"]
+    runs = [run("m", "conll2003-dev", [0.4, 0.45]), run("m", "conll2003-dev", [0.4, 0.5], oracle_labels=True)]
+    readme = tmp_path / "README.md"
+    readme.write_text("x\n<!-- ccl:start -->\nold\n<!-- ccl:end -->\ny\n")
+    plot, summary = tmp_path / "p.png", tmp_path / "s.json"
+    main([str(write(tmp_path / "r.jsonl", runs)), "--plot", str(plot), "--summary", str(summary),
+          "--readme", str(readme), "--block", "ccl"])  # fmt: skip
+    text = readme.read_text()
+    assert "\nold\n" not in text and "[gold labels: diagnosis] | 25 | +10.0" in text
+    assert plot.stat().st_size > 1000 and plot.read_bytes()[:4] == b"\x89PNG"
+    assert len(json.loads(summary.read_text())) == 2
+
+
+def test_runs_without_a_trace_are_refused(tmp_path: Path):
+    main = runpy.run_path(str(SCRIPT))["main"]
+    broken = run("m", "conll2003-dev", [0.4])
+    for check in broken["checks"]:
+        check.pop("gold_nmi")
+    with pytest.raises(SystemExit):
+        main([str(write(tmp_path / "r.jsonl", [broken]))])
