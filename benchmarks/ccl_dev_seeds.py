@@ -126,7 +126,9 @@ def plot(runs: list[dict], path: str) -> None:
     settings = sorted({setting_of(r) for r in runs})
     colors = {s: f"C{i}" for i, s in enumerate(settings)}
     styles = {m: style for m, style in zip(sorted({model_of(r) for r in runs}), ["-", "--", ":", "-."] * 4)}
-    figure, axes = plt.subplots(1, len(splits), figsize=(6 * len(splits), 4.2), squeeze=False)
+    figure, axes = plt.subplots(
+        1, len(splits), figsize=(6 * len(splits), 4.2 + 0.16 * (len(settings) + 4)), squeeze=False
+    )
     for axis, split in zip(axes[0], splits):
         for run in (r for r in runs if r["data"] == split):
             checks = [(c["step"], c["gold_nmi"]) for c in run["checks"]]
@@ -138,14 +140,17 @@ def plot(runs: list[dict], path: str) -> None:
                 color=colors[setting_of(run)],
                 marker="o",
                 markersize=3,
-                label=f"{setting_of(run)} / {model_of(run)}",
             )
         axis.axhline(0, color="black", linewidth=0.8)
         axis.set_title(f"{split}: dev NMI change during CCL")
         axis.set_xlabel("CCL steps")
         axis.set_ylabel("NMI change (points)")
-    axes[0][-1].legend(fontsize=6, loc="lower left")
-    figure.tight_layout()
+    from matplotlib.lines import Line2D
+
+    handles = [Line2D([], [], color=color, marker="o", markersize=3, label=name) for name, color in colors.items()]
+    handles += [Line2D([], [], color="gray", linestyle=style, label=model) for model, style in styles.items()]
+    figure.legend(handles=handles, loc="lower center", ncol=2, fontsize=7, frameon=False)
+    figure.tight_layout(rect=(0, 0.06 * (1 + len(handles) // 2) / 2, 1, 1))
     figure.savefig(path, dpi=110)
     plt.close(figure)
 
