@@ -18,22 +18,16 @@ import json
 from collections import defaultdict
 from pathlib import Path
 
+from phrasezoo.ccl import CCLConfig
 from phrasezoo.files import write_readme_table
 
 
 def setting_of(run: dict) -> str:
     """A readable name of the run's CCL setting (the options that vary in the study)."""
-    options = run["options"]
-    name = f"{options.get('instances', 'all')}, t={options['top_fraction']:g}"
-    anchor, others = options.get("anchor_keep_probability", 0.0), options.get("keep_mention_probability", 0.5)
-    if anchor >= 1 and others >= 1:
-        name += ", mentions unmasked"
-    else:
-        name += (
-            ", masked" if not anchor and others == 0.5 else f", mention kept: anchors p={anchor:g}, others p={others:g}"
-        )
-    if options.get("loss_vector", "training") != "training":
-        name += f", loss on the {options['loss_vector']} vector"
+    config = CCLConfig(**run["options"])
+    name = f"{config.instances}, t={config.top_fraction:g}, {config.masking}"
+    if config.loss_vector != "training":
+        name += f", loss on the {config.loss_vector} vector"
     if run.get("oracle_labels"):
         name += " [gold labels: diagnosis]"
     return name
@@ -78,11 +72,6 @@ def summary(runs: list[dict]) -> list[dict]:
                 "mean": round(sum(values) / len(values), 2),
                 "worst": round(min(values), 2),
                 "improves_everywhere": complete and min(values) > 0,
-                **{
-                    f"mean {s}": round(sum(v for (m, sp), v in cells.items() if sp == s) / max(1, len(models)), 2)
-                    for s in splits
-                    if all((m, s) in cells for m in models)
-                },
             }
         )
     return rows

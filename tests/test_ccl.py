@@ -160,6 +160,9 @@ def test_anchor_keep_probability_unmasks_anchors_and_default_masks_them(monkeypa
         tiny_model().eval(), MENTIONS, KEYS, LABELS, _config(steps=1, batch_size=2, anchor_keep_probability=1.0), False
     )
     assert seen[-1][:2] == [False, False]  # kept unmasked
+    assert _config().masking == "the paper's masking"
+    assert _config(anchor_keep_probability=1.0, keep_mention_probability=1.0).masking == "mentions unmasked"
+    assert _config(anchor_keep_probability=0.5).masking == "mentions kept: anchors p=0.5, others p=0.5"
 
 
 @pytest.mark.parametrize("loss_vector, head_moves", [("training", True), ("inference", False)])

@@ -111,6 +111,16 @@ class CCLConfig:
         if self.instances == "confident" and self.recluster:
             raise ValueError("CCLConfig.recluster needs instances='all' (the confident set is fixed before training).")
 
+    @property
+    def masking(self) -> str:
+        """How training masks the mentions, in words (for result notes and study tables)."""
+        anchor, others = self.anchor_keep_probability, self.keep_mention_probability
+        if anchor >= 1 and others >= 1:
+            return "mentions unmasked"
+        if anchor == 0 and others == 0.5:
+            return "the paper's masking"
+        return f"mentions kept: anchors p={anchor:g}, others p={others:g}"
+
 
 @dataclass
 class PseudoLabels:
@@ -358,7 +368,7 @@ def ccl_finetune(
             break
         anchors, positives, negatives = sampler.sample(rng, config.batch_size, config.negatives)
         others = positives + negatives
-        anchor_flags = (
+        anchor_flags = (  # no draw at p 0 (the paper), so such runs keep the random stream they always had
             [rng.random() >= config.anchor_keep_probability for _ in anchors]
             if config.anchor_keep_probability
             else [True] * len(anchors)

@@ -64,14 +64,6 @@ CCL_OPTIONS = {
 }
 
 
-def _masking(options: dict) -> str:
-    """How the CCL run masks mentions, in words (for the result notes)."""
-    anchor, others = options.get("anchor_keep_probability", 0.0), options["keep_mention_probability"]
-    if anchor >= 1 and others >= 1:
-        return "mentions unmasked"
-    return f"anchor mentions kept with p {anchor:g}, other mentions with p {others:g}"
-
-
 @dataclass
 class MentionClusteringData:
     """Mentions in context with their gold type; ``types`` fixes k."""
@@ -195,7 +187,7 @@ class _ContextClusteringCCL(_ContextClustering):
     groups = ("context_ccl",)
 
     def score(self, encoder: Encoder, data: MentionClusteringData, ctx: TaskContext) -> list[TaskResult]:
-        from phrasezoo.ccl import is_ccl_trainable
+        from phrasezoo.ccl import CCLConfig, is_ccl_trainable
 
         model = getattr(encoder, "model", None)
         if not is_ccl_trainable(model):
@@ -210,7 +202,7 @@ class _ContextClusteringCCL(_ContextClustering):
         notes = (
             f"CCL finetuning of a copy of the model on the {len(data.mentions)} test mentions (unsupervised: KMeans "
             f"pseudo labels, top {options['top_fraction']:.0%} per cluster, majority vote per lemmatized phrase, "
-            f"training on {options.get('instances', 'all')} instances, {_masking(options)}, {options['steps']} steps "
+            f"training on {options.get('instances', 'all')} instances, {CCLConfig(**options).masking}, {options['steps']} steps "
             f"(chosen on the dev splits), lr {options['learning_rate']}), "
             f"then KMeans k={k}"
         )
