@@ -47,19 +47,28 @@ def render(rows: list[dict]) -> str:
     variants = list(dict.fromkeys(row.get("variant", row["run"]) for row in rows))
     tasks = rows[0]["dev_tasks"]
     averages = ["dev_avg"] + sorted(k for k in rows[0] if k.startswith("dev_avg_without_"))
-    columns = tasks + averages
-    head = ["variant", "runs"] + [c.removeprefix("dev_") for c in columns]
+    # runs chosen by objective worst_margin carry their smallest margin over the baseline: the number they were
+    # chosen by, so it gets a column (only when every run has one)
+    margins = ["worst_margin"] if all("worst_margin" in row for row in rows) else []
+    columns = tasks + averages + margins
+    head = ["variant", "runs"] + ["worst margin" if c == "worst_margin" else c.removeprefix("dev_") for c in columns]
     lines = ["| " + " | ".join(head) + " |", "|---|---|" + ":---:|" * len(columns)]
     for variant in variants:
         group = [row for row in rows if row.get("variant", row["run"]) == variant]
         means = [100 * sum(row[c] for row in group) / len(group) for c in columns]
         runs = ", ".join(row["run"] for row in group)
-        lines.append(f"| {variant} | {runs} | " + " | ".join(f"{m:.1f}" for m in means) + " |")
+        cells = [f"{m:+.1f}" if c == "worst_margin" else f"{m:.1f}" for c, m in zip(columns, means, strict=True)]
+        lines.append(f"| {variant} | {runs} | " + " | ".join(cells) + " |")
     lines += [
         "",
         "- Dev-suite scores x 100, averaged over the runs of a variant (for a dev-selection file: the exported "
         "model, i.e. the dev-chosen blend); no test benchmark is read. `avg_without_<task>` leaves that task out.",
     ]
+    if margins:
+        lines.append(
+            "- worst margin: the smallest per-task dev margin over the backbone, scored in the same selection run "
+            "(the number `objective: worst_margin` maximises), averaged over the runs."
+        )
     return "\n".join(lines)
 
 

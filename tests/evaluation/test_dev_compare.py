@@ -50,6 +50,25 @@ def test_chosen_rows_partial_average_and_variant_means(tmp_path: Path, capsys: p
     assert row.split(" | ")[2:] == ["60.0", "20.0", "40.0", "20.0 |"]
 
 
+def test_worst_margin_runs_get_a_signed_margin_column(tmp_path: Path, capsys: pytest.CaptureFixture):
+    main = runpy.run_path(str(SCRIPT))["main"]
+    files = []
+    for name, margin in [("m", 0.004), ("m-seed7", -0.002)]:
+        doc = selection(name, 0.0, [(0.0, 0.6, 0.4)])
+        doc["rows"][0]["worst_margin"] = margin
+        files.append(tmp_path / f"{name}.json")
+        files[-1].write_text(json.dumps(doc))
+    main([*map(str, files), "--labels", "v", "v"])
+    jsonl = tmp_path / "compare.jsonl"
+    jsonl.write_text(capsys.readouterr().out)
+    main(["--render", str(jsonl)])
+    table = capsys.readouterr().out.splitlines()
+    assert table[0].endswith("| avg | worst margin |")
+    # the mean of +0.4 and -0.2 points, signed
+    assert table[2].split(" | ")[-1] == "+0.1 |"
+    assert any(line.startswith("- worst margin:") for line in table)
+
+
 def test_a_chosen_value_missing_from_the_grid_is_an_error(tmp_path: Path):
     main = runpy.run_path(str(SCRIPT))["main"]
     path = tmp_path / "bad.json"
