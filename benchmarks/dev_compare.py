@@ -1,8 +1,8 @@
 """Compare recipe variants on the dev suite: the chosen row of each run's ``results/<run>-dev-selection.json``.
 
 For choices that need one training run per value (e.g. Phrase-BERT's paraphraser): train each variant with
-``phrasezoo pipeline`` (which writes the dev-selection file), one or more seeds each, then keep the variant with the
-better mean. It never reads a benchmark result. ``--without TASK`` adds the dev average without that task, for a
+``phrasezoo pipeline --dev-only`` (which writes the dev-selection file and evaluates no benchmark), one or more
+seeds each, then keep the variant with the better mean. It never reads a benchmark result. ``--without TASK`` adds the dev average without that task, for a
 variant whose training data resembles one dev task (the pivot paraphraser and ``dev_paraphrase`` come from the same
 dictionary, split by phrase), so that a gain there alone does not decide.
 

@@ -86,6 +86,21 @@ def test_pipeline_no_train_without_a_model_says_what_to_do(tmp_path, monkeypatch
         run_pipeline("pearl-mini", train=False)
 
 
+def test_pipeline_dev_only_without_a_selection_block_says_so_before_training(tmp_path, monkeypatch):
+    import pytest
+
+    monkeypatch.chdir(tmp_path)
+    config = tmp_path / "no-selection.yaml"
+    config.write_text(
+        yaml.safe_dump(
+            {"name": "no-selection", "method": "pearl", "repo_id": "test/no-selection", "backbone": "minilm-l6"}
+        )
+    )
+    with pytest.raises(ValueError, match="eval.select_on_dev"):
+        run_pipeline(str(config), dev_only=True)
+    assert not (tmp_path / "outputs").exists()
+
+
 def test_dev_selection_chooses_the_mix_on_the_dev_suite_and_exports_it(tmp_path, monkeypatch, benchmarks_dir):
     import torch
     from safetensors.torch import load_file
@@ -138,6 +153,19 @@ def test_dev_selection_chooses_the_mix_on_the_dev_suite_and_exports_it(tmp_path,
     assert config_json["char_weight"] == selection["chosen"]["char_weight"]
     facts = json.loads((tmp_path / "outputs" / "pearl-dev" / "training_facts.json").read_text())
     assert facts["chosen on the dev suite"] == selection["chosen"]
+
+    # --dev-only: the pipeline makes the recipe's dev choice and stops before any benchmark is evaluated
+    with_selection = {
+        **recipe,
+        "eval": {
+            "tasks": ["bird"],
+            "select_on_dev": {"grid": {"weight_average": [0.0, 1.0]}, "tasks": ["fuzzy"], "max_items": 40},
+        },
+    }
+    config.write_text(yaml.safe_dump(with_selection))
+    dev_doc = run_pipeline(str(config), train=False, dev_only=True)
+    assert dev_doc["dev_tasks"] == ["dev_fuzzy"] and len(dev_doc["rows"]) == 2
+    assert not (tmp_path / "results" / "pearl-dev.json").exists()
 
     # worst_margin: the smallest per-task margin over the baseline, scored on the same dev tasks in the same call
     worst = select_on_dev(

@@ -76,6 +76,12 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="skip training: evaluate the model already exported in outputs/<name>/ (e.g. after adding tasks)",
     )
+    pipeline.add_argument(
+        "--dev-only",
+        action="store_true",
+        help="stop after the recipe's eval.select_on_dev choice: no benchmark is evaluated (to compare recipe "
+        "variants on dev data before any of their test numbers exist)",
+    )
     pipeline.add_argument("--update-readme", metavar="README", help="rewrite the results table block of this README")
 
     export = sub.add_parser(
@@ -140,6 +146,7 @@ def main(argv: list[str] | None = None) -> int:
             resume=not args.no_resume,
             update_readme=args.update_readme,
             train=not args.no_train,
+            dev_only=args.dev_only,
         )
         return 0
     if args.command == "export":

@@ -237,13 +237,15 @@ def run_pipeline(
     resume: bool = True,
     update_readme: str | None = None,
     train: bool = True,
+    dev_only: bool = False,
 ) -> dict:
     """Train (resuming if possible) and export ``config``, evaluate it and its baselines, print the comparison.
 
     Baselines are evaluated in this run (model and baseline in one table from one run); ``reuse_baselines`` reads
     them from ``results/`` where they cover the same tasks instead. With ``eval.select_on_dev`` in the recipe, the
     post-training mixing values are chosen on the dev suite first (:func:`select_on_dev`).
-    Returns the model's results document.
+    Returns the model's results document; with ``dev_only``, the dev selection instead, and no benchmark is
+    evaluated (for comparing recipe variants on dev data before any of their test numbers exist).
     """
     from phrasezoo.evaluation import evaluate, format_report, load_encoder
     from phrasezoo.hub.export import refresh_card
@@ -252,6 +254,9 @@ def run_pipeline(
     cfg = load_hub_config(config, overrides)
     tasks = cfg.eval.get("tasks", "all")
     baselines = cfg.eval.get("baselines", [])
+    selection = cfg.eval.get("select_on_dev")
+    if dev_only and not selection:
+        raise ValueError(f"--dev-only needs an eval.select_on_dev block in the recipe {cfg.name}; it has none.")
     if train:
         print(f"== 1/3 train {cfg.name} ({cfg.method}, backbone {cfg.backbone or 'none'})", flush=True)
         train_and_export(cfg, resume=resume, card=False)  # the card is written once, with the results (3/3)
@@ -261,12 +266,11 @@ def run_pipeline(
         )
     else:
         print(f"== 1/3 training skipped: evaluating the model in {cfg.output_dir}/", flush=True)
-    selection = cfg.eval.get("select_on_dev")
     if selection:
         if "grid" not in selection:
             raise ValueError("eval.select_on_dev needs a 'grid' mapping, e.g. {grid: {weight_average: [0.0, 0.5]}}.")
         print(f"== 1b/3 choose {', '.join(selection['grid'])} on the dev suite (not on test data)", flush=True)
-        select_on_dev(
+        chosen = select_on_dev(
             cfg,
             selection["grid"],
             dev_tasks=selection.get("tasks"),
@@ -274,6 +278,9 @@ def run_pipeline(
             objective=selection.get("objective", "mean"),
             baseline=selection.get("baseline") or (baselines[0] if baselines else None),
         )
+        if dev_only:
+            print(f">> --dev-only: no benchmark evaluated; model in {cfg.output_dir}/", flush=True)
+            return chosen
     print(f"== 2/3 evaluate {cfg.name} and {len(baselines)} baseline(s) on {tasks}", flush=True)
     baseline_docs = [_baseline_results(spec, tasks, benchmarks_dir, not reuse_baselines) for spec in baselines]
     # evaluate the exported folder itself: what users download, loaded through trust_remote_code
