@@ -116,3 +116,37 @@ def test_a_batch_of_untyped_alias_rows_has_no_type_loss_and_no_nan():
     task.type_of = dict.fromkeys(task.type_of, -100)
     loss, logs = task.compute_loss(model, task.make_batch(list(range(4)), random.Random(0)))
     assert torch.isfinite(loss) and logs["type_ce"] == 0.0
+
+
+def test_alias_groups_join_every_name_of_one_entity():
+    from phrasezoo.methods.pearl.data import alias_groups
+
+    groups = alias_groups([("I-20", "Interstate 20"), ("Interstate 20", "I 20 (Alabama)"), ("I-59", "Interstate 59")])
+    assert groups["I-20"] == groups["I 20 (Alabama)"] == {"I-20", "Interstate 20", "I 20 (Alabama)"}
+    assert groups["I-59"] == {"I-59", "Interstate 59"}
+
+
+def test_alias_negatives_are_look_alike_names_of_other_entities_only(corpus):
+    import numpy as np
+
+    from phrasezoo.methods.pearl.data import add_alias_rows, mine_alias_negatives
+
+    def encode(texts):  # a stand-in encoder: every name its own direction, so no candidate counts as a paraphrase
+        return np.eye(len(texts))
+
+    pairs = [
+        ("Pope Leo I", "Leo the Great"),
+        ("Pope Leo", "Leo the Great"),  # another name of the same entity: never a negative of "Pope Leo I"
+        ("Pope Clement I", "Clement of Rome"),
+        ("Pope Gregory I", "Gregory the Great"),
+    ]
+    negatives = mine_alias_negatives(pairs, 2, encode=encode)
+    assert negatives["Pope Leo I"] and set(negatives["Pope Leo I"]) <= {"Pope Clement I", "Pope Gregory I"}
+    leo = {"Pope Leo I", "Pope Leo", "Leo the Great"}
+    assert all(not leo & set(negatives.get(name, [])) for name in leo)
+    table = build(corpus)
+    extended, counts = add_alias_rows(table, pairs, repeat=2, negatives=negatives)
+    rows = extended.to_dict()
+    i = rows["phrase"].index("Pope Leo I")
+    assert rows["hard_negatives"][i] == negatives["Pope Leo I"]
+    assert counts["alias rows with a hard negative"] == 2 * sum(1 for p in negatives if p not in table["phrase"])

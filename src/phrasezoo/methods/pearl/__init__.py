@@ -36,8 +36,9 @@ METHOD = Method(
                 "real alias positives from `sources`: 'links' (the embedded dump's link anchor <-> title) and "
                 "'leads' (aliases stated in the wiki leads' first sentences), 'wordnet' (compound <-> one-word synonyms of "
                 "the synsets dev_compound does not use); training titles only (never "
-                "dev_alias's), each pair a row both ways, repeated `repeat` times (default: none)",
-                keys=("repeat", "dump", "sources"),
+                "dev_alias's), each pair a row both ways, repeated `repeat` times, with `hard_negatives` look-alike "
+                "names of other entities each (default: none)",
+                keys=("repeat", "dump", "sources", "hard_negatives"),
             ),
         },
         "task": {

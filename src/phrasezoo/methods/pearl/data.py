@@ -236,14 +236,53 @@ def build_augmenter(
     return Augmenter(synonyms=synonyms, paraphrases=paraphrases, mix=mix, paraphraser=fallback)
 
 
-def add_alias_rows(dataset: Dataset, pairs, repeat: int = 1) -> tuple[Dataset, dict]:
+def alias_groups(pairs) -> dict[str, set[str]]:
+    """Per alias phrase, every phrase linked to it through any chain of pairs (one entity's names: an anchor, its
+    title and the title's other anchors), so that no name of an entity is mined as a negative of another."""
+    parent: dict[str, str] = {}
+
+    def root(x: str) -> str:
+        parent.setdefault(x, x)
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    for a, b in pairs:
+        ra, rb = root(a), root(b)
+        if ra != rb:
+            parent[max(ra, rb)] = min(ra, rb)
+    members: dict[str, set[str]] = {}
+    for x in parent:
+        members.setdefault(root(x), set()).add(x)
+    return {x: members[root(x)] for x in parent}
+
+
+def mine_alias_negatives(pairs, per_anchor: int, encode: Encoder | None = None, **options) -> dict[str, list[str]]:
+    """Look-alike names of *other* entities for each alias phrase ("Showtime (TV network)" -> "Showcase (TV
+    channel)"): PEARL's hard-negative mining (:func:`mine_hard_negatives`) run over the alias phrases, with the whole
+    entity group of a phrase (:func:`alias_groups`) excluded. A fuzzy join within one entity type (AutoFJ) has to
+    tell exactly these apart; without them alias rows have in-batch negatives only."""
+    groups = alias_groups(pairs)
+    phrases = sorted(groups)
+    negatives = mine_hard_negatives(
+        phrases, encode, per_anchor=per_anchor, exclude=[sorted(groups[p]) for p in phrases], progress=False, **options
+    )
+    return {p: n for p, n in zip(phrases, negatives) if n}
+
+
+def add_alias_rows(
+    dataset: Dataset, pairs, repeat: int = 1, negatives: Mapping[str, list[str]] | None = None
+) -> tuple[Dataset, dict]:
     """The PEARL table plus alias rows: each ``(anchor, title)`` pair gives the rows ``anchor -> [title]`` and
     ``title -> [anchor]`` (paraphrase positives, unknown type, no hard negative), each ``repeat`` times; a phrase
     already in the table gets the alias added to its ``paraphrases`` instead of a second row.
 
     Real aliases are what the paper's phrase-level paraphraser is for ("The New York Times" -> "The Times"); offline,
-    Wikipedia's link anchors give them ("I-20" -> "Interstate 20 in Alabama"). Returns ``(table, counts)``.
+    Wikipedia's link anchors give them ("I-20" -> "Interstate 20 in Alabama"). ``negatives`` (e.g. from
+    :func:`mine_alias_negatives`) gives the new rows hard negatives. Returns ``(table, counts)``.
     """
+    negatives = negatives or {}
     if repeat < 1:
         raise ValueError(f"alias_pairs.repeat must be >= 1, got {repeat}.")
     aliases: dict[str, list[str]] = {}
@@ -265,8 +304,12 @@ def add_alias_rows(dataset: Dataset, pairs, repeat: int = 1) -> tuple[Dataset, d
         for phrase in new:
             for column, value in (
                 ("phrase", phrase), ("phrase_class", "NP"), ("entity_type", ""), ("type_label", ""), ("type_id", -100),
-                ("lemma", phrase.lower()), ("count", 0), ("paraphrases", aliases[phrase]), ("hard_negatives", []),
+                ("lemma", phrase.lower()), ("count", 0), ("paraphrases", aliases[phrase]),
+                ("hard_negatives", list(negatives.get(phrase, []))),
             ):  # fmt: skip
                 rows[column].append(value)
     table = Dataset.from_dict(rows, features=dataset.features)
-    return table, {"alias phrases": len(aliases), "alias rows": len(new) * repeat, "table phrases extended": extended}
+    counts = {"alias phrases": len(aliases), "alias rows": len(new) * repeat, "table phrases extended": extended}
+    if negatives:
+        counts["alias rows with a hard negative"] = sum(bool(negatives.get(p)) for p in new) * repeat
+    return table, counts

@@ -194,7 +194,13 @@ def build_task(hub_cfg, model: PearlModel, accelerator) -> PearlTask:
             extra, extra_report, _ = clean_alias_pairs(wordnet_training_pairs(wordnet), blocklist, split=None)
             pairs += extra
             report = {"dropped": report.get("dropped", 0) + extra_report.get("dropped", 0)}
-        dataset, alias_facts = add_alias_rows(dataset, pairs, int(alias.get("repeat", 1)))
+        negatives = None
+        if int(alias.get("hard_negatives", 0)) > 0:
+            from .data import mine_alias_negatives
+
+            with accelerator.main_process_first():
+                negatives = mine_alias_negatives(pairs, int(alias["hard_negatives"]))
+        dataset, alias_facts = add_alias_rows(dataset, pairs, int(alias.get("repeat", 1)), negatives)
         alias_facts["alias pairs (training titles; benchmark items removed)"] = len(pairs)
         alias_facts["alias pairs dropped by the benchmark filter"] = report.get("dropped")
     teacher = None
