@@ -150,3 +150,23 @@ def test_alias_negatives_are_look_alike_names_of_other_entities_only(corpus):
     i = rows["phrase"].index("Pope Leo I")
     assert rows["hard_negatives"][i] == negatives["Pope Leo I"]
     assert counts["alias rows with a hard negative"] == 2 * sum(1 for p in negatives if p not in table["phrase"])
+
+
+def test_typed_alias_rows_take_the_type_of_another_name_of_the_entity(corpus):
+    from phrasezoo.methods.pearl.data import add_alias_rows
+
+    table = build(corpus)
+    typed = [i for i, t in enumerate(table["type_id"]) if t >= 0]
+    assert typed, "the test corpus should give at least one typed phrase"
+    known = table["phrase"][typed[0]]
+    pairs = [("Their Alias", known), ("Their Alias", "Another Alias"), ("Lonely Alias", "Lonely Title")]
+    extended, counts = add_alias_rows(table, pairs, typed=True)
+    rows = extended.to_dict()
+    for name in ("Their Alias", "Another Alias"):  # linked to the typed phrase through one chain of pairs
+        i = rows["phrase"].index(name)
+        assert rows["type_id"][i] == table["type_id"][typed[0]]
+        assert rows["type_label"][i] == table["type_label"][typed[0]]
+    assert rows["type_id"][rows["phrase"].index("Lonely Alias")] == -100  # no typed name: stays untyped
+    assert counts["alias rows with a phrase type"] == 2
+    plain, _ = add_alias_rows(table, pairs)
+    assert plain["type_id"][plain["phrase"].index("Their Alias")] == -100  # off by default

@@ -37,8 +37,9 @@ METHOD = Method(
                 "'leads' (aliases stated in the wiki leads' first sentences), 'wordnet' (compound <-> one-word synonyms of "
                 "the synsets dev_compound does not use); training titles only (never "
                 "dev_alias's), each pair a row both ways, repeated `repeat` times, with `hard_negatives` look-alike "
-                "names of other entities each (default: none)",
-                keys=("repeat", "dump", "sources", "hard_negatives"),
+                "names of other entities each and, if `typed`, the phrase type the table holds for another name of the "
+                "entity (default: none)",
+                keys=("repeat", "dump", "sources", "hard_negatives", "typed"),
             ),
         },
         "task": {

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections import Counter
 from collections.abc import Mapping
 from contextlib import contextmanager
 
@@ -272,7 +273,11 @@ def mine_alias_negatives(pairs, per_anchor: int, encode: Encoder | None = None, 
 
 
 def add_alias_rows(
-    dataset: Dataset, pairs, repeat: int = 1, negatives: Mapping[str, list[str]] | None = None
+    dataset: Dataset,
+    pairs,
+    repeat: int = 1,
+    negatives: Mapping[str, list[str]] | None = None,
+    typed: bool = False,
 ) -> tuple[Dataset, dict]:
     """The PEARL table plus alias rows: each ``(anchor, title)`` pair gives the rows ``anchor -> [title]`` and
     ``title -> [anchor]`` (paraphrase positives, unknown type, no hard negative), each ``repeat`` times; a phrase
@@ -280,7 +285,9 @@ def add_alias_rows(
 
     Real aliases are what the paper's phrase-level paraphraser is for ("The New York Times" -> "The Times"); offline,
     Wikipedia's link anchors give them ("I-20" -> "Interstate 20 in Alabama"). ``negatives`` (e.g. from
-    :func:`mine_alias_negatives`) gives the new rows hard negatives. Returns ``(table, counts)``.
+    :func:`mine_alias_negatives`) gives the new rows hard negatives. ``typed`` gives a new row the phrase type that
+    the table holds for another name of the same entity (:func:`alias_groups`; the most frequent one), so the type
+    term sees alias rows too. Returns ``(table, counts)``.
     """
     negatives = negatives or {}
     if repeat < 1:
@@ -300,16 +307,36 @@ def add_alias_rows(
             rows["paraphrases"][position[phrase]] = current + [o for o in others if o not in current]
             extended += 1
     new = [p for p in aliases if p not in position]
+    untyped = ("NP", "", "", -100)
+    types = _group_types(pairs, rows, position) if typed else {}
     for _ in range(repeat):
         for phrase in new:
+            phrase_class, entity_type, type_label, type_id = types.get(phrase, untyped)
             for column, value in (
-                ("phrase", phrase), ("phrase_class", "NP"), ("entity_type", ""), ("type_label", ""), ("type_id", -100),
-                ("lemma", phrase.lower()), ("count", 0), ("paraphrases", aliases[phrase]),
-                ("hard_negatives", list(negatives.get(phrase, []))),
+                ("phrase", phrase), ("phrase_class", phrase_class), ("entity_type", entity_type),
+                ("type_label", type_label), ("type_id", type_id), ("lemma", phrase.lower()), ("count", 0),
+                ("paraphrases", aliases[phrase]), ("hard_negatives", list(negatives.get(phrase, []))),
             ):  # fmt: skip
                 rows[column].append(value)
     table = Dataset.from_dict(rows, features=dataset.features)
     counts = {"alias phrases": len(aliases), "alias rows": len(new) * repeat, "table phrases extended": extended}
     if negatives:
         counts["alias rows with a hard negative"] = sum(bool(negatives.get(p)) for p in new) * repeat
+    if typed:
+        counts["alias rows with a phrase type"] = sum(p in types for p in new) * repeat
     return table, counts
+
+
+def _group_types(pairs, rows: dict, position: dict[str, int]) -> dict[str, tuple[str, str, str, int]]:
+    """Per alias phrase, the most frequent typed ``(phrase_class, entity_type, type_label, type_id)`` among the
+    table rows of its entity's names (ties: the smallest), for phrases whose group has one."""
+    out = {}
+    for phrase, group in alias_groups(pairs).items():
+        found = Counter(
+            (rows["phrase_class"][i], rows["entity_type"][i], rows["type_label"][i], rows["type_id"][i])
+            for i in (position[name] for name in group if name in position)
+            if rows["type_id"][i] >= 0
+        )
+        if found:
+            out[phrase] = min(found, key=lambda t: (-found[t], t))
+    return out

@@ -200,7 +200,9 @@ def build_task(hub_cfg, model: PearlModel, accelerator) -> PearlTask:
 
             with accelerator.main_process_first():
                 negatives = mine_alias_negatives(pairs, int(alias["hard_negatives"]))
-        dataset, alias_facts = add_alias_rows(dataset, pairs, int(alias.get("repeat", 1)), negatives)
+        dataset, alias_facts = add_alias_rows(
+            dataset, pairs, int(alias.get("repeat", 1)), negatives, typed=bool(alias.get("typed", False))
+        )
         alias_facts["alias pairs (training titles; benchmark items removed)"] = len(pairs)
         alias_facts["alias pairs dropped by the benchmark filter"] = report.get("dropped")
     teacher = None
