@@ -280,8 +280,9 @@ def add_alias_rows(
     typed: bool = False,
 ) -> tuple[Dataset, dict]:
     """The PEARL table plus alias rows: each ``(anchor, title)`` pair gives the rows ``anchor -> [title]`` and
-    ``title -> [anchor]`` (paraphrase positives, unknown type, no hard negative), each ``repeat`` times; a phrase
-    already in the table gets the alias added to its ``paraphrases`` instead of a second row.
+    ``title -> [anchor]`` (paraphrase positives; by default of unknown type and without hard negatives), each
+    ``repeat`` times; a phrase already in the table gets the alias added to its ``paraphrases`` instead of a second
+    row.
 
     Real aliases are what the paper's phrase-level paraphraser is for ("The New York Times" -> "The Times"); offline,
     Wikipedia's link anchors give them ("I-20" -> "Interstate 20 in Alabama"). ``negatives`` (e.g. from
