@@ -187,3 +187,48 @@ def test_dev_selection_chooses_the_mix_on_the_dev_suite_and_exports_it(tmp_path,
         select_on_dev(cfg, {"weight_average": [0.0]}, progress=False, objective="median")
     with pytest.raises(ValueError, match="needs a baseline"):
         select_on_dev(cfg, {"weight_average": [0.0]}, progress=False, objective="worst_margin")
+
+
+def test_a_soup_recipe_trains_each_seed_and_exports_their_average(tmp_path, monkeypatch):
+    import torch
+    from safetensors.torch import load_file
+
+    from phrasezoo.pipeline import train_and_export
+    from phrasezoo.recipes import load_hub_config
+
+    monkeypatch.chdir(tmp_path)
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("\n".join(SENTENCES * 4) + "\n")
+    recipe = {
+        "name": "pearl-soup",
+        "method": "pearl",
+        "repo_id": "test/pearl-soup",
+        "backbone": "minilm-l6",
+        "data": {"corpus": str(corpus), "min_freq": 1, "use_wordnet": False},
+        "training": {
+            "batch_size": 8,
+            "max_steps": 2,
+            "learning_rate": 1e-3,
+            "soup_seeds": [1, 2],
+            "method_args": {"char_pretrain": {"steps": 1, "batch_size": 8, "vocabulary_size": 100}},
+        },
+    }
+    config = tmp_path / "pearl-soup.yaml"
+    config.write_text(yaml.safe_dump(recipe))
+    train_and_export(load_hub_config(str(config)), card=False, progress=False)
+
+    out = tmp_path / "outputs" / "pearl-soup"
+    a, b = (
+        load_file(out / "ingredients" / s / "checkpoints" / "step-000002" / "model.safetensors")
+        for s in ("seed-1", "seed-2")
+    )
+    exported = load_file(out / "model.safetensors")
+    key = next(k for k in a if "encoder.layer.0" in k and k.endswith("query.weight"))
+    assert not torch.equal(a[key], b[key])
+    torch.testing.assert_close(exported[key], (a[key] + b[key]) / 2, rtol=0, atol=1e-6)
+    facts = json.loads((out / "training_facts.json").read_text())
+    assert facts["seed"] == [1, 2] and len(facts["soup ingredients"]) == 2
+    # rerun: the finished ingredients are reused (resumed at their last step), the soup is the same
+    train_and_export(load_hub_config(str(config)), card=False, progress=False)
+    again = load_file(out / "model.safetensors")
+    assert all(torch.equal(again[k], exported[k]) for k in exported)

@@ -30,15 +30,66 @@ def train_and_export(
     progress: bool = True,
     card: bool = True,
 ):
-    """Train ``cfg`` (resuming from the last checkpoint) and export the model folder (the main process does)."""
+    """Train ``cfg`` (resuming from the last checkpoint) and export the model folder (the main process does).
+
+    With ``training.soup_seeds`` the recipe is trained once per seed, each run in ``<output>/ingredients/seed-<s>/``
+    (resumable, and a finished one is reused), and the exported model is their soup (:mod:`phrasezoo.training.soup`).
+    """
     from phrasezoo.hub.export import export_model
     from phrasezoo.training.run import run_training
 
+    if cfg.training.soup_seeds:
+        return _train_soup(cfg, output_dir, resume, stop_after_steps, progress, card)
     run = run_training(cfg, output_dir, resume=resume, stop_after_steps=stop_after_steps, progress=progress)
     if run.is_main_process:
         export_model(run.result.model, run.output_dir, cfg, facts=run.facts, card=card)
         print(f">> exported {run.output_dir} ({run.result.steps} steps, {run.result.seconds / 60:.1f} min)", flush=True)
     return run
+
+
+def _train_soup(cfg: HubConfig, output_dir, resume: bool, stop_after_steps, progress: bool, card: bool):
+    """Train one run per ``cfg.training.soup_seeds`` seed and export the soup of their last checkpoints."""
+    import copy
+
+    from safetensors.torch import load_file
+
+    from phrasezoo.hub.export import export_model
+    from phrasezoo.training.checkpoint import latest_checkpoint
+    from phrasezoo.training.run import run_training
+    from phrasezoo.training.soup import write_soup_checkpoint
+
+    seeds = list(cfg.training.soup_seeds)
+    if len(set(seeds)) != len(seeds) or len(seeds) < 2:
+        raise ValueError(f"training.soup_seeds needs at least two different seeds, got {seeds}.")
+    output = Path(output_dir or cfg.output_dir)
+    runs = []
+    for i, seed in enumerate(seeds, start=1):
+        ingredient = copy.deepcopy(cfg)
+        ingredient.training.seed, ingredient.training.soup_seeds = seed, None
+        print(f">> soup ingredient {i}/{len(seeds)}: seed {seed}", flush=True)
+        run = run_training(
+            ingredient,
+            output / "ingredients" / f"seed-{seed}",
+            resume=resume,
+            stop_after_steps=stop_after_steps,
+            progress=progress,
+        )
+        runs.append(run)
+    if not runs[0].is_main_process:
+        return runs[0]
+    soup_facts = write_soup_checkpoint([r.output_dir for r in runs], output)
+    model = runs[0].result.model
+    model.load_state_dict(load_file(latest_checkpoint(output / "checkpoints") / "model.safetensors"))
+    if cfg.training.weight_average:  # the same final blend as a single run's
+        from phrasezoo.training.checkpoint import blend_with_initial
+
+        initial = load_file(output / "checkpoints" / "initial.safetensors")
+        model.load_state_dict(blend_with_initial(model.state_dict(), initial, cfg.training.weight_average))
+    minutes = round(sum(r.result.seconds for r in runs) / 60, 1)
+    facts = {**runs[0].facts, "seed": seeds, "training time (min)": minutes, **soup_facts}
+    export_model(model, output, cfg, facts=facts, card=card)
+    print(f">> exported the soup of {len(runs)} runs to {output}", flush=True)
+    return runs[0]
 
 
 def train_from_args(args: argparse.Namespace):

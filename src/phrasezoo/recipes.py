@@ -63,6 +63,9 @@ class TrainingConfig:
     keep_checkpoints: int = 2
     log_every: int = 10
     weight_average: float = 0.0  # final = (1 - a) * fine-tuned + a * starting weights; PEARL uses 0.5
+    # a model soup: one run per seed (outputs/<name>/ingredients/seed-<s>/), their pretrained-encoder weights
+    # averaged into the exported model (phrasezoo.training.soup); ``seed`` is then unused
+    soup_seeds: list[int] | None = None
     lora: dict[str, Any] | None = (
         None  # peft LoraConfig kwargs, e.g. {r: 8, lora_alpha: 16, target_modules: [query, value]}
     )

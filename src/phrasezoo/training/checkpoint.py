@@ -97,9 +97,13 @@ def latest_checkpoint(directory: Path) -> Path | None:
 
 
 def load_checkpoint(path: Path) -> tuple[dict[str, torch.Tensor], dict[str, Any], dict[str, Any]]:
-    """Return ``(model_state, optimizer_state_dict, trainer_state)`` of a checkpoint folder."""
+    """Return ``(model_state, optimizer_state_dict, trainer_state)`` of a checkpoint folder (an empty optimizer
+    state for a checkpoint that has none, e.g. a model soup: :mod:`phrasezoo.training.soup`)."""
     state = json.loads((path / STATE_FILE).read_text())
-    optimizer_state = optimizer_from_tensors(load_file(path / "optimizer.safetensors"), state["optimizer"])
+    optimizer_file = path / "optimizer.safetensors"
+    optimizer_state = (
+        optimizer_from_tensors(load_file(optimizer_file), state["optimizer"]) if optimizer_file.exists() else {}
+    )
     return load_file(path / "model.safetensors"), optimizer_state, state
 
 

@@ -154,6 +154,11 @@ def train(
     start_step, elapsed_before = 0, 0.0
     if found is not None:
         model_state, optimizer_state, state = load_checkpoint(found)
+        if "soup" in state:
+            raise ValueError(
+                f"{found} is a model soup (an average of other runs), not a run to resume: train under another "
+                "name (--set name=...) or retrain from scratch with --no-resume."
+            )
         model.load_state_dict(model_state)
         configured = [group["base_lr"] for group in optimizer.param_groups]
         optimizer.load_state_dict(optimizer_state)

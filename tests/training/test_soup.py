@@ -1,0 +1,83 @@
+"""Model soups: shared-start tensors averaged, seed-initialised modules from the first run, a finished checkpoint."""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import pytest
+import torch
+from safetensors.torch import load_file
+
+from phrasezoo.registry import get_method
+from phrasezoo.training.checkpoint import latest_checkpoint, load_checkpoint
+from phrasezoo.training.soup import soup_state_dicts, write_soup_checkpoint
+from phrasezoo.training.trainer import train
+
+tiny_model = get_method("pearl").tiny_model
+
+
+def test_soup_state_dicts_averages_the_shared_keys_only():
+    a = {"enc.w": torch.tensor([1.0, 2.0]), "head.w": torch.tensor([5.0]), "enc.ids": torch.tensor([1, 2])}
+    b = {"enc.w": torch.tensor([3.0, 6.0]), "head.w": torch.tensor([9.0]), "enc.ids": torch.tensor([7, 8])}
+    soup = soup_state_dicts([a, b], shared=["enc.w", "enc.ids"])
+    assert torch.equal(soup["enc.w"], torch.tensor([2.0, 4.0]))
+    assert torch.equal(soup["head.w"], a["head.w"])  # not shared: the first ingredient's
+    assert torch.equal(soup["enc.ids"], a["enc.ids"])  # integer buffers are never averaged
+    with pytest.raises(ValueError, match="other tensors"):
+        soup_state_dicts([a, {"enc.w": b["enc.w"]}], shared=["enc.w"])
+    with pytest.raises(ValueError, match="not in the checkpoints"):
+        soup_state_dicts([a, b], shared=["missing"])
+
+
+def _two_runs(tmp_path, pearl_task, training_config):
+    start = tiny_model()
+    runs = []
+    for seed in (3, 4):
+        model = copy.deepcopy(start)  # one pretrained start, as a real backbone gives every seed
+        runs.append(train(model, pearl_task(model), training_config(seed=seed), tmp_path / f"s{seed}", progress=False))
+    return runs
+
+
+def test_soup_checkpoint_of_two_seeds(tmp_path, pearl_task, training_config):
+    runs = _two_runs(tmp_path, pearl_task, training_config)
+    facts = write_soup_checkpoint([tmp_path / "s3", tmp_path / "s4"], tmp_path / "soup")
+
+    found = latest_checkpoint(tmp_path / "soup" / "checkpoints")
+    soup, optimizer_state, state = load_checkpoint(found)
+    assert found.name == "step-000006" and state["step"] == 6 and optimizer_state == {}
+    assert len(state["soup"]) == 2 and len(facts["soup ingredients"]) == 2
+    a, b = (load_file(tmp_path / s / "checkpoints" / "step-000006" / "model.safetensors") for s in ("s3", "s4"))
+    shared = load_file(tmp_path / "soup" / "checkpoints" / "initial.safetensors")
+    assert shared and all(k.startswith("backbone.") for k in shared)
+    for key in shared:
+        if a[key].is_floating_point():
+            torch.testing.assert_close(soup[key], (a[key] + b[key]) / 2, rtol=0, atol=1e-7, msg=key)
+    moved = [k for k in shared if not torch.equal(a[k], b[k])]
+    assert moved  # the seeds really trained apart, so the test is not averaging equal tensors
+    fresh = [k for k in soup if k not in shared]
+    assert fresh and all(torch.equal(soup[k], a[k]) for k in fresh)  # char encoder, type head: the first run's
+    # a soup is not a run to resume
+    model = tiny_model()
+    with pytest.raises(ValueError, match="model soup"):
+        train(model, pearl_task(model), training_config(), tmp_path / "soup", progress=False)
+    # the same ingredients give bitwise the same soup
+    write_soup_checkpoint([tmp_path / "s3", tmp_path / "s4"], tmp_path / "again")
+    again = load_file(latest_checkpoint(tmp_path / "again" / "checkpoints") / "model.safetensors")
+    assert all(torch.equal(again[k], soup[k]) for k in soup)
+    assert runs[0].steps == runs[1].steps == 6
+
+
+def test_soup_refuses_runs_from_different_starts(tmp_path, pearl_task, training_config):
+    for seed in (3, 4):
+        model = tiny_model()
+        if seed == 4:  # another pretrained start: no shared start to average from
+            with torch.no_grad():
+                next(model.backbone.parameters()).add_(0.1)
+        train(model, pearl_task(model), training_config(seed=seed), tmp_path / f"s{seed}", progress=False)
+    state = json.loads((tmp_path / "s3" / "checkpoints" / "step-000006" / "trainer_state.json").read_text())
+    assert state["step"] == 6
+    with pytest.raises(ValueError, match="same weights"):
+        write_soup_checkpoint([tmp_path / "s3", tmp_path / "s4"], tmp_path / "soup")
+    with pytest.raises(ValueError, match="at least two"):
+        write_soup_checkpoint([tmp_path / "s3"], tmp_path / "soup")
