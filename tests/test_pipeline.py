@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 import yaml
@@ -18,6 +19,29 @@ SENTENCES = [
     "Deep learning models need large datasets and fast computers to work very well.",
     "Researchers in Paris and London study climate change and its effects on farming.",
 ]
+
+
+def _tiny_recipe(tmp_path, name: str, **training) -> str:
+    """A 2-step PEARL recipe on the SENTENCES corpus from minilm-l6, written to ``tmp_path/<name>.yaml``."""
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("\n".join(SENTENCES * 4) + "\n")
+    recipe = {
+        "name": name,
+        "method": "pearl",
+        "repo_id": f"test/{name}",
+        "backbone": "minilm-l6",
+        "data": {"corpus": str(corpus), "min_freq": 1, "use_wordnet": False},
+        "training": {
+            "batch_size": 8,
+            "max_steps": 2,
+            "learning_rate": 1e-3,
+            **training,
+            "method_args": {"char_pretrain": {"steps": 1, "batch_size": 8, "vocabulary_size": 100}},
+        },
+    }
+    config = tmp_path / f"{name}.yaml"
+    config.write_text(yaml.safe_dump(recipe))
+    return str(config)
 
 
 def test_pipeline_trains_exports_evaluates_and_writes_the_table(tmp_path, monkeypatch, benchmarks_dir):
@@ -110,25 +134,8 @@ def test_dev_selection_chooses_the_mix_on_the_dev_suite_and_exports_it(tmp_path,
 
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("PHRASEZOO_BENCHMARKS", str(benchmarks_dir))  # the dev sets drop every benchmark item
-    corpus = tmp_path / "corpus.txt"
-    corpus.write_text("\n".join(SENTENCES * 4) + "\n")
-    recipe = {
-        "name": "pearl-dev",
-        "method": "pearl",
-        "repo_id": "test/pearl-dev",
-        "backbone": "minilm-l6",
-        "data": {"corpus": str(corpus), "min_freq": 1, "use_wordnet": False},
-        "training": {
-            "batch_size": 8,
-            "max_steps": 2,
-            "learning_rate": 1e-3,
-            "weight_average": 0.5,
-            "method_args": {"char_pretrain": {"steps": 1, "batch_size": 8, "vocabulary_size": 100}},
-        },
-    }
-    config = tmp_path / "pearl-dev.yaml"
-    config.write_text(yaml.safe_dump(recipe))
-    cfg = load_hub_config(str(config))
+    config = _tiny_recipe(tmp_path, "pearl-dev", weight_average=0.5)
+    cfg = load_hub_config(config)
     train_and_export(cfg, card=False, progress=False)
 
     grid = {"weight_average": [0.0, 1.0], "char_weight": [0.0, 0.5]}
@@ -156,14 +163,14 @@ def test_dev_selection_chooses_the_mix_on_the_dev_suite_and_exports_it(tmp_path,
 
     # --dev-only: the pipeline makes the recipe's dev choice and stops before any benchmark is evaluated
     with_selection = {
-        **recipe,
+        **yaml.safe_load(Path(config).read_text()),
         "eval": {
             "tasks": ["bird"],
             "select_on_dev": {"grid": {"weight_average": [0.0, 1.0]}, "tasks": ["fuzzy"], "max_items": 40},
         },
     }
-    config.write_text(yaml.safe_dump(with_selection))
-    dev_doc = run_pipeline(str(config), train=False, dev_only=True)
+    Path(config).write_text(yaml.safe_dump(with_selection))
+    dev_doc = run_pipeline(config, train=False, dev_only=True)
     assert dev_doc["dev_tasks"] == ["dev_fuzzy"] and len(dev_doc["rows"]) == 2
     assert not (tmp_path / "results" / "pearl-dev.json").exists()
 
@@ -197,25 +204,8 @@ def test_a_soup_recipe_trains_each_seed_and_exports_their_average(tmp_path, monk
     from phrasezoo.recipes import load_hub_config
 
     monkeypatch.chdir(tmp_path)
-    corpus = tmp_path / "corpus.txt"
-    corpus.write_text("\n".join(SENTENCES * 4) + "\n")
-    recipe = {
-        "name": "pearl-soup",
-        "method": "pearl",
-        "repo_id": "test/pearl-soup",
-        "backbone": "minilm-l6",
-        "data": {"corpus": str(corpus), "min_freq": 1, "use_wordnet": False},
-        "training": {
-            "batch_size": 8,
-            "max_steps": 2,
-            "learning_rate": 1e-3,
-            "soup_seeds": [1, 2],
-            "method_args": {"char_pretrain": {"steps": 1, "batch_size": 8, "vocabulary_size": 100}},
-        },
-    }
-    config = tmp_path / "pearl-soup.yaml"
-    config.write_text(yaml.safe_dump(recipe))
-    train_and_export(load_hub_config(str(config)), card=False, progress=False)
+    config = _tiny_recipe(tmp_path, "pearl-soup", soup_seeds=[1, 2])
+    train_and_export(load_hub_config(config), card=False, progress=False)
 
     out = tmp_path / "outputs" / "pearl-soup"
     a, b = (
@@ -229,6 +219,6 @@ def test_a_soup_recipe_trains_each_seed_and_exports_their_average(tmp_path, monk
     facts = json.loads((out / "training_facts.json").read_text())
     assert facts["seed"] == [1, 2] and len(facts["soup ingredients"]) == 2
     # rerun: the finished ingredients are reused (resumed at their last step), the soup is the same
-    train_and_export(load_hub_config(str(config)), card=False, progress=False)
+    train_and_export(load_hub_config(config), card=False, progress=False)
     again = load_file(out / "model.safetensors")
     assert all(torch.equal(again[k], exported[k]) for k in exported)
