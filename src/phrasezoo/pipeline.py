@@ -87,6 +87,8 @@ def _train_soup(cfg: HubConfig, output_dir, resume: bool, stop_after_steps, prog
         model.load_state_dict(blend_with_initial(model.state_dict(), initial, cfg.training.weight_average))
     minutes = round(sum(r.result.seconds for r in runs) / 60, 1)
     facts = {**runs[0].facts, "seed": seeds, "training time (min)": minutes, **soup_facts}
+    if not facts.get("last losses"):  # a finished ingredient reused from disk logs no new step
+        facts.pop("last losses", None)
     export_model(model, output, cfg, facts=facts, card=card)
     print(f">> exported the soup of {len(runs)} runs to {output}", flush=True)
     return runs[0]

@@ -26,6 +26,8 @@ def test_margin_must_exceed_the_spread():
     table = format_seed_table("m", baseline, seeds)
     assert "| **m mean (3 seeds)** | **56.0** | **61.3** |" in table
     assert "| beats the baseline by more than the spread | yes | **no** |" in table
+    soups = format_seed_table("m", baseline, seeds, unit="soups")  # a soup recipe: one soup of seeds per row
+    assert "| **m mean (3 soups)** |" in soups and "max - min over the soups" in soups
     with pytest.raises(ValueError, match="at least one"):
         seed_summary(baseline, [])
 

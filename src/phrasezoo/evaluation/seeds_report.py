@@ -67,8 +67,10 @@ def seed_summary(baseline: dict, seeds: list[dict]) -> list[dict[str, Any]]:
     return rows
 
 
-def format_seed_table(name: str, baseline: dict, seeds: list[dict]) -> str:
-    """Markdown: one column per benchmark; rows baseline, per seed, mean, spread, margin and the verdict."""
+def format_seed_table(name: str, baseline: dict, seeds: list[dict], unit: str = "seeds") -> str:
+    """Markdown: one column per benchmark; rows baseline, per seed, mean, spread, margin and the verdict.
+
+    ``unit`` names what the rows are (``"seeds"``; ``"soups"`` for a model-soup recipe, one soup per row)."""
     rows = seed_summary(baseline, seeds)
     header = ["", *(r["label"] for r in rows)]
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join(["---"] + [":---:"] * len(rows)) + "|"]
@@ -80,7 +82,7 @@ def format_seed_table(name: str, baseline: dict, seeds: list[dict]) -> str:
     for i, doc in enumerate(seeds):
         label = doc.get("seed", doc.get("model", f"run {i + 1}"))
         line(str(label), [f"{100 * r['per_seed'][i]:.1f}" for r in rows])
-    line(f"**{name} mean ({len(seeds)} seeds)**", [f"**{100 * r['mean']:.1f}**" for r in rows])
+    line(f"**{name} mean ({len(seeds)} {unit})**", [f"**{100 * r['mean']:.1f}**" for r in rows])
     line("spread (max - min)", [f"{100 * r['spread']:.1f}" for r in rows])
     line("mean - baseline", [f"{100 * r['margin']:+.1f}" for r in rows])
     line("beats the baseline by more than the spread", ["yes" if r["beyond_spread"] else "**no**" for r in rows])
@@ -88,7 +90,7 @@ def format_seed_table(name: str, baseline: dict, seeds: list[dict]) -> str:
         "",
         "- Values are percentages (accuracy, Pearson r, NMI x 100); the baseline and every seed were measured by "
         "the same harness on the same benchmark files.",
-        "- Spread: max - min over the seeds. A margin over the baseline counts only when it is larger than that.",
+        f"- Spread: max - min over the {unit}. A margin over the baseline counts only when it is larger than that.",
     ]
     return "\n".join(lines)
 
@@ -160,6 +162,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--baseline", required=True, help="results file of the baseline (same tasks)")
     parser.add_argument("--model", required=True, help="the recipe's name, shown in the table")
     parser.add_argument("seeds", nargs="+", help="results files, one per seed")
+    parser.add_argument(
+        "--unit", default="seeds", help="what each results file is: seeds (default), or soups for a soup recipe"
+    )
     parser.add_argument("--labels", nargs="*", help="row labels of the seed files (default: the file names)")
     parser.add_argument("--selections", nargs="*", default=[], help="dev-selection files of the runs (optional)")
     parser.add_argument("--baseline-dev", help="dev-suite results of the baseline (optional, for --selections)")
@@ -186,7 +191,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--labels gives {len(labels)} labels for {len(docs)} results files.")
     for label, doc in zip(labels, docs):
         doc["seed"] = label
-    table = format_seed_table(args.model, read_results(args.baseline), docs)
+    table = format_seed_table(args.model, read_results(args.baseline), docs, unit=args.unit)
     if pairs:
         table += "\n\nWhat the step does, per seed:\n\n" + format_effect_table(docs, pairs, args.effect_metric)
     if args.selections:
