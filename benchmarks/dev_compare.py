@@ -19,16 +19,8 @@ import argparse
 import json
 from pathlib import Path
 
+from phrasezoo.evaluation.seeds_report import chosen_row
 from phrasezoo.files import write_readme_table
-
-
-def chosen_row(selection: dict) -> dict:
-    """The grid row of the chosen values (the exported model's dev scores)."""
-    chosen = selection["chosen"]
-    for row in selection["rows"]:
-        if all(row.get(k) == v for k, v in chosen.items()):
-            return row
-    raise ValueError(f"{selection.get('model')}: no grid row matches the chosen values {chosen}.")
 
 
 def compare_row(selection: dict, without: list[str]) -> dict:

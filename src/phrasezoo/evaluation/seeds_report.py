@@ -104,6 +104,15 @@ def baseline_dev_average(baseline_dev: dict, tasks: list[str] | None) -> float |
     return None if any(v is None for v in scores) else sum(scores) / len(scores)
 
 
+def chosen_row(selection: dict) -> dict:
+    """The grid row of a dev selection's chosen values (``results/<run>-dev-selection.json``): the dev scores of
+    the exported model."""
+    for row in selection["rows"]:
+        if all(row.get(k) == v for k, v in selection["chosen"].items()):
+            return row
+    raise ValueError(f"{selection.get('model')}: no grid row matches the chosen values {selection['chosen']}.")
+
+
 def format_selection_table(selections: list[dict], baseline_dev: dict | None = None) -> str:
     """Markdown: what each run chose on the dev suite (``results/<name>-dev-selection.json``) and its dev score
     (and, for runs chosen by ``worst_margin``, the chosen values' smallest margin over the baseline)."""
