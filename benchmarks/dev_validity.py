@@ -22,8 +22,8 @@ from scipy.stats import pearsonr, spearmanr
 from phrasezoo.evaluation.seeds_report import chosen_row
 from phrasezoo.files import atomic_write_text, write_readme_table
 
-#: PEARL's dev stand-ins and the benchmark each stands in for; ``avg7`` is the suite's 7-task average without KB
-PEARL_PAIRS = [
+#: the dev stand-ins and the benchmark each stands in for (the nine-task suite); ``avg7`` is the suite's 7-task average without KB
+STAND_INS = [
     ("dev_compound", "turney"),
     ("dev_wordsim", "bird"),
     ("dev_paraphrase", "ppdb_filtered"),
@@ -50,7 +50,7 @@ def run_points(selection_files: list[str | Path]) -> list[dict]:
     return points
 
 
-def validity(points: list[dict], pairs=PEARL_PAIRS) -> list[dict]:
+def validity(points: list[dict], pairs=STAND_INS) -> list[dict]:
     """Per ``(dev task, benchmark)`` pair: runs, Pearson r and Spearman rho over the runs that have both."""
     out = []
     for dev, test in pairs:
