@@ -222,3 +222,8 @@ def test_a_soup_recipe_trains_each_seed_and_exports_their_average(tmp_path, monk
     train_and_export(load_hub_config(config), card=False, progress=False)
     again = load_file(out / "model.safetensors")
     assert all(torch.equal(again[k], exported[k]) for k in exported)
+    # the soup checkpoint (no optimizer state) exports like a run's
+    assert cli_main(["export", config, "--from-checkpoint"]) == 0
+    assert json.loads((out / "training_facts.json").read_text())["exported from checkpoint"] == "step-000002"
+    from_checkpoint = load_file(out / "model.safetensors")
+    assert all(torch.equal(from_checkpoint[k], exported[k]) for k in exported)
