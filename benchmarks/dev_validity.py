@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 from scipy.stats import pearsonr, spearmanr
 
+from phrasezoo.evaluation import read_results
 from phrasezoo.evaluation.seeds_report import chosen_row
 from phrasezoo.files import atomic_write_text, write_readme_table
 
@@ -43,7 +44,7 @@ def run_points(selection_files: list[str | Path]) -> list[dict]:
         results = path.with_name(path.name.removesuffix("-dev-selection.json") + ".json")
         if not results.exists():
             continue
-        test = {r["task"]: r["value"] for r in json.loads(results.read_text())["results"] if r["value"] is not None}
+        test = {r["task"]: r["value"] for r in read_results(results)["results"] if r["value"] is not None}
         if all(t in test for t in AVG7):
             test["avg7"] = float(np.mean([test[t] for t in AVG7]))
         points.append({"run": results.stem, "dev": chosen_row(json.loads(path.read_text())), "test": test})

@@ -54,7 +54,7 @@ def _train_soup(cfg: HubConfig, output_dir, resume: bool, stop_after_steps, prog
     from safetensors.torch import load_file
 
     from phrasezoo.hub.export import export_model
-    from phrasezoo.training.checkpoint import latest_checkpoint
+    from phrasezoo.training.checkpoint import blend_with_initial
     from phrasezoo.training.run import run_training
     from phrasezoo.training.soup import write_soup_checkpoint
 
@@ -77,14 +77,12 @@ def _train_soup(cfg: HubConfig, output_dir, resume: bool, stop_after_steps, prog
         runs.append(run)
     if not runs[0].is_main_process:
         return runs[0]
-    soup_facts = write_soup_checkpoint([r.output_dir for r in runs], output)
-    model = runs[0].result.model
-    model.load_state_dict(load_file(latest_checkpoint(output / "checkpoints") / "model.safetensors"))
+    soup, soup_facts = write_soup_checkpoint([r.output_dir for r in runs], output)
     if cfg.training.weight_average:  # the same final blend as a single run's
-        from phrasezoo.training.checkpoint import blend_with_initial
-
         initial = load_file(output / "checkpoints" / "initial.safetensors")
-        model.load_state_dict(blend_with_initial(model.state_dict(), initial, cfg.training.weight_average))
+        soup = blend_with_initial(soup, initial, cfg.training.weight_average)
+    model = runs[0].result.model
+    model.load_state_dict(soup)
     minutes = round(sum(r.result.seconds for r in runs) / 60, 1)
     facts = {**runs[0].facts, "seed": seeds, "training time (min)": minutes, **soup_facts}
     if not facts.get("last losses"):  # a finished ingredient reused from disk logs no new step

@@ -22,7 +22,15 @@ def write_run(folder: Path, name: str, dev_alias: float, autofj: float) -> Path:
         ],
     }
     values = {t: 0.5 for t in TASKS} | {"autofj": autofj}
-    results = {"model": name, "results": [{"task": t, "value": v} for t, v in values.items()]}
+    results = {
+        "model": name,
+        "model_revision": "x",
+        "created": "x",
+        "results": [
+            {"task": t, "metric": "accuracy", "value": v, "n": 1, "seconds": 0.0, "notes": ""}
+            for t, v in values.items()
+        ],
+    }
     (folder / f"{name}.json").write_text(json.dumps(results))
     path = folder / f"{name}-dev-selection.json"
     path.write_text(json.dumps(selection))

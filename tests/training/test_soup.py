@@ -41,12 +41,13 @@ def _two_runs(tmp_path, pearl_task, training_config):
 
 def test_soup_checkpoint_of_two_seeds(tmp_path, pearl_task, training_config):
     runs = _two_runs(tmp_path, pearl_task, training_config)
-    facts = write_soup_checkpoint([tmp_path / "s3", tmp_path / "s4"], tmp_path / "soup")
+    returned, facts = write_soup_checkpoint([tmp_path / "s3", tmp_path / "s4"], tmp_path / "soup")
 
     found = latest_checkpoint(tmp_path / "soup" / "checkpoints")
     soup, optimizer_state, state = load_checkpoint(found)
     assert found.name == "step-000006" and state["step"] == 6 and optimizer_state == {}
     assert len(state["soup"]) == 2 and len(facts["soup ingredients"]) == 2
+    assert all(torch.equal(returned[k], soup[k]) for k in soup)  # what it returns is what it wrote
     a, b = (load_file(tmp_path / s / "checkpoints" / "step-000006" / "model.safetensors") for s in ("s3", "s4"))
     shared = load_file(tmp_path / "soup" / "checkpoints" / "initial.safetensors")
     assert shared and all(k.startswith("backbone.") for k in shared)

@@ -55,9 +55,11 @@ def soup_state_dicts(states: Sequence[dict[str, torch.Tensor]], shared: Sequence
     return out
 
 
-def write_soup_checkpoint(run_dirs: Sequence[str | Path], output_dir: str | Path) -> dict[str, Any]:
+def write_soup_checkpoint(
+    run_dirs: Sequence[str | Path], output_dir: str | Path
+) -> tuple[dict[str, torch.Tensor], dict[str, Any]]:
     """Average the last checkpoints of ``run_dirs`` (runs of one recipe, different seeds) into
-    ``output_dir/checkpoints/``; returns the facts for the model card.
+    ``output_dir/checkpoints/``; returns ``(soup state dict, facts for the model card)``.
 
     Raises ``ValueError`` when the runs did not start from the same weights or stopped at different steps.
     """
@@ -90,7 +92,7 @@ def write_soup_checkpoint(run_dirs: Sequence[str | Path], output_dir: str | Path
     ingredients = [str(c) for c in found]
     atomic_write_text(target / STATE_FILE, json.dumps({"step": steps[0], SOUP_KEY: ingredients}, indent=1) + "\n")
     atomic_write_text(ckpt_dir / "latest", target.name)
-    return {
+    return soup, {
         "model soup": f"uniform mean of {len(found)} runs' phrase encoders (step {steps[0]}); "
         "randomly initialised modules from the first run",
         "soup ingredients": ingredients,

@@ -36,6 +36,7 @@ from phrasezoo.precision import has_fast_bf16
 from phrasezoo.progress import progress_enabled
 from phrasezoo.recipes import TrainingConfig
 from phrasezoo.training.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint, save_state_dict
+from phrasezoo.training.soup import SOUP_KEY
 
 
 class TrainingTask(Protocol):
@@ -154,7 +155,7 @@ def train(
     start_step, elapsed_before = 0, 0.0
     if found is not None:
         model_state, optimizer_state, state = load_checkpoint(found)
-        if "soup" in state:
+        if SOUP_KEY in state:
             raise ValueError(
                 f"{found} is a model soup (an average of other runs), not a run to resume: train under another "
                 "name (--set name=...) or retrain from scratch with --no-resume."
