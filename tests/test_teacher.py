@@ -91,3 +91,56 @@ def test_a_new_string_set_encodes_only_the_strings_no_cache_holds(tmp_path, monk
     for text in ("new york times", "deep learning"):
         assert torch.equal(more.vectors[more.index[text]], first.vectors[first.index[text]])
     assert len(list((tmp_path / "teacher").glob("*.strings.json"))) == 2 and teacher_module.DEFAULT_TEACHER
+
+
+def test_a_blended_teacher_has_the_weighted_mean_of_its_encoders_cosines(monkeypatch):
+    from phrasezoo import teacher as teacher_module
+    from phrasezoo.teacher import TeacherEmbeddings
+
+    texts = ["b phrase", "a phrase", "c phrase", "a phrase"]
+    unique = sorted(set(texts))
+    generator = torch.Generator().manual_seed(0)
+    rows = {
+        name: torch.nn.functional.normalize(torch.randn(len(unique), dim, generator=generator), dim=1)
+        for name, dim in (("wide", 12), ("narrow", 5))
+    }
+
+    def fake_encoder_rows(strings, teacher, *args):
+        assert sorted(set(strings)) == unique
+        return TeacherEmbeddings(teacher, {t: i for i, t in enumerate(unique)}, rows[teacher])
+
+    monkeypatch.setattr(teacher_module, "_encoder_embeddings", fake_encoder_rows)
+    blend = teacher_embeddings(texts, teacher={"wide": 3, "narrow": 1}, progress=False)
+    assert blend.teacher == "0.75 wide + 0.25 narrow" and blend.vectors.shape == (3, 17)
+    assert torch.allclose(blend.vectors.norm(dim=1), torch.ones(3), atol=1e-6)  # unit rows, like a single teacher
+    expected = 0.75 * rows["wide"] @ rows["wide"].T + 0.25 * rows["narrow"] @ rows["narrow"].T
+    assert torch.allclose(blend.vectors @ blend.vectors.T, expected, atol=1e-6)
+    found_rows, found = blend.lookup(["c phrase", "unknown"])
+    assert found.tolist() == [True, False] and torch.equal(found_rows[0], blend.vectors[unique.index("c phrase")])
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ({}, "non-empty mapping"),
+        ({"minilm-l6": 0.0}, "positive"),
+        ({"minilm-l6": float("nan")}, "positive"),
+        (3, "encoder name"),
+    ],
+)
+def test_bad_teacher_blends_are_refused_with_an_example(spec, message):
+    with pytest.raises(ValueError, match=message):
+        teacher_embeddings(["deep learning"], teacher=spec, progress=False)
+
+
+def test_a_blend_of_one_encoder_under_two_names_keeps_its_cosines(tmp_path, monkeypatch):
+    from phrasezoo.resources import resolve_backbone
+
+    monkeypatch.setenv("PHRASEZOO_CACHE", str(tmp_path))
+    texts = ["new york times", "machine learning", "deep learning"]
+    single = teacher_embeddings(texts, teacher="minilm-l6", progress=False)
+    blend = teacher_embeddings(
+        texts, teacher={"minilm-l6": 0.3, str(resolve_backbone("minilm-l6")): 0.7}, progress=False
+    )
+    assert blend.vectors.shape == (3, 768)
+    assert torch.allclose(blend.vectors @ blend.vectors.T, single.vectors @ single.vectors.T, atol=1e-5)

@@ -5,6 +5,11 @@ train all-MiniLM-L6-v2 (22.7M, 384-d). The teacher never runs inside the trainin
 training table is embedded once, before training, and cached on disk (``cache_dir()/teacher/``, keyed by the teacher
 and a hash of the strings), so a rerun or a resumed run reads the cache. Dimensions differ, so the loss compares
 *similarities* (see :func:`phrasezoo.losses.similarity_distillation`), never the vectors themselves.
+
+A teacher may also be a *blend* of encoders, ``{"mpnet-base": 0.5, "minilm-l6": 0.5}``: each is cached on its own,
+and their unit rows are joined as ``[sqrt(w1) a, sqrt(w2) b]`` (weights summing to 1), so that the blend's cosine
+of two phrases is the weighted mean of the encoders' cosines. Blending in the student's own backbone keeps the
+teacher term from pulling the student wholly towards a teacher that is worse than it on some tasks.
 """
 
 from __future__ import annotations
@@ -12,8 +17,9 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import math
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +35,33 @@ logger = logging.getLogger(__name__)
 
 #: teacher names a recipe may use; anything else is read as ``baseline:<path or Hub id>`` (mean pooling)
 DEFAULT_TEACHER = "mpnet-base"
+
+#: a teacher: one encoder (backbone name, folder or Hub id) or a blend ``{encoder: weight}``
+TeacherSpec = str | Mapping[str, float]
+
+
+def blend_weights(teacher: TeacherSpec) -> dict[str, float]:
+    """``{encoder: weight}`` of a teacher spec, weights normalised to sum to 1 (a single encoder has weight 1)."""
+    if isinstance(teacher, str):
+        return {teacher: 1.0}
+    if not isinstance(teacher, Mapping) or not teacher:
+        raise ValueError(
+            f"A teacher is an encoder name or a non-empty mapping {{encoder: weight}}, got {teacher!r}; "
+            "e.g. teacher: mpnet-base, or teacher: {mpnet-base: 0.5, minilm-l6: 0.5}."
+        )
+    weights = {str(name): float(w) for name, w in teacher.items()}
+    bad = {name: w for name, w in weights.items() if not (w > 0 and math.isfinite(w))}
+    if bad:
+        raise ValueError(f"Teacher blend weights must be positive and finite, got {bad}.")
+    total = sum(weights.values())
+    return {name: w / total for name, w in weights.items()}
+
+
+def teacher_label(teacher: TeacherSpec) -> str:
+    """A readable name: ``mpnet-base``, or ``0.5 mpnet-base + 0.5 minilm-l6`` for a blend."""
+    if isinstance(teacher, str):
+        return teacher
+    return " + ".join(f"{w:.3g} {name}" for name, w in blend_weights(teacher).items())
 
 
 @dataclass
@@ -87,7 +120,7 @@ def _cached_rows(folder: Path, tag: str, wanted: Sequence[str]) -> dict[str, np.
 
 def teacher_embeddings(
     texts: Sequence[str],
-    teacher: str = DEFAULT_TEACHER,
+    teacher: TeacherSpec = DEFAULT_TEACHER,
     batch_size: int = 256,
     progress: bool = True,
     cache: bool = True,
@@ -97,10 +130,31 @@ def teacher_embeddings(
     model does) and cache the matrix as ``.npy`` with its strings beside it (written atomically); a second call with
     the same strings loads it, and a call with other strings encodes only those no earlier cache file holds.
 
-    ``teacher`` is a backbone name (``mpnet-base``, ``minilm-l6``), a local model folder or a Hub id. ``precision``:
-    ``"auto"`` encodes under bf16 autocast where the CPU/GPU has bf16 units (3.4x faster for all-mpnet-base-v2 on an
-    AMX CPU, every row at cosine >= 0.9999 to its float32 twin), ``"fp32"`` never does; it is part of the cache key.
+    ``teacher`` is a backbone name (``mpnet-base``, ``minilm-l6``), a local model folder or a Hub id, or a blend
+    ``{name: weight}`` of them (each encoder cached on its own; rows joined so that cosines are the weighted mean).
+    ``precision``: ``"auto"`` encodes under bf16 autocast where the CPU/GPU has bf16 units (3.4x faster for
+    all-mpnet-base-v2 on an AMX CPU, every row at cosine >= 0.9999 to its float32 twin), ``"fp32"`` never does; it is
+    part of the cache key.
     """
+    weights = blend_weights(teacher)
+    if isinstance(teacher, str):
+        return _encoder_embeddings(texts, teacher, batch_size, progress, cache, precision)
+    parts = [
+        _encoder_embeddings(texts, name, batch_size, progress, cache, precision) for name in weights
+    ]  # each sorts the same unique strings, so their indexes agree
+    vectors = torch.cat([w**0.5 * part.vectors for w, part in zip(weights.values(), parts)], dim=1)
+    return TeacherEmbeddings(teacher=teacher_label(teacher), index=parts[0].index, vectors=vectors.contiguous())
+
+
+def _encoder_embeddings(
+    texts: Sequence[str],
+    teacher: str,
+    batch_size: int = 256,
+    progress: bool = True,
+    cache: bool = True,
+    precision: str = "auto",
+) -> TeacherEmbeddings:
+    """One encoder's cached rows (see :func:`teacher_embeddings`)."""
     from phrasezoo.encoders import load_encoder
 
     if precision not in ("auto", "fp32"):
