@@ -9,6 +9,8 @@ no test benchmark.
     .venv/bin/python benchmarks/teacher_blend_dev.py --encoders mpnet-base minilm-l6 --weights 1 0.75 0.5 0.25 0 \\
         --tasks dev_paraphrase,dev_description,dev_topics,dev_fuzzy,dev_wordsim,dev_compound,dev_alias,dev_conll,dev_bc5cdr \\
         --output results/teacher-blend-dev.jsonl
+    .venv/bin/python benchmarks/dev_compare.py --render results/teacher-blend-dev.jsonl --readme README.md \
+        --block teacher-blend-dev
 """
 
 from __future__ import annotations
@@ -48,9 +50,12 @@ def blend_rows(encoders: list[str], first_weights: list[float], tasks: list[str]
             raise SystemExit(f"--weights are the first encoder's share, between 0 and 1; got {w}.")
         spec = {name: share for name, share in zip(encoders, (w, 1.0 - w), strict=True) if share > 0}
         doc = evaluate_dev(BlendEncoder(parts, spec), tasks, progress=False)
+        label = teacher_label(spec) if len(spec) > 1 else next(iter(spec))
         rows.append(
             {
-                "teacher": teacher_label(spec) if len(spec) > 1 else next(iter(spec)),
+                "run": " + ".join(f"baseline:{name}" for name in spec),  # dev_compare.py --render's columns
+                "variant": f"teacher {label}",
+                "teacher": label,
                 "weights": blend_weights(spec),
                 "dev_tasks": doc["dev_avg_tasks"],
                 "dev_avg": doc["dev_avg"],
