@@ -48,8 +48,11 @@ METHOD = Method(
             "type_loss_weight": Arg(1.0, "weight of the phrase-type cross-entropy"),
             "char_pretrain": Arg(None, "LOVE-style character-encoder pretraining", keys=tuple(CHAR_PRETRAIN_DEFAULTS)),
             "distill_weight": Arg(0.0, "weight of the teacher-similarity distillation term (0: off, as in the paper)"),
-            "teacher": Arg("mpnet-base", "teacher encoder for distillation: a backbone name, folder or Hub id, or a blend {name: weight} "
-                "whose cosines are the weighted mean of the encoders' (phrasezoo.teacher)"),
+            "teacher": Arg(
+                "mpnet-base",
+                "teacher encoder for distillation: a backbone name, folder or Hub id, or a blend {name: weight} "
+                "whose cosines are the weighted mean of the encoders' (phrasezoo.teacher)",
+            ),
             "distill_words": Arg(0, "words of each multiword anchor added to the distillation matrix only (0: off)"),
         },
     },

@@ -33,8 +33,11 @@ METHOD = Method(
             "margin": Arg(1.0, "the paper's triplet margin"),
             "normalize": Arg(False, "compare L2-normalised embeddings instead of raw mean-pooled ones (paper: raw)"),
             "distill_weight": Arg(0.0, "weight of the teacher-similarity distillation term (0: off, as in the paper)"),
-            "teacher": Arg("mpnet-base", "teacher encoder for distillation: a backbone name, folder or Hub id, or a blend {name: weight} "
-                "whose cosines are the weighted mean of the encoders' (phrasezoo.teacher)"),
+            "teacher": Arg(
+                "mpnet-base",
+                "teacher encoder for distillation: a backbone name, folder or Hub id, or a blend {name: weight} "
+                "whose cosines are the weighted mean of the encoders' (phrasezoo.teacher)",
+            ),
         },
     },
     tiny_config={
