@@ -97,7 +97,7 @@ def test_pivot_dev_pairs_are_dev_split_multiword_first_and_absent_from_the_train
 
 
 # ---------------------------------------------------------------------------------------------- determinism
-def test_builds_are_deterministic_and_cached(benchmarks_dir, synthetic_table, blocklist, wiki):
+def test_builds_are_deterministic_and_cached(benchmarks_dir, synthetic_table, blocklist, wiki, fresh_cache):
     assert stable_hash("Paris", "wiki") == 10879134758486742870  # not Python's salted hash()
     assert build_pivot_dev(synthetic_table, blocklist=blocklist) == build_pivot_dev(
         synthetic_table, blocklist=blocklist
