@@ -20,15 +20,11 @@ import numpy as np
 
 from phrasezoo.data.dev_sets import load_dev_set
 from phrasezoo.encoders import load_encoder
-from phrasezoo.evaluation.dev_suite import DEV_TASKS
+from phrasezoo.evaluation.dev_suite import DEV_TASKS, gold_set, top1_hits
 from phrasezoo.files import atomic_write_text
 
 #: dev tasks whose data is ``queries`` / ``candidates`` / ``gold`` (candidate indices) and whose score is top-1
 RETRIEVAL_TASKS = ("dev_alias", "dev_fuzzy", "dev_description")
-
-
-def gold_sets(gold: list) -> list[set[int]]:
-    return [set(g) if isinstance(g, (list, tuple, set)) else {int(g)} for g in gold]
 
 
 def top1(spec: str, queries: list[str], candidates: list[str]) -> np.ndarray:
@@ -38,11 +34,11 @@ def top1(spec: str, queries: list[str], candidates: list[str]) -> np.ndarray:
 
 
 def item_diff(
-    queries: list[str], candidates: list[str], gold: list[set[int]], picks: dict[str, np.ndarray], examples: int
+    queries: list[str], candidates: list[str], gold: list, picks: dict[str, np.ndarray], examples: int
 ) -> dict:
     """Per model: accuracy (all, one-word, multiword queries) and, against the first model, gained/lost items."""
     reference, *others = picks
-    correct = {m: np.array([p in g for p, g in zip(picks[m], gold, strict=True)]) for m in picks}
+    correct = {m: top1_hits(picks[m], gold) for m in picks}
     one_word = np.array([" " not in q.strip() for q in queries])
     rng = random.Random(0)
     report: dict = {"n": len(queries), "one_word_queries": int(one_word.sum()), "reference": reference, "models": {}}
@@ -59,7 +55,11 @@ def item_diff(
             def show(items: np.ndarray, who: str) -> list[dict]:
                 chosen = sorted(rng.sample(list(items), min(examples, len(items))))
                 return [
-                    {"query": queries[i], "gold": candidates[min(gold[i])], "picked": candidates[picks[who][i]]}
+                    {
+                        "query": queries[i],
+                        "gold": candidates[min(gold_set(gold[i]))],
+                        "picked": candidates[picks[who][i]],
+                    }
                     for i in chosen
                 ]
 
@@ -85,7 +85,7 @@ def main(argv: list[str] | None = None) -> None:
     if len(args.models) < 2:
         parser.error("--models needs a reference and at least one model to compare with it.")
     data = load_dev_set(DEV_TASKS[args.task].source, progress=False)
-    queries, candidates, gold = list(data["queries"]), list(data["candidates"]), gold_sets(data["gold"])
+    queries, candidates, gold = list(data["queries"]), list(data["candidates"]), list(data["gold"])
     picks = {spec: top1(spec, queries, candidates) for spec in args.models}
     text = json.dumps(item_diff(queries, candidates, gold, picks, args.examples), indent=1, ensure_ascii=False)
     if args.output:

@@ -80,6 +80,16 @@ KMEANS_N_INIT = 5
 
 
 # ------------------------------------------------------------------------------------------------- metrics
+def gold_set(gold: int | set[int] | Sequence[int]) -> set[int]:
+    """The gold candidate indices of one query (a retrieval set gives one index or several)."""
+    return {int(gold)} if isinstance(gold, (int, np.integer)) else set(gold)
+
+
+def top1_hits(best: Sequence[int], gold: Sequence[int | set[int] | Sequence[int]]) -> np.ndarray:
+    """Per query, whether its best candidate ``best[i]`` is gold: the items behind :func:`top1_accuracy`."""
+    return np.array([int(b) in gold_set(g) for b, g in zip(best, gold, strict=True)], dtype=bool)
+
+
 def top1_accuracy(scores: np.ndarray, gold: Sequence[int | set[int] | Sequence[int]]) -> float:
     """Fraction of rows of ``scores`` (queries x candidates) whose best candidate is gold (an index or a set)."""
     scores = np.asarray(scores)
@@ -87,9 +97,7 @@ def top1_accuracy(scores: np.ndarray, gold: Sequence[int | set[int] | Sequence[i
         raise ValueError(f"scores must be (len(gold), n_candidates), got {scores.shape} for {len(gold)} queries.")
     if scores.shape[0] == 0:
         raise ValueError("top1_accuracy needs at least one query.")
-    best = scores.argmax(axis=1)
-    hits = [int(b) in ({g} if isinstance(g, (int, np.integer)) else set(g)) for b, g in zip(best, gold)]
-    return float(np.mean(hits))
+    return float(np.mean(top1_hits(scores.argmax(axis=1), gold)))
 
 
 def kmeans_nmi(
