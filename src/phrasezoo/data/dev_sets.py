@@ -461,3 +461,27 @@ def load_dev_set(
     os.replace(tmp, target)
     logger.info("dev suite: %s dev sets cached in %s", source, target)
     return sets
+
+
+def _strings(value: Any, out: set[str]) -> None:
+    if isinstance(value, str):
+        out.add(normalize(value))
+    elif isinstance(value, dict):
+        for item in value.values():
+            _strings(item, out)
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            _strings(item, out)
+
+
+def dev_set_strings(
+    sources: tuple[str, ...] = SOURCES, benchmarks_dir: str | os.PathLike | None = None, progress: bool = False
+) -> frozenset[str]:
+    """The normal forms of every string in the given sources' dev sets (queries, candidates, pairs, passages): what
+    a training source that is not split like the dev sets (e.g. :mod:`phrasezoo.data.wordnet_names`) must not touch,
+    so that checkpoints chosen on the dev suite were never trained on its items."""
+    out: set[str] = set()
+    for source in sources:
+        _strings(load_dev_set(source, benchmarks_dir=benchmarks_dir, progress=progress), out)
+    out.discard("")
+    return frozenset(out)

@@ -35,11 +35,12 @@ METHOD = Method(
                 None,
                 "real alias positives from `sources`: 'links' (the embedded dump's link anchor <-> title) and "
                 "'leads' (aliases stated in the wiki leads' first sentences), 'wordnet' (compound <-> one-word synonyms of "
-                "the synsets dev_compound does not use); training titles only (never "
+                "the synsets dev_compound does not use), 'wordnet-names' (the other names of WordNet's named things, "
+                "at most `wordnet_names_max` pairs, none touching a dev-suite string); training titles only (never "
                 "dev_alias's), each pair a row both ways, repeated `repeat` times, with `hard_negatives` look-alike "
                 "names of other entities each and, if `typed`, the phrase type the table holds for another name of the "
                 "entity (default: none)",
-                keys=("repeat", "dump", "sources", "hard_negatives", "typed"),
+                keys=("repeat", "dump", "sources", "hard_negatives", "typed", "wordnet_names_max"),
             ),
         },
         "task": {

@@ -170,30 +170,15 @@ def build_task(hub_cfg, model: PearlModel, accelerator) -> PearlTask:
     alias_facts = {}
     if alias:
         from phrasezoo.data.benchmark_filter import load_blocklist
-        from phrasezoo.data.lead_aliases import lead_alias_pairs
-        from phrasezoo.data.wiki_links import clean_alias_pairs, link_pairs
+        from phrasezoo.data.dev_sets import dev_set_strings
 
+        from .alias_sources import collect_alias_pairs
         from .data import add_alias_rows
 
-        sources = alias.get("sources", ["links", "leads"])
-        unknown = set(sources) - {"links", "leads", "wordnet"}
-        if unknown:
-            raise ValueError(f"data.alias_pairs.sources: unknown {sorted(unknown)}; use links, leads and/or wordnet.")
-        blocklist = load_blocklist()
-        raw = list(link_pairs(alias.get("dump", "embedded"), progress=False)) if "links" in sources else []
-        raw += list(lead_alias_pairs()) if "leads" in sources else []
-        pairs, report, _ = clean_alias_pairs(raw, blocklist, split="train")
-        if "wordnet" in sources:
-            from phrasezoo.data.dev_compound import wordnet_training_pairs
-            from phrasezoo.resources import load_wordnet
-
-            wordnet = load_wordnet()
-            if wordnet is None:
-                raise ValueError("data.alias_pairs.sources has 'wordnet' but WordNet is not installed (wordnet-base).")
-            # not split by title: the dev set's synsets are already left out (compound_dev_synsets)
-            extra, extra_report, _ = clean_alias_pairs(wordnet_training_pairs(wordnet), blocklist, split=None)
-            pairs += extra
-            report = {"dropped": report.get("dropped", 0) + extra_report.get("dropped", 0)}
+        with accelerator.main_process_first():  # the dev sets may be built (and cached) on first use
+            pairs, report = collect_alias_pairs(
+                alias, load_blocklist(), lambda: dev_set_strings(progress=accelerator.is_main_process)
+            )
         negatives = None
         if int(alias.get("hard_negatives", 0)) > 0:
             from .data import mine_alias_negatives
@@ -204,7 +189,8 @@ def build_task(hub_cfg, model: PearlModel, accelerator) -> PearlTask:
             dataset, pairs, int(alias.get("repeat", 1)), negatives, typed=bool(alias.get("typed", False))
         )
         alias_facts["alias pairs (training titles; benchmark items removed)"] = len(pairs)
-        alias_facts["alias pairs dropped by the benchmark filter"] = report.get("dropped")
+        alias_facts["alias pairs dropped by the benchmark filter"] = report.pop("dropped")
+        alias_facts.update({f"of which {what}": n for what, n in report.items()})
     teacher = None
     if method_args.get("distill_weight"):
         from phrasezoo.teacher import teacher_embeddings

@@ -1,0 +1,61 @@
+"""The real alias pairs a PEARL recipe trains on (``data.alias_pairs.sources``), each source kept off the dev suite
+and the test benchmarks."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+ALIAS_SOURCES = ("links", "leads", "wordnet", "wordnet-names")
+
+
+def _wordnet(source: str):
+    from phrasezoo.resources import load_wordnet
+
+    wordnet = load_wordnet()
+    if wordnet is None:
+        raise ValueError(f"data.alias_pairs.sources has {source!r} but WordNet is not installed (wordnet-base).")
+    return wordnet
+
+
+def collect_alias_pairs(alias: Mapping, blocklist, dev_strings=None) -> tuple[list[tuple[str, str]], dict[str, int]]:
+    """``(pairs, counts)``: the training alias pairs of the sources ``alias["sources"]`` names (default: links and
+    leads), with the number the benchmark filter dropped and, for ``wordnet-names``, how many pairs it gave.
+
+    - ``links`` / ``leads``: the embedded dump's link anchor <-> title and the aliases its leads state, training
+      titles only (never ``dev_alias``'s);
+    - ``wordnet``: compound <-> one-word synonyms of the synsets ``dev_compound`` does not use;
+    - ``wordnet-names``: the other names of WordNet's named things (:mod:`phrasezoo.data.wordnet_names`), none
+      touching a dev-suite string (``dev_strings``, a callable returning normal forms; default: the whole suite's),
+      at most ``alias["wordnet_names_max"]`` pairs.
+    """
+    from phrasezoo.data.lead_aliases import lead_alias_pairs
+    from phrasezoo.data.wiki_links import clean_alias_pairs, link_pairs
+
+    sources = list(alias.get("sources", ["links", "leads"]))
+    unknown = set(sources) - set(ALIAS_SOURCES)
+    if unknown:
+        raise ValueError(f"data.alias_pairs.sources: unknown {sorted(unknown)}; use any of {list(ALIAS_SOURCES)}.")
+    raw = list(link_pairs(alias.get("dump", "embedded"), progress=False)) if "links" in sources else []
+    raw += list(lead_alias_pairs()) if "leads" in sources else []
+    pairs, report, _ = clean_alias_pairs(raw, blocklist, split="train")
+    dropped = report.get("dropped", 0)
+    counts: dict[str, int] = {}
+    if "wordnet" in sources:
+        from phrasezoo.data.dev_compound import wordnet_training_pairs
+
+        # not split by title: the dev set's synsets are already left out (compound_dev_synsets)
+        extra, extra_report, _ = clean_alias_pairs(wordnet_training_pairs(_wordnet("wordnet")), blocklist, split=None)
+        pairs += extra
+        dropped += extra_report.get("dropped", 0)
+    if "wordnet-names" in sources:
+        from phrasezoo.data.dev_sets import dev_set_strings
+        from phrasezoo.data.wordnet_names import sample_pairs, wordnet_name_pairs
+
+        exclude = (dev_strings or dev_set_strings)()
+        names = wordnet_name_pairs(_wordnet("wordnet-names"), exclude)
+        extra, extra_report, _ = clean_alias_pairs(names, blocklist, split=None)
+        extra = sample_pairs(extra, alias.get("wordnet_names_max"))
+        pairs += extra
+        dropped += extra_report.get("dropped", 0)
+        counts["WordNet name pairs (no dev-suite string)"] = len(extra)
+    return pairs, {"dropped": dropped, **counts}
