@@ -349,7 +349,8 @@ def remove_benchmark_items(
             with ``key`` giving its strings.
         benchmarks_dir: folder of the benchmark files (default: ``$PHRASEZOO_BENCHMARKS`` or
             ``../shared/benchmarks``, as the evaluation harness).
-        key: returns the strings of one item (default: the item itself if a string, else its elements).
+        key: returns the strings of one item, or its one string (default: the item itself if a string, else its
+            elements).
         benchmarks: which benchmarks to guard (default: all of :data:`BENCHMARKS`).
         blocklist: an already loaded :class:`BenchmarkBlocklist` (then ``benchmarks_dir``/``benchmarks`` are unused).
         mode: ``"strict"`` (any benchmark string, single words included) or ``"multiword"`` (see the module
@@ -368,7 +369,8 @@ def remove_benchmark_items(
     total = 0
     for item in items:
         total += 1
-        found = block.item_matches(list(get(item)), mode)
+        strings = get(item)
+        found = block.item_matches([strings] if isinstance(strings, str) else list(strings), mode)
         if found:
             for benchmark in found:
                 dropped[benchmark] += 1

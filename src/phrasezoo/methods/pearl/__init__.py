@@ -31,6 +31,12 @@ METHOD = Method(
         "data": {
             **signature_args(build_pearl_dataset, exclude=("progress",)),
             "augmentation_mix": Arg(None, "augmentation probabilities by kind (default: the official mix)"),
+            "benchmark_filter": Arg(
+                None,
+                "drop table rows (phrase, paraphrases, hard negatives) that touch a test-benchmark item, and replace "
+                "training views that would, in this phrasezoo.data.benchmark_filter mode: 'multiword' or 'strict' "
+                "(default: off, as in the paper)",
+            ),
             "alias_pairs": Arg(
                 None,
                 "real alias positives from `sources`: 'links' (the embedded dump's link anchor <-> title) and "

@@ -165,9 +165,23 @@ def build_task(hub_cfg, model: PearlModel, accelerator) -> PearlTask:
     method_args = method_args_of(method, hub_cfg)
     mix = data.pop("augmentation_mix", None)
     alias = data.pop("alias_pairs", None)
+    filter_mode = data.pop("benchmark_filter", None)
     with accelerator.main_process_first():
         dataset = build_pearl_dataset(**data, progress=accelerator.is_main_process)
-    alias_facts = {}
+    alias_facts, filter_facts, blocklist = {}, {}, None
+    if filter_mode:
+        from phrasezoo.data.benchmark_filter import load_blocklist
+
+        from .decontaminate import filter_table
+
+        blocklist = load_blocklist()
+        dataset, report = filter_table(dataset, blocklist, filter_mode)
+        filter_facts = {
+            f"table rows dropped by the benchmark filter ({filter_mode})": report["dropped"],
+            "table rows dropped, per benchmark": ", ".join(
+                f"{name} {count}" for name, count in report["dropped_per_benchmark"].items() if count
+            ),
+        }
     if alias:
         from phrasezoo.data.benchmark_filter import load_blocklist
         from phrasezoo.data.dev_sets import dev_set_strings
@@ -177,7 +191,7 @@ def build_task(hub_cfg, model: PearlModel, accelerator) -> PearlTask:
 
         with accelerator.main_process_first():  # the dev sets may be built (and cached) on first use
             pairs, report = collect_alias_pairs(
-                alias, load_blocklist(), lambda: dev_set_strings(progress=accelerator.is_main_process)
+                alias, blocklist or load_blocklist(), lambda: dev_set_strings(progress=accelerator.is_main_process)
             )
         negatives = None
         if int(alias.get("hard_negatives", 0)) > 0:
@@ -207,18 +221,24 @@ def build_task(hub_cfg, model: PearlModel, accelerator) -> PearlTask:
         use_wordnet=data.get("use_wordnet", True),
         synonym_options=data.get("synonym_options"),
     )
+    augment = lambda phrase, rng: augmenter.augment(phrase, rng)[0]  # noqa: E731
+    if filter_mode:
+        from .decontaminate import guard_views
+
+        augment = guard_views(augment, blocklist, filter_mode)
     n = len(dataset)
     facts = {
         "corpus": data.get("corpus", "embedded"),
         "phrases with a paraphrase": f"{sum(bool(p) for p in dataset['paraphrases']) / n:.1%}",
         "phrases with a hard negative": f"{sum(bool(h) for h in dataset['hard_negatives']) / n:.1%}",
         "phrase types in use": len(set(dataset["type_id"]) - {-100}),
+        **filter_facts,
         **alias_facts,
     }
     return PearlTask(
         model,
         dataset,
-        augment=lambda phrase, rng: augmenter.augment(phrase, rng)[0],
+        augment=augment,
         word_noise=lambda word, rng: char_edit(word, rng) or word,
         **{**method_args, "teacher": teacher},
         facts={**facts, **({"teacher": f"{teacher.teacher} ({len(teacher)} phrases)"} if teacher else {})},

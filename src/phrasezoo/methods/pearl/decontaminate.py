@@ -1,0 +1,45 @@
+"""Keep test-benchmark items out of a PEARL phrase table and out of the views drawn from it during training.
+
+The table is mined from the offline corpora, which name many benchmark strings ("New Delhi" is an AutoFJ title,
+"tax rates" a PPDB phrase). With ``data.benchmark_filter`` set, a row goes when its phrase, paraphrases or hard
+negatives touch a benchmark item in that mode of :mod:`phrasezoo.data.benchmark_filter` (``"multiword"``: a
+benchmark string of two or more words, or two strings of the row that form a benchmark pair; ``"strict"``: single
+words too), and a view drawn at training time that would touch one (a synonym swap that lands on a PPDB pair) is
+replaced by the phrase itself.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+
+from datasets import Dataset
+
+
+def row_strings(row: dict) -> list[str]:
+    """The strings one table row trains on: its phrase, paraphrases and hard negatives."""
+    return [row["phrase"], *row["paraphrases"], *(h for h in row["hard_negatives"] if h.strip())]
+
+
+def filter_table(dataset: Dataset, blocklist, mode: str) -> tuple[Dataset, dict]:
+    """The table without the rows that touch a benchmark item, and the filter's report (``as_dict()``)."""
+    from phrasezoo.data.benchmark_filter import remove_benchmark_items
+
+    columns = {name: dataset[name] for name in ("phrase", "paraphrases", "hard_negatives")}
+    rows = [dict(zip(columns, values, strict=True)) for values in zip(*columns.values(), strict=True)]
+    indices, report = remove_benchmark_items(
+        range(len(rows)), key=lambda i: row_strings(rows[i]), blocklist=blocklist, mode=mode, log=False
+    )
+    return dataset.select(indices), report.as_dict()
+
+
+def guard_views(
+    augment: Callable[[str, random.Random], str], blocklist, mode: str
+) -> Callable[[str, random.Random], str]:
+    """``augment`` whose views never touch a benchmark item with their anchor (the anchor itself instead)."""
+
+    def guarded(phrase: str, rng: random.Random) -> str:
+        view = augment(phrase, rng)
+        return phrase if view != phrase and blocklist.pair_matches(phrase, view, mode) else view
+
+    return guarded
