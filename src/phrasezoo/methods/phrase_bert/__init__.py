@@ -28,6 +28,11 @@ METHOD = Method(
         "data": {
             **signature_args(build_phrase_bert_data, exclude=("progress",)),
             "objectives": Arg(OBJECTIVES, "training sets: paraphrase triples, context triples", choices=OBJECTIVES),
+            "benchmark_filter": Arg(
+                None,
+                "drop training triples that touch a test-benchmark item, in this phrasezoo.data.benchmark_filter mode: "
+                "'multiword' or 'strict' (default: off, as in the paper)",
+            ),
         },
         "task": {
             "margin": Arg(1.0, "the paper's triplet margin"),

@@ -129,6 +129,22 @@ class PhraseBertTask:
         return loss, logs
 
 
+def drop_benchmark_triples(paraphrase_triples: list, context_triples: list, mode: str) -> tuple[list, list, str]:
+    """Both triple lists without the triples that touch a test-benchmark item in ``mode`` of
+    :mod:`phrasezoo.data.benchmark_filter` (a paraphrase triple's three phrases and their pairs; a context triple's
+    phrase and contexts, by equality and by containment of benchmark sentences), and how many went from each."""
+    from phrasezoo.data.benchmark_filter import load_blocklist, remove_benchmark_items
+
+    blocklist = load_blocklist()
+    paraphrase, p_report = remove_benchmark_items(paraphrase_triples, blocklist=blocklist, mode=mode, log=False)
+    context, c_report = remove_benchmark_items(context_triples, blocklist=blocklist, mode=mode, log=False)
+    return (
+        paraphrase,
+        context,
+        f"paraphrase {p_report.dropped} of {p_report.total}, context {c_report.dropped} of {c_report.total}",
+    )
+
+
 def build_task(hub_cfg, model: PhraseBertModel, accelerator) -> PhraseBertTask:
     """Build both training sets (cached; the main process first) and the task around them.
 
@@ -141,12 +157,18 @@ def build_task(hub_cfg, model: PhraseBertModel, accelerator) -> PhraseBertTask:
 
     data = dict(hub_cfg.data)
     data.setdefault("mask_token", model.mask_token)
+    filter_mode = data.pop("benchmark_filter", None)
     args = resolve_args(get_method("phrase_bert"), "task", hub_cfg.training.method_args)
     with accelerator.main_process_first():
         built = build_phrase_bert_data(**data, progress=accelerator.is_main_process)
     facts = {f"data: {k}": v for k, v in built.stats.items()}
     facts["objectives"] = ", ".join(data.get("objectives", ("paraphrase", "context")))
     paraphrase_triples, context_triples = built.paraphrase_triples(), built.context_triples()
+    if filter_mode:
+        paraphrase_triples, context_triples, dropped = drop_benchmark_triples(
+            paraphrase_triples, context_triples, filter_mode
+        )
+        facts[f"triples dropped by the benchmark filter ({filter_mode})"] = dropped
     teacher = None
     if args["distill_weight"]:
         from phrasezoo.teacher import teacher_embeddings

@@ -53,6 +53,11 @@ METHOD = Method(
         "data": {
             **signature_args(build_uctopic_dataset, exclude=("cache", "progress")),
             "sources": Arg(("entities", "noun_phrases"), "where mentions come from", choices=SOURCES),
+            "benchmark_filter": Arg(
+                None,
+                "drop mention instances whose mention or sentence touches a test-benchmark item, in this "
+                "phrasezoo.data.benchmark_filter mode: 'multiword' or 'strict' (default: off, as in the paper)",
+            ),
         },
         "task": signature_args(UCTopicTask.__init__, exclude=("model", "dataset", "facts")),
     },

@@ -152,6 +152,22 @@ class UCTopicTask:
         """Nothing to pretrain before the main loop."""
 
 
+def drop_benchmark_instances(dataset, mode: str, blocklist=None):
+    """The mention instances whose mention and sentence touch no test-benchmark item in ``mode`` of
+    :mod:`phrasezoo.data.benchmark_filter` (a mention equal to a benchmark string; a sentence that contains a
+    benchmark sentence), and ``"<dropped> of <total>"``."""
+    from phrasezoo.data.benchmark_filter import load_blocklist, remove_benchmark_items
+
+    items = [
+        (sentence[int(start) : int(end)], sentence)
+        for sentence, start, end in zip(dataset["sentence"], dataset["start"], dataset["end"], strict=True)
+    ]
+    keep, report = remove_benchmark_items(
+        range(len(items)), key=lambda i: items[i], blocklist=blocklist or load_blocklist(), mode=mode, log=False
+    )
+    return dataset.select(keep), f"{report.dropped} of {report.total}"
+
+
 def build_task(hub_cfg, model: UCTopicModel, accelerator) -> UCTopicTask:
     """Build the mention dataset (cached; the main process first) and the task around it.
 
@@ -168,13 +184,18 @@ def build_task(hub_cfg, model: UCTopicModel, accelerator) -> UCTopicTask:
     method = get_method("uctopic")
     data = dict(hub_cfg.data)
     validate_args(method, "data", data)
+    filter_mode = data.pop("benchmark_filter", None)
     with accelerator.main_process_first():
         dataset = build_uctopic_dataset(**data, progress=accelerator.is_main_process)
+    dropped = None
+    if filter_mode:
+        dataset, dropped = drop_benchmark_instances(dataset, filter_mode)
     method_args = dict(hub_cfg.training.method_args)
     validate_args(method, "task", method_args)
     sources = Counter(dataset["source"])
     facts = {
         "corpus": data.get("corpus", "embedded"),
         "phrase sources (mentions)": ", ".join(f"{k}: {v}" for k, v in sorted(sources.items())),
+        **({f"instances dropped by the benchmark filter ({filter_mode})": dropped} if filter_mode else {}),
     }
     return UCTopicTask(model, dataset, facts=facts, **method_args)
