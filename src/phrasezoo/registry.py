@@ -57,6 +57,15 @@ class Arg:
 ArgSchema = dict[str, Arg]
 
 
+def benchmark_filter_arg(what: str) -> Arg:
+    """The ``data.benchmark_filter`` argument every method shares: ``what`` says which training items go."""
+    return Arg(
+        None,
+        f"drop {what}, in this phrasezoo.data.benchmark_filter mode: 'multiword' or 'strict' (default: off, as in the "
+        "paper)",
+    )
+
+
 def signature_args(function: Callable[..., Any], exclude: tuple[str, ...] = (), **docs: str) -> ArgSchema:
     """An argument schema read from ``function``'s keyword parameters (defaults kept; ``*args/**kwargs`` skipped).
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from phrasezoo.models.pearl.configuration_pearl import PearlConfig
 from phrasezoo.models.pearl.modeling_pearl import PearlModel
-from phrasezoo.registry import Arg, Method, OutputKind, signature_args
+from phrasezoo.registry import Arg, Method, OutputKind, benchmark_filter_arg, signature_args
 
 from .char_pretrain import CHAR_PRETRAIN_DEFAULTS
 from .data import build_pearl_dataset
@@ -31,11 +31,9 @@ METHOD = Method(
         "data": {
             **signature_args(build_pearl_dataset, exclude=("progress",)),
             "augmentation_mix": Arg(None, "augmentation probabilities by kind (default: the official mix)"),
-            "benchmark_filter": Arg(
-                None,
-                "drop table rows (phrase, paraphrases, hard negatives) that touch a test-benchmark item, and replace "
-                "training views that would, in this phrasezoo.data.benchmark_filter mode: 'multiword' or 'strict' "
-                "(default: off, as in the paper)",
+            "benchmark_filter": benchmark_filter_arg(
+                "table rows (phrase, paraphrases, hard negatives) that touch a test-benchmark item, and replace "
+                "training views that would"
             ),
             "alias_pairs": Arg(
                 None,

@@ -168,13 +168,14 @@ def build_task(hub_cfg, model: PearlModel, accelerator) -> PearlTask:
     filter_mode = data.pop("benchmark_filter", None)
     with accelerator.main_process_first():
         dataset = build_pearl_dataset(**data, progress=accelerator.is_main_process)
-    alias_facts, filter_facts, blocklist = {}, {}, None
-    if filter_mode:
+    alias_facts, filter_facts = {}, {}
+    if filter_mode or alias:
         from phrasezoo.data.benchmark_filter import load_blocklist
 
+        blocklist = load_blocklist()
+    if filter_mode:
         from .decontaminate import filter_table
 
-        blocklist = load_blocklist()
         dataset, report = filter_table(dataset, blocklist, filter_mode)
         filter_facts = {
             f"table rows dropped by the benchmark filter ({filter_mode})": report["dropped"],
@@ -183,7 +184,6 @@ def build_task(hub_cfg, model: PearlModel, accelerator) -> PearlTask:
             ),
         }
     if alias:
-        from phrasezoo.data.benchmark_filter import load_blocklist
         from phrasezoo.data.dev_sets import dev_set_strings
 
         from .alias_sources import collect_alias_pairs
@@ -191,7 +191,7 @@ def build_task(hub_cfg, model: PearlModel, accelerator) -> PearlTask:
 
         with accelerator.main_process_first():  # the dev sets may be built (and cached) on first use
             pairs, report = collect_alias_pairs(
-                alias, blocklist or load_blocklist(), lambda: dev_set_strings(progress=accelerator.is_main_process)
+                alias, blocklist, lambda: dev_set_strings(progress=accelerator.is_main_process)
             )
         negatives = None
         if int(alias.get("hard_negatives", 0)) > 0:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from phrasezoo.models.phrase_bert.configuration_phrase_bert import PhraseBertConfig
 from phrasezoo.models.phrase_bert.modeling_phrase_bert import PhraseBertModel
-from phrasezoo.registry import Arg, Method, OutputKind, signature_args
+from phrasezoo.registry import Arg, Method, OutputKind, benchmark_filter_arg, signature_args
 
 from .data import OBJECTIVES, build_phrase_bert_data
 from .task import build_task
@@ -28,11 +28,7 @@ METHOD = Method(
         "data": {
             **signature_args(build_phrase_bert_data, exclude=("progress",)),
             "objectives": Arg(OBJECTIVES, "training sets: paraphrase triples, context triples", choices=OBJECTIVES),
-            "benchmark_filter": Arg(
-                None,
-                "drop training triples that touch a test-benchmark item, in this phrasezoo.data.benchmark_filter mode: "
-                "'multiword' or 'strict' (default: off, as in the paper)",
-            ),
+            "benchmark_filter": benchmark_filter_arg("training triples that touch a test-benchmark item"),
         },
         "task": {
             "margin": Arg(1.0, "the paper's triplet margin"),

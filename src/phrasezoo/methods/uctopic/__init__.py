@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from phrasezoo.models.uctopic.configuration_uctopic import UCTopicConfig
 from phrasezoo.models.uctopic.modeling_uctopic import UCTopicModel
-from phrasezoo.registry import Arg, Method, OutputKind, signature_args
+from phrasezoo.registry import Arg, Method, OutputKind, benchmark_filter_arg, signature_args
 
 from .data import SOURCES, build_uctopic_dataset
 from .task import UCTopicTask, build_task
@@ -53,10 +53,8 @@ METHOD = Method(
         "data": {
             **signature_args(build_uctopic_dataset, exclude=("cache", "progress")),
             "sources": Arg(("entities", "noun_phrases"), "where mentions come from", choices=SOURCES),
-            "benchmark_filter": Arg(
-                None,
-                "drop mention instances whose mention or sentence touches a test-benchmark item, in this "
-                "phrasezoo.data.benchmark_filter mode: 'multiword' or 'strict' (default: off, as in the paper)",
+            "benchmark_filter": benchmark_filter_arg(
+                "mention instances whose mention or sentence touches a test-benchmark item"
             ),
         },
         "task": signature_args(UCTopicTask.__init__, exclude=("model", "dataset", "facts")),
