@@ -1,5 +1,5 @@
-"""The zoo's training losses, written once (sentence-transformers style): InfoNCE / NT-Xent, the triplet loss
-and relational (similarity-matrix) distillation from a teacher.
+"""The zoo's training losses, written once (sentence-transformers style): InfoNCE / NT-Xent, the triplet loss, and
+relational (similarity-matrix) and listwise (neighbourhood ranking) distillation from a teacher.
 
 Used by PEARL (NT-Xent with hard negatives), UCTopic (InfoNCE with in-batch negatives and a false-negative mask),
 topic mining's CCL finetuning and Phrase-BERT (triplet).
@@ -40,6 +40,35 @@ def info_nce(
 def triplet_loss(anchor: torch.Tensor, positive: torch.Tensor, negative: torch.Tensor, margin: float = 1.0):
     """Triplet loss with Euclidean distance: ``max(0, |a - p| - |a - n| + margin)`` (Phrase-BERT)."""
     return F.relu(F.pairwise_distance(anchor, positive) - F.pairwise_distance(anchor, negative) + margin).mean()
+
+
+def listwise_distillation(student: torch.Tensor, teacher: torch.Tensor, temperature: float = 0.05) -> torch.Tensor:
+    """KL divergence from the teacher's to the student's softmax over each row's similarities to the other rows.
+
+    Each string of the batch ranks every other string; the student learns the teacher's ranking, not its cosine
+    scale (a 384-d and a 768-d encoder spread their cosines differently). Batches built from teacher
+    neighbourhoods (:mod:`phrasezoo.lexicon_distillation`) make the ranking a fine one ("contrabass" closer to
+    "double bass" than to "cello"). ``student (n, d_s)`` and ``teacher (n, d_t)`` are normalised here; the
+    diagonal is left out; float32.
+    """
+    if student.shape[0] != teacher.shape[0]:
+        raise ValueError(f"student and teacher need the same rows, got {student.shape[0]} and {teacher.shape[0]}.")
+    if temperature <= 0:
+        raise ValueError(f"temperature must be > 0, got {temperature}.")
+    n = student.shape[0]
+    if n < 3:  # a row needs two others to rank
+        return student.sum() * 0.0
+    s = F.normalize(student.float(), dim=-1)
+    t = F.normalize(teacher.float().to(s.device), dim=-1)
+    diagonal = torch.eye(n, dtype=torch.bool, device=s.device)
+    student_logits = (s @ s.T / temperature).masked_fill(diagonal, -1e4)
+    teacher_logits = (t @ t.T / temperature).masked_fill(diagonal, -1e4)
+    return F.kl_div(
+        F.log_softmax(student_logits, dim=-1),
+        F.log_softmax(teacher_logits, dim=-1),
+        log_target=True,
+        reduction="batchmean",
+    )
 
 
 def similarity_distillation(

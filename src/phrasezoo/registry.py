@@ -66,6 +66,26 @@ def benchmark_filter_arg(what: str) -> Arg:
     )
 
 
+def lexicon_args() -> ArgSchema:
+    """The ``lexicon_weight`` / ``lexicon`` task arguments every teacher-distilling method shares
+    (:mod:`phrasezoo.lexicon_distillation`)."""
+    from phrasezoo.lexicon_distillation import LEXICON_DEFAULTS
+
+    return {
+        "lexicon_weight": Arg(
+            0.0,
+            "weight of the lexicon term (0: off; not in the paper): the phrase encoder's ranking of WordNet words and "
+            "their teacher neighbours is pulled towards the teacher's (phrasezoo.lexicon_distillation)",
+        ),
+        "lexicon": Arg(
+            None,
+            "options of the lexicon term: "
+            + ", ".join(f"{key} (default {value})" for key, value in LEXICON_DEFAULTS.items()),
+            keys=tuple(LEXICON_DEFAULTS),
+        ),
+    }
+
+
 def signature_args(function: Callable[..., Any], exclude: tuple[str, ...] = (), **docs: str) -> ArgSchema:
     """An argument schema read from ``function``'s keyword parameters (defaults kept; ``*args/**kwargs`` skipped).
 

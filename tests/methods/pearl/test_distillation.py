@@ -53,3 +53,32 @@ def test_anchor_words_join_the_distillation_matrix_only():
     assert logs["type_ce"] == pytest.approx(plain_logs["type_ce"], rel=1e-4)
     with pytest.raises(ValueError, match="distill_weight"):
         type(task)(model, {"phrase": [], "type_id": [], "hard_negatives": []}, None, None, distill_words=2)
+
+
+def test_the_lexicon_term_joins_the_loss_and_leaves_the_phrase_batch_alone():
+    """``lexicon_weight``: a lexicon batch is drawn after the phrase batch (which stays the one a run without the
+    term gets) and its listwise term joins the loss with its weight."""
+    from phrasezoo.lexicon_distillation import LexiconDistillation, TeacherNeighbourhoods
+
+    model = get_method("pearl").tiny_model()
+    plain = make_task(model)
+    words = ["violin", "cello", "contrabass", "double bass", "tuba", "trumpet", "banana", "apple"]
+    hoods = TeacherNeighbourhoods(
+        strings=words,
+        vectors=torch.nn.functional.normalize(torch.randn(len(words), 12), dim=-1),
+        neighbours=[[j for j in range(len(words)) if j != i][:3] for i in range(len(words))],
+    )
+    task = make_task(model)
+    task.lexicon_weight, task.lexicon = 0.5, LexiconDistillation(hoods, anchors=2, group=2, temperature=0.05)
+    batch = task.make_batch(list(range(4)), random.Random(0))
+    plain_batch = plain.make_batch(list(range(4)), random.Random(0))
+    assert batch["texts"] == plain_batch["texts"]
+    assert len(batch["lexicon_ids"]) == batch["lexicon_features"]["input_ids"].shape[0] >= 3
+    model.eval()
+    loss, logs = task.compute_loss(model, batch)
+    base, base_logs = plain.compute_loss(model, plain_batch)
+    assert "lexicon" in logs and "lexicon" not in base_logs
+    assert loss.item() == pytest.approx(base.item() + 0.5 * logs["lexicon"], rel=1e-4)
+    assert "lexicon strings (teacher neighbourhoods; benchmark items and dev-suite strings removed)" in task.facts()
+    with pytest.raises(ValueError, match="lexicon"):
+        type(task)(model, {"phrase": [], "type_id": [], "hard_negatives": []}, None, None, lexicon_weight=1.0)

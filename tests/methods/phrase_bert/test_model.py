@@ -138,3 +138,26 @@ def test_task_distills_the_teachers_phrase_similarities():
     assert loss.item() == pytest.approx(plain.item() + 3.0 * expected.item(), abs=1e-4)
     with pytest.raises(ValueError, match="teacher"):
         PhraseBertTask(model, PARAPHRASES, CONTEXTS, distill_weight=1.0)
+
+
+def test_task_adds_the_lexicon_term_with_its_weight():
+    from phrasezoo.lexicon_distillation import LexiconDistillation, TeacherNeighbourhoods
+    from phrasezoo.losses import listwise_distillation
+
+    model = tiny_model().eval()
+    words = ["violin", "cello", "contrabass", "double bass", "tuba", "trumpet"]
+    vectors = torch.nn.functional.normalize(torch.randn(len(words), 7), dim=-1)
+    hoods = TeacherNeighbourhoods(words, vectors, [[j for j in range(6) if j != i][:2] for i in range(6)])
+    lexicon = LexiconDistillation(hoods, anchors=2, group=2, temperature=0.1)
+    task = PhraseBertTask(model, PARAPHRASES, CONTEXTS, lexicon_weight=2.0, lexicon=lexicon)
+    batch = task.make_batch([0, 3, 4], random.Random(0))
+    loss, logs = task.compute_loss(model, batch)
+    plain, _ = PhraseBertTask(model, PARAPHRASES, CONTEXTS).compute_loss(model, batch)
+    with torch.no_grad():
+        ids = batch["lexicon_ids"]
+        pooled = model(**model.tokenize([words[i] for i in ids])).pooled_embeddings
+        expected = listwise_distillation(pooled, vectors[ids], 0.1)
+    assert logs["lexicon"] == pytest.approx(expected.item(), abs=1e-4)
+    assert loss.item() == pytest.approx(plain.item() + 2.0 * expected.item(), abs=1e-4)
+    with pytest.raises(ValueError, match="lexicon"):
+        PhraseBertTask(model, PARAPHRASES, CONTEXTS, lexicon_weight=1.0)

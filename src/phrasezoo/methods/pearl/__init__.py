@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from phrasezoo.models.pearl.configuration_pearl import PearlConfig
 from phrasezoo.models.pearl.modeling_pearl import PearlModel
-from phrasezoo.registry import Arg, Method, OutputKind, benchmark_filter_arg, signature_args
+from phrasezoo.registry import Arg, Method, OutputKind, benchmark_filter_arg, lexicon_args, signature_args
 
 from .char_pretrain import CHAR_PRETRAIN_DEFAULTS
 from .data import build_pearl_dataset
@@ -59,6 +59,7 @@ METHOD = Method(
                 "whose cosines are the weighted mean of the encoders' (phrasezoo.teacher)",
             ),
             "distill_words": Arg(0, "words of each multiword anchor added to the distillation matrix only (0: off)"),
+            **lexicon_args(),
         },
     },
     tiny_config={

@@ -14,7 +14,10 @@ Training follows the paper (section 3.4) and the official code's choices listed 
   the teacher embeds the phrase table once, before training, see :mod:`phrasezoo.teacher`). With
   ``distill_words > 0`` the batch also holds up to that many words of each multiword anchor that the teacher knows
   (the phrase table's own one-word entries): they join the distillation matrix only (no NT-Xent, no type label), so
-  the student learns how similar a phrase is to its own words, the confound of Turney's distractors.
+  the student learns how similar a phrase is to its own words, the confound of Turney's distractors;
+* optionally (``lexicon_weight > 0``, not in the paper), the lexicon term: each step also draws WordNet words and
+  their teacher neighbours, and the phrase encoder's ranking of them is pulled towards the teacher's
+  (:mod:`phrasezoo.lexicon_distillation`).
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ import torch
 import torch.nn.functional as F
 
 from phrasezoo.losses import info_nce, similarity_distillation
-from phrasezoo.models.pearl.modeling_pearl import PearlModel
+from phrasezoo.models.pearl.modeling_pearl import PearlModel, mean_pooling
 from phrasezoo.progress import progress_enabled
 
 from .char_pretrain import CHAR_PRETRAIN_DEFAULTS, pretrain_char_encoder
@@ -52,6 +55,8 @@ class PearlTask:
         distill_weight: float = 0.0,
         teacher=None,
         distill_words: int = 0,
+        lexicon_weight: float = 0.0,
+        lexicon=None,
         facts: dict[str, Any] | None = None,
     ):
         if distill_words < 0:
@@ -60,6 +65,8 @@ class PearlTask:
             raise ValueError("distill_words > 0 only feeds the teacher term: set distill_weight > 0 as well.")
         if distill_weight and teacher is None:
             raise ValueError("distill_weight > 0 needs teacher embeddings (phrasezoo.teacher.teacher_embeddings).")
+        if lexicon_weight and lexicon is None:
+            raise ValueError("lexicon_weight > 0 needs the lexicon term (phrasezoo.lexicon_distillation).")
         self.model = model
         self.phrases: list[str] = list(dataset["phrase"])
         self.type_ids: list[int] = list(dataset["type_id"])
@@ -74,13 +81,16 @@ class PearlTask:
         self.distill_weight = distill_weight
         self.teacher = teacher
         self.distill_words = distill_words
+        self.lexicon_weight = lexicon_weight
+        self.lexicon = lexicon if lexicon_weight else None
         self._facts = facts or {}
 
     def num_examples(self) -> int:
         return len(self.phrases)
 
     def facts(self) -> dict[str, Any]:
-        return {"training_phrases": len(self.phrases), **self._facts}
+        lexicon = self.lexicon.facts() if self.lexicon is not None else {}
+        return {"training_phrases": len(self.phrases), **self._facts, **lexicon}
 
     def make_batch(self, indices: list[int], rng: random.Random) -> dict[str, Any]:
         anchors = [self.phrases[i] for i in indices]
@@ -98,13 +108,20 @@ class PearlTask:
             words = self.anchor_words(anchors, rng)
             texts += words
             types += [-100] * len(words)
-        return {
+        batch = {
             "features": self.model.tokenize(texts),
             "texts": texts,
             "n_anchors": len(anchors),
             "n_contrastive": n_contrastive,
             "type_ids": torch.tensor(types),
         }
+        if self.lexicon is not None:  # drawn last, so the rest of the batch is the one a run without it gets
+            ids, words = self.lexicon.sample(rng)
+            batch["lexicon_ids"] = ids
+            batch["lexicon_features"] = self.model.tokenizer(
+                words, padding=True, truncation=True, max_length=32, return_tensors="pt"
+            )
+        return batch
 
     def anchor_words(self, anchors: list[str], rng: random.Random) -> list[str]:
         """Up to ``distill_words`` words per multiword anchor that the teacher has a row for, drawn at random; no
@@ -138,6 +155,12 @@ class PearlTask:
             distill = similarity_distillation(out.phrase_embeddings, rows.to(device), found.to(device))
             loss = loss + self.distill_weight * distill
             logs["distill"] = float(distill.detach())
+        if self.lexicon is not None:
+            features = {k: v.to(device) for k, v in batch["lexicon_features"].items()}
+            hidden = model.backbone(**features).last_hidden_state
+            lexicon = self.lexicon.loss(mean_pooling(hidden, features["attention_mask"]), batch["lexicon_ids"])
+            loss = loss + self.lexicon_weight * lexicon
+            logs["lexicon"] = float(lexicon.detach())
         return loss, logs
 
     def prepare(self, model: PearlModel, accelerator) -> None:
@@ -214,6 +237,14 @@ def build_task(hub_cfg, model: PearlModel, accelerator) -> PearlTask:
             strings.update(s for row in dataset[column] for s in row if s.strip())
         with accelerator.main_process_first():
             teacher = teacher_embeddings(sorted(strings), method_args["teacher"], progress=accelerator.is_main_process)
+    lexicon = None
+    if method_args.get("lexicon_weight"):
+        from phrasezoo.lexicon_distillation import build_lexicon_distillation
+
+        with accelerator.main_process_first():
+            lexicon = build_lexicon_distillation(
+                method_args.get("lexicon"), method_args["teacher"], filter_mode, progress=accelerator.is_main_process
+            )
     augmenter = build_augmenter(
         dataset,
         glove=data.get("glove", "glove-6b-50d"),
@@ -240,7 +271,7 @@ def build_task(hub_cfg, model: PearlModel, accelerator) -> PearlTask:
         dataset,
         augment=augment,
         word_noise=lambda word, rng: char_edit(word, rng) or word,
-        **{**method_args, "teacher": teacher},
+        **{**method_args, "teacher": teacher, "lexicon": lexicon},
         facts={**facts, **({"teacher": f"{teacher.teacher} ({len(teacher)} phrases)"} if teacher else {})},
     )
 

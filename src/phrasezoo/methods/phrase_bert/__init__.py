@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from phrasezoo.models.phrase_bert.configuration_phrase_bert import PhraseBertConfig
 from phrasezoo.models.phrase_bert.modeling_phrase_bert import PhraseBertModel
-from phrasezoo.registry import Arg, Method, OutputKind, benchmark_filter_arg, signature_args
+from phrasezoo.registry import Arg, Method, OutputKind, benchmark_filter_arg, lexicon_args, signature_args
 
 from .data import OBJECTIVES, build_phrase_bert_data
 from .task import build_task
@@ -39,6 +39,7 @@ METHOD = Method(
                 "teacher encoder for distillation: a backbone name, folder or Hub id, or a blend {name: weight} "
                 "whose cosines are the weighted mean of the encoders' (phrasezoo.teacher)",
             ),
+            **lexicon_args(),
         },
     },
     tiny_config={

@@ -10,7 +10,10 @@ Training follows the paper (section 3.1) and its released code (sentence-transfo
 * the ablations Phrase-BERT-phrase and Phrase-BERT-context are ``data.objectives: [paraphrase]`` / ``[context]``;
 * optionally (``distill_weight > 0``, not in the paper), a teacher's similarities: the cosine matrix of the batch's
   phrases (not the contexts) is pulled towards all-mpnet-base-v2's (:func:`phrasezoo.losses.similarity_distillation`;
-  the teacher embeds every phrase of the triples once, before training, see :mod:`phrasezoo.teacher`).
+  the teacher embeds every phrase of the triples once, before training, see :mod:`phrasezoo.teacher`);
+* optionally (``lexicon_weight > 0``, not in the paper), the lexicon term: each step also draws WordNet words and
+  their teacher neighbours, and the encoder's ranking of them is pulled towards the teacher's
+  (:mod:`phrasezoo.lexicon_distillation`).
 
 Short texts (phrases) and long ones (contexts) are tokenized and encoded as two padded groups, so a batch never pads
 a two-word phrase to the length of a 120-word context.
@@ -42,12 +45,16 @@ class PhraseBertTask:
         normalize: bool = False,
         distill_weight: float = 0.0,
         teacher=None,
+        lexicon_weight: float = 0.0,
+        lexicon=None,
         facts: dict[str, Any] | None = None,
     ):
         if not paraphrase_triples and not context_triples:
             raise ValueError("Phrase-BERT training needs paraphrase or context triples; both sets are empty.")
         if distill_weight and teacher is None:
             raise ValueError("distill_weight > 0 needs teacher embeddings (phrasezoo.teacher.teacher_embeddings).")
+        if lexicon_weight and lexicon is None:
+            raise ValueError("lexicon_weight > 0 needs the lexicon term (phrasezoo.lexicon_distillation).")
         self.model = model
         self.triples = list(paraphrase_triples) + list(context_triples)
         self.n_paraphrase = len(paraphrase_triples)
@@ -55,6 +62,8 @@ class PhraseBertTask:
         self.normalize = normalize
         self.distill_weight = distill_weight
         self.teacher = teacher
+        self.lexicon_weight = lexicon_weight
+        self.lexicon = lexicon if lexicon_weight else None
         self._facts = facts or {}
 
     def num_examples(self) -> int:
@@ -67,6 +76,7 @@ class PhraseBertTask:
             "triplet margin": self.margin,
             "distance on": "L2-normalised embeddings" if self.normalize else "raw mean-pooled embeddings",
             **self._facts,
+            **(self.lexicon.facts() if self.lexicon is not None else {}),
         }
 
     def prepare(self, model, accelerator) -> None:
@@ -76,7 +86,7 @@ class PhraseBertTask:
         """Tokenize a batch of triples as two padded groups: phrases (group 0) and contexts (group 1).
 
         ``slots`` holds, per triple, the (group, row) of its anchor, positive and negative. Triples are fixed at
-        dataset-build time, so ``rng`` is not needed here.
+        dataset-build time, so ``rng`` only draws the lexicon batch (when the lexicon term is on).
         """
         groups: tuple[list[str], list[str]] = ([], [])
         slots, is_context = [], []
@@ -90,12 +100,16 @@ class PhraseBertTask:
             slots.append(triple)
             is_context.append(context)
         features = [self.model.tokenize(texts) if texts else None for texts in groups]
-        return {
+        batch = {
             "features": features,
             "slots": torch.tensor(slots),
             "is_context": torch.tensor(is_context),
             "phrases": groups[0],
         }
+        if self.lexicon is not None:
+            ids, words = self.lexicon.sample(rng)
+            batch["lexicon_ids"], batch["lexicon_features"] = ids, self.model.tokenize(words)
+        return batch
 
     def compute_loss(self, model, batch: dict[str, Any]) -> tuple[torch.Tensor, dict[str, float]]:
         device = next(model.parameters()).device
@@ -126,6 +140,11 @@ class PhraseBertTask:
             distill = similarity_distillation(vectors[0], rows.to(device), found.to(device))
             loss = loss + self.distill_weight * distill
             logs["distill"] = float(distill.detach())
+        if self.lexicon is not None:
+            out = model(**{k: v.to(device) for k, v in batch["lexicon_features"].items()})
+            lexicon = self.lexicon.loss(out.pooled_embeddings, batch["lexicon_ids"])
+            loss = loss + self.lexicon_weight * lexicon
+            logs["lexicon"] = float(lexicon.detach())
         return loss, logs
 
 
@@ -179,6 +198,14 @@ def build_task(hub_cfg, model: PhraseBertModel, accelerator) -> PhraseBertTask:
                 sorted(p for p in phrases if p.strip()), args["teacher"], progress=accelerator.is_main_process
             )
         facts["teacher"] = f"{teacher.teacher} ({len(teacher)} phrases)"
+    lexicon = None
+    if args["lexicon_weight"]:
+        from phrasezoo.lexicon_distillation import build_lexicon_distillation
+
+        with accelerator.main_process_first():
+            lexicon = build_lexicon_distillation(
+                args["lexicon"], args["teacher"], filter_mode, progress=accelerator.is_main_process
+            )
     return PhraseBertTask(
         model,
         paraphrase_triples,
@@ -187,5 +214,7 @@ def build_task(hub_cfg, model: PhraseBertModel, accelerator) -> PhraseBertTask:
         normalize=args["normalize"],
         distill_weight=args["distill_weight"],
         teacher=teacher,
+        lexicon_weight=args["lexicon_weight"],
+        lexicon=lexicon,
         facts=facts,
     )
