@@ -19,6 +19,7 @@ import torch
 from phrasezoo.recipes import HubConfig
 from phrasezoo.registry import create_model, validate_recipe
 from phrasezoo.resources import backbone_hub_id
+from phrasezoo.training.recipe_guard import check_and_record_recipe
 from phrasezoo.training.trainer import TrainResult, effective_mixed_precision, seed_everything, train
 
 
@@ -54,6 +55,9 @@ def run_training(
         torch.set_num_threads(cfg.training.num_threads)
     output_dir = Path(output_dir or cfg.output_dir)
     method = validate_recipe(cfg)
+    if accelerator.is_main_process:  # before the data build: a changed recipe fails at once, not after minutes
+        check_and_record_recipe(cfg, output_dir, resume)
+    accelerator.wait_for_everyone()
     accelerator.print(
         f">> {cfg.name}: {method.description}; backbone {cfg.backbone or 'none (built from the recipe)'}; "
         f"output {output_dir}; {accelerator.num_processes} process(es), {accelerator.distributed_type}"
