@@ -283,3 +283,30 @@ def test_task_with_mlm_loss(tmp_path):
     assert (batch["features"]["mlm_labels"] != -100).any()
     loss, logs = task.compute_loss(model, batch)
     assert torch.isfinite(loss) and logs["mlm"] > 0
+
+
+def test_task_adds_the_lexicon_term_on_span_vectors(model):
+    """``lexicon_weight``: words are embedded as phrases without context; the listwise term on their span vectors
+    (the embedding under mlp_only_train) joins the loss, and the mention batch is the one a run without it gets."""
+    from phrasezoo.lexicon_distillation import LexiconDistillation, TeacherNeighbourhoods
+    from phrasezoo.losses import listwise_distillation
+
+    words = ["violin", "cello", "contrabass", "double bass", "tuba", "trumpet"]
+    vectors = torch.nn.functional.normalize(torch.randn(len(words), 7), dim=-1)
+    hoods = TeacherNeighbourhoods(words, vectors, [[j for j in range(6) if j != i][:2] for i in range(6)])
+    lexicon = LexiconDistillation(hoods, anchors=2, group=2, temperature=0.1)
+    task = UCTopicTask(model, _mentions_dataset(), lexicon_weight=2.0, lexicon=lexicon)
+    plain = UCTopicTask(model, _mentions_dataset())
+    batch = task.make_batch([0, 1, 2], random.Random(0))
+    plain_batch = plain.make_batch([0, 1, 2], random.Random(0))
+    assert torch.equal(batch["features"]["input_ids"], plain_batch["features"]["input_ids"])
+    loss, logs = task.compute_loss(model, batch)
+    base, _ = plain.compute_loss(model, plain_batch)
+    with torch.no_grad():
+        ids = batch["lexicon_ids"]
+        spans = model(**model.tokenize_mentions([words[i] for i in ids])).span_states
+        expected = listwise_distillation(spans, vectors[ids], 0.1)
+    assert logs["lexicon"] == pytest.approx(expected.item(), abs=1e-4)
+    assert loss.item() == pytest.approx(base.item() + 2.0 * expected.item(), abs=1e-4)
+    with pytest.raises(ValueError, match="lexicon"):
+        UCTopicTask(model, _mentions_dataset(), lexicon_weight=1.0)

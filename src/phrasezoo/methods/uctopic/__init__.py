@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from phrasezoo.models.uctopic.configuration_uctopic import UCTopicConfig
 from phrasezoo.models.uctopic.modeling_uctopic import UCTopicModel
-from phrasezoo.registry import Arg, Method, OutputKind, benchmark_filter_arg, signature_args
+from phrasezoo.registry import Arg, Method, OutputKind, benchmark_filter_arg, lexicon_args, signature_args
 
 from .data import SOURCES, build_uctopic_dataset
 from .task import UCTopicTask, build_task
@@ -57,7 +57,11 @@ METHOD = Method(
                 "mention instances whose mention or sentence touches a test-benchmark item"
             ),
         },
-        "task": signature_args(UCTopicTask.__init__, exclude=("model", "dataset", "facts")),
+        "task": {
+            **signature_args(UCTopicTask.__init__, exclude=("model", "dataset", "facts", "lexicon_weight", "lexicon")),
+            **lexicon_args(),
+            "teacher": Arg("mpnet-base", "teacher encoder of the lexicon term (a backbone name, folder or Hub id)"),
+        },
     },
     tiny_config={
         "backbone_config": {"model_type": "bert", **TINY_BACKBONE, "intermediate_size": 64},

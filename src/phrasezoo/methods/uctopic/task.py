@@ -9,7 +9,10 @@ Pretraining follows the paper (section 3.1, 4.1) and its official code:
   ``1 - keep_mention_probability`` (0.5 in the paper), so the model must read the context;
 * InfoNCE with in-batch negatives, temperature 0.05, on the L2-normalised outputs of the MLP head. Another pair of the
   same phrase in the batch is not used as a negative (a known false negative on a small corpus);
-* optionally a masked-language-model loss on separately masked copies of both sentences (``mlm_weight``).
+* optionally a masked-language-model loss on separately masked copies of both sentences (``mlm_weight``);
+* optionally (``lexicon_weight > 0``, not in the paper), the lexicon term: each step also draws WordNet words and
+  their teacher neighbours, each embedded as a phrase without context, and the span vectors' ranking of them is
+  pulled towards the teacher's (:mod:`phrasezoo.lexicon_distillation`).
 
 CCL finetuning (section 3.2) is in :mod:`phrasezoo.ccl` (used by topic mining).
 """
@@ -67,10 +70,15 @@ class UCTopicTask:
         mlm_weight: float = 0.0,
         mlm_probability: float = 0.15,
         max_seq_length: int | None = None,
+        lexicon_weight: float = 0.0,
+        lexicon=None,
+        teacher: str = "mpnet-base",
         facts: dict[str, Any] | None = None,
     ):
         from .data import positive_candidates
 
+        if lexicon_weight and not hasattr(lexicon, "sample"):
+            raise ValueError("lexicon_weight > 0 needs the lexicon term (phrasezoo.lexicon_distillation).")
         if mlm_weight and model.lm_head is None:
             raise ValueError("mlm_weight > 0 needs an MLM head: set model.use_mlm_head: true in the hub config.")
         self.model = model
@@ -85,6 +93,9 @@ class UCTopicTask:
         self.mlm_weight = mlm_weight
         self.mlm_probability = mlm_probability
         self.max_seq_length = max_seq_length
+        self.lexicon_weight = lexicon_weight
+        self.lexicon = lexicon if lexicon_weight else None
+        self.teacher = teacher
         self._facts = facts or {}
 
     def num_examples(self) -> int:
@@ -98,6 +109,7 @@ class UCTopicTask:
             "keep mention in positive (p)": self.keep_mention_probability,
             "MLM weight": self.mlm_weight,
             **self._facts,
+            **(self.lexicon.facts() if self.lexicon is not None else {}),
         }
 
     def make_batch(self, indices: list[int], rng: random.Random) -> dict[str, Any]:
@@ -126,6 +138,10 @@ class UCTopicTask:
                 label_tensor[row, : len(row_labels)] = torch.tensor(row_labels)
             features["mlm_input_ids"] = padded
             features["mlm_labels"] = label_tensor
+        if self.lexicon is not None:  # drawn last: the mention batch stays the one a run without the term gets
+            ids, words = self.lexicon.sample(rng)
+            batch["lexicon_ids"] = ids
+            batch["lexicon_features"] = self.model.collate(self.model.prepare_mentions(words, mask_mention=False))
         return batch
 
     def compute_loss(self, model, batch: dict[str, Any]) -> tuple[torch.Tensor, dict[str, float]]:
@@ -146,6 +162,12 @@ class UCTopicTask:
         if self.mlm_weight:
             loss = loss + self.mlm_weight * out.loss
             logs["mlm"] = float(out.loss.detach())
+        if self.lexicon is not None:
+            # the span vector (before the MLP head): what the model embeds with under mlp_only_train
+            lexicon_out = model(**{k: v.to(device) for k, v in batch["lexicon_features"].items()})
+            lexicon = self.lexicon.loss(lexicon_out.span_states, batch["lexicon_ids"])
+            loss = loss + self.lexicon_weight * lexicon
+            logs["lexicon"] = float(lexicon.detach())
         return loss, logs
 
     def prepare(self, model, accelerator) -> None:
@@ -192,6 +214,16 @@ def build_task(hub_cfg, model: UCTopicModel, accelerator) -> UCTopicTask:
         dataset, dropped = drop_benchmark_instances(dataset, filter_mode)
     method_args = dict(hub_cfg.training.method_args)
     validate_args(method, "task", method_args)
+    if method_args.get("lexicon_weight"):
+        from phrasezoo.lexicon_distillation import build_lexicon_distillation
+
+        with accelerator.main_process_first():
+            method_args["lexicon"] = build_lexicon_distillation(
+                method_args.get("lexicon"),
+                method_args.get("teacher", "mpnet-base"),
+                filter_mode,
+                progress=accelerator.is_main_process,
+            )
     sources = Counter(dataset["source"])
     facts = {
         "corpus": data.get("corpus", "embedded"),
