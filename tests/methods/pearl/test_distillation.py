@@ -58,18 +58,12 @@ def test_anchor_words_join_the_distillation_matrix_only():
 def test_the_lexicon_term_joins_the_loss_and_leaves_the_phrase_batch_alone():
     """``lexicon_weight``: a lexicon batch is drawn after the phrase batch (which stays the one a run without the
     term gets) and its listwise term joins the loss with its weight."""
-    from phrasezoo.lexicon_distillation import LexiconDistillation, TeacherNeighbourhoods
+    from tests.lexicon_fixtures import tiny_lexicon
 
     model = get_method("pearl").tiny_model()
     plain = make_task(model)
-    words = ["violin", "cello", "contrabass", "double bass", "tuba", "trumpet", "banana", "apple"]
-    hoods = TeacherNeighbourhoods(
-        strings=words,
-        vectors=torch.nn.functional.normalize(torch.randn(len(words), 12), dim=-1),
-        neighbours=[[j for j in range(len(words)) if j != i][:3] for i in range(len(words))],
-    )
     task = make_task(model)
-    task.lexicon_weight, task.lexicon = 0.5, LexiconDistillation(hoods, anchors=2, group=2, temperature=0.05)
+    task.lexicon_weight, task.lexicon = 0.5, tiny_lexicon(teacher_dim=12, temperature=0.05)[2]
     batch = task.make_batch(list(range(4)), random.Random(0))
     plain_batch = plain.make_batch(list(range(4)), random.Random(0))
     assert batch["texts"] == plain_batch["texts"]

@@ -141,14 +141,11 @@ def test_task_distills_the_teachers_phrase_similarities():
 
 
 def test_task_adds_the_lexicon_term_with_its_weight():
-    from phrasezoo.lexicon_distillation import LexiconDistillation, TeacherNeighbourhoods
     from phrasezoo.losses import listwise_distillation
+    from tests.lexicon_fixtures import tiny_lexicon
 
     model = tiny_model().eval()
-    words = ["violin", "cello", "contrabass", "double bass", "tuba", "trumpet"]
-    vectors = torch.nn.functional.normalize(torch.randn(len(words), 7), dim=-1)
-    hoods = TeacherNeighbourhoods(words, vectors, [[j for j in range(6) if j != i][:2] for i in range(6)])
-    lexicon = LexiconDistillation(hoods, anchors=2, group=2, temperature=0.1)
+    words, vectors, lexicon = tiny_lexicon()
     task = PhraseBertTask(model, PARAPHRASES, CONTEXTS, lexicon_weight=2.0, lexicon=lexicon)
     batch = task.make_batch([0, 3, 4], random.Random(0))
     loss, logs = task.compute_loss(model, batch)

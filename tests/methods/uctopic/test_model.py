@@ -288,13 +288,10 @@ def test_task_with_mlm_loss(tmp_path):
 def test_task_adds_the_lexicon_term_on_span_vectors(model):
     """``lexicon_weight``: words are embedded as phrases without context; the listwise term on their span vectors
     (the embedding under mlp_only_train) joins the loss, and the mention batch is the one a run without it gets."""
-    from phrasezoo.lexicon_distillation import LexiconDistillation, TeacherNeighbourhoods
     from phrasezoo.losses import listwise_distillation
+    from tests.lexicon_fixtures import tiny_lexicon
 
-    words = ["violin", "cello", "contrabass", "double bass", "tuba", "trumpet"]
-    vectors = torch.nn.functional.normalize(torch.randn(len(words), 7), dim=-1)
-    hoods = TeacherNeighbourhoods(words, vectors, [[j for j in range(6) if j != i][:2] for i in range(6)])
-    lexicon = LexiconDistillation(hoods, anchors=2, group=2, temperature=0.1)
+    words, vectors, lexicon = tiny_lexicon()
     task = UCTopicTask(model, _mentions_dataset(), lexicon_weight=2.0, lexicon=lexicon)
     plain = UCTopicTask(model, _mentions_dataset())
     batch = task.make_batch([0, 1, 2], random.Random(0))
