@@ -23,11 +23,12 @@ from phrasezoo.evaluation.seeds_report import chosen_row
 from phrasezoo.files import write_readme_table
 
 
-def compare_row(selection: dict, without: list[str]) -> dict:
-    """One output line: run, checkpoint, chosen values, dev scores and the averages without ``without``."""
+def compare_row(selection: dict, without: list[str], run: str | None = None) -> dict:
+    """One output line: run (``run``, else the file's ``model``), checkpoint, chosen values, dev scores and the
+    averages without ``without``."""
     row = chosen_row(selection)
     tasks = selection["dev_tasks"]
-    out = {"run": selection["model"], "checkpoint": selection.get("checkpoint"), "dev_tasks": tasks, **row}
+    out = {"run": run or selection["model"], "checkpoint": selection.get("checkpoint"), "dev_tasks": tasks, **row}
     for task in without:
         kept = [t for t in tasks if t != task]
         out[f"dev_avg_without_{task}"] = round(sum(row[t] for t in kept) / len(kept), 6)
@@ -71,6 +72,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("selections", nargs="*", help="dev-selection files (results/<run>-dev-selection.json)")
     parser.add_argument("--without", nargs="*", default=[], help="dev tasks to leave out of a second average")
     parser.add_argument("--labels", nargs="*", help="the variant of each file (files of one variant are its seeds)")
+    parser.add_argument(
+        "--runs",
+        nargs="*",
+        help="the run name of each file (default: its 'model' field; give the file's name when a record file was "
+        "renamed after its run, e.g. results/pearl-mini-wnnf-dev-selection.json still says model pearl-mini)",
+    )
     parser.add_argument("--render", help="print (or with --readme, write) the markdown table of this JSONL output")
     parser.add_argument("--readme", help="README whose block --block gets the rendered table")
     parser.add_argument("--block", default="dev-compare", help="README block name (<!-- NAME:start -->)")
@@ -86,8 +93,11 @@ def main(argv: list[str] | None = None) -> None:
         parser.error("give dev-selection files, or --render a JSONL file.")
     if args.labels and len(args.labels) != len(args.selections):
         parser.error(f"--labels needs one label per selection file ({len(args.selections)}), got {len(args.labels)}.")
+    if args.runs and len(args.runs) != len(args.selections):
+        parser.error(f"--runs needs one run name per selection file ({len(args.selections)}), got {len(args.runs)}.")
     for i, path in enumerate(args.selections):
-        row = compare_row(json.loads(Path(path).read_text()), args.without)
+        run = args.runs[i] if args.runs else None
+        row = compare_row(json.loads(Path(path).read_text()), args.without, run)
         print(json.dumps({"variant": args.labels[i], **row} if args.labels else row))
 
 

@@ -75,3 +75,13 @@ def test_a_chosen_value_missing_from_the_grid_is_an_error(tmp_path: Path):
     path.write_text(json.dumps(selection("bad", 0.5, [(0.0, 0.2, 0.4)])))
     with pytest.raises(ValueError, match="no grid row matches"):
         main([str(path)])
+
+
+def test_runs_name_renamed_record_files(tmp_path: Path, capsys: pytest.CaptureFixture):
+    main = runpy.run_path(str(SCRIPT))["main"]
+    path = tmp_path / "pearl-mini-wnnf-dev-selection.json"  # renamed after its run: its model field says pearl-mini
+    path.write_text(json.dumps(selection("pearl-mini", 0.0, [(0.0, 0.6, 0.4)])))
+    main([str(path), "--runs", "pearl-mini-wnnf"])
+    assert json.loads(capsys.readouterr().out)["run"] == "pearl-mini-wnnf"
+    with pytest.raises(SystemExit):
+        main([str(path), "--runs", "a", "b"])
