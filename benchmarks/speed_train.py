@@ -1,0 +1,307 @@
+"""Training steps per second of a recipe on a GPU against a CPU, both measured in the same run by the real loop.
+
+The GPU machine this project is lent now and then has no network, no copy of the data caches and none of the data
+builders' libraries (datasets, spaCy, faiss), and at most 64 MiB may travel to it. So the benchmark has two halves:
+
+``pack`` (where the recipe's caches are) builds the recipe's real training task exactly as ``phrasezoo train`` does,
+then writes its batch source (the mention dataset, and the lexicon term's teacher rows) with the model's config and
+tokenizer, without weights, to a folder:
+
+    .venv/bin/python benchmarks/speed_train.py pack uctopic-mini --set training.method_args.lexicon_weight=3.0 \\
+        --to .speedpack/uctopic-mini
+
+``time`` (on any machine with torch and transformers) builds the model from that config with random weights (a
+step costs the same whatever the weights hold), and runs :func:`phrasezoo.training.trainer.train`, the loop every
+recipe trains with, for a number of steps on each device asked for. It reports seconds per step after the warm-up
+steps, the whole recipe's projected time and the speed-up over the first device named:
+
+    python benchmarks/speed_train.py time .speedpack/uctopic-mini --devices cpu cuda --steps 20 300 \\
+        --output results/speed-train-uctopic-mini.json
+
+Only the time is measured: the weights are random, so no score of these runs means anything. Teacher rows of the
+lexicon term are a random subset (``--lexicon-strings``) with neighbour lists redrawn inside it: a step draws the
+same number of strings either way, so its cost is unchanged, and the pack stays small enough to travel.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import datetime as dt
+import gzip
+import json
+import os
+import pickle
+import platform
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import types
+from pathlib import Path
+
+import torch
+
+MODEL_CLASSES = {"uctopic": "phrasezoo.models.uctopic.modeling_uctopic.UCTopicModel"}
+TASK_MODULES = {"uctopic": "phrasezoo.methods.uctopic.task"}
+
+
+def _shrink_lexicon(lexicon, strings: int, seed: int = 0) -> None:
+    """Keep ``strings`` random teacher rows; each row's neighbours are redrawn among them (same count per row)."""
+    hood = lexicon.neighbourhoods
+    if len(hood) <= strings:
+        return
+    rng = random.Random(seed)
+    keep = sorted(rng.sample(range(len(hood)), strings))
+    hood.strings = [hood.strings[i] for i in keep]
+    hood.vectors = hood.vectors[torch.tensor(keep)].contiguous().clone()
+    sizes = [len(hood.neighbours[i]) for i in keep]
+    hood.neighbours = [
+        [j for j in rng.sample(range(strings), size + 1) if j != row][:size] for row, size in enumerate(sizes)
+    ]
+
+
+def write_pack(out: Path, meta: dict, training: dict, model, task, lexicon_strings: int) -> Path:
+    """Write the task's batch source (pickled, without the model), the model's config and tokenizer and ``meta``."""
+    if getattr(task, "lexicon", None) is not None:
+        _shrink_lexicon(task.lexicon, lexicon_strings)
+    out.mkdir(parents=True, exist_ok=True)
+    model.config.save_pretrained(out)
+    model.tokenizer.save_pretrained(out / "tokenizer")  # beside no config.json: loading it runs no remote code
+    held, task.model = task.model, None
+    try:
+        with gzip.open(out / "task.pkl.gz", "wb") as handle:
+            pickle.dump(task, handle, protocol=pickle.HIGHEST_PROTOCOL)
+    finally:
+        task.model = held
+    lexicon = getattr(task, "lexicon", None)
+    meta = {**meta, "training": training, "lexicon strings kept": len(lexicon.neighbourhoods) if lexicon else None}
+    (out / "pack.json").write_text(json.dumps(meta, indent=1))
+    return out
+
+
+def pack(args: argparse.Namespace) -> None:
+    from accelerate import Accelerator
+
+    from phrasezoo.recipes import load_hub_config
+    from phrasezoo.registry import create_model, validate_recipe
+    from phrasezoo.training.trainer import seed_everything
+
+    cfg = load_hub_config(args.config, args.overrides)
+    method = validate_recipe(cfg)
+    if method.name not in MODEL_CLASSES:
+        raise SystemExit(f"speed_train packs {sorted(MODEL_CLASSES)} recipes; {cfg.name} is a {method.name} recipe.")
+    accelerator = Accelerator(cpu=True)
+    seed_everything(cfg.training.seed)
+    model = create_model(cfg, accelerator)
+    task = method.build_task(cfg, model, accelerator)
+    meta = {"recipe": cfg.name, "method": method.name, "overrides": args.overrides}
+    out = write_pack(Path(args.to), meta, dataclasses.asdict(cfg.training), model, task, args.lexicon_strings)
+    size = sum(p.stat().st_size for p in out.rglob("*") if p.is_file()) / 2**20
+    print(f"packed {cfg.name} ({task.num_examples()} training examples) into {out}: {size:.1f} MiB")
+
+
+def _import_task_module(method: str) -> None:
+    """Import the task module alone: its package's ``__init__`` imports the data builders (datasets, spaCy), which
+    the pickled task never calls and a GPU image may lack."""
+    import importlib
+
+    import phrasezoo
+
+    for name in ("phrasezoo.methods", f"phrasezoo.methods.{method}"):
+        if name not in sys.modules:
+            package = types.ModuleType(name)
+            package.__path__ = [str(Path(phrasezoo.__path__[0], *name.split(".")[1:]))]
+            sys.modules[name] = package
+    importlib.import_module(TASK_MODULES[method])
+
+
+def _load_model(pack_dir: Path, method: str):
+    import importlib
+
+    from transformers import AutoTokenizer
+
+    module_name, class_name = MODEL_CLASSES[method].rsplit(".", 1)
+    model_class = getattr(importlib.import_module(module_name), class_name)
+    config = model_class.config_class.from_pretrained(pack_dir)
+    model = model_class(config)
+    model.set_tokenizer(AutoTokenizer.from_pretrained(pack_dir / "tokenizer"))
+    return model
+
+
+def _cpu_name() -> str:
+    """The CPU's model name (``/proc/cpuinfo`` on Linux), else what ``platform`` knows."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def time_device(pack_dir: Path, device: str, steps: int, warmup: int, threads: int | None) -> dict:
+    """Train a fresh copy for ``steps`` steps on ``device``; seconds per step from the loop's own log."""
+    from accelerate import Accelerator
+
+    from phrasezoo.recipes import TrainingConfig
+    from phrasezoo.training.trainer import seed_everything, train
+
+    meta = json.loads((pack_dir / "pack.json").read_text())
+    _import_task_module(meta["method"])
+    with gzip.open(pack_dir / "task.pkl.gz", "rb") as handle:
+        task = pickle.load(handle)
+    training = dict(meta["training"])
+    total = training["max_steps"]
+    training.update(max_steps=steps, checkpoint_every=10**9, log_every=1, time_budget_minutes=None)
+    training["num_threads"] = threads
+    cfg = TrainingConfig(**training)
+    seed_everything(cfg.seed)
+    model = _load_model(pack_dir, meta["method"])
+    task.model = model
+    accelerator = Accelerator(cpu=device == "cpu")
+    stamps: list[float] = []
+    real_step = task.compute_loss
+
+    def timed_loss(model_, batch):  # the loop's own work between two stamps is one whole step
+        stamps.append(time.perf_counter())
+        return real_step(model_, batch)
+
+    task.compute_loss = timed_loss
+    with tempfile.TemporaryDirectory() as scratch:
+        result = train(model, task, cfg, Path(scratch), accelerator=accelerator, resume=False, progress=False)
+    trained_on = next(result.model.parameters()).device.type
+    if trained_on != device:
+        raise SystemExit(f"asked to time {device}, but the loop trained on {trained_on}.")
+    if device == "cuda":
+        torch.cuda.synchronize()
+    gaps = [b - a for a, b in zip(stamps, stamps[1:])][warmup:]
+    if not gaps:
+        raise SystemExit(f"--steps on {device} must exceed the {warmup} warm-up steps.")
+    per_step = statistics.median(gaps)
+    name = torch.cuda.get_device_name() if device == "cuda" else _cpu_name()
+    return {
+        "device": device,
+        "device name": name,
+        "torch threads": torch.get_num_threads(),
+        "cpu cores": os.cpu_count(),
+        "steps run": result.steps,
+        "steps timed (after warm-up)": len(gaps),
+        "seconds per step (median)": round(per_step, 4),
+        "recipe steps": total,
+        "projected recipe minutes": round(per_step * total / 60, 2),
+        "last losses (random weights: not a score)": {k: round(v, 3) for k, v in result.last_losses.items()},
+    }
+
+
+def time_all(args: argparse.Namespace) -> None:
+    pack_dir = Path(args.pack)
+    if len(args.steps) not in (1, len(args.devices)):
+        raise SystemExit("--steps takes one number or one per device.")
+    steps = args.steps * len(args.devices) if len(args.steps) == 1 else args.steps
+    rows = []
+    for device, n in zip(args.devices, steps, strict=True):
+        if device == "cuda" and not torch.cuda.is_available():
+            raise SystemExit("--devices names cuda, but torch sees no GPU here.")
+        threads = args.cpu_threads if device == "cpu" else None
+        # one process per device: Accelerate's state is a per-process singleton, so a second Accelerator in the
+        # same process would keep the first one's device
+        command = [sys.executable, __file__, "_one", str(pack_dir), device, str(n), str(args.warmup), str(threads or 0)]
+        done = subprocess.run(command, check=True, stdout=subprocess.PIPE, text=True)
+        row = json.loads(done.stdout.strip().splitlines()[-1])
+        rows.append(row)
+        print(json.dumps(row), flush=True)
+    reference = rows[0]["seconds per step (median)"]
+    for row in rows:
+        row[f"speed-up over {rows[0]['device']}"] = round(reference / row["seconds per step (median)"], 1)
+    report = {
+        "benchmark": "benchmarks/speed_train.py",
+        "pack": json.loads((pack_dir / "pack.json").read_text()),
+        "date": dt.date.today().isoformat(),
+        "torch": torch.__version__,
+        "note": "random weights of the recipe's architecture on the recipe's real batches; time only",
+        "runs": rows,
+    }
+    text = json.dumps(report, indent=1)
+    print(text)
+    if args.output:
+        Path(args.output).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.output).write_text(text + "\n")
+
+
+def render(reports: list[dict]) -> str:
+    """A markdown table of the reports' runs, each with its speed-up over its own report's first run."""
+    lines = [
+        "| recipe | variant | device | torch threads | s / step | recipe steps | projected minutes | speed-up |",
+        "|---|---|---|:---:|:---:|:---:|:---:|:---:|",
+    ]
+    dates = sorted({r["date"] for r in reports})
+    for report in reports:
+        meta = report["pack"]
+        variant = ", ".join(meta.get("overrides", [])) or "the recipe"
+        first = report["runs"][0]
+        for run in report["runs"]:
+            key = "speed-up over " + first["device"]
+            speed_up = (
+                f"{run[key]}x vs {first['device']} ({first['torch threads']} threads)"
+                if run is not first
+                else "reference"
+            )
+            lines.append(
+                f"| {meta['recipe']} | {variant} | {run['device name']} ({run['cpu cores']} cores) | "
+                f"{run['torch threads'] if run['device'] == 'cpu' else '-'} | {run['seconds per step (median)']:.3f} | "
+                f"{run['recipe steps']} | {run['projected recipe minutes']:.1f} | {speed_up} |"
+            )
+    torch_versions = ", ".join(sorted({r["torch"] for r in reports}))
+    lines += [
+        "",
+        f"Median seconds per training step after the warm-up steps, measured {', '.join(dates)} with torch "
+        f"{torch_versions} by `benchmarks/speed_train.py` (the real loop, random weights of the recipe's shape, the "
+        "recipe's real batches; a speed-up compares runs of one report, made in one call on one machine).",
+    ]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("pack", help="write a recipe's real batch source, config and tokenizer (no weights)")
+    p.add_argument("config", help="hub config name or path (uctopic-mini)")
+    p.add_argument("--to", required=True, help="folder to write")
+    p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE")
+    p.add_argument("--lexicon-strings", type=int, default=6000, help="teacher rows kept for the lexicon term")
+    t = sub.add_parser("time", help="time the real training loop on each device")
+    t.add_argument("pack", help="folder written by pack")
+    t.add_argument("--devices", nargs="+", default=["cpu", "cuda"], choices=["cpu", "cuda"])
+    t.add_argument("--steps", nargs="+", type=int, default=[20], help="steps per device (one number, or one each)")
+    t.add_argument("--warmup", type=int, default=3, help="first steps left out of the timing")
+    t.add_argument("--cpu-threads", type=int, default=None, help="torch threads on the CPU (default: all cores)")
+    t.add_argument("--output", help="write the report as JSON here")
+    r = sub.add_parser("render", help="a markdown table of reports written by time")
+    r.add_argument("reports", nargs="+", help="JSON reports")
+    r.add_argument("--readme", help="rewrite the <!-- speed-train:start --> block of this README instead of printing")
+    o = sub.add_parser("_one")  # one device in a fresh process (used by time)
+    for name, kind in (("pack", str), ("device", str), ("steps", int), ("warmup", int), ("threads", int)):
+        o.add_argument(name, type=kind)
+    args = parser.parse_args(argv)
+    if args.command == "pack":
+        pack(args)
+    elif args.command == "time":
+        time_all(args)
+    elif args.command == "render":
+        table = render([json.loads(Path(path).read_text()) for path in args.reports])
+        if args.readme:
+            from phrasezoo.files import write_readme_table
+
+            write_readme_table(Path(args.readme), table, block="speed-train")
+        else:
+            print(table)
+    else:
+        row = time_device(Path(args.pack), args.device, args.steps, args.warmup, args.threads or None)
+        print(json.dumps(row))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,83 @@
+"""benchmarks/speed_train.py: a pack travels without weights or data builders, and ``time`` runs the real loop on
+it in one fresh process per device."""
+
+from __future__ import annotations
+
+import json
+import random
+import runpy
+from pathlib import Path
+
+import torch
+
+from phrasezoo.lexicon_distillation import LexiconDistillation, TeacherNeighbourhoods
+from phrasezoo.methods.uctopic.task import UCTopicTask
+from phrasezoo.recipes import TrainingConfig
+from phrasezoo.registry import get_method
+
+SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "speed_train.py"
+
+
+def mentions() -> dict[str, list]:
+    rows = [
+        ("Obama visited Paris in May.", "Obama", 0),
+        ("Paris is the capital of France.", "Paris", 1),
+        ("Obama spoke to the press.", "Obama", 2),
+        ("Obama visited Paris in May.", "Paris", 0),
+        ("The museum of Paris opened.", "Paris", 3),
+    ]
+    data: dict[str, list] = {"sentence": [], "start": [], "end": [], "key": [], "sentence_id": []}
+    for sentence, phrase, sid in rows:
+        start = sentence.index(phrase)
+        for key, value in zip(data, (sentence, start, start + len(phrase), phrase, sid), strict=True):
+            data[key].append(value)
+    return data
+
+
+def lexicon(n: int = 12, k: int = 3) -> LexiconDistillation:
+    words = [f"word{i}" for i in range(n)]
+    vectors = torch.nn.functional.normalize(torch.randn(n, 5), dim=-1)
+    neighbours = [[(i + d) % n for d in range(1, k + 1)] for i in range(n)]
+    return LexiconDistillation(TeacherNeighbourhoods(words, vectors, neighbours), anchors=2, group=2, temperature=0.1)
+
+
+def test_shrunk_lexicon_keeps_rows_and_neighbour_counts():
+    script = runpy.run_path(str(SCRIPT))
+    term = lexicon()
+    before = dict(zip(term.neighbourhoods.strings, term.neighbourhoods.vectors, strict=True))
+    script["_shrink_lexicon"](term, 5)
+    hood = term.neighbourhoods
+    assert len(hood) == 5 and hood.vectors.shape == (5, 5)
+    for string, row in zip(hood.strings, hood.vectors, strict=True):
+        assert torch.equal(row, before[string])  # each kept string keeps its own teacher row
+    for i, row in enumerate(hood.neighbours):
+        assert len(row) == 3 and i not in row and all(0 <= j < 5 for j in row)
+    ids, words = term.sample(random.Random(0))
+    assert words == [hood.strings[i] for i in ids]
+
+
+def test_time_runs_the_loop_on_a_pack_and_reports_seconds_per_step(tmp_path: Path):
+    script = runpy.run_path(str(SCRIPT))
+    model = get_method("uctopic").tiny_model()
+    task = UCTopicTask(model, mentions(), lexicon_weight=1.0, lexicon=lexicon())
+    training = TrainingConfig(batch_size=2, max_steps=300, learning_rate=1e-4, optimizer="adamw", seed=3)
+    pack = script["write_pack"](
+        tmp_path / "pack", {"recipe": "tiny", "method": "uctopic"}, vars(training), model, task, 8
+    )
+    assert task.model is model  # the caller's task is left whole
+    assert not list(pack.glob("*.safetensors")) and (pack / "tokenizer").is_dir()
+    assert json.loads((pack / "pack.json").read_text())["lexicon strings kept"] == 8
+
+    report_path = tmp_path / "report.json"
+    argv = ["time", str(pack), "--devices", "cpu", "cpu", "--steps", "4", "5", "--warmup", "1", "--cpu-threads", "1"]
+    script["main"]([*argv, "--output", str(report_path)])
+    report = json.loads(report_path.read_text())
+    first, second = report["runs"]
+    assert (first["steps run"], first["steps timed (after warm-up)"]) == (4, 2)  # 4 steps: 3 gaps, 1 warm-up
+    assert (second["steps run"], second["steps timed (after warm-up)"]) == (5, 3)
+    assert first["device"] == "cpu" and first["torch threads"] == 1 and first["speed-up over cpu"] == 1.0
+    assert first["seconds per step (median)"] > 0 and first["recipe steps"] == 300
+    assert "lexicon" in first["last losses (random weights: not a score)"]
+
+    table = script["render"]([report])
+    assert table.count("| tiny |") == 2 and "| reference |" in table and "x vs cpu (1 threads) |" in table
