@@ -44,9 +44,6 @@ from pathlib import Path
 
 import torch
 
-MODEL_CLASSES = {"uctopic": "phrasezoo.models.uctopic.modeling_uctopic.UCTopicModel"}
-TASK_MODULES = {"uctopic": "phrasezoo.methods.uctopic.task"}
-
 
 def _shrink_lexicon(lexicon, strings: int, seed: int = 0) -> None:
     """Keep ``strings`` random teacher rows; each row's neighbours are redrawn among them (same count per row)."""
@@ -73,11 +70,23 @@ def write_pack(out: Path, meta: dict, training: dict, model, task, lexicon_strin
     held, task.model = task.model, None
     try:
         with gzip.open(out / "task.pkl.gz", "wb") as handle:
-            pickle.dump(task, handle, protocol=pickle.HIGHEST_PROTOCOL)
+            try:
+                pickle.dump(task, handle, protocol=pickle.HIGHEST_PROTOCOL)
+            except (pickle.PicklingError, TypeError, AttributeError) as error:
+                raise SystemExit(
+                    f"{type(task).__name__} cannot be packed ({error}): speed_train needs a task whose batch source "
+                    "pickles (plain lists, tensors); time this recipe where its data caches are instead."
+                ) from error
     finally:
         task.model = held
     lexicon = getattr(task, "lexicon", None)
-    meta = {**meta, "training": training, "lexicon strings kept": len(lexicon.neighbourhoods) if lexicon else None}
+    meta = {
+        **meta,
+        "model_class": f"{type(model).__module__}.{type(model).__qualname__}",
+        "task_class": f"{type(task).__module__}.{type(task).__qualname__}",
+        "training": training,
+        "lexicon strings kept": len(lexicon.neighbourhoods) if lexicon else None,
+    }
     (out / "pack.json").write_text(json.dumps(meta, indent=1))
     return out
 
@@ -91,39 +100,39 @@ def pack(args: argparse.Namespace) -> None:
 
     cfg = load_hub_config(args.config, args.overrides)
     method = validate_recipe(cfg)
-    if method.name not in MODEL_CLASSES:
-        raise SystemExit(f"speed_train packs {sorted(MODEL_CLASSES)} recipes; {cfg.name} is a {method.name} recipe.")
     accelerator = Accelerator(cpu=True)
     seed_everything(cfg.training.seed)
     model = create_model(cfg, accelerator)
     task = method.build_task(cfg, model, accelerator)
-    meta = {"recipe": cfg.name, "method": method.name, "overrides": args.overrides}
+    meta = {"recipe": cfg.name, "overrides": args.overrides}
     out = write_pack(Path(args.to), meta, dataclasses.asdict(cfg.training), model, task, args.lexicon_strings)
     size = sum(p.stat().st_size for p in out.rglob("*") if p.is_file()) / 2**20
     print(f"packed {cfg.name} ({task.num_examples()} training examples) into {out}: {size:.1f} MiB")
 
 
-def _import_task_module(method: str) -> None:
-    """Import the task module alone: its package's ``__init__`` imports the data builders (datasets, spaCy), which
-    the pickled task never calls and a GPU image may lack."""
+def _import_alone(module_path: str) -> None:
+    """Import a module without running its packages' ``__init__`` (a method package's imports the data builders:
+    datasets, spaCy, which the pickled task never calls and a GPU image may lack)."""
     import importlib
 
     import phrasezoo
 
-    for name in ("phrasezoo.methods", f"phrasezoo.methods.{method}"):
+    parts = module_path.split(".")
+    for depth in range(2, len(parts)):
+        name = ".".join(parts[:depth])
         if name not in sys.modules:
             package = types.ModuleType(name)
-            package.__path__ = [str(Path(phrasezoo.__path__[0], *name.split(".")[1:]))]
+            package.__path__ = [str(Path(phrasezoo.__path__[0], *parts[1:depth]))]
             sys.modules[name] = package
-    importlib.import_module(TASK_MODULES[method])
+    importlib.import_module(module_path)
 
 
-def _load_model(pack_dir: Path, method: str):
+def _load_model(pack_dir: Path, class_path: str):
     import importlib
 
     from transformers import AutoTokenizer
 
-    module_name, class_name = MODEL_CLASSES[method].rsplit(".", 1)
+    module_name, class_name = class_path.rsplit(".", 1)
     model_class = getattr(importlib.import_module(module_name), class_name)
     config = model_class.config_class.from_pretrained(pack_dir)
     model = model_class(config)
@@ -150,7 +159,7 @@ def time_device(pack_dir: Path, device: str, steps: int, warmup: int, threads: i
     from phrasezoo.training.trainer import seed_everything, train
 
     meta = json.loads((pack_dir / "pack.json").read_text())
-    _import_task_module(meta["method"])
+    _import_alone(meta["task_class"].rsplit(".", 1)[0])
     with gzip.open(pack_dir / "task.pkl.gz", "rb") as handle:
         task = pickle.load(handle)
     training = dict(meta["training"])
@@ -159,7 +168,7 @@ def time_device(pack_dir: Path, device: str, steps: int, warmup: int, threads: i
     training["num_threads"] = threads
     cfg = TrainingConfig(**training)
     seed_everything(cfg.seed)
-    model = _load_model(pack_dir, meta["method"])
+    model = _load_model(pack_dir, meta["model_class"])
     task.model = model
     accelerator = Accelerator(cpu=device == "cpu")
     stamps: list[float] = []

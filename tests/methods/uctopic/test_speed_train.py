@@ -15,7 +15,7 @@ from phrasezoo.methods.uctopic.task import UCTopicTask
 from phrasezoo.recipes import TrainingConfig
 from phrasezoo.registry import get_method
 
-SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "speed_train.py"
+SCRIPT = Path(__file__).resolve().parents[3] / "benchmarks" / "speed_train.py"
 
 
 def mentions() -> dict[str, list]:
@@ -61,9 +61,7 @@ def test_time_runs_the_loop_on_a_pack_and_reports_seconds_per_step(tmp_path: Pat
     model = get_method("uctopic").tiny_model()
     task = UCTopicTask(model, mentions(), lexicon_weight=1.0, lexicon=lexicon())
     training = TrainingConfig(batch_size=2, max_steps=300, learning_rate=1e-4, optimizer="adamw", seed=3)
-    pack = script["write_pack"](
-        tmp_path / "pack", {"recipe": "tiny", "method": "uctopic"}, vars(training), model, task, 8
-    )
+    pack = script["write_pack"](tmp_path / "pack", {"recipe": "tiny"}, vars(training), model, task, 8)
     assert task.model is model  # the caller's task is left whole
     assert not list(pack.glob("*.safetensors")) and (pack / "tokenizer").is_dir()
     assert json.loads((pack / "pack.json").read_text())["lexicon strings kept"] == 8
