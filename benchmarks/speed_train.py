@@ -61,7 +61,9 @@ def _shrink_lexicon(lexicon, strings: int, seed: int = 0) -> None:
 
 
 def write_pack(out: Path, meta: dict, training: dict, model, task, lexicon_strings: int) -> Path:
-    """Write the task's batch source (pickled, without the model), the model's config and tokenizer and ``meta``."""
+    """Write the task's batch source (pickled, without the model), the model's config and tokenizer and ``meta``.
+
+    The task's lexicon term, if any, is shrunk in place to ``lexicon_strings`` rows first; its model is put back."""
     if getattr(task, "lexicon", None) is not None:
         _shrink_lexicon(task.lexicon, lexicon_strings)
     out.mkdir(parents=True, exist_ok=True)
@@ -164,8 +166,7 @@ def time_device(pack_dir: Path, device: str, steps: int, warmup: int, threads: i
         task = pickle.load(handle)
     training = dict(meta["training"])
     total = training["max_steps"]
-    training.update(max_steps=steps, checkpoint_every=10**9, log_every=1, time_budget_minutes=None)
-    training["num_threads"] = threads
+    training.update(max_steps=steps, checkpoint_every=10**9, log_every=1, time_budget_minutes=None, num_threads=threads)
     cfg = TrainingConfig(**training)
     seed_everything(cfg.seed)
     model = _load_model(pack_dir, meta["model_class"])

@@ -10,44 +10,22 @@ from pathlib import Path
 
 import torch
 
-from phrasezoo.lexicon_distillation import LexiconDistillation, TeacherNeighbourhoods
 from phrasezoo.methods.uctopic.task import UCTopicTask
 from phrasezoo.recipes import TrainingConfig
 from phrasezoo.registry import get_method
+from tests.lexicon_fixtures import tiny_lexicon
+from tests.methods.uctopic.test_model import _mentions_dataset
 
 SCRIPT = Path(__file__).resolve().parents[3] / "benchmarks" / "speed_train.py"
 
 
-def mentions() -> dict[str, list]:
-    rows = [
-        ("Obama visited Paris in May.", "Obama", 0),
-        ("Paris is the capital of France.", "Paris", 1),
-        ("Obama spoke to the press.", "Obama", 2),
-        ("Obama visited Paris in May.", "Paris", 0),
-        ("The museum of Paris opened.", "Paris", 3),
-    ]
-    data: dict[str, list] = {"sentence": [], "start": [], "end": [], "key": [], "sentence_id": []}
-    for sentence, phrase, sid in rows:
-        start = sentence.index(phrase)
-        for key, value in zip(data, (sentence, start, start + len(phrase), phrase, sid), strict=True):
-            data[key].append(value)
-    return data
-
-
-def lexicon(n: int = 12, k: int = 3) -> LexiconDistillation:
-    words = [f"word{i}" for i in range(n)]
-    vectors = torch.nn.functional.normalize(torch.randn(n, 5), dim=-1)
-    neighbours = [[(i + d) % n for d in range(1, k + 1)] for i in range(n)]
-    return LexiconDistillation(TeacherNeighbourhoods(words, vectors, neighbours), anchors=2, group=2, temperature=0.1)
-
-
 def test_shrunk_lexicon_keeps_rows_and_neighbour_counts():
     script = runpy.run_path(str(SCRIPT))
-    term = lexicon()
+    _, _, term = tiny_lexicon()
     before = dict(zip(term.neighbourhoods.strings, term.neighbourhoods.vectors, strict=True))
     script["_shrink_lexicon"](term, 5)
     hood = term.neighbourhoods
-    assert len(hood) == 5 and hood.vectors.shape == (5, 5)
+    assert len(hood) == 5 and hood.vectors.shape == (5, 7)
     for string, row in zip(hood.strings, hood.vectors, strict=True):
         assert torch.equal(row, before[string])  # each kept string keeps its own teacher row
     for i, row in enumerate(hood.neighbours):
@@ -59,12 +37,12 @@ def test_shrunk_lexicon_keeps_rows_and_neighbour_counts():
 def test_time_runs_the_loop_on_a_pack_and_reports_seconds_per_step(tmp_path: Path):
     script = runpy.run_path(str(SCRIPT))
     model = get_method("uctopic").tiny_model()
-    task = UCTopicTask(model, mentions(), lexicon_weight=1.0, lexicon=lexicon())
+    task = UCTopicTask(model, _mentions_dataset(), lexicon_weight=1.0, lexicon=tiny_lexicon()[2])
     training = TrainingConfig(batch_size=2, max_steps=300, learning_rate=1e-4, optimizer="adamw", seed=3)
-    pack = script["write_pack"](tmp_path / "pack", {"recipe": "tiny"}, vars(training), model, task, 8)
+    pack = script["write_pack"](tmp_path / "pack", {"recipe": "tiny"}, vars(training), model, task, 6)
     assert task.model is model  # the caller's task is left whole
     assert not list(pack.glob("*.safetensors")) and (pack / "tokenizer").is_dir()
-    assert json.loads((pack / "pack.json").read_text())["lexicon strings kept"] == 8
+    assert json.loads((pack / "pack.json").read_text())["lexicon strings kept"] == 6
 
     report_path = tmp_path / "report.json"
     argv = ["time", str(pack), "--devices", "cpu", "cpu", "--steps", "4", "5", "--warmup", "1", "--cpu-threads", "1"]
