@@ -227,3 +227,36 @@ def test_a_soup_recipe_trains_each_seed_and_exports_their_average(tmp_path, monk
     assert json.loads((out / "training_facts.json").read_text())["exported from checkpoint"] == "step-000002"
     from_checkpoint = load_file(out / "model.safetensors")
     assert all(torch.equal(from_checkpoint[k], exported[k]) for k in exported)
+
+
+def test_the_recipes_ccl_options_reach_the_models_evaluation_and_misspelt_ones_fail_before_training(
+    tmp_path, monkeypatch
+):
+    import phrasezoo.evaluation
+    import phrasezoo.hub.export
+
+    monkeypatch.chdir(tmp_path)
+    recipe = {"name": "uct-ccl", "method": "uctopic", "repo_id": "test/uct-ccl", "backbone": "minilm-l6",
+              "eval": {"tasks": ["conll2003_context_ccl"], "baselines": [], "ccl": {"steps": 25}}}  # fmt: skip
+    config = tmp_path / "uct-ccl.yaml"
+    config.write_text(yaml.safe_dump(recipe))
+    (tmp_path / "outputs" / "uct-ccl").mkdir(parents=True)
+    (tmp_path / "outputs" / "uct-ccl" / "config.json").write_text("{}")
+    seen = {}
+
+    def fake_evaluate(encoder, tasks, benchmarks_dir, output, task_options=None):
+        seen.update(tasks=tasks, task_options=task_options)
+        return {"model": "uct-ccl", "model_revision": "x", "created": "x", "results": []}
+
+    monkeypatch.setattr(phrasezoo.evaluation, "evaluate", fake_evaluate)
+    monkeypatch.setattr(phrasezoo.evaluation, "load_encoder", lambda path, name: object())
+    monkeypatch.setattr(phrasezoo.hub.export, "refresh_card", lambda *args: None)
+    run_pipeline(str(config), train=False)
+    assert seen == {"tasks": ["conll2003_context_ccl"], "task_options": {"ccl": {"steps": 25}}}
+
+    recipe["eval"]["ccl"] = {"stepz": 25}
+    config.write_text(yaml.safe_dump(recipe))
+    with pytest.raises(ValueError, match="stepz"):
+        run_pipeline(str(config))  # before any training
+    assert not (tmp_path / "outputs" / "uct-ccl" / "ingredients").exists()
+    assert sorted(p.name for p in (tmp_path / "outputs" / "uct-ccl").iterdir()) == ["config.json"]

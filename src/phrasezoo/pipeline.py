@@ -306,6 +306,7 @@ def run_pipeline(
     tasks = cfg.eval.get("tasks", "all")
     baselines = cfg.eval.get("baselines", [])
     selection = cfg.eval.get("select_on_dev")
+    task_options = _task_options(cfg)  # checked before training, so a misspelt option fails early
     if dev_only and not selection:
         raise ValueError(f"--dev-only needs an eval.select_on_dev block in the recipe {cfg.name}; it has none.")
     if train:
@@ -336,7 +337,9 @@ def run_pipeline(
     baseline_docs = [_baseline_results(spec, tasks, benchmarks_dir, not reuse_baselines) for spec in baselines]
     # evaluate the exported folder itself: what users download, loaded through trust_remote_code
     encoder = load_encoder(str(cfg.output_dir), name=cfg.name)
-    doc = evaluate(encoder, tasks=tasks, benchmarks_dir=benchmarks_dir, output=cfg.results_path)
+    doc = evaluate(
+        encoder, tasks=tasks, benchmarks_dir=benchmarks_dir, output=cfg.results_path, task_options=task_options
+    )
     print("== 3/3 export the model card with the results", flush=True)
     refresh_card(cfg.output_dir, cfg, card_results(cfg, doc, baseline_docs))
     table = format_report([doc, *baseline_docs], include_reference=True)
@@ -350,6 +353,20 @@ def run_pipeline(
         f">> done in {(time.monotonic() - started) / 60:.1f} min: model in {cfg.output_dir}/, results in {cfg.results_path}"
     )
     return doc
+
+
+def _task_options(cfg) -> dict:
+    """Run options of the benchmark tasks from the recipe: ``eval.ccl`` (CCL settings chosen on dev data for this
+    recipe) overrides the ``_ccl`` tasks' defaults for this model; baselines keep the defaults."""
+    from phrasezoo.evaluation.tasks.context_clustering import ccl_options
+
+    ccl = cfg.eval.get("ccl")
+    if ccl is None:
+        return {}
+    if not isinstance(ccl, dict):
+        raise ValueError(f"eval.ccl of {cfg.name} must be a mapping of CCL options, e.g. {{steps: 25}}; got {ccl!r}.")
+    ccl_options(ccl)
+    return {"ccl": dict(ccl)}
 
 
 def _baseline_results(spec: str, tasks, benchmarks_dir, force_eval: bool) -> dict:

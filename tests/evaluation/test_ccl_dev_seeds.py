@@ -70,3 +70,26 @@ def test_runs_without_a_trace_are_refused(tmp_path: Path):
         check.pop("gold_nmi")
     with pytest.raises(SystemExit):
         main([str(write(tmp_path / "r.jsonl", [broken]))])
+
+
+def test_rule_16_choice_and_learning_rate_settings():
+    script = runpy.run_path(str(SCRIPT))
+    slow = {"options": {"learning_rate": 5e-6}}
+    runs = [
+        run("m", "conll2003-dev", [0.40, 0.41, 0.43]),
+        run("m-seed7", "conll2003-dev", [0.30, 0.32, 0.29]),
+        run("m", "conll2003-dev", [0.40, 0.42, 0.425], **slow),
+        run("m-seed7", "conll2003-dev", [0.30, 0.31, 0.315], **slow),
+    ]
+    settings = {r["setting"] for r in script["summary"](runs)}
+    assert settings == {"confident, t=0.1, the paper's masking", "confident, t=0.1, the paper's masking, lr 5e-06"}
+    row, everywhere = script["choose"](script["summary"](runs))
+    # lr 1e-5 at 50 steps has the best mean (+1.0) but lowers seed 7; lr 5e-6 at 50 steps (+2.0) raises both
+    assert everywhere and row["step"] == 50 and row["mean"] == 2.0 and "lr 5e-06" in row["setting"]
+    flat = [run("m", "conll2003-dev", [0.40, 0.42, 0.42]), run("m-seed7", "conll2003-dev", [0.30, 0.32, 0.32])]
+    assert script["choose"](script["summary"](flat))[0]["step"] == 25  # a tie goes to fewer steps
+    assert "raises dev NMI for every model" in script["render_choice"](runs)
+    falling = [run("m", "conll2003-dev", [0.40, 0.38, 0.395]), run("m-seed7", "conll2003-dev", [0.30, 0.31, 0.29])]
+    row, everywhere = script["choose"](script["summary"](falling))
+    assert not everywhere and row["step"] == 50 and row["worst"] == -1.0
+    assert "does not improve" in script["render_choice"](falling)

@@ -18,7 +18,8 @@ def test_register_adds_both_subcommands_with_help(capsys):
         parser.parse_args(["evaluate", "--help"])
     assert exit_info.value.code == 0
     out = capsys.readouterr().out
-    for flag in ("--model", "--tasks", "--benchmarks-dir", "--output", "--batch-size", "--stsb-per-span", "--source"):
+    for flag in ("--model", "--tasks", "--benchmarks-dir", "--output", "--batch-size", "--stsb-per-span", "--source",
+                 "--ccl"):  # fmt: skip
         assert flag in out
     assert "baseline:char-jaccard" in out and "gold-name KB" in out
     with pytest.raises(SystemExit):
@@ -37,6 +38,21 @@ def test_missing_benchmarks_dir_is_a_clear_error(tmp_path, capsys):
 def test_unknown_task_is_a_clear_error(capsys):
     assert main(["evaluate", "--model", "baseline:char-jaccard", "--tasks", "birds"]) == 2
     assert "Unknown task" in capsys.readouterr().err
+
+
+def test_ccl_options_on_the_command_line_are_parsed_and_checked(capsys):
+    from phrasezoo.evaluation.commands import parse_ccl_options
+
+    assert parse_ccl_options(["steps=25", "learning_rate=5e-6", "instances=all"]) == {
+        "steps": 25,
+        "learning_rate": 5e-6,
+        "instances": "all",
+    }
+    assert parse_ccl_options([]) == {}
+    assert main(["evaluate", "--model", "baseline:char-jaccard", "--tasks", "bird", "--ccl", "stepz=3"]) == 2
+    assert "stepz" in capsys.readouterr().err
+    assert main(["evaluate", "--model", "baseline:char-jaccard", "--tasks", "bird", "--ccl", "steps"]) == 2
+    assert "KEY=VALUE" in capsys.readouterr().err
 
 
 def test_output_names():

@@ -176,3 +176,26 @@ def test_ccl_task_stops_on_the_label_free_monitor():
     steps = [c["step"] for c in details["checks"]]
     assert steps[0] == 0 and details["best_step"] in steps and details["ccl_steps"] <= 4
     assert all(-1 <= c["score"] <= 1 and "silhouette_all" in c for c in details["checks"])
+
+
+def test_a_recipes_ccl_options_override_the_defaults_and_misspelt_keys_fail():
+    from phrasezoo.evaluation.tasks.context_clustering import CCL_OPTIONS, ccl_options
+
+    assert ccl_options() == CCL_OPTIONS and ccl_options(None) is not CCL_OPTIONS
+    chosen = ccl_options({"steps": 25, "top_fraction": 0.2})
+    assert chosen["steps"] == 25 and chosen["top_fraction"] == 0.2
+    assert {k: v for k, v in chosen.items() if k not in ("steps", "top_fraction")} == {
+        k: v for k, v in CCL_OPTIONS.items() if k not in ("steps", "top_fraction")
+    }
+    with pytest.raises(ValueError, match="stepz.*known:.*steps"):
+        ccl_options({"stepz": 25})
+    with pytest.raises(ValueError, match="recluster"):
+        ccl_options({"recluster": True})  # CCLConfig's own check: needs instances='all'
+
+
+def test_the_ccl_task_uses_the_run_options_and_records_them():
+    encoder = ModelEncoder(tiny_model().eval(), name="tiny", progress=False)
+    ctx = TaskContext(progress=False, options={"ccl": {**CCL_TEST_OPTIONS, "steps": 3}})
+    [nmi, _] = get_task("conll2003_context_ccl").score(encoder, _data(), ctx)
+    assert nmi.details["ccl_steps"] == 3 and nmi.details["options"]["steps"] == 3
+    assert "3 steps" in nmi.notes

@@ -7,6 +7,7 @@ Also runnable on its own: ``python -m phrasezoo.evaluation.commands evaluate --m
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 from pathlib import Path
@@ -65,6 +66,14 @@ def register(subparsers) -> None:
         default="local",
         help="read the PEARL tasks from --benchmarks-dir (local, default) or from the Hub dataset "
         "Lihuchen/pearl_benchmark (hub; needs a network)",
+    )
+    evaluate.add_argument(
+        "--ccl",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a CCL option of the *_context_ccl tasks (a phrasezoo.ccl.CCLConfig field, JSON value), e.g. --ccl "
+        "steps=25; repeatable. Recipes set theirs in eval.ccl (`phrasezoo pipeline` applies them)",
     )
     evaluate.add_argument("--no-progress", action="store_true", help="no progress bars or per-task lines")
     evaluate.set_defaults(func=run_evaluate)
@@ -204,6 +213,11 @@ def run_evaluate(args: argparse.Namespace) -> int:
     except KeyError as err:
         print(f"error: {err.args[0]}", file=sys.stderr)
         return 2
+    try:
+        ccl = parse_ccl_options(args.ccl)
+    except ValueError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
     benchmarks_dir = Path(args.benchmarks_dir) if args.benchmarks_dir else default_benchmarks_dir()
     output = Path(args.output) if args.output else results_path(args.model)
     started = time.perf_counter()
@@ -217,12 +231,31 @@ def run_evaluate(args: argparse.Namespace) -> int:
             stsb_per_span=args.stsb_per_span,
             source=args.source,
             batch_size=args.batch_size,
+            task_options={"ccl": ccl} if ccl else None,
         )
     except FileNotFoundError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
     print(summary(doc, time.perf_counter() - started, output))
     return 0
+
+
+def parse_ccl_options(items: list[str]) -> dict:
+    """``["steps=25", "top_fraction=0.2"]`` -> ``{"steps": 25, "top_fraction": 0.2}`` (JSON values; a bare word is a
+    string), checked against the CCL options."""
+    from .tasks.context_clustering import ccl_options
+
+    parsed = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise ValueError(f"--ccl takes KEY=VALUE, e.g. --ccl steps=25; got {item!r}.")
+        try:
+            parsed[key] = json.loads(value)
+        except json.JSONDecodeError:
+            parsed[key] = value
+    ccl_options(parsed)
+    return parsed
 
 
 def run_report(args: argparse.Namespace) -> int:

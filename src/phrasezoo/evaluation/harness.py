@@ -28,6 +28,7 @@ def evaluate(
     batch_size: int | None = None,
     seed: int = 0,
     hub_kwargs: dict[str, Any] | None = None,
+    task_options: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Evaluate a model on ``tasks`` and return the results document (also written to ``output`` if given).
 
@@ -35,7 +36,8 @@ def evaluate(
     spec string (see :func:`~phrasezoo.encoders.load_encoder`). ``tasks``: ``"all"``, ``"pearl"``,
     ``"t1,t2"`` or a list. ``benchmarks_dir`` defaults to ``$PHRASEZOO_BENCHMARKS`` or ``../shared/benchmarks``.
     ``source="hub"`` reads the PEARL tasks from the Hub dataset ``Lihuchen/pearl_benchmark`` (needs a network);
-    tasks it does not hold (stsb_context) still come from ``benchmarks_dir``. A task the encoder cannot run (missing
+    tasks it does not hold (stsb_context) still come from ``benchmarks_dir``. ``task_options`` go to the tasks as run
+    options, e.g. ``{"ccl": {"steps": 25}}`` for the ``_ccl`` tasks (a recipe's ``eval.ccl`` block). A task the encoder cannot run (missing
     capability) or whose data is missing is reported with ``value: null`` and a note instead of failing the run.
     """
     if source not in ("local", "hub"):
@@ -48,7 +50,7 @@ def evaluate(
         source=source,
         progress=progress,
         seed=seed,
-        options={"stsb_per_span": stsb_per_span},
+        options={"stsb_per_span": stsb_per_span, **(task_options or {})},
         hub_kwargs=dict(hub_kwargs or {}),
     )
     check_benchmarks_dir(ctx, names)

@@ -15,8 +15,8 @@ normalised mutual information.
 on the same mentions (unsupervised, as in the paper: "we use all data to finetune and evaluate"): pseudo labels come
 from KMeans on the model's own vectors, phrase keys from the lemmatized mention text; the gold types are only used
 afterwards, for scoring. The paper reports the best score seen during finetuning (model selection on the gold
-labels); this task runs a fixed number of steps chosen on the benchmarks' dev splits instead (:data:`CCL_OPTIONS`),
-so no test label decides when CCL stops. It needs a model with UCTopic's mention inputs
+labels); this task runs a fixed number of steps chosen on the benchmarks' dev splits instead (:data:`CCL_OPTIONS`, or
+a recipe's own ``eval.ccl`` block, also chosen on dev: :func:`ccl_options`), so no test label decides when CCL stops. It needs a model with UCTopic's mention inputs
 (a zoo UCTopic export); other encoders get a "skipped" entry.
 """
 
@@ -26,6 +26,7 @@ import copy
 import json
 import time
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -62,6 +63,23 @@ CCL_OPTIONS = {
     "check_every": 0,
     "instances": "confident",
 }
+
+
+def ccl_options(overrides: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The ``_ccl`` tasks' options: :data:`CCL_OPTIONS` updated with ``overrides`` (a recipe's ``eval.ccl`` block,
+    chosen on dev data for that recipe), checked against :class:`phrasezoo.ccl.CCLConfig` so a misspelt key fails
+    before any model is loaded."""
+    from dataclasses import fields
+
+    from phrasezoo.ccl import CCLConfig
+
+    options = {**CCL_OPTIONS, **(overrides or {})}
+    unknown = sorted(set(options) - {f.name for f in fields(CCLConfig)})
+    if unknown:
+        known = ", ".join(sorted(f.name for f in fields(CCLConfig)))
+        raise ValueError(f"Unknown CCL option(s) {unknown} (eval.ccl of the recipe or --ccl); known: {known}.")
+    CCLConfig(**options)  # its own checks (e.g. recluster needs instances='all')
+    return options
 
 
 @dataclass
@@ -194,7 +212,7 @@ class _ContextClusteringCCL(_ContextClustering):
             return self.skipped(f"{encoder.name} is not a UCTopic-style model (CCL needs trainable mention inputs)")
         k = len(data.types)
         start_vectors = encoder.encode_mentions(data.mentions)
-        options = {**CCL_OPTIONS, **ctx.options.get("ccl", {})}
+        options = ccl_options(ctx.options.get("ccl"))
         vectors, details = ccl_vectors(model, data.mentions, start_vectors, k, options, ctx.progress)
         scores = cluster_scores(vectors, data.labels, k, seed=0)
         before = cluster_scores(start_vectors, data.labels, k, seed=0)
