@@ -236,17 +236,17 @@ def test_the_recipes_ccl_options_reach_the_models_evaluation_and_misspelt_ones_f
     import phrasezoo.hub.export
 
     monkeypatch.chdir(tmp_path)
-    recipe = {"name": "uct-ccl", "method": "uctopic", "repo_id": "test/uct-ccl", "backbone": "minilm-l6",
+    recipe = {"name": "ccl-recipe", "method": "pearl", "repo_id": "test/ccl-recipe", "backbone": "minilm-l6",
               "eval": {"tasks": ["conll2003_context_ccl"], "baselines": [], "ccl": {"steps": 25}}}  # fmt: skip
-    config = tmp_path / "uct-ccl.yaml"
+    config = tmp_path / "ccl-recipe.yaml"
     config.write_text(yaml.safe_dump(recipe))
-    (tmp_path / "outputs" / "uct-ccl").mkdir(parents=True)
-    (tmp_path / "outputs" / "uct-ccl" / "config.json").write_text("{}")
+    (tmp_path / "outputs" / "ccl-recipe").mkdir(parents=True)
+    (tmp_path / "outputs" / "ccl-recipe" / "config.json").write_text("{}")
     seen = {}
 
     def fake_evaluate(encoder, tasks, benchmarks_dir, output, task_options=None):
         seen.update(tasks=tasks, task_options=task_options)
-        return {"model": "uct-ccl", "model_revision": "x", "created": "x", "results": []}
+        return {"model": "ccl-recipe", "model_revision": "x", "created": "x", "results": []}
 
     monkeypatch.setattr(phrasezoo.evaluation, "evaluate", fake_evaluate)
     monkeypatch.setattr(phrasezoo.evaluation, "load_encoder", lambda path, name: object())
@@ -258,5 +258,5 @@ def test_the_recipes_ccl_options_reach_the_models_evaluation_and_misspelt_ones_f
     config.write_text(yaml.safe_dump(recipe))
     with pytest.raises(ValueError, match="stepz"):
         run_pipeline(str(config))  # before any training
-    assert not (tmp_path / "outputs" / "uct-ccl" / "ingredients").exists()
-    assert sorted(p.name for p in (tmp_path / "outputs" / "uct-ccl").iterdir()) == ["config.json"]
+    assert not (tmp_path / "outputs" / "ccl-recipe" / "ingredients").exists()
+    assert sorted(p.name for p in (tmp_path / "outputs" / "ccl-recipe").iterdir()) == ["config.json"]
