@@ -36,9 +36,10 @@ def evaluate(
     spec string (see :func:`~phrasezoo.encoders.load_encoder`). ``tasks``: ``"all"``, ``"pearl"``,
     ``"t1,t2"`` or a list. ``benchmarks_dir`` defaults to ``$PHRASEZOO_BENCHMARKS`` or ``../shared/benchmarks``.
     ``source="hub"`` reads the PEARL tasks from the Hub dataset ``Lihuchen/pearl_benchmark`` (needs a network);
-    tasks it does not hold (stsb_context) still come from ``benchmarks_dir``. ``task_options`` go to the tasks as run
-    options, e.g. ``{"ccl": {"steps": 25}}`` for the ``_ccl`` tasks (a recipe's ``eval.ccl`` block). A task the encoder cannot run (missing
-    capability) or whose data is missing is reported with ``value: null`` and a note instead of failing the run.
+    tasks it does not hold (stsb_context) still come from ``benchmarks_dir``. ``task_options`` go to the tasks as
+    run options, e.g. ``{"ccl": {"steps": 25}}`` for the ``_ccl`` tasks (a recipe's ``eval.ccl`` block). A task the
+    encoder cannot run (missing capability) or whose data is missing is reported with ``value: null`` and a note
+    instead of failing the run.
     """
     if source not in ("local", "hub"):
         raise ValueError(f"source must be 'local' or 'hub', got {source!r}.")

@@ -15,9 +15,9 @@ normalised mutual information.
 on the same mentions (unsupervised, as in the paper: "we use all data to finetune and evaluate"): pseudo labels come
 from KMeans on the model's own vectors, phrase keys from the lemmatized mention text; the gold types are only used
 afterwards, for scoring. The paper reports the best score seen during finetuning (model selection on the gold
-labels); this task runs a fixed number of steps chosen on the benchmarks' dev splits instead (:data:`CCL_OPTIONS`, or
-a recipe's own ``eval.ccl`` block, also chosen on dev: :func:`ccl_options`), so no test label decides when CCL stops. It needs a model with UCTopic's mention inputs
-(a zoo UCTopic export); other encoders get a "skipped" entry.
+labels); this task runs a fixed number of steps chosen on the benchmarks' dev splits instead (:data:`CCL_OPTIONS`,
+or a recipe's own ``eval.ccl`` block, also chosen on dev: :func:`ccl_options`), so no test label decides when CCL
+stops. It needs a model with UCTopic's mention inputs (a zoo UCTopic export); other encoders get a "skipped" entry.
 """
 
 from __future__ import annotations
