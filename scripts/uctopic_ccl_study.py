@@ -26,7 +26,9 @@ def main() -> None:
     parser.add_argument("--model", required=True)
     parser.add_argument("--data", choices=["dev", "conll2003-dev", "bc5cdr-dev", "conll2003", "bc5cdr"], required=True)
     parser.add_argument("--name", required=True, help="label of the run in the output")
-    parser.add_argument("--set", action="append", default=[], help="CCLConfig field=value (JSON value)")
+    parser.add_argument(
+        "--set", action="append", default=[], help="CCLConfig field=value (JSON value; a bare word is a string)"
+    )
     parser.add_argument("--held-out", action="store_true", help="monitor the silhouette of unlabelled phrases")
     parser.add_argument("--trace", action="store_true", help="record the gold NMI at every check")
     parser.add_argument(
@@ -44,9 +46,10 @@ def main() -> None:
     from phrasezoo.data.keys import lemma_keys
     from phrasezoo.encoders import load_encoder
     from phrasezoo.evaluation.tasks.context_clustering import (
-        CCL_OPTIONS,
+        ccl_options,
         cluster_scores,
         hungarian_accuracy,
+        parse_ccl_options,
         read_ner_mentions,
     )
 
@@ -63,10 +66,7 @@ def main() -> None:
         data = read_ner_mentions(folder / name / f"{split or 'test'}.jsonl", types)
         mentions, gold, k = data.mentions, data.labels, len(types)
 
-    options = dict(CCL_OPTIONS)
-    for item in args.set:
-        key, value = item.split("=", 1)
-        options[key] = json.loads(value)
+    options = ccl_options(parse_ccl_options(args.set))
     config = CCLConfig(**options)
     model = load_encoder(args.model, progress=False).model.eval()
     keys = lemma_keys([s[a:b] for s, (a, b) in mentions])

@@ -7,7 +7,6 @@ Also runnable on its own: ``python -m phrasezoo.evaluation.commands evaluate --m
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from pathlib import Path
@@ -213,8 +212,11 @@ def run_evaluate(args: argparse.Namespace) -> int:
     except KeyError as err:
         print(f"error: {err.args[0]}", file=sys.stderr)
         return 2
+    from .tasks.context_clustering import ccl_options, parse_ccl_options
+
     try:
         ccl = parse_ccl_options(args.ccl)
+        ccl_options(ccl)  # a misspelt key fails here, before the model is loaded
     except ValueError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
@@ -238,24 +240,6 @@ def run_evaluate(args: argparse.Namespace) -> int:
         return 2
     print(summary(doc, time.perf_counter() - started, output))
     return 0
-
-
-def parse_ccl_options(items: list[str]) -> dict:
-    """``["steps=25", "top_fraction=0.2"]`` -> ``{"steps": 25, "top_fraction": 0.2}`` (JSON values; a bare word is a
-    string), checked against the CCL options."""
-    from .tasks.context_clustering import ccl_options
-
-    parsed = {}
-    for item in items:
-        key, sep, value = item.partition("=")
-        if not sep or not key:
-            raise ValueError(f"--ccl takes KEY=VALUE, e.g. --ccl steps=25; got {item!r}.")
-        try:
-            parsed[key] = json.loads(value)
-        except json.JSONDecodeError:
-            parsed[key] = value
-    ccl_options(parsed)
-    return parsed
 
 
 def run_report(args: argparse.Namespace) -> int:

@@ -77,9 +77,24 @@ def ccl_options(overrides: dict[str, Any] | None = None) -> dict[str, Any]:
     unknown = sorted(set(options) - {f.name for f in fields(CCLConfig)})
     if unknown:
         known = ", ".join(sorted(f.name for f in fields(CCLConfig)))
-        raise ValueError(f"Unknown CCL option(s) {unknown} (eval.ccl of the recipe or --ccl); known: {known}.")
+        raise ValueError(f"Unknown CCL option(s) {unknown}; known: {known}.")
     CCLConfig(**options)  # its own checks (e.g. recluster needs instances='all')
     return options
+
+
+def parse_ccl_options(items: list[str]) -> dict[str, Any]:
+    """``["steps=25", "top_fraction=0.2"]`` -> ``{"steps": 25, "top_fraction": 0.2}``: the ``KEY=VALUE`` CCL options
+    of a command line (JSON values; a bare word is a string). Check them with :func:`ccl_options`."""
+    parsed = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise ValueError(f"CCL options take KEY=VALUE, e.g. --ccl steps=25; got {item!r}.")
+        try:
+            parsed[key] = json.loads(value)
+        except json.JSONDecodeError:
+            parsed[key] = value
+    return parsed
 
 
 @dataclass
