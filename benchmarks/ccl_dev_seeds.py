@@ -28,7 +28,9 @@ def setting_of(run: dict) -> str:
     name = f"{config.instances}, t={config.top_fraction:g}, {config.masking}"
     if config.learning_rate != CCLConfig.learning_rate:
         name += f", lr {config.learning_rate:g}"
-    if config.seed != CCLConfig.seed:
+    if config.soup_seeds:
+        name += f", CCL soup of seeds {', '.join(map(str, config.soup_seeds))}"
+    elif config.seed != CCLConfig.seed:
         name += f", CCL seed {config.seed}"
     if config.loss_vector != "training":
         name += f", loss on the {config.loss_vector} vector"

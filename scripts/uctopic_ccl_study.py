@@ -8,7 +8,9 @@
 (disjoint from the reported test mentions: where CCL options are chosen); ``conll2003``/``bc5cdr`` are the benchmark
 test mentions, for the final report only. Every option is a :class:`phrasezoo.ccl.CCLConfig` field (``--set key=value``); with
 ``check_every`` the run stops on the label-free silhouette monitor. ``--trace`` adds the gold NMI at every check to
-the record (for the study's plots; the stopping rule never sees it).
+the record (for the study's plots; the stopping rule never sees it). With ``--set "soup_seeds=[0,1,2]"`` the run is
+a CCL soup (:func:`phrasezoo.ccl.ccl_soup`): one run per seed, weights averaged; ``--trace`` then records the soup's
+gold NMI at every check step (the seeds' weights at that step, averaged).
 """
 
 from __future__ import annotations
@@ -72,6 +74,17 @@ def main() -> None:
     keys = lemma_keys([s[a:b] for s, (a, b) in mentions])
     start = model.encode(mentions, show_progress_bar=False)
     before = cluster_scores(start, gold, k)
+    if config.soup_seeds:
+        if args.oracle_labels or args.held_out or config.recluster:
+            parser.error("a CCL soup run takes no --oracle-labels, --held-out or recluster")
+        record = soup_record(model, mentions, keys, start, gold, k, config, trace=args.trace)
+        record = {"name": args.name, "data": args.data, "model": args.model, "options": options, **record}
+        record.update(held_out_monitor=False, oracle_labels=False, n=len(mentions))
+        record["before"] = {m: round(v, 6) for m, v in before.items()}
+        with open(args.output, "a", encoding="utf8") as handle:
+            handle.write(json.dumps(record) + "\n")
+        print(json.dumps({key: record[key] for key in ("name", "data", "before", "after", "seconds")}))
+        return
     labels = pseudo_labels(start, keys, k, top_fraction=config.top_fraction, seed=config.seed)
     if args.oracle_labels:
         from phrasezoo.ccl import majority_vote
@@ -135,6 +148,67 @@ def main() -> None:
     with open(args.output, "a", encoding="utf8") as handle:
         handle.write(json.dumps(record) + "\n")
     print(json.dumps({k: record[k] for k in ("name", "data", "before", "after", "steps_run", "best_step", "seconds")}))
+
+
+def soup_record(model, mentions, keys, start, gold, k, config, trace: bool) -> dict:
+    """Run a CCL soup; with ``trace``, the soup's gold NMI at every check step (the seeds' weights at that step,
+    averaged; the monitor only takes the snapshots, so no run stops early or restores an earlier check)."""
+    import copy
+    from dataclasses import replace
+
+    from phrasezoo.ccl import ccl_soup
+    from phrasezoo.evaluation.tasks.context_clustering import cluster_scores
+    from phrasezoo.training.soup import soup_state_dicts
+
+    if trace and not config.check_every:
+        raise SystemExit("--trace needs --set check_every=N")
+    snapshots: dict[int, list[dict]] = {}
+
+    def monitor_for(seed, labels):
+        def snapshot(m) -> dict:
+            state = {name: v.detach().to("cpu", copy=True) for name, v in m.state_dict().items()}
+            snapshots.setdefault(seed, []).append(state)
+            return {"score": 0.0}  # constant: the first check stays "best", and patience decides nothing
+
+        return snapshot if trace else None
+
+    started = time.perf_counter()
+    if trace:
+        config = replace(config, patience=10**9)
+    tuned, results, labels = ccl_soup(model, mentions, keys, start, k, config, progress=False, monitor_for=monitor_for)
+    seconds = time.perf_counter() - started
+    checks = []
+    if trace:
+        steps = [c["step"] for c in results[0].checks]
+        probe = copy.deepcopy(model)
+        for i, step in enumerate(steps):
+            if step == 0:
+                vectors = start
+            else:
+                states = [snapshots[seed][i] for seed in config.soup_seeds]
+                probe.load_state_dict(soup_state_dicts(states, shared=list(states[0])))
+                vectors = probe.encode(mentions, show_progress_bar=False)
+            checks.append({"step": step, "gold_nmi": round(cluster_scores(vectors, gold, k)["nmi"], 6)})
+        after_vectors = vectors
+    else:
+        after_vectors = tuned.encode(mentions, show_progress_bar=False)
+    after = cluster_scores(after_vectors, gold, k)
+    return {
+        "after": {m: round(v, 6) for m, v in after.items()},
+        "steps_run": results[0].steps,
+        "best_step": None,
+        "checks": checks,
+        "soup_runs": [
+            {
+                "seed": seed,
+                "labelled_phrases": r.labelled_phrases,
+                "anchor_instances": r.anchor_instances,
+                "mean_last_loss": round(sum(r.losses[-10:]) / max(1, len(r.losses[-10:])), 4),
+            }
+            for seed, r in zip(config.soup_seeds, results)
+        ],
+        "seconds": round(seconds, 1),
+    }
 
 
 if __name__ == "__main__":

@@ -176,3 +176,47 @@ def test_loss_vector_inference_trains_the_vector_encode_returns(loss_vector: str
     assert moved is head_moves
     with pytest.raises(ValueError, match="loss_vector"):
         CCLConfig(loss_vector="head")
+
+
+def test_soup_seeds_must_be_distinct_ints():
+    assert _config(soup_seeds=[0, 1]).soup_seeds == [0, 1]
+    for bad in ([], [0, 0], [0.5], [True], 3):
+        with pytest.raises(ValueError, match="soup_seeds"):
+            _config(soup_seeds=bad)
+
+
+def test_a_ccl_soup_averages_one_run_per_seed_and_leaves_the_model_untouched():
+    from dataclasses import replace
+
+    from phrasezoo.ccl import ccl_soup, pseudo_labels
+
+    model = tiny_model().eval()
+    start_state = {k: v.clone() for k, v in model.state_dict().items()}
+    start = model.encode(MENTIONS)
+    config = _config(steps=3, soup_seeds=[0, 1])
+    tuned, results, labels = ccl_soup(model, MENTIONS, KEYS, start, 2, config, progress=False)
+    assert len(results) == len(labels) == 2 and all(r.steps == 3 for r in results)
+    assert all(torch.equal(v, start_state[k]) for k, v in model.state_dict().items())
+    singles = []
+    for seed in (0, 1):  # each ingredient by hand: its own pseudo labels and sampling from the seed
+        single = tiny_model().eval()
+        single.load_state_dict(start_state)
+        seed_labels = pseudo_labels(start, KEYS, 2, top_fraction=config.top_fraction, seed=seed)
+        ccl_finetune(single, MENTIONS, KEYS, seed_labels.by_key, replace(config, seed=seed, soup_seeds=None), False)
+        singles.append(single.state_dict())
+    for key, value in tuned.state_dict().items():
+        if value.is_floating_point():
+            expected = (singles[0][key].float() + singles[1][key].float()) / 2
+            torch.testing.assert_close(value.float(), expected, rtol=0, atol=1e-6)
+    moved = [k for k, v in tuned.state_dict().items() if v.is_floating_point() and not torch.equal(v, start_state[k])]
+    assert moved, "the soup must differ from the start"
+
+
+def test_one_seed_is_the_plain_run():
+    from phrasezoo.ccl import ccl_soup
+
+    model = tiny_model().eval()
+    start = model.encode(MENTIONS)
+    soup, _, _ = ccl_soup(model, MENTIONS, KEYS, start, 2, _config(steps=2, seed=3), progress=False)
+    plain, _, _ = ccl_soup(model, MENTIONS, KEYS, start, 2, _config(steps=2, soup_seeds=[3]), progress=False)
+    assert all(torch.equal(v, plain.state_dict()[k]) for k, v in soup.state_dict().items())

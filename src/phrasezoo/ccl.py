@@ -81,6 +81,10 @@ class CCLConfig:
             ``embeddings`` (the official code; through the MLP head); ``"inference"``: the vector ``encode()``
             returns and KMeans clusters, which differs for a model built with ``mlp_only_train`` (its span vector,
             without the head). Without ``mlp_only_train`` both are the same.
+        soup_seeds: when given, :func:`ccl_soup` runs CCL once per seed (each its own KMeans pseudo labels and
+            sampling, all from the same start) and averages the finetuned weights uniformly (a model soup): the
+            average of a few short finetunes is steadier than any one of them, whose effect can be as large as its
+            seed noise. ``seed`` is then unused. Not in the paper.
     """
 
     top_fraction: float = 0.1
@@ -102,8 +106,18 @@ class CCLConfig:
     monitor_max_items: int = 2000
     instances: str = "all"
     loss_vector: str = "training"
+    soup_seeds: list[int] | None = None
 
     def __post_init__(self) -> None:
+        if self.soup_seeds is not None:
+            if (
+                not isinstance(self.soup_seeds, (list, tuple))
+                or not self.soup_seeds
+                or not all(isinstance(s, int) and not isinstance(s, bool) for s in self.soup_seeds)
+            ):
+                raise ValueError(f"CCLConfig.soup_seeds must be a non-empty list of ints, got {self.soup_seeds!r}.")
+            if len(set(self.soup_seeds)) != len(self.soup_seeds):
+                raise ValueError(f"CCLConfig.soup_seeds repeats a seed: {self.soup_seeds!r}.")
         if self.loss_vector not in ("training", "inference"):
             raise ValueError(f"CCLConfig.loss_vector must be 'training' or 'inference', got {self.loss_vector!r}.")
         if self.instances not in ("all", "confident"):
@@ -404,6 +418,49 @@ def ccl_finetune(
     if not was_training:
         model.eval()
     return result
+
+
+def ccl_soup(
+    model,
+    mentions: Sequence[Mention],
+    keys: Sequence[str],
+    start_vectors: np.ndarray,
+    n_clusters: int,
+    config: CCLConfig,
+    progress: bool = True,
+    monitor_for: Callable[[int, PseudoLabels], Callable[[Any], dict] | None] | None = None,
+) -> tuple[Any, list[CCLResult], list[PseudoLabels]]:
+    """CCL from ``model`` once per seed of ``config.soup_seeds`` (or once with ``config.seed``), on copies; returns
+    ``(tuned, results, labels)``: a copy holding the uniform mean of the finetuned weights (the single run's weights
+    with one seed), and each run's result and pseudo labels. ``model`` is untouched.
+
+    Each run draws its own pseudo labels (KMeans on ``start_vectors``, the model's vectors of ``mentions``, with
+    that seed) and batches. ``monitor_for(seed, labels)`` gives a run its monitor (needed with
+    ``config.check_every``; the best-check restore applies to each run before averaging).
+    """
+    import copy
+    from dataclasses import replace
+
+    from phrasezoo.training.soup import soup_state_dicts
+
+    seeds = list(config.soup_seeds or [config.seed])
+    results, all_labels, states = [], [], []
+    tuned = None
+    for seed in seeds:
+        run_config = replace(config, seed=seed, soup_seeds=None)
+        labels = pseudo_labels(start_vectors, keys, n_clusters, top_fraction=config.top_fraction, seed=seed)
+        tuned = copy.deepcopy(model)
+        monitor = monitor_for(seed, labels) if monitor_for is not None else None
+        result = ccl_finetune(
+            tuned, mentions, keys, labels.by_key, run_config, progress, monitor, confident=labels.confident
+        )
+        results.append(result)
+        all_labels.append(labels)
+        if len(seeds) > 1:
+            states.append({k: v.detach().to("cpu", copy=True) for k, v in tuned.state_dict().items()})
+    if len(seeds) > 1:
+        tuned.load_state_dict(soup_state_dicts(states, shared=list(states[0])))
+    return tuned, results, all_labels
 
 
 def silhouette_monitor(

@@ -239,3 +239,10 @@ def test_cli_mines_a_text_corpus_with_an_exported_model(model, tmp_path, capsys,
     assert "Topic 0" in capsys.readouterr().out
     with pytest.raises(FileNotFoundError, match="Train it first"):
         load_topic_model("uctopic-mini")
+
+
+def test_a_ccl_soup_config_is_refused_with_the_fix(model):
+    from dataclasses import replace
+
+    with pytest.raises(ValueError, match="Drop soup_seeds"):
+        TopicMiner(model, ccl_config=replace(FAST_CCL, soup_seeds=[0, 1]))

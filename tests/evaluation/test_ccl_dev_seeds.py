@@ -85,6 +85,8 @@ def test_rule_16_choice_and_learning_rate_settings():
     assert settings == {"confident, t=0.1, the paper's masking", "confident, t=0.1, the paper's masking, lr 5e-06"}
     reseeded = run("m", "conll2003-dev", [0.40, 0.41], options={"seed": 2})
     assert script["setting_of"](reseeded) == "confident, t=0.1, the paper's masking, CCL seed 2"
+    souped = run("m", "conll2003-dev", [0.40, 0.41], options={"seed": 2, "soup_seeds": [0, 1, 2]})
+    assert script["setting_of"](souped) == "confident, t=0.1, the paper's masking, CCL soup of seeds 0, 1, 2"
     row, everywhere = script["choose"](script["summary"](runs))
     # lr 1e-5 at 50 steps has the best mean (+1.0) but lowers seed 7; lr 5e-6 at 50 steps (+2.0) raises both
     assert everywhere and row["step"] == 50 and row["mean"] == 2.0 and "lr 5e-06" in row["setting"]

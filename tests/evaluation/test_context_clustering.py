@@ -199,3 +199,12 @@ def test_the_ccl_task_uses_the_run_options_and_records_them():
     [nmi, _] = get_task("conll2003_context_ccl").score(encoder, _data(), ctx)
     assert nmi.details["ccl_steps"] == 3 and nmi.details["options"]["steps"] == 3
     assert "3 steps" in nmi.notes
+
+
+def test_the_ccl_task_with_soup_seeds_reports_each_run():
+    encoder = ModelEncoder(tiny_model().eval(), name="tiny", progress=False)
+    ctx = TaskContext(progress=False, options={"ccl": {**CCL_TEST_OPTIONS, "soup_seeds": [0, 1, 2]}})
+    [nmi, _] = get_task("conll2003_context_ccl").score(encoder, _data(), ctx)
+    runs = nmi.details["soup_runs"]
+    assert [r["seed"] for r in runs] == [0, 1, 2] and all(r["ccl_steps"] == 2 for r in runs)
+    assert 0 <= nmi.value <= 1 and "averaged over CCL seeds [0, 1, 2]" in nmi.notes

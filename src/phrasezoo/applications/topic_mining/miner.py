@@ -118,6 +118,11 @@ class TopicMiner:
         self.topic_range = (int(topic_range[0]), int(topic_range[1]))
         self.ccl = ccl
         self.ccl_config = ccl_config or CCLConfig(seed=seed, mixed_precision=mixed_precision)
+        if self.ccl_config.soup_seeds:
+            raise ValueError(
+                "TopicMiner trains one CCL run on its own topics; CCLConfig.soup_seeds (one run per seed, each with "
+                "its own KMeans topics, weights averaged) is for the context-clustering evaluation. Drop soup_seeds."
+            )
         self.sample_size = sample_size
         self.silhouette_sample = silhouette_sample
         self.min_frequency = min_frequency

@@ -22,10 +22,9 @@ stops. It needs a model with UCTopic's mention inputs (a zoo UCTopic export); ot
 
 from __future__ import annotations
 
-import copy
 import json
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -158,38 +157,44 @@ def cluster_scores(vectors: np.ndarray, labels: list[str], k: int, seed: int = 0
 
 
 def ccl_vectors(model, mentions: list[Mention], start_vectors: np.ndarray, k: int, options: dict, progress: bool):
-    """Mention vectors after CCL finetuning of a copy of ``model`` (the caller's model is untouched).
+    """Mention vectors after CCL finetuning of a copy of ``model`` (the caller's model is untouched); with
+    ``soup_seeds``, after the average of one CCL run per seed (:func:`phrasezoo.ccl.ccl_soup`).
 
     Takes no labels: pseudo labels come from KMeans on ``start_vectors`` (the model's own vectors of ``mentions``)
     and phrase keys from the lemmatized mention text. Returns ``(vectors, details)``.
     """
-    from phrasezoo.ccl import CCLConfig, build_monitor, ccl_finetune, pseudo_labels
+    from phrasezoo.ccl import CCLConfig, build_monitor, ccl_soup
     from phrasezoo.data.keys import lemma_keys
 
     config = CCLConfig(**options)
     keys = lemma_keys([sentence[start:end] for sentence, (start, end) in mentions])
-    labels = pseudo_labels(start_vectors, keys, k, top_fraction=config.top_fraction, seed=config.seed)
-    tuned = copy.deepcopy(model)
+
+    def monitor_for(seed, labels):
+        if not config.check_every:
+            return None
+        return build_monitor(replace(config, seed=seed), mentions, keys, k, set(labels.by_key))
+
     started = time.perf_counter()
-    monitor = build_monitor(config, mentions, keys, k, set(labels.by_key)) if config.check_every else None
-    result = ccl_finetune(
-        tuned, mentions, keys, labels.by_key, config, progress=progress, monitor=monitor, confident=labels.confident
-    )
+    tuned, results, labels = ccl_soup(model, mentions, keys, start_vectors, k, config, progress, monitor_for)
     train_seconds = time.perf_counter() - started
     vectors = tuned.encode(mentions, show_progress_bar=progress)
-    details = {
-        "ccl_steps": result.steps,
-        "ccl_train_seconds": round(train_seconds, 1),
-        "pseudo_labelled_phrases": result.labelled_phrases,
-        "confident_instances": int(len(labels.confident)),
-        "anchor_instances": result.anchor_instances,
-        "first_losses": [round(x, 4) for x in result.losses[:5]],
-        "last_losses": [round(x, 4) for x in result.losses[-5:]],
-        "skipped_reason": result.skipped_reason,
-        "best_step": result.best_step,
-        "checks": result.checks,
-        "options": options,
-    }
+    runs = [
+        {
+            "seed": seed,
+            "ccl_steps": result.steps,
+            "pseudo_labelled_phrases": result.labelled_phrases,
+            "confident_instances": int(len(run_labels.confident)),
+            "anchor_instances": result.anchor_instances,
+            "first_losses": [round(x, 4) for x in result.losses[:5]],
+            "last_losses": [round(x, 4) for x in result.losses[-5:]],
+            "skipped_reason": result.skipped_reason,
+            "best_step": result.best_step,
+            "checks": result.checks,
+        }
+        for seed, result, run_labels in zip(config.soup_seeds or [config.seed], results, labels)
+    ]
+    details = {k: v for k, v in runs[0].items() if k != "seed"} if len(runs) == 1 else {"soup_runs": runs}
+    details.update(ccl_train_seconds=round(train_seconds, 1), options=options)
     return np.asarray(vectors, dtype=np.float32), details
 
 
@@ -236,8 +241,9 @@ class _ContextClusteringCCL(_ContextClustering):
             f"CCL finetuning of a copy of the model on the {len(data.mentions)} test mentions (unsupervised: KMeans "
             f"pseudo labels, top {options['top_fraction']:.0%} per cluster, majority vote per lemmatized phrase, "
             f"training on {options.get('instances', 'all')} instances, {CCLConfig(**options).masking}, {options['steps']} steps "
-            f"(chosen on the dev splits), lr {options['learning_rate']}), "
-            f"then KMeans k={k}"
+            f"(chosen on the dev splits), lr {options['learning_rate']}"
+            + (f", weights averaged over CCL seeds {options['soup_seeds']}" if options.get("soup_seeds") else "")
+            + f"), then KMeans k={k}"
         )
         return [self.result(m, scores[m], len(data.mentions), notes, details=details) for m in self.metrics()]
 
