@@ -158,7 +158,7 @@ def soup_record(model, mentions, keys, start, gold, k, config, trace: bool) -> d
 
     from phrasezoo.ccl import ccl_soup
     from phrasezoo.evaluation.tasks.context_clustering import cluster_scores
-    from phrasezoo.training.soup import soup_state_dicts
+    from phrasezoo.weight_averaging import soup_state_dicts
 
     if trace and not config.check_every:
         raise SystemExit("--trace needs --set check_every=N")

@@ -441,7 +441,7 @@ def ccl_soup(
     import copy
     from dataclasses import replace
 
-    from phrasezoo.training.soup import soup_state_dicts
+    from phrasezoo.weight_averaging import soup_state_dicts
 
     seeds = list(config.soup_seeds or [config.seed])
     results, all_labels, states = [], [], []
