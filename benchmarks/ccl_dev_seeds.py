@@ -5,6 +5,8 @@ e.g. the three uctopic-mini seeds on ``conll2003-dev`` and ``bc5cdr-dev``. For e
 reports the NMI change against step 0 of each (model, split), their mean and worst case, and whether the setting
 raises dev NMI for every model on every split (what "CCL improves the model" needs). Runs made with
 ``--oracle-labels`` (gold types in place of pseudo labels, a diagnosis) are listed apart and never chosen.
+``--choose`` adds rule 16's choice (one CCL seed); ``--choose-across-seeds`` adds rule 19's, which pools the runs of
+one setting with different CCL seeds and asks every seed to raise every model on every split.
 No test mention is read.
 
     .venv/bin/python benchmarks/ccl_dev_seeds.py results/uctopic-ccl-dev-seeds.jsonl \\
@@ -22,15 +24,16 @@ from phrasezoo.ccl import CCLConfig
 from phrasezoo.files import write_readme_table
 
 
-def setting_of(run: dict) -> str:
-    """A readable name of the run's CCL setting (the options that vary in the study)."""
+def setting_of(run: dict, with_seed: bool = True) -> str:
+    """A readable name of the run's CCL setting (the options that vary in the study); ``with_seed=False`` leaves
+    out the CCL seed, so runs of one setting with different CCL seeds share a name."""
     config = CCLConfig(**run["options"])
     name = f"{config.instances}, t={config.top_fraction:g}, {config.masking}"
     if config.learning_rate != CCLConfig.learning_rate:
         name += f", lr {config.learning_rate:g}"
     if config.soup_seeds:
         name += f", CCL soup of seeds {', '.join(map(str, config.soup_seeds))}"
-    elif config.seed != CCLConfig.seed:
+    elif with_seed and config.seed != CCLConfig.seed:
         name += f", CCL seed {config.seed}"
     if config.loss_vector != "training":
         name += f", loss on the {config.loss_vector} vector"
@@ -111,6 +114,76 @@ def render_choice(runs: list[dict]) -> str:
     )
 
 
+def seed_robust_rows(runs: list[dict]) -> list[dict]:
+    """Rule 19's view: one row per (setting without its CCL seed, step), pooling the cells of every CCL seed the
+    file has for that setting. A row passes (``raises_for_every_seed``) only if every one of those seeds has a
+    complete row at that step that raises dev NMI for every model on every split: a setting that helps for one
+    draw of pseudo labels and batches only is what failed on test (rule 16)."""
+    usable = [r for r in runs if not r.get("oracle_labels") and not r["options"].get("soup_seeds")]
+    needed = len({model_of(r) for r in usable}) * len({r["data"] for r in usable})
+    groups: dict[tuple[str, int], list[dict]] = defaultdict(list)
+    for run in usable:
+        groups[(setting_of(run, with_seed=False), CCLConfig(**run["options"]).seed)].append(run)
+    seeds_of: dict[str, set[int]] = defaultdict(set)
+    by_seed: dict[tuple[str, int], dict[int, dict]] = defaultdict(dict)
+    for (setting, seed), group in groups.items():
+        seeds_of[setting].add(seed)
+        for row in summary(group):
+            row["improves_everywhere"] = row["runs"] == needed and row["worst"] > 0  # complete over the whole file
+            by_seed[(setting, row["step"])][seed] = row
+    pooled = []
+    for (setting, step), rows in sorted(by_seed.items()):
+        seeds = sorted(seeds_of[setting])
+        values = [v for row in rows.values() for v in row["cells"].values()]
+        passes = set(rows) == set(seeds) and all(row["improves_everywhere"] for row in rows.values())
+        pooled.append(
+            {
+                "setting": setting,
+                "step": step,
+                "seeds": seeds,
+                "seeds_at_step": sorted(rows),
+                "cells": len(values),
+                "mean": round(sum(values) / len(values), 2),
+                "worst": round(min(values), 2),
+                "raises_for_every_seed": passes,
+            }
+        )
+    return pooled
+
+
+def render_seed_robust(runs: list[dict]) -> str:
+    """Rule 19's table and choice: per (setting, step), the CCL seeds, the pooled mean and worst change, and whether
+    every seed raises every model on every split; the choice is the highest pooled mean among those that do (a tie
+    goes to fewer steps), or none."""
+    rows = seed_robust_rows(runs)
+    lines = [
+        "| setting | steps | CCL seeds with this step | cells | mean | worst | raises for every CCL seed |",
+        "|---|---:|:---:|---:|---:|---:|:---:|",
+    ]
+    for row in rows:
+        missing = sorted(set(row["seeds"]) - set(row["seeds_at_step"]))
+        seeds = ", ".join(map(str, row["seeds_at_step"])) + (
+            f" (not run: {', '.join(map(str, missing))})" if missing else ""
+        )
+        verdict = "yes" if row["raises_for_every_seed"] else "no"
+        lines.append(f"| {row['setting']} | {row['step']} | {seeds} | {row['cells']} | {row['mean']:+.1f} | "
+                     f"{row['worst']:+.1f} | {verdict} |")  # fmt: skip
+    winners = [r for r in rows if r["raises_for_every_seed"]]
+    lines.append("")
+    if winners:
+        best = min(winners, key=lambda r: (-r["mean"], r["step"]))
+        lines.append(
+            f"- Chosen (rule 19): {best['setting']}, {best['step']} steps: every CCL seed ({', '.join(map(str, best['seeds']))}) "
+            f"raises dev NMI for every model on both splits; pooled mean change {best['mean']:+.1f} over {best['cells']} cells."
+        )
+    else:
+        lines.append(
+            "- Chosen (rule 19): none. No (setting, steps) pair raises dev NMI for every model on both splits with "
+            "every CCL seed: the recipe keeps its CCL options."
+        )
+    return "\n".join(lines)
+
+
 def render(runs: list[dict]) -> str:
     """Markdown table: rows = setting x step, columns = each (model, split) change, mean, worst, verdict."""
     rows = summary(runs)
@@ -189,6 +262,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--choose", action="store_true", help="add rule 16's choice (best mean among settings that raise every run)"
     )
+    parser.add_argument(
+        "--choose-across-seeds",
+        action="store_true",
+        help="add rule 19's table and choice: a (setting, steps) pair must raise every run for every CCL seed",
+    )
     parser.add_argument("--block", default="uctopic-ccl-dev-seeds", help="README block name (<!-- NAME:start -->)")
     args = parser.parse_args(argv)
     runs = [json.loads(line) for path in args.runs for line in Path(path).read_text().splitlines() if line.strip()]
@@ -198,6 +276,8 @@ def main(argv: list[str] | None = None) -> None:
     table = render(runs)
     if args.choose:
         table += "\n" + render_choice(runs)
+    if args.choose_across_seeds:
+        table += "\n\n" + render_seed_robust(runs)
     if args.summary:
         Path(args.summary).write_text(json.dumps(summary(runs), indent=1) + "\n")
     if args.plot:

@@ -97,3 +97,37 @@ def test_rule_16_choice_and_learning_rate_settings():
     row, everywhere = script["choose"](script["summary"](falling))
     assert not everywhere and row["step"] == 50 and row["worst"] == -1.0
     assert "does not improve" in script["render_choice"](falling)
+
+
+def test_rule_19_needs_every_ccl_seed_to_raise_every_run(tmp_path: Path):
+    script = runpy.run_path(str(SCRIPT))
+    slow = {"learning_rate": 5e-6}
+
+    def seeded(model, data, nmis, seed):
+        return run(model, data, nmis, options={**slow, "seed": seed})
+
+    runs = [
+        # seed 0 (the default, unnamed) raises both models at 25 and 50 steps, and has a 75-step check
+        seeded("m", "conll2003-dev", [0.40, 0.41, 0.42, 0.43], 0),
+        seeded("m-seed7", "conll2003-dev", [0.30, 0.31, 0.33, 0.34], 0),
+        # seed 1 raises both at 50 steps, lowers m-seed7 at 25
+        seeded("m", "conll2003-dev", [0.40, 0.42, 0.43], 1),
+        seeded("m-seed7", "conll2003-dev", [0.30, 0.29, 0.31], 1),
+        run("m", "conll2003-dev", [0.40, 0.41], oracle_labels=True, options=slow),  # a diagnosis: never pooled
+    ]
+    rows = {row["step"]: row for row in script["seed_robust_rows"](runs)}
+    assert rows[25]["seeds"] == [0, 1] and not rows[25]["raises_for_every_seed"]
+    assert rows[50]["raises_for_every_seed"] and rows[50]["cells"] == 4 and rows[50]["mean"] == 2.25
+    assert rows[75]["seeds_at_step"] == [0] and not rows[75]["raises_for_every_seed"]  # seed 1 has no 75: fails
+    text = script["render_seed_robust"](runs)
+    assert "Chosen (rule 19): confident, t=0.1, the paper's masking, lr 5e-06, 50 steps" in text
+    assert "0 (not run: 1)" in text
+    # a seed whose run misses a model is not complete, even if what it has is a raise
+    partial = runs[:2] + [seeded("m", "conll2003-dev", [0.40, 0.42, 0.43], 1)]
+    assert not any(r["raises_for_every_seed"] for r in script["seed_robust_rows"](partial))
+    assert "Chosen (rule 19): none" in script["render_seed_robust"](partial)
+    readme = tmp_path / "README.md"
+    readme.write_text("<!-- b:start -->\n<!-- b:end -->\n")
+    script["main"]([str(write(tmp_path / "r.jsonl", runs)), "--choose-across-seeds", "--readme", str(readme),
+                    "--block", "b"])  # fmt: skip
+    assert "raises for every CCL seed" in readme.read_text()
