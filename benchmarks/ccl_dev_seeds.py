@@ -63,13 +63,16 @@ def changes(runs: list[dict]) -> dict[tuple[str, int], dict[tuple[str, str], flo
     return table
 
 
-def summary(runs: list[dict]) -> list[dict]:
-    """One row per (setting, step): per-(model, split) change, mean, worst, and the every-seed verdict."""
-    models = sorted({model_of(r) for r in runs})
-    splits = sorted({r["data"] for r in runs})
+def summary(runs: list[dict], cells_needed: int | None = None) -> list[dict]:
+    """One row per (setting, step): per-(model, split) change, mean, worst, and the every-seed verdict.
+
+    A row is complete with ``cells_needed`` (model, split) cells: by default every model x split of ``runs``; a
+    caller that summarises part of a file passes the whole file's count."""
+    if cells_needed is None:
+        cells_needed = len({model_of(r) for r in runs}) * len({r["data"] for r in runs})
     rows = []
     for (setting, step), cells in sorted(changes(runs).items()):
-        complete = len(cells) == len(models) * len(splits)
+        complete = len(cells) == cells_needed
         values = list(cells.values())
         rows.append(
             {
@@ -124,16 +127,13 @@ def seed_robust_rows(runs: list[dict]) -> list[dict]:
     groups: dict[tuple[str, int], list[dict]] = defaultdict(list)
     for run in usable:
         groups[(setting_of(run, with_seed=False), CCLConfig(**run["options"]).seed)].append(run)
-    seeds_of: dict[str, set[int]] = defaultdict(set)
     by_seed: dict[tuple[str, int], dict[int, dict]] = defaultdict(dict)
     for (setting, seed), group in groups.items():
-        seeds_of[setting].add(seed)
-        for row in summary(group):
-            row["improves_everywhere"] = row["runs"] == needed and row["worst"] > 0  # complete over the whole file
+        for row in summary(group, cells_needed=needed):  # complete means every model x split of the whole file
             by_seed[(setting, row["step"])][seed] = row
     pooled = []
     for (setting, step), rows in sorted(by_seed.items()):
-        seeds = sorted(seeds_of[setting])
+        seeds = sorted(seed for name, seed in groups if name == setting)
         values = [v for row in rows.values() for v in row["cells"].values()]
         passes = set(rows) == set(seeds) and all(row["improves_everywhere"] for row in rows.values())
         pooled.append(
