@@ -16,7 +16,8 @@ All runs of one dataset must share the CCL options except the seed (checked). ``
 (the data the README block is made from); ``--from-jsonl`` re-renders from it without the results files::
 
     .venv/bin/python benchmarks/ccl_test_seeds.py /tmp/r20/*.json results/uctopic-mini*.json \\
-        --jsonl results/uctopic-ccl-test-seeds.jsonl --readme README.md --block uctopic-ccl-test-seeds
+        --jsonl results/uctopic-ccl-test-seeds.jsonl --readme README.md --block uctopic-ccl-test-seeds \\
+        --plot results/uctopic-ccl-test-seeds.png
 """
 
 from __future__ import annotations
@@ -146,6 +147,38 @@ def render(runs: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def plot(runs: list[dict], path: str) -> None:
+    """One panel per dataset: every run's NMI change (a dot per CCL seed) per model, the model's mean as a bar,
+    and the pooled mean with its 95% interval as a band."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = summarise(runs)
+    models = sorted({r["model"] for r in runs})
+    figure, axes = plt.subplots(1, len(rows), figsize=(5 * len(rows), 4), squeeze=False)
+    for axis, row in zip(axes[0], rows):
+        group = [r for r in runs if r["dataset"] == row["dataset"]]
+        axis.axhspan(row["low"], row["high"], color="C0", alpha=0.15, label="pooled mean, 95% interval")
+        axis.axhline(row["mean"], color="C0", linewidth=1.2)
+        axis.axhline(0, color="black", linewidth=0.8)
+        for x, model in enumerate(models):
+            values = [100 * (r["nmi_after"] - r["nmi_before"]) for r in group if r["model"] == model]
+            if not values:
+                continue
+            axis.scatter([x] * len(values), values, color="C1", zorder=3, s=18)
+            axis.hlines(mean(values), x - 0.25, x + 0.25, color="C3", linewidth=2, zorder=2)
+        axis.set_xticks(range(len(models)), models, rotation=15, fontsize=8)
+        axis.set_xlim(-0.6, len(models) - 0.4)
+        axis.set_title(f"{row['dataset']}: test NMI change after CCL ({row['runs']} runs)")
+        axis.set_ylabel("NMI change (points)")
+    axes[0][0].legend(loc="upper left", fontsize=7, frameon=False)
+    figure.tight_layout()
+    figure.savefig(path, dpi=110)
+    plt.close(figure)
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("results", nargs="*", help="phrasezoo evaluate results files with *_context_ccl tasks")
@@ -153,6 +186,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--jsonl", help="write one line per run here")
     parser.add_argument("--readme", help="README whose block --block is replaced by the tables")
     parser.add_argument("--block", default="uctopic-ccl-test-seeds", help="README block name")
+    parser.add_argument("--plot", help="write a PNG: every run's change per model, the pooled mean and interval")
     args = parser.parse_args(argv)
     if bool(args.results) == bool(args.from_jsonl):
         parser.error("give results files or --from-jsonl FILE (one of the two)")
@@ -168,6 +202,8 @@ def main(argv: list[str] | None = None) -> None:
     print(table)
     if args.readme:
         write_readme_table(args.readme, table, args.block)
+    if args.plot:
+        plot(runs, args.plot)
 
 
 if __name__ == "__main__":

@@ -95,3 +95,15 @@ def test_readme_block_and_jsonl_round_trip(tmp_path: Path):
         again.read_text().split("<!-- ccl-test:start -->")[1]
         == text.split("<!-- ccl-test:start -->")[1][: -len("after\n")]
     )
+
+
+def test_plot_writes_a_png(tmp_path: Path):
+    script = runpy.run_path(str(SCRIPT))
+    files = [
+        results_file(tmp_path / f"{m}{s}.json", m, s, {"conll2003": (0.4, 0.4 + s / 100), "bc5cdr": (0.6, 0.61)})
+        for m in ("m", "n")
+        for s in range(3)
+    ]
+    png = tmp_path / "ccl.png"
+    script["main"]([*files, "--plot", str(png)])
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 5000
