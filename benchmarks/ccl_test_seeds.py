@@ -185,11 +185,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--from-jsonl", help="read the runs from a file written by --jsonl instead")
     parser.add_argument("--jsonl", help="write one line per run here")
     parser.add_argument("--readme", help="README whose block --block is replaced by the tables")
-    parser.add_argument("--block", default="uctopic-ccl-test-seeds", help="README block name")
+    parser.add_argument("--block", help="README block name (<!-- NAME:start -->); needed with --readme")
     parser.add_argument("--plot", help="write a PNG: every run's change per model, the pooled mean and interval")
     args = parser.parse_args(argv)
     if bool(args.results) == bool(args.from_jsonl):
         parser.error("give results files or --from-jsonl FILE (one of the two)")
+    if args.readme and not args.block:
+        parser.error("--readme needs --block NAME: the README block to fill")
     if args.from_jsonl:
         runs = [json.loads(line) for line in Path(args.from_jsonl).read_text().splitlines() if line.strip()]
     else:
