@@ -63,6 +63,11 @@ def runs_from_results(paths: list[str]) -> list[dict]:
     return sorted(rows.values(), key=lambda r: (r["dataset"], r["model"], r["seed"]))
 
 
+def nmi_change(run: dict) -> float:
+    """The run's NMI change x 100 against the same model before CCL."""
+    return 100 * (run["nmi_after"] - run["nmi_before"])
+
+
 def t_quantile_975(df: int) -> float:
     from scipy.stats import t
 
@@ -79,20 +84,20 @@ def summarise(runs: list[dict]) -> list[dict]:
         settings = {json.dumps(r["options"], sort_keys=True) for r in group}
         if len(settings) > 1:
             raise ValueError(f"{dataset}: runs with different CCL options; this script pools CCL seeds of one setting.")
-        changes = [100 * (r["nmi_after"] - r["nmi_before"]) for r in group]
-        per_model: dict[str, list[float]] = defaultdict(list)
+        changes = [nmi_change(r) for r in group]
+        model_changes: dict[str, list[float]] = defaultdict(list)
         for run, change in zip(group, changes):
-            per_model[run["model"]].append(change)
+            model_changes[run["model"]].append(change)
         centre = mean(changes)
         spread = stdev(changes) if len(changes) > 1 else float("nan")
         half = t_quantile_975(len(changes) - 1) * spread / math.sqrt(len(changes)) if len(changes) > 1 else math.inf
-        model_means = {m: mean(v) for m, v in sorted(per_model.items())}
+        model_means = {m: mean(v) for m, v in sorted(model_changes.items())}
         out.append(
             {
                 "dataset": dataset,
                 "runs": len(changes),
-                "seeds": sorted({r["seed"] for r in group}),
                 "changes": changes,
+                "model_changes": dict(model_changes),
                 "mean": centre,
                 "sd": spread,
                 "low": centre - half,
@@ -107,8 +112,8 @@ def summarise(runs: list[dict]) -> list[dict]:
     return out
 
 
-def render(runs: list[dict]) -> str:
-    rows = summarise(runs)
+def render(runs: list[dict], rows: list[dict]) -> str:
+    """The README block: ``rows`` (from :func:`summarise`) as the summary table, then every run of ``runs``."""
     models = sorted({r["model"] for r in runs})
     lines = [
         "| dataset | runs | mean | sd | 95% interval | min | max | above zero | "
@@ -133,7 +138,7 @@ def render(runs: list[dict]) -> str:
             before = next((r["nmi_before"] for r in have if r), None)
             if before is None:
                 continue
-            changes = [f"{100 * (r['nmi_after'] - r['nmi_before']):+.1f}" if r else "–" for r in have]
+            changes = [f"{nmi_change(r):+.1f}" if r else "–" for r in have]
             lines.append(f"| {dataset} | {model} | {100 * before:.1f} | " + " | ".join(changes) + " |")
     options = runs[0]["options"] if runs else {}
     lines += [
@@ -147,28 +152,26 @@ def render(runs: list[dict]) -> str:
     return "\n".join(lines)
 
 
-def plot(runs: list[dict], path: str) -> None:
-    """One panel per dataset: every run's NMI change (a dot per CCL seed) per model, the model's mean as a bar,
-    and the pooled mean with its 95% interval as a band."""
+def plot(rows: list[dict], path: str) -> None:
+    """One panel per dataset (``rows`` from :func:`summarise`): every run's NMI change (a dot per CCL seed) per
+    model, the model's mean as a bar, and the pooled mean with its 95% interval as a band."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    rows = summarise(runs)
-    models = sorted({r["model"] for r in runs})
+    models = sorted({m for row in rows for m in row["model_changes"]})
     figure, axes = plt.subplots(1, len(rows), figsize=(5 * len(rows), 4), squeeze=False)
     for axis, row in zip(axes[0], rows):
-        group = [r for r in runs if r["dataset"] == row["dataset"]]
         axis.axhspan(row["low"], row["high"], color="C0", alpha=0.15, label="pooled mean, 95% interval")
         axis.axhline(row["mean"], color="C0", linewidth=1.2)
         axis.axhline(0, color="black", linewidth=0.8)
         for x, model in enumerate(models):
-            values = [100 * (r["nmi_after"] - r["nmi_before"]) for r in group if r["model"] == model]
+            values = row["model_changes"].get(model)
             if not values:
                 continue
             axis.scatter([x] * len(values), values, color="C1", zorder=3, s=18)
-            axis.hlines(mean(values), x - 0.25, x + 0.25, color="C3", linewidth=2, zorder=2)
+            axis.hlines(row["model_means"][model], x - 0.25, x + 0.25, color="C3", linewidth=2, zorder=2)
         axis.set_xticks(range(len(models)), models, rotation=15, fontsize=8)
         axis.set_xlim(-0.6, len(models) - 0.4)
         axis.set_title(f"{row['dataset']}: test NMI change after CCL ({row['runs']} runs)")
@@ -200,12 +203,13 @@ def main(argv: list[str] | None = None) -> None:
         parser.error("no *_context_ccl NMI results in the input")
     if args.jsonl:
         atomic_write_text(args.jsonl, "".join(json.dumps(r, sort_keys=True) + "\n" for r in runs))
-    table = render(runs)
+    rows = summarise(runs)
+    table = render(runs, rows)
     print(table)
     if args.readme:
         write_readme_table(args.readme, table, args.block)
     if args.plot:
-        plot(runs, args.plot)
+        plot(rows, args.plot)
 
 
 if __name__ == "__main__":
