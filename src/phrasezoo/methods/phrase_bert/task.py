@@ -82,6 +82,18 @@ class PhraseBertTask:
     def prepare(self, model, accelerator) -> None:
         """Nothing to pretrain: Phrase-BERT fine-tunes the backbone directly."""
 
+    def prefetch(self, steps) -> None:
+        """Embed the teacher rows of the coming steps' phrases (group 0 of :meth:`make_batch`) before the first step,
+        in large batches, instead of a few in every step."""
+        if self.distill_weight and hasattr(self.teacher, "prefetch"):
+            self.teacher.prefetch(
+                text
+                for indices, _rng in steps
+                for i in indices
+                for position, text in enumerate(self.triples[i])
+                if not (i >= self.n_paraphrase and position > 0)
+            )
+
     def make_batch(self, indices: list[int], rng: random.Random) -> dict[str, Any]:
         """Tokenize a batch of triples as two padded groups: phrases (group 0) and contexts (group 1).
 
