@@ -288,9 +288,11 @@ def test_the_recipes_ccl_options_reach_the_models_evaluation_and_misspelt_ones_f
 
 def test_one_pipeline_run_writes_the_model_folder_once_and_the_card_once(tmp_path, monkeypatch, benchmarks_dir):
     """train (a soup) -> select on dev -> export once -> evaluate -> card once: no step goes back up."""
-    import phrasezoo.files
     import phrasezoo.hub.card
     import phrasezoo.hub.export
+    import phrasezoo.registry
+    import phrasezoo.training.run
+    import phrasezoo.training.workflow
 
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("PHRASEZOO_BENCHMARKS", str(benchmarks_dir))
@@ -310,9 +312,16 @@ def test_one_pipeline_run_writes_the_model_folder_once_and_the_card_once(tmp_pat
     )
     write_card = phrasezoo.hub.card.write_model_card
     monkeypatch.setattr(phrasezoo.hub.export, "write_model_card", lambda *a: cards.append(a) or write_card(*a))
+    validations = []
+    validate = phrasezoo.registry.validate_recipe
+    for module in (phrasezoo.registry, phrasezoo.training.run, phrasezoo.training.workflow):  # every caller's name
+        monkeypatch.setattr(
+            module, "validate_recipe", lambda recipe: validations.append(recipe.name) or validate(recipe)
+        )
 
     doc = run_pipeline(config, benchmarks_dir=str(benchmarks_dir))
 
+    assert validations == ["pearl-once"]  # the recipe is validated once, not again by create_model or per seed
     assert exports == [Path("outputs/pearl-once")]
     assert weights.count("model.safetensors") == 1 and weights.count("config.json") == 1
     assert len(cards) == 1 and cards[0][3] is not None  # the one card has the results

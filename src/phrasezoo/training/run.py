@@ -91,14 +91,21 @@ def run_training(
     if ready is not None:
         ready()
     result = train(model, task, cfg.training, output_dir, accelerator, resume, stop_after_steps, progress)
-    finished, seed = time.time(), cfg.training.seed
-    stages = [
-        (f"model + data (seed {seed}; teacher rows: {teacher_built - teacher_before:.0f} s)", started, built - started),
-        (f"training run seed {seed} (teacher rows: {teacher.seconds_spent() - teacher_built:.0f} s)", built,
-         finished - built),
-    ]  # fmt: skip
+    stages = _stages(cfg.training.seed, started, built, time.time(), teacher_built - teacher_before,
+                     teacher.seconds_spent() - teacher_built)  # fmt: skip
     facts = training_facts(cfg, result, accelerator, task) if accelerator.is_main_process else {}
     return TrainedRun(result, output_dir, accelerator.is_main_process, facts, stages)
+
+
+def _stages(seed: int, started: float, built: float, finished: float, teacher_build: float, teacher_run: float):
+    """The run's ``(stage, start, seconds)`` rows: the data build and the teacher rows embedded with it (the lexicon,
+    the table's plan) come before ``built``; the teacher rows of the run's own draws, then its steps, after it."""
+    return [
+        (f"data build + model (seed {seed})", started, built - started - teacher_build),
+        (f"teacher: rows the data build needs (seed {seed})", built - teacher_build, teacher_build),
+        (f"teacher: rows seed {seed} draws, before its first step", built, teacher_run),
+        (f"training run seed {seed}", built + teacher_run, finished - built - teacher_run),
+    ]
 
 
 def _accelerator(cfg: HubConfig):
