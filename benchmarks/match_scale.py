@@ -18,7 +18,7 @@ Methods, each run as its own child process so each has its own peak RSS (the tre
 * ``spark``: the splink integration on local Spark over a 100k slice (100k right rows and their left rows):
   neighbour blocking and splink's cosine comparison; shows the path works at that size.
 
-    .venv/bin/python benchmarks/match_scale.py --size 20000                      # a dev run (minutes)
+    .venv/bin/python benchmarks/match_scale.py --slice 20000       # a dev run on a 20k x 20k slice of the tables
     nohup .venv/bin/python benchmarks/match_scale.py --size 1000000 --threads 2 \\
         --output results/matching/scale-1m.json --docs docs/matching-scale.md > scale.log 2>&1 &
 """
@@ -92,12 +92,33 @@ def workdir(root: Path, size: int, seed: int) -> Path:
     return folder
 
 
-def load_tables(folder: Path):
+def load_tables(folder: Path, n: int | None = None):
+    """``(left, right, truth)`` of the ``n x n`` slice (all rows when ``n`` is None): the first ``n`` right rows
+    (a seeded random order) and the left rows they were made from, in the left table's own order;
+    ``right[j]`` was made from ``left[truth[j]]``."""
     import pyarrow.parquet as pq
 
-    left = pq.read_table(folder / "left.parquet").column("name").to_pylist()
+    left_all = pq.read_table(folder / "left.parquet").column("name").to_pylist()
     right_table = pq.read_table(folder / "right.parquet")
-    return left, right_table.column("name").to_pylist(), np.asarray(right_table.column("truth").to_numpy())
+    right_all = right_table.column("name").to_pylist()
+    truth_all = np.asarray(right_table.column("truth").to_numpy())
+    n = len(right_all) if n is None else min(n, len(right_all))
+    ids = np.sort(truth_all[:n])
+    position = np.full(len(left_all), -1, dtype=np.int64)
+    position[ids] = np.arange(n)
+    return [left_all[i] for i in ids], right_all[:n], position[truth_all[:n]]
+
+
+def slice_size(args) -> int | None:
+    return args.slice if getattr(args, "slice", None) else None
+
+
+def step_file(step: str, args) -> str:
+    """``step-<name>.json`` for the whole table, ``step-<name>-<n>.json`` for an ``n x n`` slice."""
+    if step == "spark":
+        return f"step-spark-{args.spark_rows}.json"
+    n = slice_size(args)
+    return f"step-{step}.json" if not n or step == "tables" else f"step-{step}-{n}.json"
 
 
 def save_json(path: Path, data: dict) -> None:
@@ -124,54 +145,73 @@ def step_tables(args, folder: Path) -> dict:
     return facts
 
 
-def _encode_side(encoder, texts: list[str], folder: Path, side: str) -> tuple[float, int]:
-    """Encode ``texts`` in CHUNK-row files ``{side}-NNNN.npy`` (float32), skipping finished ones; returns the
-    encoding seconds of all chunks (read back from each chunk's record, so a resumed run still adds up)."""
-    from phrasezoo.integrations.splink_tables import encode_texts
-
-    seconds, encoded = 0.0, 0
-    for number, start in enumerate(range(0, len(texts), CHUNK)):
-        path = folder / f"{side}-{number:04d}.npy"
-        record = path.with_suffix(".json")
-        if path.exists() and record.exists():
-            seconds += json.loads(record.read_text())["seconds"]
-            continue
-        t0 = time.perf_counter()
-        vectors, _ = encode_texts(encoder, texts[start : start + CHUNK], chunk_size=CHUNK, progress=False)
-        took = time.perf_counter() - t0
-        tmp = path.with_suffix(".tmp.npy")
-        np.save(tmp, vectors.astype(np.float32))
-        tmp.replace(path)
-        save_json(record, {"seconds": took, "rows": len(vectors)})
-        seconds += took
-        encoded += len(vectors)
-        done = min(start + CHUNK, len(texts))
-        print(f"[encode] {side} {done}/{len(texts)} rows, {len(vectors) / took:.0f} rows/s", flush=True)
-    return seconds, encoded
-
-
 def step_encode(args, folder: Path) -> dict:
-    from phrasezoo.integrations.splink_tables import resolve_encoder
+    """Encode chunk pairs: ``right-NNNN.npy`` holds right rows ``[N*CHUNK, (N+1)*CHUNK)`` and ``left-NNNN.npy`` the
+    left rows they were made from, in the same order (float32). So any prefix of chunks holds a complete ``n x n``
+    slice, and a dev run on a slice leaves chunks the full run reuses. Finished chunks are skipped (resumable);
+    the encoding seconds of every chunk are kept beside it, so a resumed run still adds them up."""
+    import pyarrow.parquet as pq
 
-    left, right, _ = load_tables(folder)
+    from phrasezoo.integrations.splink_tables import encode_texts, resolve_encoder
+
+    left_all = pq.read_table(folder / "left.parquet").column("name").to_pylist()
+    right_table = pq.read_table(folder / "right.parquet")
+    right_all = right_table.column("name").to_pylist()
+    truth_all = np.asarray(right_table.column("truth").to_numpy())
+    n = min(slice_size(args) or len(right_all), len(right_all))
     encoder = resolve_encoder(args.model, batch_size=256, progress=False)
-    left_seconds, left_new = _encode_side(encoder, left, folder, "left")
-    right_seconds, right_new = _encode_side(encoder, right, folder, "right")
+    seconds, encoded = {"left": 0.0, "right": 0.0}, 0
+    for number in range((n + CHUNK - 1) // CHUNK):
+        rows = np.arange(number * CHUNK, min((number + 1) * CHUNK, len(right_all)))
+        texts = {"right": [right_all[j] for j in rows], "left": [left_all[i] for i in truth_all[rows]]}
+        for side in ("left", "right"):
+            path = folder / f"{side}-{number:04d}.npy"
+            record = path.with_suffix(".json")
+            if path.exists() and record.exists():
+                seconds[side] += json.loads(record.read_text())["seconds"]
+                continue
+            start = time.perf_counter()
+            vectors, _ = encode_texts(encoder, texts[side], chunk_size=CHUNK, progress=False)
+            took = time.perf_counter() - start
+            tmp = path.with_suffix(".tmp.npy")
+            np.save(tmp, vectors.astype(np.float32))
+            tmp.replace(path)
+            save_json(record, {"seconds": took, "rows": len(vectors)})
+            seconds[side] += took
+            encoded += len(vectors)
+            print(f"[encode] chunk {number} {side}: rows to {rows[-1] + 1}/{n}, {len(vectors) / took:.0f} rows/s",
+                  flush=True)  # fmt: skip
+    chunks = (n + CHUNK - 1) // CHUNK
+    rows_in_chunks = min(chunks * CHUNK, len(right_all))
     return {
-        "model": args.model,
-        "left_seconds": round(left_seconds, 1),
-        "right_seconds": round(right_seconds, 1),
-        "rows_encoded_this_run": left_new + right_new,
-        "rows_per_second": round((len(left) + len(right)) / (left_seconds + right_seconds), 1),
+        "model": args.model if isinstance(args.model, str) else getattr(encoder, "name", type(encoder).__name__),
+        "rows": n,
+        # per-row encoding time of the chunks, scaled to the slice's n rows per side
+        "left_seconds": round(seconds["left"] * n / rows_in_chunks, 1),
+        "right_seconds": round(seconds["right"] * n / rows_in_chunks, 1),
+        "rows_encoded_this_run": encoded,
+        "rows_per_second": round(2 * rows_in_chunks / max(1e-9, seconds["left"] + seconds["right"]), 1),
     }
 
 
-def _vectors(folder: Path, side: str, n: int, dtype=np.float32) -> np.ndarray:
-    chunks = [np.load(folder / f"{side}-{i:04d}.npy", mmap_mode="r") for i in range((n + CHUNK - 1) // CHUNK)]
-    out = np.empty((n, chunks[0].shape[1]), dtype=dtype)
-    for i, chunk in enumerate(chunks):
-        out[i * CHUNK : i * CHUNK + len(chunk)] = chunk
-    return out
+def slice_vectors(
+    folder: Path, truth_order: np.ndarray, n: int, right_dtype=np.float32
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(left vectors in the slice's left order (float32), right vectors (right_dtype))`` of the ``n x n`` slice,
+    filled chunk by chunk from the chunk pairs (``left-NNNN.npy`` row j belongs at slice position truth[j])."""
+    dim = np.load(folder / "left-0000.npy", mmap_mode="r").shape[1]
+    left = np.empty((n, dim), dtype=np.float32)
+    right = np.empty((n, dim), dtype=right_dtype)
+    for begin in range(0, n, CHUNK):
+        number, end = begin // CHUNK, min(begin + CHUNK, n)
+        left[truth_order[begin:end]] = np.load(folder / f"left-{number:04d}.npy", mmap_mode="r")[: end - begin]
+        right[begin:end] = np.load(folder / f"right-{number:04d}.npy", mmap_mode="r")[: end - begin]
+    return left, right
+
+
+def right_sample(folder: Path, rows: np.ndarray) -> np.ndarray:
+    """float32 vectors of the given right rows, read from their chunks."""
+    return np.stack([np.load(folder / f"right-{j // CHUNK:04d}.npy", mmap_mode="r")[j % CHUNK] for j in rows])
 
 
 def _exact_top1(base: np.ndarray, queries: np.ndarray) -> np.ndarray:
@@ -186,14 +226,14 @@ def step_embed(args, folder: Path) -> dict:
     """faiss IVF (fp16 storage) over the left vectors, all right rows searched; fp16 and IVF checks on a sample."""
     import faiss
 
-    left, right, truth = load_tables(folder)
-    encode = json.loads((folder / "step-encode.json").read_text())
+    left, right, truth = load_tables(folder, slice_size(args))
+    encode = json.loads((folder / step_file("encode", args)).read_text())
     dim = np.load(folder / "left-0000.npy", mmap_mode="r").shape[1]
     sample = sample_rows(len(right), args.check_sample, args.seed + 3)
 
     # fp16 check: exact search with fp32 and with fp16-rounded vectors, on the sample of queries
-    left32 = _vectors(folder, "left", len(left))
-    queries32 = _vectors(folder, "right", len(right))[sample]
+    left32, right16 = slice_vectors(folder, truth, len(right), right_dtype=np.float16)
+    queries32 = right_sample(folder, sample)
     exact32 = _exact_top1(left32, queries32)
     left16 = left32.astype(np.float16)
     del left32
@@ -221,9 +261,8 @@ def step_embed(args, folder: Path) -> dict:
 
     start = time.perf_counter()
     found = np.empty(len(right), dtype=np.int64)
-    for number, begin in enumerate(range(0, len(right), CHUNK)):
-        queries = np.load(folder / f"right-{number:04d}.npy")
-        found[begin : begin + len(queries)] = index.search(queries, 1)[1][:, 0]
+    for begin in range(0, len(right), CHUNK):
+        found[begin : begin + CHUNK] = index.search(right16[begin : begin + CHUNK].astype(np.float32), 1)[1][:, 0]
     search_seconds = time.perf_counter() - start
     total = encode["left_seconds"] + encode["right_seconds"] + build_seconds + search_seconds
     return {
@@ -244,7 +283,7 @@ def step_tfidf(args, folder: Path) -> dict:
     """char_wb 2-4 TF-IDF fitted on both tables; sparse top-1 of a query sample against the full left table."""
     from sklearn.feature_extraction.text import TfidfVectorizer
 
-    left, right, truth = load_tables(folder)
+    left, right, truth = load_tables(folder, slice_size(args))
     sample = sample_rows(len(right), args.query_sample, args.seed + 5)
     start = time.perf_counter()
     vectorizer = TfidfVectorizer(analyzer="char_wb", ngram_range=(2, 4), sublinear_tf=True, dtype=np.float32)
@@ -277,7 +316,7 @@ def step_rapidfuzz(args, folder: Path) -> dict:
     """rapidfuzz process.cdist (token_sort_ratio, workers = cores) of a query sample against the full left table."""
     from rapidfuzz import fuzz, process, utils
 
-    left, right, truth = load_tables(folder)
+    left, right, truth = load_tables(folder, slice_size(args))
     sample = sample_rows(len(right), args.rapidfuzz_sample, args.seed + 6)
     workers = os.cpu_count() or 1
     start = time.perf_counter()
@@ -313,12 +352,9 @@ def step_spark(args, folder: Path) -> dict:
     from phrasezoo.integrations.splink import neighbour_blocking_rule as knn_rule
     from phrasezoo.integrations.splink_tables import vectors_to_arrow
 
-    left, right, truth = load_tables(folder)
-    n = min(args.spark_rows, len(right))
-    rows = np.arange(n)
-    left_rows = truth[rows]
-    left_vectors = _vectors(folder, "left", len(left))[left_rows]
-    right_vectors = _vectors(folder, "right", len(right))[rows]
+    left, right, truth = load_tables(folder, args.spark_rows)
+    n = len(right)
+    left_vectors, right_vectors = slice_vectors(folder, truth, n)
 
     def frame(names, vectors, ids):
         data = pd.DataFrame({"unique_id": ids, "name": names})
@@ -330,8 +366,8 @@ def step_spark(args, folder: Path) -> dict:
     spark = local_spark(cores=args.threads, shuffle_partitions=max(2, args.threads), driver_memory="3g")
     started = time.perf_counter() - start
     start = time.perf_counter()
-    left_df = spark.createDataFrame(frame([left[i] for i in left_rows], left_vectors, left_rows))
-    right_df = spark.createDataFrame(frame([right[i] for i in rows], right_vectors, rows))
+    left_df = spark.createDataFrame(frame(left, left_vectors, np.arange(n)))
+    right_df = spark.createDataFrame(frame(right, right_vectors, np.arange(n)))
     left_df, right_df = add_neighbour_blocks([left_df, right_df], "name_embedding", k=args.k)
     settings = SettingsCreator(
         link_type="link_only",
@@ -339,14 +375,15 @@ def step_spark(args, folder: Path) -> dict:
         blocking_rules_to_generate_predictions=[knn_rule()],
         probability_two_random_records_match=1.0 / n,
     )
-    linker = Linker([left_df, right_df], settings, db_api=SparkAPI(spark_session=spark))
-    linker.training.estimate_u_using_random_sampling(max_pairs=2e6, seed=args.seed)
+    api = SparkAPI(spark_session=spark, break_lineage_method="persist", num_partitions_on_repartition=args.threads)
+    linker = Linker([left_df, right_df], settings, db_api=api)
+    linker.training.estimate_u_using_random_sampling(max_pairs=1e5, seed=args.seed)
     linker.training.estimate_parameters_using_expectation_maximisation(block_on("first_word"))
     predictions = linker.inference.predict().as_pandas_dataframe()
     seconds = time.perf_counter() - start
     best = predictions.sort_values("match_weight", ascending=False).drop_duplicates("unique_id_r")
     chosen = dict(zip(best["unique_id_r"].astype(int), best["unique_id_l"].astype(int)))
-    top1 = np.mean([chosen.get(int(j)) == int(truth[j]) for j in rows])
+    top1 = np.mean([chosen.get(j) == int(truth[j]) for j in range(n)])
     confident = best[best["match_probability"] >= 0.5]
     pairs = zip(confident["unique_id_r"], confident["unique_id_l"])
     correct = sum(int(truth[int(right_id)]) == int(left_id) for right_id, left_id in pairs)
@@ -378,13 +415,13 @@ def run_step(args, folder: Path) -> None:
     with PeakRSS() as rss:
         result = STEP_FUNCTIONS[args.step](args, folder)
     result["peak_rss_gib"] = rss.gib()
-    save_json(folder / f"step-{args.step}.json", result)
+    save_json(folder / step_file(args.step, args), result)
     print(f"[{args.step}] {json.dumps(result)}", flush=True)
 
 
 def child_command(args, step: str) -> list[str]:
     command = [sys.executable, str(Path(__file__).resolve()), "--step", step]
-    for name in ("size", "seed", "threads", "model", "benchmarks", "workdir", "nprobe", "k", "check_sample",
+    for name in ("size", "slice", "seed", "threads", "model", "benchmarks", "workdir", "nprobe", "k", "check_sample",
                  "query_sample", "rapidfuzz_sample", "spark_rows"):  # fmt: skip
         command += [f"--{name.replace('_', '-')}", str(getattr(args, name))]
     return command
@@ -393,8 +430,10 @@ def child_command(args, step: str) -> list[str]:
 def table_rows(results: dict) -> str:
     """The markdown table of a results file (the docs block)."""
     size = results["size"]
+    whole = results.get("table_rows", size)
+    scope = f"{size:,} x {size:,}" + (f" slice of the {whole:,}-row tables" if whole != size else "")
     lines = [
-        f"| method ({size:,} x {size:,}) | top-1 accuracy | rows per second | peak RSS (GiB) | measured on |",
+        f"| method ({scope}) | top-1 accuracy | rows per second | peak RSS (GiB) | measured on |",
         "|---|---|---|---|---|",
     ]
     for key in ("embed", "tfidf", "rapidfuzz"):
@@ -423,6 +462,13 @@ def table_rows(results: dict) -> str:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--size", type=int, default=1_000_000, help="rows of each table (default 1,000,000)")
+    parser.add_argument(
+        "--slice",
+        type=int,
+        default=0,
+        help="measure on the first n right rows and their left "
+        "rows only (a dev run that leaves encoded chunks for the full run); 0: all",
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--threads", type=int, default=1, help="torch/faiss/rapidfuzz threads (default 1)")
     parser.add_argument("--model", default="baseline:minilm-l6", help="encoder spec for the embed method")
@@ -438,7 +484,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--spark-rows", type=int, default=100_000, help="rows of the Spark slice")
     parser.add_argument("--rerun", action="store_true", help="rerun steps whose results exist")
     parser.add_argument("--output", help="results JSON (e.g. results/matching/scale-1m.json)")
-    parser.add_argument("--docs", help="markdown page whose match-scale block gets the table")
+    parser.add_argument("--docs", help="markdown page whose --block gets the table")
+    parser.add_argument("--block", default="match-scale", help="generated block of --docs (default match-scale)")
     args = parser.parse_args(argv)
     if args.workdir is None:
         from phrasezoo.resources import cache_dir
@@ -454,21 +501,22 @@ def main(argv: list[str] | None = None) -> None:
     if unknown:
         parser.error(f"unknown steps {unknown}; choose from {', '.join(STEPS)}")
     for step in [s for s in STEPS if s in steps]:
-        if (folder / f"step-{step}.json").exists() and not args.rerun and step != "encode":
+        if (folder / step_file(step, args)).exists() and not args.rerun and step != "encode":
             print(f"[{step}] done before; --rerun to repeat", flush=True)
             continue
         env = dict(os.environ, OMP_NUM_THREADS=str(args.threads))
         subprocess.run(child_command(args, step), check=True, env=env)
     results = {
         "benchmark": "match_scale",
-        "size": args.size,
+        "size": slice_size(args) or args.size,
+        "table_rows": args.size,
         "seed": args.seed,
         "threads": args.threads,
         "date": dt.date.today().isoformat(),
         "machine": f"{platform.machine()}, {os.cpu_count()} cores, shared with other developers",
         "command": "python benchmarks/match_scale.py " + " ".join(sys.argv[1:] if argv is None else argv),
-        "steps": {s: json.loads((folder / f"step-{s}.json").read_text()) for s in STEPS
-                  if (folder / f"step-{s}.json").exists()},
+        "steps": {s: json.loads((folder / step_file(s, args)).read_text()) for s in STEPS
+                  if (folder / step_file(s, args)).exists()},
     }  # fmt: skip
     if args.output:
         Path(args.output).parent.mkdir(parents=True, exist_ok=True)
@@ -476,7 +524,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.docs:
         from phrasezoo.files import write_readme_table
 
-        write_readme_table(args.docs, table_rows(results), block="match-scale")
+        write_readme_table(args.docs, table_rows(results), block=args.block)
     print(table_rows(results))
 
 

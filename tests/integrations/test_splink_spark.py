@@ -1,7 +1,7 @@
 """phrasezoo.integrations.splink on Spark (pyspark local mode, Java from Debian): the embedding column encoded on
 the executors, neighbour blocking, splink's cosine levels in Spark SQL, and a linkage that finds the true pairs.
 
-One SparkSession for the module (2 cores, 2 shuffle partitions); no skip: scripts/bootstrap.sh installs Java and
+One SparkSession for the module (2 cores, 1 shuffle partition: the data is tiny); no skip: scripts/bootstrap.sh installs Java and
 pyspark, and CI runs this on a fresh machine.
 """
 
@@ -25,7 +25,7 @@ from .test_splink import LEFT, RIGHT
 
 @pytest.fixture(scope="module")
 def spark():
-    session = local_spark(cores=2, shuffle_partitions=2, driver_memory="1g", app_name="phrasezoo-tests")
+    session = local_spark(cores=2, shuffle_partitions=1, driver_memory="1g", app_name="phrasezoo-tests")
     yield session
     session.stop()
 
@@ -62,8 +62,10 @@ def test_spark_linkage_with_neighbour_blocks_and_cosine(spark, spark_tables):
         blocking_rules_to_generate_predictions=[neighbour_blocking_rule()],
         probability_two_random_records_match=1 / len(LEFT),
     )
-    linker = Linker([left, right], settings, db_api=SparkAPI(spark_session=spark))
-    linker.training.estimate_u_using_random_sampling(max_pairs=1e4, seed=1)
+    # small data: persist instead of parquet checkpoints, one partition (each Spark job costs seconds here)
+    api = SparkAPI(spark_session=spark, break_lineage_method="persist", num_partitions_on_repartition=1)
+    linker = Linker([left, right], settings, db_api=api)
+    linker.training.estimate_u_using_random_sampling(max_pairs=1e3, seed=1)
     predictions = linker.inference.predict().as_pandas_dataframe()
     # splink's Spark SQL cosine levels agree with numpy on every compared pair
     cosine = np.array([np.dot(a, b) for a, b in zip(predictions["name_embedding_l"], predictions["name_embedding_r"])])

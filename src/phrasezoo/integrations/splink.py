@@ -79,6 +79,7 @@ __all__ = [
     "cosine_comparison",
     "local_spark",
     "neighbour_blocking_rule",
+    "nearest_keys",
     "neighbour_keys",
 ]
 
@@ -256,13 +257,16 @@ def add_neighbour_blocks(
     output_column: str = NEIGHBOUR_COLUMN,
     *,
     min_similarity: float | None = None,
+    nearest_column: str | None = None,
     unique_id_column: str = "unique_id",
     connection: Any = None,
 ) -> list[Any]:
     """The tables with an integer-array column of embedding-neighbour block keys (see :func:`neighbour_keys`).
 
     One table: deduplication; two: linkage (``k`` neighbours in each direction). Block on it with
-    :func:`neighbour_blocking_rule`. pandas and DuckDB tables are searched here with faiss. Spark DataFrames send
+    :func:`neighbour_blocking_rule`. splink trains EM only on blocking rules that explode nothing, so
+    ``nearest_column`` adds a plain integer key for training (see :func:`nearest_keys`): ``block_on(nearest_column)``
+    pairs every row of the second table with its nearest row of the first. pandas and DuckDB tables are searched here with faiss. Spark DataFrames send
     ``unique_id_column`` and the vectors to the driver (about ``rows x dim x 4`` bytes: 1.5 GB for a million
     384-d rows), are searched there, and get the keys back by a join on ``unique_id_column``.
     """
@@ -275,10 +279,28 @@ def add_neighbour_blocks(
         raise TypeError(f"All tables must be of one kind, got {sorted(kinds)}.")
     if kinds == {SPARK}:
         return _spark_neighbour_blocks(list(tables), embedding_column, k, output_column, min_similarity,
-                                       unique_id_column)  # fmt: skip
+                                       nearest_column, unique_id_column)  # fmt: skip
     read = [read_vectors(t, embedding_column) for t in tables]
     keys = neighbour_keys([v for v, _ in read], [p for _, p in read], k=k, min_similarity=min_similarity)
-    return [with_column(t, output_column, _keys_to_arrow(rows), connection=connection) for t, rows in zip(tables, keys)]
+    out = [with_column(t, output_column, _keys_to_arrow(rows), connection=connection) for t, rows in zip(tables, keys)]
+    if nearest_column:
+        import pyarrow as pa
+
+        out = [with_column(t, nearest_column, pa.array(rows, type=pa.int64()), connection=connection)
+               for t, rows in zip(out, nearest_keys(keys))]  # fmt: skip
+    return out
+
+
+def nearest_keys(keys: list[list[list[int]]]) -> list[list[int]]:
+    """One integer key per row from :func:`neighbour_keys`' lists, for EM training blocks.
+
+    Linkage: a row of the first table keeps its own key, a row of the second gets the key of its nearest
+    first-table row (its own when it has none), so equal keys pair each second-table row with its nearest match.
+    Deduplication: the smaller of a row's own key and its nearest neighbour's (mutual nearest rows share it).
+    """
+    if len(keys) == 1:
+        return [[min(row[:2]) for row in keys[0]]]
+    return [[row[0] for row in keys[0]], [row[1] if len(row) > 1 else row[0] for row in keys[1]]]
 
 
 def _keys_to_arrow(rows: list[list[int]]):
@@ -287,7 +309,9 @@ def _keys_to_arrow(rows: list[list[int]]):
     return pa.array(rows, type=pa.list_(pa.int64()))
 
 
-def _spark_neighbour_blocks(tables, embedding_column, k, output_column, min_similarity, unique_id_column):
+def _spark_neighbour_blocks(
+    tables, embedding_column, k, output_column, min_similarity, nearest_column, unique_id_column
+):
     import pandas as pd
 
     spark = tables[0].sparkSession
@@ -300,21 +324,27 @@ def _spark_neighbour_blocks(tables, embedding_column, k, output_column, min_simi
         ids.append(frame[unique_id_column])
         read.append(read_vectors(frame, embedding_column))
     keys = neighbour_keys([v for v, _ in read], [p for _, p in read], k=k, min_similarity=min_similarity)
+    nearest = nearest_keys(keys) if nearest_column else [None] * len(keys)
     out = []
-    for table, table_ids, rows in zip(tables, ids, keys):
+    for table, table_ids, rows, near in zip(tables, ids, keys, nearest):
         frame = pd.DataFrame({unique_id_column: table_ids.to_numpy(), output_column: rows})
-        blocks = spark.createDataFrame(frame, schema=_spark_keys_schema(table, unique_id_column, output_column))
-        out.append(table.drop(output_column).join(blocks, on=unique_id_column, how="left"))
+        if nearest_column:
+            frame[nearest_column] = near
+        schema = _spark_keys_schema(table, unique_id_column, output_column, nearest_column)
+        blocks = spark.createDataFrame(frame, schema=schema)
+        drop = [c for c in (output_column, nearest_column) if c]
+        out.append(table.drop(*drop).join(blocks, on=unique_id_column, how="left"))
     return out
 
 
-def _spark_keys_schema(table, unique_id_column: str, output_column: str):
+def _spark_keys_schema(table, unique_id_column: str, output_column: str, nearest_column: str | None):
     from pyspark.sql import types as T
 
     id_type = table.schema[unique_id_column].dataType
-    return T.StructType(
-        [T.StructField(unique_id_column, id_type, False), T.StructField(output_column, T.ArrayType(T.LongType()))]
-    )
+    fields = [T.StructField(unique_id_column, id_type, False), T.StructField(output_column, T.ArrayType(T.LongType()))]
+    if nearest_column:
+        fields.append(T.StructField(nearest_column, T.LongType()))
+    return T.StructType(fields)
 
 
 def neighbour_blocking_rule(output_column: str = NEIGHBOUR_COLUMN):
