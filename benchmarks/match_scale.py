@@ -15,10 +15,10 @@ Methods, each run as its own child process so each has its own peak RSS (the tre
   table and its time is extrapolated to all rows (said so in the results).
 * ``rapidfuzz``: ``process.cdist`` (``token_sort_ratio``, workers = cores) of a sample of queries against the
   full left table; extrapolated the same way (10^12 pairs would take days).
-* ``spark``: the splink integration on local Spark over a 100k slice (100k right rows and their left rows):
+* ``spark``: the splink integration on local Spark over a 100k subset (100k right rows and their left rows):
   neighbour blocking and splink's cosine comparison; shows the path works at that size.
 
-    .venv/bin/python benchmarks/match_scale.py --slice 20000       # a dev run on a 20k x 20k slice of the tables
+    .venv/bin/python benchmarks/match_scale.py --subset 20000       # a dev run on a 20k x 20k subset of the tables
     nohup .venv/bin/python benchmarks/match_scale.py --size 1000000 --threads 2 \\
         --output results/matching/scale-1m.json --docs docs/matching-scale.md > scale.log 2>&1 &
 """
@@ -93,7 +93,7 @@ def workdir(root: Path, size: int, seed: int) -> Path:
 
 
 def load_tables(folder: Path, n: int | None = None):
-    """``(left, right, truth)`` of the ``n x n`` slice (all rows when ``n`` is None): the first ``n`` right rows
+    """``(left, right, truth)`` of the ``n x n`` subset (all rows when ``n`` is None): the first ``n`` right rows
     (a seeded random order) and the left rows they were made from, in the left table's own order;
     ``right[j]`` was made from ``left[truth[j]]``."""
     import pyarrow.parquet as pq
@@ -109,15 +109,15 @@ def load_tables(folder: Path, n: int | None = None):
     return [left_all[i] for i in ids], right_all[:n], position[truth_all[:n]]
 
 
-def slice_size(args) -> int | None:
-    return args.slice if getattr(args, "slice", None) else None
+def subset_size(args) -> int | None:
+    return args.subset if getattr(args, "subset", None) else None
 
 
 def step_file(step: str, args) -> str:
-    """``step-<name>.json`` for the whole table, ``step-<name>-<n>.json`` for an ``n x n`` slice."""
+    """``step-<name>.json`` for the whole table, ``step-<name>-<n>.json`` for an ``n x n`` subset."""
     if step == "spark":
         return f"step-spark-{args.spark_rows}.json"
-    n = slice_size(args)
+    n = subset_size(args)
     return f"step-{step}.json" if not n or step == "tables" else f"step-{step}-{n}.json"
 
 
@@ -148,7 +148,7 @@ def step_tables(args, folder: Path) -> dict:
 def step_encode(args, folder: Path) -> dict:
     """Encode chunk pairs: ``right-NNNN.npy`` holds right rows ``[N*CHUNK, (N+1)*CHUNK)`` and ``left-NNNN.npy`` the
     left rows they were made from, in the same order (float32). So any prefix of chunks holds a complete ``n x n``
-    slice, and a dev run on a slice leaves chunks the full run reuses. Finished chunks are skipped (resumable);
+    subset, and a dev run on a subset leaves chunks the full run reuses. Finished chunks are skipped (resumable);
     the encoding seconds of every chunk are kept beside it, so a resumed run still adds them up."""
     import pyarrow.parquet as pq
 
@@ -158,7 +158,7 @@ def step_encode(args, folder: Path) -> dict:
     right_table = pq.read_table(folder / "right.parquet")
     right_all = right_table.column("name").to_pylist()
     truth_all = np.asarray(right_table.column("truth").to_numpy())
-    n = min(slice_size(args) or len(right_all), len(right_all))
+    n = min(subset_size(args) or len(right_all), len(right_all))
     encoder = resolve_encoder(args.model, batch_size=256, progress=False)
     seconds, encoded = {"left": 0.0, "right": 0.0}, 0
     for number in range((n + CHUNK - 1) // CHUNK):
@@ -186,7 +186,7 @@ def step_encode(args, folder: Path) -> dict:
     return {
         "model": args.model if isinstance(args.model, str) else getattr(encoder, "name", type(encoder).__name__),
         "rows": n,
-        # per-row encoding time of the chunks, scaled to the slice's n rows per side
+        # per-row encoding time of the chunks, scaled to the subset's n rows per side
         "left_seconds": round(seconds["left"] * n / rows_in_chunks, 1),
         "right_seconds": round(seconds["right"] * n / rows_in_chunks, 1),
         "rows_encoded_this_run": encoded,
@@ -194,11 +194,11 @@ def step_encode(args, folder: Path) -> dict:
     }
 
 
-def slice_vectors(
+def subset_vectors(
     folder: Path, truth_order: np.ndarray, n: int, right_dtype=np.float32
 ) -> tuple[np.ndarray, np.ndarray]:
-    """``(left vectors in the slice's left order (float32), right vectors (right_dtype))`` of the ``n x n`` slice,
-    filled chunk by chunk from the chunk pairs (``left-NNNN.npy`` row j belongs at slice position truth[j])."""
+    """``(left vectors in the subset's left order (float32), right vectors (right_dtype))`` of the ``n x n`` subset,
+    filled chunk by chunk from the chunk pairs (``left-NNNN.npy`` row j belongs at subset position truth[j])."""
     dim = np.load(folder / "left-0000.npy", mmap_mode="r").shape[1]
     left = np.empty((n, dim), dtype=np.float32)
     right = np.empty((n, dim), dtype=right_dtype)
@@ -226,13 +226,13 @@ def step_embed(args, folder: Path) -> dict:
     """faiss IVF (fp16 storage) over the left vectors, all right rows searched; fp16 and IVF checks on a sample."""
     import faiss
 
-    left, right, truth = load_tables(folder, slice_size(args))
+    left, right, truth = load_tables(folder, subset_size(args))
     encode = json.loads((folder / step_file("encode", args)).read_text())
     dim = np.load(folder / "left-0000.npy", mmap_mode="r").shape[1]
     sample = sample_rows(len(right), args.check_sample, args.seed + 3)
 
     # fp16 check: exact search with fp32 and with fp16-rounded vectors, on the sample of queries
-    left32, right16 = slice_vectors(folder, truth, len(right), right_dtype=np.float16)
+    left32, right16 = subset_vectors(folder, truth, len(right), right_dtype=np.float16)
     queries32 = right_sample(folder, sample)
     exact32 = _exact_top1(left32, queries32)
     left16 = left32.astype(np.float16)
@@ -283,7 +283,7 @@ def step_tfidf(args, folder: Path) -> dict:
     """char_wb 2-4 TF-IDF fitted on both tables; sparse top-1 of a query sample against the full left table."""
     from sklearn.feature_extraction.text import TfidfVectorizer
 
-    left, right, truth = load_tables(folder, slice_size(args))
+    left, right, truth = load_tables(folder, subset_size(args))
     sample = sample_rows(len(right), args.query_sample, args.seed + 5)
     start = time.perf_counter()
     vectorizer = TfidfVectorizer(analyzer="char_wb", ngram_range=(2, 4), sublinear_tf=True, dtype=np.float32)
@@ -316,7 +316,7 @@ def step_rapidfuzz(args, folder: Path) -> dict:
     """rapidfuzz process.cdist (token_sort_ratio, workers = cores) of a query sample against the full left table."""
     from rapidfuzz import fuzz, process, utils
 
-    left, right, truth = load_tables(folder, slice_size(args))
+    left, right, truth = load_tables(folder, subset_size(args))
     sample = sample_rows(len(right), args.rapidfuzz_sample, args.seed + 6)
     workers = os.cpu_count() or 1
     start = time.perf_counter()
@@ -342,7 +342,7 @@ def step_rapidfuzz(args, folder: Path) -> dict:
 
 
 def step_spark(args, folder: Path) -> dict:
-    """The splink integration on local Spark over a slice: the first ``--spark-rows`` right rows (a seeded random
+    """The splink integration on local Spark over a subset: the first ``--spark-rows`` right rows (a seeded random
     order) and their left rows; vectors from the encode step; neighbour blocking, cosine + Jaro-Winkler."""
     import pandas as pd
     import splink.comparison_library as cl
@@ -354,7 +354,7 @@ def step_spark(args, folder: Path) -> dict:
 
     left, right, truth = load_tables(folder, args.spark_rows)
     n = len(right)
-    left_vectors, right_vectors = slice_vectors(folder, truth, n)
+    left_vectors, right_vectors = subset_vectors(folder, truth, n)
 
     def frame(names, vectors, ids):
         data = pd.DataFrame({"unique_id": ids, "name": names})
@@ -421,7 +421,7 @@ def run_step(args, folder: Path) -> None:
 
 def child_command(args, step: str) -> list[str]:
     command = [sys.executable, str(Path(__file__).resolve()), "--step", step]
-    for name in ("size", "slice", "seed", "threads", "model", "benchmarks", "workdir", "nprobe", "k", "check_sample",
+    for name in ("size", "subset", "seed", "threads", "model", "benchmarks", "workdir", "nprobe", "k", "check_sample",
                  "query_sample", "rapidfuzz_sample", "spark_rows"):  # fmt: skip
         command += [f"--{name.replace('_', '-')}", str(getattr(args, name))]
     return command
@@ -431,7 +431,7 @@ def table_rows(results: dict) -> str:
     """The markdown table of a results file (the docs block)."""
     size = results["size"]
     whole = results.get("table_rows", size)
-    scope = f"{size:,} x {size:,}" + (f" slice of the {whole:,}-row tables" if whole != size else "")
+    scope = f"{size:,} x {size:,}" + (f" subset of the {whole:,}-row tables" if whole != size else "")
     lines = [
         f"| method ({scope}) | top-1 accuracy | rows per second | peak RSS (GiB) | measured on |",
         "|---|---|---|---|---|",
@@ -447,7 +447,7 @@ def table_rows(results: dict) -> str:
     spark = results["steps"].get("spark")
     if spark:
         lines.append(f"| {spark['method']} | {100 * spark['top1_accuracy']:.1f} | {spark['rows_per_second']:,} | "
-                     f"{spark['peak_rss_gib']:.2f} | a {spark['rows']:,}-row slice |")  # fmt: skip
+                     f"{spark['peak_rss_gib']:.2f} | a {spark['rows']:,}-row subset |")  # fmt: skip
     embed = results["steps"].get("embed")
     if embed:
         check = embed["fp16_check"]
@@ -463,7 +463,7 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--size", type=int, default=1_000_000, help="rows of each table (default 1,000,000)")
     parser.add_argument(
-        "--slice",
+        "--subset",
         type=int,
         default=0,
         help="measure on the first n right rows and their left "
@@ -477,11 +477,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--steps", default=",".join(STEPS), help=f"comma-separated, from {', '.join(STEPS)}")
     parser.add_argument("--step", choices=STEPS, help=argparse.SUPPRESS)
     parser.add_argument("--nprobe", type=int, default=32, help="IVF cells searched per query")
-    parser.add_argument("--k", type=int, default=5, help="neighbours per row for the Spark slice's blocking")
+    parser.add_argument("--k", type=int, default=5, help="neighbours per row for the Spark subset's blocking")
     parser.add_argument("--check-sample", type=int, default=5000, help="queries for the fp16 and IVF checks")
     parser.add_argument("--query-sample", type=int, default=5000, help="queries for the TF-IDF search")
     parser.add_argument("--rapidfuzz-sample", type=int, default=500, help="queries for rapidfuzz")
-    parser.add_argument("--spark-rows", type=int, default=100_000, help="rows of the Spark slice")
+    parser.add_argument("--spark-rows", type=int, default=100_000, help="rows of the Spark subset")
     parser.add_argument("--rerun", action="store_true", help="rerun steps whose results exist")
     parser.add_argument("--output", help="results JSON (e.g. results/matching/scale-1m.json)")
     parser.add_argument("--docs", help="markdown page whose --block gets the table")
@@ -508,7 +508,7 @@ def main(argv: list[str] | None = None) -> None:
         subprocess.run(child_command(args, step), check=True, env=env)
     results = {
         "benchmark": "match_scale",
-        "size": slice_size(args) or args.size,
+        "size": subset_size(args) or args.size,
         "table_rows": args.size,
         "seed": args.seed,
         "threads": args.threads,

@@ -62,7 +62,7 @@ def small_run(tmp_path: Path):
     pq.write_table(pa.table({"name": left}), tmp_path / "left.parquet")
     pq.write_table(pa.table({"name": right, "truth": np.asarray(order, dtype=np.int64)}), tmp_path / "right.parquet")
     args = Namespace(model=CountingEncoder(64), seed=0, check_sample=50, nprobe=4, query_sample=60,
-                     rapidfuzz_sample=40, threads=1, slice=0, spark_rows=100)  # fmt: skip
+                     rapidfuzz_sample=40, threads=1, subset=0, spark_rows=100)  # fmt: skip
     return args, tmp_path
 
 
@@ -82,9 +82,9 @@ def test_every_step_on_a_small_table(small_run, monkeypatch):
     assert 0.0 <= embed["accuracy"] <= 1.0 and embed["fp16_check"]["top1_agreement"] > 0.95
     assert steps["tfidf"]["extrapolated"] and steps["tfidf"]["accuracy_sample"] == 60
     assert steps["rapidfuzz"]["accuracy"] > 0.5  # corrupted names of distinct entities: rapidfuzz finds most
-    args.slice = 100  # a slice reuses the chunks and measures on the first 100 right rows and their left rows
-    sliced = match_scale.step_tfidf(args, folder)
-    assert sliced["accuracy_sample"] == 60 and match_scale.step_file("tfidf", args) == "step-tfidf-100.json"
+    args.subset = 100  # a subset reuses the chunks and measures on the first 100 right rows and their left rows
+    partial = match_scale.step_tfidf(args, folder)
+    assert partial["accuracy_sample"] == 60 and match_scale.step_file("tfidf", args) == "step-tfidf-100.json"
     left, right, truth = match_scale.load_tables(folder, 100)
     assert len(left) == len(right) == 100 and sorted(truth.tolist()) == list(range(100))
     full_left, full_right, full_truth = match_scale.load_tables(folder)
