@@ -138,3 +138,12 @@ def test_splink_linkage_on_duckdb_finds_the_true_pairs(tables):
     found = dict(zip(best["unique_id_r"], best["unique_id_l"]))
     correct = sum(found.get(i) == i for i in range(len(RIGHT)))
     assert correct >= 8, best[["name_l", "name_r", "match_weight"]]
+
+
+def test_local_spark_without_java_says_how_to_install_it(monkeypatch):
+    import phrasezoo.integrations.splink as integration
+
+    monkeypatch.setattr(integration.shutil, "which", lambda name: None)
+    monkeypatch.delenv("JAVA_HOME", raising=False)
+    with pytest.raises(RuntimeError, match="apt-get install openjdk-17-jre-headless"):
+        integration.local_spark()
