@@ -210,8 +210,14 @@ def subset_vectors(
 
 
 def right_sample(folder: Path, rows: np.ndarray) -> np.ndarray:
-    """float32 vectors of the given right rows, read from their chunks."""
-    return np.stack([np.load(folder / f"right-{j // CHUNK:04d}.npy", mmap_mode="r")[j % CHUNK] for j in rows])
+    """float32 vectors of the given right rows, read from their chunks (each chunk file read once)."""
+    out = None
+    for number in np.unique(rows // CHUNK):
+        chosen = np.flatnonzero(rows // CHUNK == number)
+        chunk = np.load(folder / f"right-{number:04d}.npy")
+        out = np.empty((len(rows), chunk.shape[1]), dtype=np.float32) if out is None else out
+        out[chosen] = chunk[rows[chosen] % CHUNK]
+    return out
 
 
 def _exact_top1(base: np.ndarray, queries: np.ndarray) -> np.ndarray:
