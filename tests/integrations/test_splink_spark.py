@@ -39,7 +39,7 @@ def spark_tables(spark):
     return add_embedding_column(left, "name"), add_embedding_column(right, "name")
 
 
-def test_spark_embedding_column_equals_the_local_one(spark_tables):
+def test_spark_embedding_column_equals_the_local_one(spark, spark_tables):
     left, _ = spark_tables
     assert dict(left.dtypes)["name_embedding"] == "array<float>"
     rows = left.orderBy("unique_id").toPandas()
@@ -48,6 +48,9 @@ def test_spark_embedding_column_equals_the_local_one(spark_tables):
     local = add_embedding_column(pd.DataFrame({"name": LEFT}), "name", progress=False)
     local_vectors, _ = read_vectors(local, "name_embedding")
     np.testing.assert_allclose(spark_vectors, local_vectors, atol=1e-4)
+    missing = spark.createDataFrame([(1, None), (2, " ")], "unique_id long, name string").coalesce(1)
+    rows = add_embedding_column(missing, "name").collect()
+    assert [r["name_embedding"] for r in rows] == [None, None]  # rows kept, null vectors
 
 
 def test_spark_linkage_with_neighbour_blocks_and_cosine(spark, spark_tables):

@@ -56,6 +56,7 @@ from .splink_tables import (
     SPARK,
     check_column,
     encode_texts,
+    is_missing,
     read_texts,
     read_vectors,
     resolve_encoder,
@@ -140,14 +141,15 @@ def _spark_embedding_column(table, column: str, model: Any, output_column: str, 
     names = [f.name for f in fields]
 
     def encode_partitions(frames):
-        encoder = _worker_encoder(model, batch_size)
         for frame in frames:
             frame = frame[names].copy()
-            if len(frame):
-                vectors, present = encode_texts(encoder, frame[column].tolist(), chunk_size, progress=False)
+            texts = frame[column].tolist()
+            if any(not is_missing(t) for t in texts):
+                encoder = _worker_encoder(model, batch_size)
+                vectors, present = encode_texts(encoder, texts, chunk_size, progress=False)
                 frame[output_column] = [v if ok else None for v, ok in zip(vectors, present)]
-            else:
-                frame[output_column] = []
+            else:  # an empty partition, or one whose texts are all missing
+                frame[output_column] = [None] * len(frame)
             yield frame
 
     return table.select(*names).mapInPandas(encode_partitions, schema)
