@@ -299,6 +299,7 @@ class SliceModel(SlicePreTrainedModel):
         """
         if not isinstance(text, str) or not text.strip():
             raise ValueError(f"span_embeddings needs one non-empty string, got {text!r}.")
+        _check_unicode(text, "The text")
         min_words, max_words = self._span_lengths(min_words, max_words)
         batch = self.passage_batch([text], span_words=max_words)
         chars = batch.word_chars[0]
@@ -404,8 +405,9 @@ class SliceModel(SlicePreTrainedModel):
             raise ValueError(f"find_spans needs a non-empty query string, got {query!r}.")
         passages = _check_passages(passages)
         min_words, max_words = self._span_lengths(min_words, max_words)
+        vector = _encode_queries(self, [query], batch_size)[0]  # before the index: a bad query fails fast
         index = self.build_index(passages, max_words=max_words, batch_size=batch_size)
-        return index.search(query, top_k=top_k, threshold=threshold, min_words=min_words, nms=nms)
+        return index.search(vector, top_k=top_k, threshold=threshold, min_words=min_words, nms=nms)
 
     def score_passages(
         self,
@@ -423,11 +425,10 @@ class SliceModel(SlicePreTrainedModel):
         """
         if mode not in ("span", "passage"):
             raise ValueError(f"mode must be 'span' or 'passage', got {mode!r}.")
-        queries = _check_texts([queries] if isinstance(queries, str) else queries)
         passages = _check_passages(passages)
         min_words, max_words = self._span_lengths(min_words, max_words)
+        vectors = _encode_queries(self, [queries] if isinstance(queries, str) else queries, batch_size)
         index = self.build_index(passages, max_words=max_words, batch_size=batch_size)
-        vectors = self.encode(queries, batch_size=batch_size)
         if mode == "passage":
             return vectors @ index.passage_vectors.T
         return index.passage_scores(vectors, min_words=min_words, max_words=max_words)
@@ -528,6 +529,14 @@ def _check_batch_size(batch_size) -> int:
     if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
         raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}.")
     return int(batch_size)
+
+
+def _encode_queries(model: SliceModel, queries, batch_size: int) -> np.ndarray:
+    """``model.encode(queries)``, with its errors marked as being about the queries (not the passages)."""
+    try:
+        return model.encode(queries, batch_size=batch_size)
+    except ValueError as error:
+        raise ValueError(f"Bad query: {error}") from None
 
 
 def _check_passages(passages) -> list[str]:
