@@ -163,7 +163,7 @@ class CodebookInferenceMixin:
 
     def _words_with_offsets(self, text: str) -> list[tuple[str, int, int, int]]:
         """(word, start, end, id) for each word of ``text`` (no truncation, no <eos>)."""
-        enc = self.tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
+        enc = self.tokenizer(text, add_special_tokens=False, return_offsets_mapping=True, verbose=False)
         return [(text[s:e], s, e, i) for i, (s, e) in zip(enc["input_ids"], enc["offset_mapping"])]
 
     def word_importance(self, texts: str | list[str], batch_size: int = 128) -> list:
@@ -390,9 +390,18 @@ class CodebookInferenceMixin:
             raise ValueError(f"method must be 'codebook' or 'sent_emb', got {method!r}.")
         if not isinstance(n, int) or n < 1:
             raise ValueError(f"n must be a positive integer, got {n!r}.")
-        sentences = split_sentences(document) if isinstance(document, str) else check_texts(list(document))
+        if isinstance(document, str):
+            sentences = split_sentences(document)
+        elif isinstance(document, (list, tuple)):
+            sentences = list(document)
+        else:  # bytes, numbers, None: iterating them would give sentences that are not strings
+            raise ValueError(f"The document must be a string or a list of sentences, got {type(document).__name__}.")
         if not sentences:
             raise ValueError("The document has no sentences.")
+        try:
+            sentences = check_texts(sentences)
+        except ValueError as error:
+            raise ValueError(f"Bad document sentences: {error}") from None
         text = " ".join(sentences)
         ids = torch.tensor([w[3] for w in self._words_with_offsets(text) if w[3] >= 3], dtype=torch.long)
         if len(ids) == 0:
