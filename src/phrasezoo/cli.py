@@ -128,6 +128,16 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    from phrasezoo.errors import InputError
+
+    try:
+        return _run(args)
+    except (InputError, FileNotFoundError) as err:  # a bad or missing user file, row or argument: one line, named
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+
+
+def _run(args: argparse.Namespace) -> int:
     if args.command == "list":
         return _list()
     if args.command == "train":
