@@ -8,9 +8,9 @@ counts, finite scores): a wrong answer counts as a failure. Requests rotate over
 of real text: AutoFJ titles for the matching Spaces, the 300 news documents of gensim's ``lee_background.cor`` for
 the others (fixed seed). Nothing leaves the machine.
 
-torch on CPU allocates tensors of a new shape for every request, and the heap fragments unless freed pages go back to
-the OS; matplotlib figures kept by pyplot are never freed. The Spaces therefore trim glibc's heap (``malloc_trim``)
-after every request and draw figures without pyplot. ``--allocators all`` adds a run with ``MALLOC_MMAP_THRESHOLD_`` /
+torch (and spaCy, scikit-learn) on CPU allocate arrays of new shapes for every request, and the heap fragments unless
+freed pages go back to the OS. The Spaces therefore trim glibc's heap (``malloc_trim``) after every request
+(``releasing_memory`` in each app). ``--allocators all`` adds a run with ``MALLOC_MMAP_THRESHOLD_`` /
 ``MALLOC_TRIM_THRESHOLD_`` lowered (the alternative for apps that do not trim; a Space variable away).
 
 Models: a Space's trained export under ``outputs/`` when there is one, else the same architecture built from the
@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import functools
 import json
 import os
 import platform
@@ -70,12 +71,14 @@ def _expect(condition: bool, message: str) -> None:
         raise ValueError(message)
 
 
+@functools.cache
 def autofj_titles(limit: int = 200) -> list[str]:
     from phrasezoo.evaluation.tasks.fuzzy_join import read_autofj
 
     return [t for table in read_autofj() for t in table.left[:limit]]
 
 
+@functools.cache
 def news_documents() -> list[str]:
     from phrasezoo.resources import iter_corpus
 

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 #: shared settings; the autouse cache fixture of conftest is function-scoped but the same for every example
 SETTINGS = settings(
-    max_examples=40,
+    max_examples=30,
     deadline=timedelta(seconds=10),
     derandomize=True,
     database=None,
