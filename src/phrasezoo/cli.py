@@ -128,13 +128,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    from phrasezoo.errors import InputError
+    from phrasezoo.errors import run_command
 
-    try:
-        return _run(args)
-    except (InputError, FileNotFoundError) as err:  # a bad or missing user file, row or argument: one line, named
-        print(f"error: {err}", file=sys.stderr)
-        return 2
+    return run_command(lambda: _run(args))  # a bad or missing user file: one "error:" line, exit status 2
 
 
 def _run(args: argparse.Namespace) -> int:

@@ -287,8 +287,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from phrasezoo.errors import run_command
+
     args = build_parser().parse_args(argv)
-    return args.func(args)
+    return run_command(lambda: args.func(args))
 
 
 if __name__ == "__main__":
