@@ -479,6 +479,19 @@ def run_space(args, space: str, env_vars: dict[str, str], workdir: Path, extra_e
 
 
 # ------------------------------------------------------------------------------------------------- the table
+def trend_interval(run: dict) -> float:
+    """Two standard errors (MB/min) of the second-half RSS slope, from the run's stored memory timeline: how much of
+    the trend is noise (RSS swings by tens of MB as requests of different sizes come and go)."""
+    timeline = np.asarray(run["memory_timeline_mb"], dtype=float)
+    end = timeline[-1, 0] - 0.5  # the sampler stops 0.5 s after the load
+    during = timeline[(timeline[:, 0] >= end - 0.25 * run["memory"]["samples"]) & (timeline[:, 0] <= end)]
+    half = during[len(during) // 2 :]
+    if len(half) < 4:
+        return float("nan")
+    _, cov = np.polyfit(half[:, 0], half[:, 1], 1, cov=True)
+    return float(2 * np.sqrt(cov[0, 0]) * 60)
+
+
 def load_table(report: dict) -> str:
     """The README block, generated from a results file: one row per (Space, code state, allocator)."""
     runs = report["runs"]
@@ -490,7 +503,7 @@ def load_table(report: dict) -> str:
         "checked. Generated from `results/space-load.json` by `.venv/bin/python benchmarks/space_load.py`.",
         "",
         "| Space | code | server allocator | requests/s | p50 / p95 latency | failed | not sent | "
-        "RSS at start / end of load | RSS trend, 2nd half | run time |",
+        "RSS at start / end of load | RSS trend, 2nd half (± 2 s.e.) | run time |",
         "|---|---|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for run in runs:
@@ -500,7 +513,8 @@ def load_table(report: dict) -> str:
             f"{lat['p50']:.2f} / {lat['p95']:.2f} s | {run['requests_failed']} of "
             f"{run['requests_completed'] + run['requests_failed']} | {run['requests_not_sent']} | "
             f"{m['rss_mb_at_load_start']:.0f} / {m['rss_mb_at_load_end']:.0f} MB | "
-            f"{m['rss_slope_mb_per_minute_second_half']:+.1f} MB/min | {run['wall_seconds'] / 60:.1f} min |"
+            f"{m['rss_slope_mb_per_minute_second_half']:+.1f} ± {trend_interval(run):.1f} MB/min | "
+            f"{run['wall_seconds'] / 60:.1f} min |"
         )
     lines.append("")
     lines.append("Requests and models per Space:")

@@ -26,6 +26,7 @@ from phrasezoo.recipes import HUB_CONFIG_DIR, list_hub_configs
 from phrasezoo.resources import iter_corpus
 from tests.properties import SETTINGS, cells, unicode_text
 
+RECIPE_NAME = list_hub_configs()[0]  # any published recipe: its model folder does not exist in the tests' folder
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True) | st.text(max_size=12),
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
@@ -99,11 +100,12 @@ def workdir(tmp_path_factory) -> Path:
     for argv in (
         ["report", missing],
         ["dev-eval", "--table", missing],
-        ["export", "pearl-mini", "--results", str(valid)],
+        ["export", RECIPE_NAME, "--results", str(valid)],
         ["export", missing],
         ["topics", "show", missing],
     ):
-        run_cli(argv)
+        with contextlib.chdir(folder):  # outputs/<recipe>/ of the checkout is never touched
+            run_cli(argv)
     from phrasezoo.evaluation import report, results  # noqa: F401 - imported lazily by the commands
     from phrasezoo.evaluation.dev_suite import format_dev_table  # noqa: F401
 
@@ -135,11 +137,12 @@ def test_report_gives_one_row_per_results_file_or_names_the_bad_file(workdir, co
 
 @SETTINGS
 @given(content=json_files(results_docs))
-def test_export_reads_the_results_file_or_names_it(workdir, content):
+def test_export_reads_the_results_file_or_names_it(workdir, content, monkeypatch):
     """``export --results`` reads the file before it looks for the model folder."""
+    monkeypatch.chdir(workdir)  # outputs/<recipe>/ does not exist here: the card of a real export is never rewritten
     path = workdir / "card-results.json"
     path.write_bytes(content)
-    status, _, err = run_cli(["export", "pearl-mini", "--results", str(path)])
+    status, _, err = run_cli(["export", RECIPE_NAME, "--results", str(path)])
     assert status == 2 and err.startswith("error:"), err
     assert str(path) in err or "holds no exported model" in err, err
 
@@ -178,7 +181,7 @@ def test_dev_table_gives_one_row_per_file_or_names_the_bad_file(workdir, content
 
 
 # ------------------------------------------------------------------------------------------------- hub configs
-RECIPE = yaml.safe_load((HUB_CONFIG_DIR / f"{list_hub_configs()[0]}.yaml").read_text())
+RECIPE = yaml.safe_load((HUB_CONFIG_DIR / f"{RECIPE_NAME}.yaml").read_text())
 yaml_scalars = st.one_of(
     st.none(), st.booleans(), st.integers(-5, 10**6), st.floats(allow_nan=True), st.text(max_size=8)
 )

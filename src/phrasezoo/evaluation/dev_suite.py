@@ -476,7 +476,7 @@ def read_dev_results(path: str | os.PathLike) -> dict[str, Any]:
     from phrasezoo.files import read_user_json
 
     doc = read_user_json(path, "dev results file")
-    if not isinstance(doc, dict) or doc.get("suite") != SUITE or not isinstance(doc.get("tasks"), dict):
+    if not isinstance(doc, dict) or doc.get("suite", SUITE) != SUITE or not isinstance(doc.get("tasks"), dict):
         raise InputError(f"{path}: not a {SUITE} document (expected 'suite': {SUITE!r} and a 'tasks' object).")
     if not isinstance(doc.get("model"), str):
         raise InputError(f"{path}: 'model' must be a string, got {doc.get('model')!r}.")
