@@ -496,41 +496,35 @@ def load_table(report: dict) -> str:
     """The README block, generated from a results file: one row per (Space, code state, allocator)."""
     runs = report["runs"]
     first = runs[0] if runs else {}
+    machine = first.get("machine", "?").split(", load average")[0]
     lines = [
-        f"{first.get('requests_planned', '?')} requests per Space from {first.get('clients', '?')} concurrent "
-        f"gradio_client clients after {first.get('warmup_requests', '?')} warm-up requests, at most "
-        f"{first.get('max_seconds', '?'):.0f} s of load (requests not sent by then are counted); every answer is "
-        "checked. Generated from `results/space-load.json` by `.venv/bin/python benchmarks/space_load.py`.",
+        f"Each run: {first.get('clients', '?')} concurrent gradio_client clients, after "
+        f"{first.get('warmup_requests', '?')} warm-up requests, send the planned requests until all are answered or "
+        f"{first.get('max_seconds', 0):.0f} s have passed; every answer is checked (a wrong one counts as failed). "
+        f"Machine: {machine}, with the load average at the start of each run in the last column. Generated from "
+        "`results/space-load.json` by `.venv/bin/python benchmarks/space_load.py`.",
         "",
-        "| Space | code | server allocator | requests/s | p50 / p95 latency | failed | not sent | "
-        "RSS at start / end of load | RSS trend, 2nd half (± 2 s.e.) | run time |",
-        "|---|---|---|---:|---:|---:|---:|---:|---:|---:|",
+        "| Space | code | server allocator | answered / planned | failed | requests/s | p50 / p95 latency | "
+        "RSS at start / end of load | RSS trend, 2nd half (± 2 s.e.) | run time | load avg |",
+        "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for run in runs:
         m, lat = run["memory"], run["latency_s"]
         lines.append(
-            f"| `{run['space']}` | {run['label']} | {run['allocator']} | {run['requests_per_second']:.1f} | "
-            f"{lat['p50']:.2f} / {lat['p95']:.2f} s | {run['requests_failed']} of "
-            f"{run['requests_completed'] + run['requests_failed']} | {run['requests_not_sent']} | "
+            f"| `{run['space']}` | {run['label']} | {run['allocator']} | {run['requests_completed']} / "
+            f"{run['requests_planned']} | {run['requests_failed']} | {run['requests_per_second']:.1f} | "
+            f"{lat['p50']:.2f} / {lat['p95']:.2f} s | "
             f"{m['rss_mb_at_load_start']:.0f} / {m['rss_mb_at_load_end']:.0f} MB | "
             f"{m['rss_slope_mb_per_minute_second_half']:+.1f} ± {trend_interval(run):.1f} MB/min | "
-            f"{run['wall_seconds'] / 60:.1f} min |"
+            f"{run['wall_seconds'] / 60:.1f} min | {run['machine'].split('load average ')[-1]} |"
         )
-    lines.append("")
-    lines.append("Requests and models per Space:")
-    lines.append("")
+    lines += ["", "Requests and models per Space:", ""]
     seen = set()
     for run in runs:
-        if (run["space"], run["model"]) in seen:
-            continue
-        seen.add((run["space"], run["model"]))
-        lines.append(f"- `{run['space']}`: {run['endpoint']}; model: {run['model']}.")
-    lines.append("")
-    lines.append(
-        "Machines: "
-        + "; ".join(sorted({f"{r['created'][:10]} on {r['machine']}" for r in runs}))
-        + ". Run time: model build, server start, warm-up and load."
-    )
+        if (run["space"], run["model"]) not in seen:
+            seen.add((run["space"], run["model"]))
+            lines.append(f"- `{run['space']}`: {run['endpoint']}; model: {run['model']}.")
+    lines += ["", "Run time: model build, server start, warm-up and load."]
     return "\n".join(lines)
 
 
