@@ -278,7 +278,7 @@ def validate_recipe(recipe) -> Method:
         except InputError:
             raise
         except ValueError as err:  # a method's own rule across sections: still a fault of the recipe file
-            raise InputError(str(err)) from err
+            raise InputError(str(err) if source in str(err) else f"{source}: {err}") from err
     return method
 
 
