@@ -128,6 +128,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    from phrasezoo.errors import run_command
+
+    return run_command(lambda: _run(args))  # a bad or missing user file: one "error:" line, exit status 2
+
+
+def _run(args: argparse.Namespace) -> int:
     if args.command == "list":
         return _list()
     if args.command == "train":

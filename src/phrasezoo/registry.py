@@ -19,6 +19,8 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
+from phrasezoo.errors import InputError
+
 #: the recipe sections a method's argument schema covers: ``model:``, ``data:`` and ``training.method_args``
 ARG_SECTIONS = ("model", "data", "task")
 METHODS_PACKAGE = "phrasezoo.methods"
@@ -235,17 +237,17 @@ def validate_args(method: Method, section: str, values: Mapping[str, Any] | None
     for key, value in (values or {}).items():
         if key not in schema:
             allowed = ", ".join(sorted(schema)) or "none"
-            raise ValueError(f"Unknown {method.name} argument '{key}' in {where}; allowed: {allowed}.")
+            raise InputError(f"Unknown {method.name} argument '{key}' in {where}; allowed: {allowed}.")
         arg = schema[key]
         if arg.keys is not None and isinstance(value, Mapping):
             bad = sorted(set(value) - set(arg.keys))
             if bad:
-                raise ValueError(f"Unknown key(s) {bad} of '{key}' in {where}; allowed: {', '.join(arg.keys)}.")
+                raise InputError(f"Unknown key(s) {bad} of '{key}' in {where}; allowed: {', '.join(arg.keys)}.")
         if arg.choices is not None:
             items = value if isinstance(value, (list, tuple)) else [value]
             bad = [item for item in items if item not in arg.choices]
             if bad:
-                raise ValueError(
+                raise InputError(
                     f"Bad value(s) {bad} of '{key}' in {where}; allowed: {', '.join(map(str, arg.choices))}."
                 )
 
@@ -258,17 +260,25 @@ def resolve_args(method: Method, section: str, values: Mapping[str, Any] | None)
 
 def validate_recipe(recipe) -> Method:
     """Check a recipe against its method: backbone when required, every section, the method's own rules."""
-    method = get_method(recipe.method)
     source = recipe.source_path or recipe.name
+    try:
+        method = get_method(recipe.method)
+    except KeyError as err:
+        raise InputError(f"{source}: {err.args[0]}") from None
     if method.requires_backbone and not recipe.backbone:
-        raise ValueError(f"{source}: method '{method.name}' is built from a pretrained backbone; set `backbone:`.")
+        raise InputError(f"{source}: method '{method.name}' is built from a pretrained backbone; set `backbone:`.")
     if recipe.backbone and method.from_backbone is None:
-        raise ValueError(f"{source}: method '{method.name}' has no pretrained backbone; remove `backbone:`.")
+        raise InputError(f"{source}: method '{method.name}' has no pretrained backbone; remove `backbone:`.")
     validate_args(method, "model", recipe.model, source)
     validate_args(method, "data", recipe.data, source)
     validate_args(method, "task", recipe.training.method_args, source)
     if method.check_recipe is not None:
-        method.check_recipe(recipe)
+        try:
+            method.check_recipe(recipe)
+        except InputError:
+            raise
+        except ValueError as err:  # a method's own rule across sections: still a fault of the recipe file
+            raise InputError(str(err) if source in str(err) else f"{source}: {err}") from err
     return method
 
 

@@ -44,4 +44,6 @@ def main(argv: list[str] | None = None) -> int:
     if argv and argv[0] in ("pntm", "mine", "show"):  # the subcommand without the `topics` word
         argv = ["topics", *argv]
     args = parser.parse_args(argv)
-    return args.func(args)
+    from phrasezoo.errors import run_command
+
+    return run_command(lambda: args.func(args))

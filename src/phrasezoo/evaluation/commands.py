@@ -156,12 +156,14 @@ def register_dev_eval(subparsers) -> None:
 
 
 def run_dev_eval(args: argparse.Namespace) -> int:
-    from .dev_suite import evaluate_dev, format_dev_table, resolve_dev_tasks
+    from .dev_suite import evaluate_dev, format_dev_table, read_dev_results, resolve_dev_tasks
 
     if args.table:
-        import json
-
-        table = format_dev_table([json.loads(Path(p).read_text()) for p in args.table])
+        missing = [p for p in args.table if not Path(p).is_file()]
+        if missing:
+            print(f"error: dev results file(s) not found: {', '.join(missing)}", file=sys.stderr)
+            return 2
+        table = format_dev_table([read_dev_results(p) for p in args.table])
         print(table)
         if args.readme:
             from phrasezoo.files import write_readme_table
@@ -285,8 +287,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from phrasezoo.errors import run_command
+
     args = build_parser().parse_args(argv)
-    return args.func(args)
+    return run_command(lambda: args.func(args))
 
 
 if __name__ == "__main__":

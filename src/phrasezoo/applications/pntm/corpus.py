@@ -19,6 +19,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from phrasezoo.data.synonyms import STOP_WORDS
+from phrasezoo.errors import InputError
 
 PHRASE_CLASSES = ("NP", "VP", "ADJP", "ADVP")
 _TOKEN = re.compile(r"[^\W_]+")
@@ -195,6 +196,11 @@ def load_topic_corpus(
     parsed = parse_corpus(corpus, spacy_model, max_documents=max_documents, progress=progress)
     sentences = list(parsed["sentence"])
     documents = documents_from_sentences(list(parsed["doc_id"]), sentences, max_words, min_words)
+    if len(documents) < 2:
+        raise InputError(
+            f"The corpus {corpus} gives {len(documents)} document(s) of at least {min_words} words; a topic model "
+            "needs two or more (give more text, or a lower min_words)."
+        )
     vocabulary = build_vocabulary(
         sentences,
         mined_phrase_counts(parsed),

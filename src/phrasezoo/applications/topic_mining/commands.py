@@ -17,7 +17,8 @@ examples:
   phrasezoo topics show outputs/topics-embedded --top-n 20
 
 --model: an exported UCTopic folder, or the name of a trained recipe (outputs/<name>/), or a Hub id (online).
---corpus: embedded | embedded-wiki | embedded-news | a .txt file (one document per line) | hub:<dataset>[:<config>].
+--corpus: embedded | embedded-wiki | embedded-news | a UTF-8 .txt file (one document per line, blank lines skipped)
+          | hub:<dataset>[:<config>].
 """
 
 
@@ -86,12 +87,15 @@ def run_mine(args: argparse.Namespace) -> int:
     except ValueError:
         print("error: --k is 'auto' or an integer; --k-range looks like 2:15", file=sys.stderr)
         return 2
+    documents = list(iter_corpus(args.corpus, max_documents=args.max_documents))  # a bad file fails before the model
+    if not documents:
+        print(f"error: {args.corpus} holds no document (one per line; blank lines are skipped).", file=sys.stderr)
+        return 2
     try:
         model = load_topic_model(args.model)
     except FileNotFoundError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
-    documents = list(iter_corpus(args.corpus, max_documents=args.max_documents))
     print(f">> {len(documents)} documents from {args.corpus}", flush=True)
     precision = "no" if args.fp32 else "bf16"
     miner = TopicMiner(
@@ -128,6 +132,10 @@ def run_show(args: argparse.Namespace) -> int:
         miner = TopicMiner.load(args.folder, load_model=False, progress=False)
     except FileNotFoundError as err:
         print(f"error: {err}", file=sys.stderr)
+        return 2
+    except (KeyError, TypeError, ValueError) as err:  # a damaged or foreign topics.json / .npy file
+        print(f"error: {args.folder} holds no readable topic miner ({type(err).__name__}: {err}); write it again "
+              "with `phrasezoo topics mine`.", file=sys.stderr)  # fmt: skip
         return 2
     print(miner.format_topics(top_n=args.top_n, min_frequency=args.min_frequency))
     return 0

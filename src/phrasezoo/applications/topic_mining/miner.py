@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from phrasezoo.ccl import CCLConfig, CCLResult, ccl_finetune, kmeans, pseudo_labels
+from phrasezoo.errors import InputError
 
 from .phrases import NounPhraseExtractor, PhraseExtractor, PhraseMention
 
@@ -141,7 +142,7 @@ class TopicMiner:
         self.messages_ = []
         mentions = self._extract(documents)
         if not mentions:
-            raise ValueError("No noun phrase was found in the documents; topic mining needs phrases.")
+            raise InputError("No noun phrase was found in the documents; topic mining needs phrases.")
         rng = random.Random(self.seed)
         indices = list(range(len(mentions)))
         if self.sample_size is not None and len(indices) > self.sample_size:
