@@ -20,8 +20,8 @@ import json
 from collections import defaultdict
 from pathlib import Path
 
-from phrasezoo.ccl import CCLConfig
 from phrasezoo.files import write_readme_table
+from phrasezoo.methods.uctopic.ccl import CCLConfig
 
 
 def setting_of(run: dict, with_seed: bool = True) -> str:

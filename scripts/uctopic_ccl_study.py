@@ -6,10 +6,10 @@
 ``--data dev`` is the wiki-leads choice set (spaCy NER mentions of wiki-leads dev articles,
 :mod:`phrasezoo.methods.uctopic.dev_mentions`); ``conll2003-dev``/``bc5cdr-dev`` are the benchmarks' own dev splits
 (disjoint from the reported test mentions: where CCL options are chosen); ``conll2003``/``bc5cdr`` are the benchmark
-test mentions, for the final report only. Every option is a :class:`phrasezoo.ccl.CCLConfig` field (``--set key=value``); with
+test mentions, for the final report only. Every option is a :class:`phrasezoo.methods.uctopic.ccl.CCLConfig` field (``--set key=value``); with
 ``check_every`` the run stops on the label-free silhouette monitor. ``--trace`` adds the gold NMI at every check to
 the record (for the study's plots; the stopping rule never sees it). With ``--set "soup_seeds=[0,1,2]"`` the run is
-a CCL soup (:func:`phrasezoo.ccl.ccl_soup`): one run per seed, weights averaged; ``--trace`` then records the soup's
+a CCL soup (:func:`phrasezoo.methods.uctopic.ccl.ccl_soup`): one run per seed, weights averaged; ``--trace`` then records the soup's
 gold NMI at every check step (the seeds' weights at that step, averaged).
 """
 
@@ -44,16 +44,12 @@ def main() -> None:
 
     import numpy as np
 
-    from phrasezoo.ccl import CCLConfig, ccl_finetune, pseudo_labels, silhouette_monitor
     from phrasezoo.data.keys import lemma_keys
     from phrasezoo.encoders import load_encoder
-    from phrasezoo.evaluation.tasks.context_clustering import (
-        ccl_options,
-        cluster_scores,
-        hungarian_accuracy,
-        parse_ccl_options,
-        read_ner_mentions,
-    )
+    from phrasezoo.evaluation.commands import parse_key_values
+    from phrasezoo.evaluation.tasks.context_clustering import cluster_scores, hungarian_accuracy, read_ner_mentions
+    from phrasezoo.methods.uctopic.ccl import CCLConfig, ccl_finetune, pseudo_labels, silhouette_monitor
+    from phrasezoo.methods.uctopic.tasks import ccl_options
 
     if args.data == "dev":
         from phrasezoo.methods.uctopic.dev_mentions import load_dev_mentions
@@ -68,7 +64,7 @@ def main() -> None:
         data = read_ner_mentions(folder / name / f"{split or 'test'}.jsonl", types)
         mentions, gold, k = data.mentions, data.labels, len(types)
 
-    options = ccl_options(parse_ccl_options(args.set))
+    options = ccl_options(parse_key_values(args.set))
     config = CCLConfig(**options)
     model = load_encoder(args.model, progress=False).model.eval()
     keys = lemma_keys([s[a:b] for s, (a, b) in mentions])
@@ -87,7 +83,7 @@ def main() -> None:
         return
     labels = pseudo_labels(start, keys, k, top_fraction=config.top_fraction, seed=config.seed)
     if args.oracle_labels:
-        from phrasezoo.ccl import majority_vote
+        from phrasezoo.methods.uctopic.ccl import majority_vote
 
         type_ids = {label: i for i, label in enumerate(dict.fromkeys(gold))}
         labels.by_key = majority_vote(keys, [type_ids[g] for g in gold], labels.confident)
@@ -156,8 +152,8 @@ def soup_record(model, mentions, keys, start, gold, k, config, trace: bool) -> d
     import copy
     from dataclasses import replace
 
-    from phrasezoo.ccl import ccl_soup
     from phrasezoo.evaluation.tasks.context_clustering import cluster_scores
+    from phrasezoo.methods.uctopic.ccl import ccl_soup
     from phrasezoo.weight_averaging import soup_state_dicts
 
     if trace and not config.check_every:

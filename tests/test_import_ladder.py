@@ -1,7 +1,8 @@
 """The package's import ladder (CONTRIBUTING.md): each level imports only from the levels below it.
 
 1 entry (cli, pipeline, ``__main__`` modules) > 2 workflows (training, evaluation, hub, applications; no imports
-between them) > 3 the zoo (methods, each on its own, over the registry) > 4 shared pieces > 5 models.
+between them; a method's plug-ins into a workflow, ``methods/<name>/tasks``, stand with it) > 3 the zoo (methods, each
+on its own, over the registry) > 4 shared pieces > 5 models.
 Every import counts, function-level ones included; there is no import loop between modules either.
 """
 
@@ -18,6 +19,10 @@ WORKFLOWS = ("training", "evaluation", "hub", "applications")
 #: nothing in the ladder imports them. Integrations adapt zoo models to other libraries (sentence-transformers,
 #: spaCy); ``match`` is an application-like API over any encoder.
 SIDE_ENTRIES = ("integrations", "match")
+#: modules of a method's home that plug into a workflow (``methods/<name>/<part>``, a module or a package): they stand
+#: on that workflow's level, in its group, so they may use its pieces (the task base, the results file) and their
+#: own method's modules below; the workflow finds them through the registry (``method_parts``), never by name.
+PLUGINS = {"tasks": "evaluation", "report": "evaluation"}
 
 
 def module_name(path: Path) -> str:
@@ -40,6 +45,8 @@ def level(module: str) -> tuple[float, str]:
         return 2, head
     if head == "registry":
         return 3.5, "registry"  # methods declare themselves with registry.Method; the registry finds them by scanning
+    if head == "methods" and len(parts) > 2 and parts[2] in PLUGINS:
+        return 2, PLUGINS[parts[2]]
     if head == "methods":
         return 3, ".".join(parts[:2])  # each method its own group: methods/<a> never imports methods/<b>
     if head == "models":
@@ -76,7 +83,15 @@ def resolve(name: str) -> str:
     return name
 
 
+def method_of(module: str) -> str | None:
+    """``uctopic`` for any module under ``phrasezoo.methods.uctopic``."""
+    parts = module.split(".")
+    return parts[2] if len(parts) > 2 and parts[1] == "methods" else None
+
+
 def allowed(importer: str, imported: str) -> bool:
+    if method_of(importer) and method_of(imported) and method_of(importer) != method_of(imported):
+        return False  # one method's home never imports another's
     if imported == importer or importer.startswith(imported + ".") and MODULES[imported].name == "__init__.py":
         return True  # a module and its own package's __init__
     (li, gi), (lj, gj) = level(importer), level(imported)

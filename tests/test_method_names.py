@@ -37,16 +37,12 @@ ALLOWED = {
     ("tests/training/*.py", "pearl"): "the trainer is tested on a real task, PEARL's, over a hand-made phrase table",
     ("tests/test_pipeline.py", "pearl"): "the main job end to end on a tiny PEARL recipe",
     ("tests/test_contributing.py", "pearl"): "CONTRIBUTING.md names PEARL's folder as the worked example",
-    ("tests/applications/test_topic_mining.py", "uctopic"): "topic mining runs on UCTopic's tiny model",
-    ("tests/evaluation/test_context_clustering.py", "uctopic"): "the CCL evaluation needs a model with trainable "
-    "mention inputs (UCTopic's tiny model)",
     ("tests/evaluation/test_results_report.py", "*"): "the report's reference rows come from the methods' paper_rows",
     ("benchmarks/speed_encode.py", "pearl"): "the zoo's encode-speed benchmark; README and results/speed-encode.json "
     "name this path",
     ("benchmarks/space_load.py", "pearl"): "load test of the pearl-demo Space (another helper's)",
     ("benchmarks/speed_nnsc.py", "codebook"): "the codebook model's NNSC solver benchmark, named after the solver",
     ("src/phrasezoo/evaluation/stsb_context_report.py", "slice"): "another change in flight (SLICE's report)",
-    ("tests/test_ccl.py", "uctopic"): "CCL finetunes a model with trainable mention inputs (UCTopic's tiny model)",
     ("scripts/uctopic_ccl_study.py", "uctopic"): "UCTopic's CCL study (results/uctopic-ccl-study.json names this "
     "script); it drives the evaluation tasks, so it cannot live in methods/uctopic/",
     ("benchmarks/ccl_dev_seeds.py", "uctopic"): "summary of the UCTopic CCL study's dev traces; its default README "

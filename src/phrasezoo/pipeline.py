@@ -358,15 +358,14 @@ def run_pipeline(
 def _task_options(cfg) -> dict:
     """Run options of the benchmark tasks from the recipe: ``eval.ccl`` (CCL settings chosen on dev data for this
     recipe) overrides the ``_ccl`` tasks' defaults for this model; baselines keep the defaults."""
-    from phrasezoo.evaluation.tasks.context_clustering import ccl_options
+    from phrasezoo.evaluation.tasks import check_task_options
 
     ccl = cfg.eval.get("ccl")
     if ccl is None:
         return {}
     if not isinstance(ccl, dict):
         raise ValueError(f"eval.ccl of {cfg.name} must be a mapping of CCL options, e.g. {{steps: 25}}; got {ccl!r}.")
-    ccl_options(ccl)
-    return {"ccl": dict(ccl)}
+    return check_task_options({"ccl": ccl})
 
 
 def _baseline_results(spec: str, tasks, benchmarks_dir, force_eval: bool) -> dict:

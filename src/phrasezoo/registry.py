@@ -11,12 +11,14 @@ reads, and a tiny random configuration with sample inputs for fast tests.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import inspect
 import pkgutil
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 #: the recipe sections a method's argument schema covers: ``model:``, ``data:`` and ``training.method_args``
@@ -128,7 +130,13 @@ class Method:
         paper_rows: reference numbers from the papers for the report (``{row name: {column: value}}``).
         task_groups: benchmark-task groups the method names (its paper's protocol), usable wherever tasks are
             named (``eval.tasks`` of a recipe, ``--tasks``), e.g. ``{"uctopic": ("conll2003_context", ...)}``.
-        folder: the method's folder (set by discovery); ``card.md`` there is the model-card template.
+        topic_commands: ``"module:function"`` references (relative to the method's package) of functions that add
+            subcommands to ``phrasezoo topics`` (e.g. ``"topic_mining.commands:add_mining_commands"``): the method's
+            applications, registered by :mod:`phrasezoo.applications.commands` without naming the method.
+        folder: the method's folder (set by discovery).
+
+    A method's evaluation tasks live in ``methods/<name>/tasks.py`` (or a ``tasks/`` package) and register
+    themselves with ``@register_task``; the evaluation workflow imports them through :func:`method_parts`.
     """
 
     name: str
@@ -150,6 +158,7 @@ class Method:
     bad_inputs: list[tuple[Any, str]] = field(default_factory=list)
     paper_rows: dict[str, dict[str, float]] = field(default_factory=dict)
     task_groups: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    topic_commands: tuple[str, ...] = ()
     folder: Path | None = None
 
     def __post_init__(self) -> None:
@@ -168,6 +177,12 @@ class Method:
         if self.folder is None:
             raise FileNotFoundError(f"Method '{self.name}' was not registered through phrasezoo.methods.")
         return self.folder / "card.md"
+
+    def load(self, reference: str) -> Any:
+        """The object named by ``"module:attribute"`` in this method's package (``"module"`` alone: the module)."""
+        module_name, _, attribute = reference.partition(":")
+        module = importlib.import_module(f"{METHODS_PACKAGE}.{self.name}.{module_name}")
+        return getattr(module, attribute) if attribute else module
 
     def tiny_model(self, variant: str | None = None):
         """A small random model from ``tiny_config`` (or ``tiny_variants[variant]``), seeded, tokenizer attached.
@@ -222,6 +237,20 @@ def get_method(name: str) -> Method:
 def list_methods() -> list[str]:
     _discover()
     return sorted(_REGISTRY)
+
+
+def method_parts(part: str) -> list[ModuleType]:
+    """``phrasezoo.methods.<name>.<part>`` of every method that has one, imported, in name order.
+
+    A workflow finds the pieces the methods plug into it this way, without naming a method: the evaluation workflow
+    imports each method's ``tasks`` (evaluation tasks that register themselves with ``@register_task``).
+    """
+    modules = []
+    for name in list_methods():
+        module_name = f"{METHODS_PACKAGE}.{name}.{part}"
+        if importlib.util.find_spec(module_name) is not None:
+            modules.append(importlib.import_module(module_name))
+    return modules
 
 
 # ------------------------------------------------------------------------------------------------ arguments

@@ -1,7 +1,7 @@
 """Uniform weight averaging of state dicts from one start: the arithmetic of a model soup.
 
 Shared by the training soup (:mod:`phrasezoo.training.soup`, several seeds of one recipe) and CCL's soup
-(:func:`phrasezoo.ccl.ccl_soup`, several CCL runs from one model), so it sits below both on the import ladder.
+(:func:`phrasezoo.methods.uctopic.ccl.ccl_soup`, several CCL runs from one model), so it sits below both on the import ladder.
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ Pretraining follows the paper (section 3.1, 4.1) and its official code:
   their teacher neighbours, each embedded as a phrase without context, and the span vectors' ranking of them is
   pulled towards the teacher's (:mod:`phrasezoo.lexicon_distillation`).
 
-CCL finetuning (section 3.2) is in :mod:`phrasezoo.ccl` (used by topic mining).
+CCL finetuning (section 3.2) is in :mod:`.ccl` (used by topic mining and the CCL evaluation tasks).
 """
 
 from __future__ import annotations

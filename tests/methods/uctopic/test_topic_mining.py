@@ -9,7 +9,8 @@ import pytest
 import torch
 
 from phrasezoo.applications.commands import main
-from phrasezoo.applications.topic_mining import (
+from phrasezoo.methods.uctopic.ccl import CCLSampler, is_ccl_trainable, select_confident
+from phrasezoo.methods.uctopic.topic_mining import (
     CCLConfig,
     NounPhraseExtractor,
     PhraseMention,
@@ -21,8 +22,7 @@ from phrasezoo.applications.topic_mining import (
     pseudo_labels,
     visualize_topics,
 )
-from phrasezoo.applications.topic_mining.commands import load_topic_model
-from phrasezoo.ccl import CCLSampler, is_ccl_trainable, select_confident
+from phrasezoo.methods.uctopic.topic_mining.commands import load_topic_model
 from phrasezoo.registry import get_method
 
 tiny_model = get_method("uctopic").tiny_model

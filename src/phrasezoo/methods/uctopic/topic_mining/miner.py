@@ -32,8 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from phrasezoo.ccl import CCLConfig, CCLResult, ccl_finetune, kmeans, pseudo_labels
-
+from ..ccl import CCLConfig, CCLResult, ccl_finetune, kmeans, pseudo_labels
 from .phrases import NounPhraseExtractor, PhraseExtractor, PhraseMention
 
 logger = logging.getLogger(__name__)

@@ -1,6 +1,6 @@
 """UCTopic topic mining: noun phrases in context -> topics, with cluster-assisted contrastive finetuning (CCL).
 
-    from phrasezoo.applications.topic_mining import TopicMiner, visualize_topics
+    from phrasezoo.methods.uctopic.topic_mining import TopicMiner, visualize_topics
     miner = TopicMiner(model, n_topics=None).fit(documents)      # model: a UCTopic model
     print(miner.format_topics(top_n=10))
     miner.save("outputs/topics"); visualize_topics(miner, "outputs/topics/topics.png")
@@ -8,8 +8,7 @@
 CLI: ``phrasezoo topics mine --model <folder or recipe> --corpus embedded --k auto`` (see :mod:`.commands`).
 """
 
-from phrasezoo.ccl import CCLConfig, CCLResult, PseudoLabels, ccl_finetune, ccl_loss, majority_vote, pseudo_labels
-
+from ..ccl import CCLConfig, CCLResult, PseudoLabels, ccl_finetune, ccl_loss, majority_vote, pseudo_labels
 from .miner import PhraseTopic, TopicAssignment, TopicMiner
 from .phrases import NounPhraseExtractor, PhraseMention, lemma_keys
 from .visualize import visualize_topics

@@ -1,6 +1,6 @@
 """Cluster-assisted contrastive learning (CCL, UCTopic section 3.2): finetune a phrase-mention encoder on a dataset.
 
-Shared by topic mining (:mod:`phrasezoo.applications.topic_mining`) and the context-clustering evaluation.
+Shared by topic mining (:mod:`phrasezoo.methods.uctopic.topic_mining`) and the CCL evaluation tasks (:mod:`.tasks`).
 
 In-batch negatives hurt on a dataset with few topics, because many in-batch "negatives" share the anchor's topic.
 CCL takes its negatives from *other clusters* instead:
@@ -330,7 +330,7 @@ def ccl_finetune(
         kept = sorted({int(i) for i in confident})
         mentions, keys = [mentions[i] for i in kept], [keys[i] for i in kept]
     if config.check_every and monitor is None:
-        raise ValueError("check_every > 0 needs a monitor, e.g. phrasezoo.ccl.silhouette_monitor(...).")
+        raise ValueError("check_every > 0 needs a monitor, e.g. phrasezoo.methods.uctopic.ccl.silhouette_monitor(...).")
     sampler = CCLSampler(mentions, keys, labels_by_key)
     result = CCLResult(steps=0, labelled_phrases=len(labels_by_key), anchor_instances=len(sampler.anchors))
     if not sampler.usable:

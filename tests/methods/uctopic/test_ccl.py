@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from phrasezoo.ccl import CCLConfig, _autocast, ccl_finetune, has_fast_bf16, silhouette_monitor
+from phrasezoo.methods.uctopic.ccl import CCLConfig, _autocast, ccl_finetune, has_fast_bf16, silhouette_monitor
 from phrasezoo.registry import get_method
 
 tiny_model = get_method("uctopic").tiny_model
@@ -144,7 +144,7 @@ def test_confident_instances_train_only_on_the_confident_mentions():
 
 
 def test_anchor_keep_probability_unmasks_anchors_and_default_masks_them(monkeypatch: pytest.MonkeyPatch):
-    import phrasezoo.ccl as ccl
+    import phrasezoo.methods.uctopic.ccl as ccl
 
     seen = []
     original = ccl._features
@@ -188,7 +188,7 @@ def test_soup_seeds_must_be_distinct_ints():
 def test_a_ccl_soup_averages_one_run_per_seed_and_leaves_the_model_untouched():
     from dataclasses import replace
 
-    from phrasezoo.ccl import ccl_soup, pseudo_labels
+    from phrasezoo.methods.uctopic.ccl import ccl_soup, pseudo_labels
 
     model = tiny_model().eval()
     start_state = {k: v.clone() for k, v in model.state_dict().items()}
@@ -213,7 +213,7 @@ def test_a_ccl_soup_averages_one_run_per_seed_and_leaves_the_model_untouched():
 
 
 def test_one_seed_is_the_plain_run():
-    from phrasezoo.ccl import ccl_soup
+    from phrasezoo.methods.uctopic.ccl import ccl_soup
 
     model = tiny_model().eval()
     start = model.encode(MENTIONS)

@@ -1,6 +1,6 @@
 """CLI of topic mining: ``phrasezoo topics mine|show``; :func:`register` adds it to the main ``phrasezoo`` command.
 
-Also runnable on its own: ``python -m phrasezoo.applications.topic_mining mine --model outputs/uctopic-mini ...``.
+Also runnable on its own: ``python -m phrasezoo.methods.uctopic.topic_mining mine --model outputs/uctopic-mini ...``.
 """
 
 from __future__ import annotations
@@ -73,9 +73,9 @@ def load_topic_model(spec: str):
 
 
 def run_mine(args: argparse.Namespace) -> int:
-    from phrasezoo.ccl import CCLConfig
     from phrasezoo.resources import iter_corpus
 
+    from ..ccl import CCLConfig
     from .miner import TopicMiner
     from .visualize import visualize_topics
 
