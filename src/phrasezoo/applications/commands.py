@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import sys
 
-from phrasezoo.applications.pntm.commands import add_pntm_command
 from phrasezoo.registry import get_method, list_methods
 
 EPILOG = """\
@@ -34,7 +33,6 @@ def register(subparsers) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     sub = topics.add_subparsers(dest="topics_command", required=True, metavar="SUBCOMMAND")
-    add_pntm_command(sub)
     for name in list_methods():
         method = get_method(name)
         for reference in method.topic_commands:

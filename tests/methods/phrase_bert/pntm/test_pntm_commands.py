@@ -7,9 +7,9 @@ import json
 import math
 
 from phrasezoo.applications.commands import register
-from phrasezoo.applications.pntm.commands import compare_topic_models, format_table, run_pntm_command
-from phrasezoo.applications.pntm.corpus import TopicCorpus
-from phrasezoo.applications.pntm.visualize import visualize_topics
+from phrasezoo.methods.phrase_bert.pntm.commands import compare_topic_models, format_table, run_pntm_command
+from phrasezoo.methods.phrase_bert.pntm.corpus import TopicCorpus
+from phrasezoo.methods.phrase_bert.pntm.visualize import visualize_topics
 
 PNG_MAGIC = b"\x89PNG"
 
@@ -54,7 +54,7 @@ def test_command_registers_and_writes_results(monkeypatch, tmp_path, toy_corpus)
         "rows": [],
         "topics": {"PNTM (a)": [["x", "y"]]},
     }
-    monkeypatch.setattr("phrasezoo.applications.pntm.commands.compare_topic_models", lambda **kwargs: fake)
+    monkeypatch.setattr("phrasezoo.methods.phrase_bert.pntm.commands.compare_topic_models", lambda **kwargs: fake)
     args.output = str(tmp_path / "out.json")
     assert run_pntm_command(args) == 0
     assert json.loads((tmp_path / "out.json").read_text()) == fake

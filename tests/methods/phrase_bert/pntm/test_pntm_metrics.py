@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from phrasezoo.applications.pntm.metrics import (
+from phrasezoo.methods.phrase_bert.pntm.metrics import (
     DocumentIndex,
     levenshtein,
     lexical_diversity,

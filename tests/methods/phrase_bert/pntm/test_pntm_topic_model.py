@@ -7,7 +7,7 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from phrasezoo.applications.pntm import PNTM
+from phrasezoo.methods.phrase_bert.pntm import PNTM
 
 from .conftest import PLANTED
 

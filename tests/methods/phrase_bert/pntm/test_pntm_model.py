@@ -7,7 +7,7 @@ import math
 import pytest
 import torch
 
-from phrasezoo.applications.pntm.model import TopicAutoencoder, contrastive_hinge_loss, orthogonality_penalty
+from phrasezoo.methods.phrase_bert.pntm.model import TopicAutoencoder, contrastive_hinge_loss, orthogonality_penalty
 
 
 def axis_model(temperature: float = 1.0) -> TopicAutoencoder:

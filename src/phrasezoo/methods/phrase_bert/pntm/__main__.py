@@ -1,4 +1,4 @@
-"""``python -m phrasezoo.applications.pntm pntm --model ...``: the ``phrasezoo topics pntm`` command on its own."""
+"""``python -m phrasezoo.methods.phrase_bert.pntm pntm --model ...``: the ``phrasezoo topics pntm`` command on its own."""
 
 import sys
 

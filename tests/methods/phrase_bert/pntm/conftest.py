@@ -7,7 +7,7 @@ import random
 import numpy as np
 import pytest
 
-from phrasezoo.applications.pntm import Vocabulary
+from phrasezoo.methods.phrase_bert.pntm import Vocabulary
 
 PLANTED = {
     "sport": ["football", "goal", "match", "team", "player", "league", "coach", "stadium"],

@@ -2,7 +2,7 @@
 them, print and write the comparison; :func:`add_pntm_command` adds ``pntm`` to ``phrasezoo topics``
 (:mod:`phrasezoo.applications.commands`).
 
-Also runnable on its own: ``python -m phrasezoo.applications.pntm pntm --model ...``.
+Also runnable on its own: ``python -m phrasezoo.methods.phrase_bert.pntm pntm --model ...``.
 """
 
 from __future__ import annotations

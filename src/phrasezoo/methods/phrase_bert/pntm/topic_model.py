@@ -1,6 +1,6 @@
 """PNTM, the phrase-based neural topic model of Phrase-BERT (section 6), behind a BERTopic-style facade.
 
-    from phrasezoo.applications.pntm import PNTM
+    from phrasezoo.methods.phrase_bert.pntm import PNTM
     model = PNTM(encoder="phrase-bert-mini", n_topics=20).fit(documents)
     model.get_topics(top_n=10)            # [[("tropical storm", 0.83), ("hurricane", 0.81), ...], ...]
     model.transform(new_documents)        # (n, 20) topic mixtures

@@ -6,7 +6,7 @@ from collections import Counter
 
 import pytest
 
-from phrasezoo.applications.pntm.corpus import Vocabulary, build_vocabulary, documents_from_sentences, tokenize
+from phrasezoo.methods.phrase_bert.pntm.corpus import Vocabulary, build_vocabulary, documents_from_sentences, tokenize
 
 
 def test_tokenize():

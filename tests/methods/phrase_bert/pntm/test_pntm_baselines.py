@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from phrasezoo.applications.pntm.baselines import LDABaseline, document_term_matrix, segment
-from phrasezoo.applications.pntm.corpus import Vocabulary
+from phrasezoo.methods.phrase_bert.pntm.baselines import LDABaseline, document_term_matrix, segment
+from phrasezoo.methods.phrase_bert.pntm.corpus import Vocabulary
 
 from .conftest import PLANTED
 
