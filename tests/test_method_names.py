@@ -32,8 +32,6 @@ ALLOWED = {
     ("tests/evaluation/*", "pearl"): "the same: tests of the PEARL benchmark suite and its report",
     ("tests/spaces/test_*.py", "*"): "each Space demos one method and is tested on that method's tiny model",
     ("tests/integrations/*.py", "*"): "integration adapters are tested per method (sentence-transformers, spaCy)",
-    ("src/phrasezoo/integrations/*.py", "*"): "method-specific export adapters (another change in flight; their "
-    "home is methods/<m>/)",
     ("tests/training/*.py", "pearl"): "the trainer is tested on a real task, PEARL's, over a hand-made phrase table",
     ("tests/test_pipeline.py", "pearl"): "the main job end to end on a tiny PEARL recipe",
     ("tests/test_contributing.py", "pearl"): "CONTRIBUTING.md names PEARL's folder as the worked example",

@@ -133,6 +133,13 @@ class Method:
         topic_commands: ``"module:function"`` references (relative to the method's package) of functions that add
             subcommands to ``phrasezoo topics`` (e.g. ``"topic_mining.commands:add_mining_commands"``): the method's
             applications, registered by :mod:`phrasezoo.applications.commands` without naming the method.
+        sentence_transformers: how the integration writes a sentence-transformers folder: ``"mean_pooling"`` (the
+            stock ``Transformer -> Pooling(mean) -> Normalize`` over the model's ``backbone``), ``"module:Class"``
+            (a sentence-transformers input module in the method's package that runs the model; its file travels with
+            the export), or ``None`` (not exportable: ``encode`` does not take plain text).
+        span_context: how the spaCy component embeds a span in its sentence by default (``context="auto"``):
+            ``"mentions"`` (``encode_mentions``), ``"tokens"`` (pooled token vectors of one pass) or ``"none"`` (the
+            span text alone).
         folder: the method's folder (set by discovery).
 
     A method's evaluation tasks live in ``methods/<name>/tasks.py`` (or a ``tasks/`` package) and register
@@ -159,6 +166,8 @@ class Method:
     paper_rows: dict[str, dict[str, float]] = field(default_factory=dict)
     task_groups: dict[str, tuple[str, ...]] = field(default_factory=dict)
     topic_commands: tuple[str, ...] = ()
+    sentence_transformers: str | None = None
+    span_context: str = "none"
     folder: Path | None = None
 
     def __post_init__(self) -> None:
@@ -237,6 +246,11 @@ def get_method(name: str) -> Method:
 def list_methods() -> list[str]:
     _discover()
     return sorted(_REGISTRY)
+
+
+def method_for_model_type(model_type: str | None) -> Method | None:
+    """The method whose config class has this ``model_type`` (a loaded model's ``config.model_type``), or ``None``."""
+    return next((m for m in map(get_method, list_methods()) if m.config_class.model_type == model_type), None)
 
 
 def method_parts(part: str) -> list[ModuleType]:

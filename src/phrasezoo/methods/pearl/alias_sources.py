@@ -28,8 +28,9 @@ def collect_alias_pairs(alias: Mapping, blocklist, dev_strings=None) -> tuple[li
       touching a dev-suite string (``dev_strings``, a callable returning normal forms; default: the whole suite's),
       at most ``alias["wordnet_names_max"]`` pairs.
     """
-    from phrasezoo.data.lead_aliases import lead_alias_pairs
     from phrasezoo.data.wiki_links import clean_alias_pairs, link_pairs
+
+    from .lead_aliases import lead_alias_pairs
 
     sources = list(alias.get("sources", ["links", "leads"]))
     unknown = set(sources) - set(ALIAS_SOURCES)

@@ -178,9 +178,9 @@ def build_task(hub_cfg, model: PearlModel, accelerator) -> PearlTask:
     ``hub_cfg.data`` holds the arguments of :func:`phrasezoo.methods.pearl.data.build_pearl_dataset` plus
     ``augmentation_mix``; ``hub_cfg.training.method_args`` the task arguments of ``METHOD.args["task"]``.
     """
-    from phrasezoo.data.augment import char_edit
     from phrasezoo.registry import get_method
 
+    from .augment import char_edit
     from .data import build_augmenter, build_pearl_dataset
 
     method = get_method("pearl")

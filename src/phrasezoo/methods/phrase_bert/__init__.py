@@ -56,6 +56,7 @@ METHOD = Method(
     },  # fmt: skip
     # published numbers (PEARL's table and SLICE's single-pass STS-B-Context), as fractions
     topic_commands=("pntm.commands:add_pntm_command",),
+    sentence_transformers="mean_pooling",
     paper_rows={
         "Phrase-BERT (paper)": {
             "turney": 0.572,

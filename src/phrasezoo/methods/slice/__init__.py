@@ -47,6 +47,7 @@ METHOD = Method(
         "a",
     ],
     bad_inputs=[([], "empty list"), ([""], "empty"), (["ok", 3], "not a string"), ("   ", "empty")],
+    span_context="tokens",
     paper_rows={
         "SLICE (paper)": {
             "stsb_context:pearson_passage": 0.547,

@@ -8,8 +8,10 @@ from collections import Counter
 import pytest
 from rapidfuzz.distance import Levenshtein
 
-from phrasezoo.data.augment import CHAR_OPS, DEFAULT_MIX, Augmenter, char_edit, synonym_replace, word_swap
 from phrasezoo.data.synonyms import SynonymTable
+from phrasezoo.methods.pearl.augment import CHAR_OPS, DEFAULT_MIX, Augmenter, char_edit, synonym_replace, word_swap
+
+pytestmark = pytest.mark.usefixtures("fresh_cache")  # a fresh cache per test, as in tests/data/
 
 TABLE = SynonymTable({"newspaper": ["paper", "daily"], "new york": ["New York City"], "difficult": ["hard"]})
 PHRASES = ["The New York Times", "very difficult", "a", "X", "New York newspaper", "in 1999", "(the state)"]

@@ -1,6 +1,7 @@
 """A sentence-transformers input module that runs a phrasezoo PEARL model: phrase encoder + character encoder.
 
-The sentence-transformers export of PEARL (``phrasezoo.integrations.sentence_transformers``) copies this file into
+The sentence-transformers export (``phrasezoo.integrations.sentence_transformers``; PEARL declares this module as its
+``Method.sentence_transformers``) copies this file into
 the exported folder as ``phrasezoo_st_modules.py`` and names ``phrasezoo_st_modules.PearlEncoder`` in
 ``modules.json``, so ``SentenceTransformer(folder, trust_remote_code=True)`` loads it without phrasezoo installed.
 The same folder is a regular PEARL export as well: ``AutoModel.from_pretrained(folder, trust_remote_code=True)``.

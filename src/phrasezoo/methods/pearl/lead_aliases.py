@@ -51,10 +51,10 @@ def lead_aliases(title: str, lead: str) -> list[str]:
 
 def lead_alias_pairs(leads: Iterable | None = None) -> Iterator[tuple[str, str]]:
     """``(alias, title)`` for the training articles of the wiki leads (``leads``: default all 10,033)."""
-    from .splits import is_dev_title
+    from phrasezoo.data.splits import is_dev_title
 
     if leads is None:
-        from ..corpora import load_wiki_leads
+        from phrasezoo.corpora import load_wiki_leads
 
         leads = load_wiki_leads()
     for lead in leads:

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
-from phrasezoo.data.hard_negatives import (
+from phrasezoo.methods.pearl.hard_negatives import (
     MiningEncoder,
     duplicate_key,
     edit_candidates,
     mine_hard_negatives,
 )
+
+pytestmark = pytest.mark.usefixtures("fresh_cache")  # a fresh cache per test, as in tests/data/
 
 PHRASES = [
     "New York Times",

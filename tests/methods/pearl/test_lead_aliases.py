@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import pytest
+
 from phrasezoo.corpora import WikiLead
-from phrasezoo.data.lead_aliases import initials, lead_alias_pairs, lead_aliases
 from phrasezoo.data.splits import is_dev_title
+from phrasezoo.methods.pearl.lead_aliases import initials, lead_alias_pairs, lead_aliases
+
+pytestmark = pytest.mark.usefixtures("fresh_cache")  # a fresh cache per test, as in tests/data/
 
 
 def test_acronyms_must_spell_the_title():
