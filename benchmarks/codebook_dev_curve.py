@@ -18,7 +18,7 @@ import torch
 from safetensors.torch import load_file
 
 from phrasezoo.evaluation.dev_suite import dev_scores_row, evaluate_dev
-from phrasezoo.evaluation.tasks.facets_phrases import glove_average
+from phrasezoo.methods.codebook.tasks.phrases import glove_average
 from phrasezoo.recipes import load_hub_config
 from phrasezoo.registry import create_model
 

@@ -16,7 +16,6 @@ from phrasezoo.registry import method_parts
 from . import (  # noqa: F401  (registration)
     clustering,
     context_clustering,
-    facets_tasks,
     fuzzy_join,
     probe,
     retrieval,

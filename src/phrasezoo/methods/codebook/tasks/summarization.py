@@ -22,11 +22,11 @@ from __future__ import annotations
 import numpy as np
 
 from phrasezoo.data.wiki_articles import summarization_articles
+from phrasezoo.encoders import Encoder
+from phrasezoo.evaluation.results import TaskResult
+from phrasezoo.evaluation.tasks.base import Task, TaskContext, register_task
 
-from ..encoders import Encoder
-from ..results import TaskResult
-from .base import Task, TaskContext, register_task
-from .facets_common import (
+from .common import (
     ALPHA,
     FACETS,
     bootstrap_indices,

@@ -11,10 +11,11 @@ from typing import Any
 
 import numpy as np
 
-from ..encoders import Encoder
-from ..results import TaskResult
-from .base import Task, TaskContext, register_task
-from .facets_common import FACETS, facets_model
+from phrasezoo.encoders import Encoder
+from phrasezoo.evaluation.results import TaskResult
+from phrasezoo.evaluation.tasks.base import Task, TaskContext, register_task
+
+from .common import FACETS, facets_model
 
 #: The paper's Table 1 / Figure 3 texts plus two phrases of its Figure 1 and Table 4 discussion.
 FACET_TEXTS = (

@@ -25,10 +25,11 @@ from typing import Any
 
 import numpy as np
 
-from ..encoders import Encoder
-from ..results import TaskResult
-from .base import Task, TaskContext, register_task
-from .facets_common import FACETS, facets_model, model_raw_facets, solve_nnsc, text_words, unit, word_space
+from phrasezoo.encoders import Encoder
+from phrasezoo.evaluation.results import TaskResult
+from phrasezoo.evaluation.tasks.base import Task, TaskContext, register_task
+
+from .common import FACETS, facets_model, model_raw_facets, solve_nnsc, text_words, unit, word_space
 
 FACET_SOURCES = ("model", "input_words", "input_mean", "frequent_targets")
 MAX_EXAMPLES = 2000

@@ -1,4 +1,5 @@
-"""Evaluation tasks of FACETS models (importing this module registers them).
+"""The codebook method's evaluation tasks, for FACETS models (importing this package registers them; the evaluation
+workflow does, through :func:`phrasezoo.registry.method_parts`).
 
 Groups: ``facets_sentence`` (STS-B subset, held-out reconstruction, summarisation proxy, facet words) and
 ``facets_phrase`` (Turney(5)/(10), BiRD, held-out reconstruction, facet words). They need a model with
@@ -6,9 +7,9 @@ Groups: ``facets_sentence`` (STS-B subset, held-out reconstruction, summarisatio
 """
 
 from . import (  # noqa: F401  (registration)
-    facets_facet_words,
-    facets_phrases,
-    facets_reconstruction,
-    facets_sts,
-    facets_summarization,
+    facet_words,
+    phrases,
+    reconstruction,
+    sts,
+    summarization,
 )

@@ -1,6 +1,6 @@
 """A README section for FACETS models, generated from their results files (no number typed by hand).
 
-``python -m phrasezoo.evaluation.tasks.facets_report --sentence S10 S1 --phrase P10 P1 --readme README.md --block B``
+``python -m phrasezoo.methods.codebook.report --sentence S10 S1 --phrase P10 P1 --readme README.md --block B``
 reads ``results/<name>.json`` of a K = 10 and a K = 1 sentence recipe and of a K = 10 and a K = 1 phrase recipe
 (results of the ``facets_sentence`` / ``facets_phrase`` task groups) and rewrites the README block between
 ``<!-- B:start -->`` and ``<!-- B:end -->``; without ``--readme`` it prints the section. ``--training-facts DIR``
@@ -16,7 +16,8 @@ import math
 from pathlib import Path
 from typing import Any
 
-from ..results import read_results, write_results
+from phrasezoo.evaluation.results import read_results, write_results
+from phrasezoo.files import write_readme_table
 
 #: which results files a section reads: {"sentence": (K = 10 name, K = 1 name), "phrase": (...)}; set by main()
 RECIPES: dict[str, tuple[str, str]] = {"sentence": ("", ""), "phrase": ("", "")}
@@ -300,17 +301,6 @@ def merge_training_facts(results_dir: Path, outputs_dir: Path, names: list[str])
             write_results(doc, results_file)
 
 
-def replace_block(readme: Path, text: str, block: str) -> None:
-    """Replace ``<!-- {block}:start -->`` ... ``<!-- {block}:end -->`` of ``readme`` with ``text``."""
-    start, end = f"<!-- {block}:start -->", f"<!-- {block}:end -->"
-    content = readme.read_text()
-    if start not in content or end not in content:
-        raise ValueError(f"{readme} has no {start} ... {end} block to fill.")
-    head, rest = content.split(start, 1)
-    _, tail = rest.split(end, 1)
-    readme.write_text(f"{head}{start}\n{text}\n{end}{tail}")
-
-
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sentence", nargs=2, metavar=("K10", "K1"), required=True, help="sentence recipe names")
@@ -329,7 +319,7 @@ def main(argv: list[str] | None = None) -> None:
         merge_training_facts(Path(args.results_dir), Path(args.training_facts), names)
     section = facets_section(args.results_dir, args.dev_curve)
     if args.readme:
-        replace_block(Path(args.readme), section.rstrip(), args.block)
+        write_readme_table(args.readme, section.rstrip(), args.block)
     print(section)
 
 

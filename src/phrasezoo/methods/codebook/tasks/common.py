@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from ..encoders import Encoder
+from phrasezoo.encoders import Encoder
 
 #: Capability of encoders wrapping a FACETS model (``facets()``); the facets tasks require it.
 FACETS = "facets"

@@ -5,7 +5,7 @@ of the 1,024 STS-B test pairs in ``stsb_context/sts-test-sentences-clean.tsv``. 
 called "STS-B subset (STS-B-Context pairs)" everywhere, never "STS-B test". ``low`` = the pairs whose gold score is
 below the median (the paper's "Low" half), ``all`` = every pair. Pearson r.
 
-Scorers (all over the same words and unit GloVe vectors, see :mod:`.facets_common`):
+Scorers (all over the same words and unit GloVe vectors, see :mod:`.common`):
 
 * ``avg``: mean word vector; ``prob_avg``: weights ``alpha / (alpha + p(w))``, alpha = 1e-4, p(w) from wordfreq;
   ``sif``: prob_avg minus its first principal component, estimated on 2,000 training-corpus sentences (not on the
@@ -27,10 +27,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..encoders import Encoder
-from ..results import TaskResult
-from .base import Task, TaskContext, register_task
-from .facets_common import (
+from phrasezoo.encoders import Encoder
+from phrasezoo.evaluation.results import TaskResult
+from phrasezoo.evaluation.tasks.base import Task, TaskContext, register_task
+
+from .common import (
     ALPHA,
     FACETS,
     bootstrap_indices,
@@ -80,7 +81,7 @@ def reference_sentences(n: int = SIF_REFERENCE_SENTENCES, seed: int = 0) -> list
     """``n`` sentences (3..50 words, seeded sample) of the embedded news corpus for SIF's principal component."""
     from phrasezoo.resources import iter_corpus
 
-    from .facets_common import sentence_splitter
+    from .common import sentence_splitter
 
     nlp = sentence_splitter()
     texts = [s.text.strip() for doc in nlp.pipe(iter_corpus("embedded-news"), batch_size=32) for s in doc.sents]

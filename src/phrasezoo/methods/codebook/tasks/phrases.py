@@ -17,11 +17,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..encoders import Encoder
-from ..results import TaskResult
-from .base import Task, TaskContext, register_task
-from .facets_common import FACETS, facets_model, model_emb, model_sc, pearson, text_words, unit, word_space
-from .similarity import MultipleChoiceData, PairScoreData, read_bird, read_turney
+from phrasezoo.encoders import Encoder
+from phrasezoo.evaluation.results import TaskResult
+from phrasezoo.evaluation.tasks.base import Task, TaskContext, register_task
+from phrasezoo.evaluation.tasks.similarity import MultipleChoiceData, PairScoreData, read_bird, read_turney
+
+from .common import FACETS, facets_model, model_emb, model_sc, pearson, text_words, unit, word_space
 
 PHRASE_SCORERS = ("glove_avg", "emb", "sc")
 
