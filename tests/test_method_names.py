@@ -40,7 +40,6 @@ ALLOWED = {
     "name this path",
     ("benchmarks/space_load.py", "pearl"): "load test of the pearl-demo Space (another helper's)",
     ("benchmarks/speed_nnsc.py", "codebook"): "the codebook model's NNSC solver benchmark, named after the solver",
-    ("src/phrasezoo/evaluation/stsb_context_report.py", "slice"): "another change in flight (SLICE's report)",
     ("scripts/uctopic_ccl_study.py", "uctopic"): "UCTopic's CCL study (results/uctopic-ccl-study.json names this "
     "script); it drives the evaluation tasks, so it cannot live in methods/uctopic/",
     ("benchmarks/ccl_dev_seeds.py", "uctopic"): "summary of the UCTopic CCL study's dev traces; its default README "

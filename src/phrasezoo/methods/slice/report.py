@@ -1,4 +1,4 @@
-"""STS-B-Context as in the SLICE paper's Table 1: run it for one model, and tabulate results files with Williams' tests.
+"""SLICE's report: STS-B-Context as in the paper's Table 1, run for one model and tabulated with Williams' tests.
 
 ``evaluate`` runs the suite's ``stsb_context`` task with the three setups of Table 1: (A) whole passage, (C) single
 pass over all spans of 1..20 words (the headline), and (B) one forward pass per span on a fixed, seeded sample of
@@ -9,8 +9,8 @@ suite's results file; the per-item scores it keeps make the significance tests p
 paper's numbers as a reference row) followed by Williams' one-sided tests on Pearson r between every listed pair of
 models, per setup (:mod:`phrasezoo.evaluation.significance`); ``--readme`` writes it into a README block::
 
-    python -m phrasezoo.evaluation.stsb_context_report evaluate --model outputs/slice-mini --output results/slice-mini.json
-    python -m phrasezoo.evaluation.stsb_context_report table results/baseline-minilm-l6-stsb.json results/slice-mini.json \\
+    python -m phrasezoo.methods.slice.report evaluate --model outputs/slice-mini --output results/slice-mini.json
+    python -m phrasezoo.methods.slice.report table results/baseline-minilm-l6-stsb.json results/slice-mini.json \\
         --pair "slice-mini vs baseline:minilm-l6" --readme README.md --block slice
 """
 
@@ -23,8 +23,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .results import read_results
-from .significance import williams_from_scores
+from phrasezoo.evaluation.results import read_results
+from phrasezoo.evaluation.significance import williams_from_scores
 
 TASK = "stsb_context"
 #: (metric suffix, label) of the paper's three setups, in Table 1's order
@@ -54,10 +54,9 @@ def evaluate_stsb(
 ) -> dict[str, Any]:
     """Run STS-B-Context (A, C, localisation; B on ``per_span_sample`` passages, 0 = none) and write the results."""
     from phrasezoo.encoders import load_encoder
-
-    from .harness import check_benchmarks_dir
-    from .results import make_document, write_results
-    from .tasks import TaskContext, default_benchmarks_dir, get_task
+    from phrasezoo.evaluation.harness import check_benchmarks_dir
+    from phrasezoo.evaluation.results import make_document, write_results
+    from phrasezoo.evaluation.tasks import TaskContext, default_benchmarks_dir, get_task
 
     ctx = TaskContext(
         benchmarks_dir=Path(benchmarks_dir) if benchmarks_dir is not None else default_benchmarks_dir(),
@@ -88,10 +87,9 @@ def sweep_max_words(
     import numpy as np
 
     from phrasezoo.encoders import l2_normalize, load_encoder
-
-    from .results import TaskResult
-    from .tasks import TaskContext, default_benchmarks_dir, get_task
-    from .tasks.stsb_context import correlations, pooled_spans
+    from phrasezoo.evaluation.results import TaskResult
+    from phrasezoo.evaluation.tasks import TaskContext, default_benchmarks_dir, get_task
+    from phrasezoo.evaluation.tasks.stsb_context import correlations, pooled_spans
 
     ctx = TaskContext(benchmarks_dir=Path(benchmarks_dir) if benchmarks_dir is not None else default_benchmarks_dir())
     data = get_task(TASK).load(ctx)
@@ -255,7 +253,7 @@ def williams_table(docs: list[dict], gold: list[float], pairs: list[tuple[str, s
 
 def load_gold(benchmarks_dir: str | Path | None = None) -> list[float]:
     """The gold scores of STS-B-Context, in file order (what the per-item scores are aligned with)."""
-    from .tasks import TaskContext, default_benchmarks_dir, get_task
+    from phrasezoo.evaluation.tasks import TaskContext, default_benchmarks_dir, get_task
 
     ctx = TaskContext(benchmarks_dir=Path(benchmarks_dir) if benchmarks_dir is not None else default_benchmarks_dir())
     return get_task(TASK).load(ctx).gold
@@ -287,7 +285,7 @@ def untrained_model(spec: str, model_args: list[str] | None = None):
 # -------------------------------------------------------------------------------------------------------- CLI
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m phrasezoo.evaluation.stsb_context_report",
+        prog="python -m phrasezoo.methods.slice.report",
         description="STS-B-Context in the three setups of the SLICE paper's Table 1, with Williams' tests.",
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -336,7 +334,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"results written to {args.output}")
         return 0
     if args.command == "sweep":
-        from .results import write_results
+        from phrasezoo.evaluation.results import write_results
 
         doc = read_results(args.results)
         model = untrained_model(args.model, args.model_arg) if args.model.startswith("untrained:") else args.model
