@@ -1,7 +1,8 @@
 """A method's name appears only in its own folders, its recipes and its tests.
 
-Scanned: the code of src/phrasezoo (outside models/<m>/ and methods/<m>/), tests/ (outside tests/methods/<m>/),
-benchmarks/ (outside the method's own ``benchmarks/<m>_*.py`` / ``speed_<m>*.py``) and scripts/. Comments,
+Scanned: the code of src/phrasezoo (outside models/<m>/ and methods/<m>/), tests/ (outside tests/methods/<m>/ and
+tests/experiments/<m>/), experiments/ (outside the method's own studies, ``experiments/<m>/``), benchmarks/ (outside
+the method's own speed benchmarks, ``benchmarks/speed_<m>*.py``) and scripts/. Comments,
 docstrings and prose strings (help texts and messages: strings with a space) are not scanned: citing a paper ("CCL,
 UCTopic section 3.2") or naming an example recipe in ``--help`` is documentation, not dispatch. Identifiers and
 one-word strings (``get_method("pearl")``, ``groups = ("uctopic",)``, ``"pearl-mini"``) are. Names match case-insensitively with ``_``/``-``/space variants ("phrase_bert",
@@ -21,7 +22,7 @@ import pytest
 from phrasezoo.registry import list_methods
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-SCANNED = ("src/phrasezoo", "tests", "benchmarks", "scripts")
+SCANNED = ("src/phrasezoo", "tests", "experiments", "benchmarks", "scripts")
 
 #: (path pattern, method or "*") -> why the name may appear there. Keep this list short; each entry needs a reason.
 ALLOWED = {
@@ -39,11 +40,6 @@ ALLOWED = {
     ("benchmarks/speed_encode.py", "pearl"): "the zoo's encode-speed benchmark; README and results/speed-encode.json "
     "name this path",
     ("benchmarks/space_load.py", "pearl"): "load test of the pearl-demo Space (another helper's)",
-    ("benchmarks/speed_nnsc.py", "codebook"): "the codebook model's NNSC solver benchmark, named after the solver",
-    ("scripts/uctopic_ccl_study.py", "uctopic"): "UCTopic's CCL study (results/uctopic-ccl-study.json names this "
-    "script); it drives the evaluation tasks, so it cannot live in methods/uctopic/",
-    ("benchmarks/ccl_dev_seeds.py", "uctopic"): "summary of the UCTopic CCL study's dev traces; its default README "
-    "block is named after it, like the other benchmarks' blocks",
 }
 
 
@@ -63,7 +59,8 @@ def _own(path: str, method: str) -> bool:
             f"src/phrasezoo/models/{method}/",
             f"src/phrasezoo/methods/{method}/",
             f"tests/methods/{method}/",
-            f"benchmarks/{method}_",
+            f"experiments/{method}/",
+            f"tests/experiments/{method}/",
             f"benchmarks/speed_{method}",
         )
     )

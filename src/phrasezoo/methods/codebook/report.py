@@ -188,7 +188,7 @@ def phrase_table(docs: dict[str, dict | None]) -> tuple[list[str], list[str]]:
 
 def dev_curve_table(path: Path | None) -> list[str]:
     """The phrase model's Emb on the dev suite by training step, next to the GloVe average, from the JSON lines of
-    ``benchmarks/codebook_dev_curve.py`` (empty without a file)."""
+    ``experiments/codebook/dev_curve.py`` (empty without a file)."""
     import json
 
     if path is None or not path.exists():
@@ -310,7 +310,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--readme", help="README to rewrite the block of")
     parser.add_argument("--block", default="facets", help="README block name (default: facets)")
     parser.add_argument(
-        "--dev-curve", metavar="JSONL", help="dev-suite curve of Emb (benchmarks/codebook_dev_curve.py)"
+        "--dev-curve", metavar="JSONL", help="dev-suite curve of Emb (experiments/codebook/dev_curve.py)"
     )
     args = parser.parse_args(argv)
     RECIPES.update(sentence=tuple(args.sentence), phrase=tuple(args.phrase))

@@ -6,7 +6,7 @@ dev scores move with the test scores. Each run contributes the dev scores of its
 skipped. Per stand-in pair it reports the number of runs, Pearson's r and Spearman's rho. It reads test results, so
 it is a diagnostic of the dev suite only: a recipe chosen by a pair's correlation would be chosen on test data.
 
-    .venv/bin/python benchmarks/dev_validity.py results/pearl-mini*-dev-selection.json \\
+    .venv/bin/python experiments/common/dev_validity.py results/pearl-mini*-dev-selection.json \\
         --output results/pearl-mini-dev-validity.json --readme README.md --block pearl-mini-dev-validity
 """
 

@@ -14,8 +14,8 @@ setting of ``CodebookConfig`` (stops at a projected-gradient tolerance, ends far
 solvers run the same batches in the same process with the same torch thread count, alternating; medians of
 ``--repeats`` timings are reported.
 
-    .venv/bin/python benchmarks/speed_nnsc.py                                  # ~1-2 minutes on 1 thread
-    .venv/bin/python benchmarks/speed_nnsc.py --model outputs/codebook-sentence-mini --output results/speed-nnsc.json
+    .venv/bin/python benchmarks/speed_codebook_nnsc.py                                  # ~1-2 minutes on 1 thread
+    .venv/bin/python benchmarks/speed_codebook_nnsc.py --model outputs/codebook-sentence-mini --output results/speed-nnsc.json
 """
 
 from __future__ import annotations
@@ -266,7 +266,7 @@ def speed_table(report: dict) -> str:
         f"\nBatch {report['batch_size']}, <= {report['max_targets']} real GloVe targets per text, lambda "
         f"{report['lambda']}; {report['torch_threads']} torch thread(s), median of {report['repeats']} alternating "
         f"runs per batch, {n_batches} batches; {report['machine']}; {report['created'][:10]}. "
-        "`.venv/bin/python benchmarks/speed_nnsc.py`"
+        "`.venv/bin/python benchmarks/speed_codebook_nnsc.py`"
     )
     return "\n".join(lines)
 

@@ -1,4 +1,4 @@
-"""benchmarks/ccl_dev_seeds.py: NMI change per (setting, step) over seed models and dev splits, the every-seed
+"""experiments/uctopic/ccl_dev_seeds.py: NMI change per (setting, step) over seed models and dev splits, the every-seed
 verdict, diagnosis rows kept apart, the README block and the plot."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "ccl_dev_seeds.py"
+SCRIPT = Path(__file__).resolve().parents[3] / "experiments" / "uctopic" / "ccl_dev_seeds.py"
 
 
 def run(model: str, data: str, nmis: list[float], top_fraction: float = 0.1, **extra) -> dict:

@@ -5,7 +5,7 @@ benchmarks' own dev splits).
 For choices that need a training run per value (e.g. the teacher's ``distill_weight``): train each value, then
 score its checkpoints on the dev suite (never on the benchmarks) and keep the best.
 
-    WA=0,0.25 .venv/bin/python benchmarks/dev_checkpoints.py pearl-mini outputs/pearl-mini-d3000 step-000250 \
+    WA=0,0.25 .venv/bin/python experiments/common/dev_checkpoints.py pearl-mini outputs/pearl-mini-d3000 step-000250 \
         > results/pearl-mini-d3000-dev.jsonl
 """
 

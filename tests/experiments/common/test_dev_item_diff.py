@@ -1,4 +1,4 @@
-"""benchmarks/dev_item_diff.py: per-item wins and losses of a model against a reference on a dev retrieval task."""
+"""experiments/common/dev_item_diff.py: per-item wins and losses of a model against a reference on a dev retrieval task."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "dev_item_diff.py"
+SCRIPT = Path(__file__).resolve().parents[3] / "experiments" / "common" / "dev_item_diff.py"
 
 
 def test_item_diff_counts_lost_and_gained_items_by_query_length():

@@ -6,10 +6,10 @@ seeds each, then keep the variant with the better mean. It never reads a benchma
 variant whose training data resembles one dev task (the pivot paraphraser and ``dev_paraphrase`` come from the same
 dictionary, split by phrase), so that a gain there alone does not decide.
 
-    .venv/bin/python benchmarks/dev_compare.py A-dev-selection.json A-seed7-dev-selection.json \\
+    .venv/bin/python experiments/common/dev_compare.py A-dev-selection.json A-seed7-dev-selection.json \\
         B-dev-selection.json B-seed7-dev-selection.json --labels offline offline pivot+offline pivot+offline \\
         --without dev_paraphrase > results/phrase-bert-mini-paraphraser-dev.jsonl
-    .venv/bin/python benchmarks/dev_compare.py --render results/phrase-bert-mini-paraphraser-dev.jsonl \\
+    .venv/bin/python experiments/common/dev_compare.py --render results/phrase-bert-mini-paraphraser-dev.jsonl \\
         --readme README.md --block phrase-bert-mini-paraphraser-dev
 """
 

@@ -1,4 +1,4 @@
-"""benchmarks/ccl_test_seeds.py: CCL's test effect pooled over CCL seeds, its interval, verdict and README block."""
+"""experiments/uctopic/ccl_test_seeds.py: CCL's test effect pooled over CCL seeds, its interval, verdict and README block."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "ccl_test_seeds.py"
+SCRIPT = Path(__file__).resolve().parents[3] / "experiments" / "uctopic" / "ccl_test_seeds.py"
 OPTIONS = {"instances": "confident", "steps": 25, "top_fraction": 0.1}
 
 

@@ -5,7 +5,7 @@ most frequent word-vector words changes nothing for the words the model was trai
 the added rows start from their word vectors, as they would in training, where they never occur. So one checkpoint
 scores every candidate size on the dev suite (never on the benchmarks), and the recipe keeps the best:
 
-    .venv/bin/python benchmarks/codebook_vocab_dev.py codebook-phrase-mini outputs/codebook-phrase-mini step-000500 \
+    .venv/bin/python experiments/codebook/vocab_dev.py codebook-phrase-mini outputs/codebook-phrase-mini step-000500 \
         0 50000 100000 200000 > results/codebook-phrase-vocab-dev.jsonl
 """
 

@@ -1,4 +1,4 @@
-"""benchmarks/teacher_blend_dev.py: a blend's dev-suite encoder has the teacher term's geometry."""
+"""experiments/common/teacher_blend_dev.py: a blend's dev-suite encoder has the teacher term's geometry."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import torch
 from phrasezoo.encoders.base import Encoder
 from phrasezoo.teacher import TeacherEmbeddings
 
-SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "teacher_blend_dev.py"
+SCRIPT = Path(__file__).resolve().parents[3] / "experiments" / "common" / "teacher_blend_dev.py"
 TEXTS = ["deep learning", "new york times", "machine learning"]
 
 

@@ -1,6 +1,6 @@
 """Compare CCL recipes on a UCTopic model: one run per call, appended as a JSON line to ``--output``.
 
-    OMP_NUM_THREADS=1 .venv/bin/python scripts/uctopic_ccl_study.py --model outputs/uctopic-mini --data dev \\
+    OMP_NUM_THREADS=1 .venv/bin/python experiments/uctopic/ccl_study.py --model outputs/uctopic-mini --data dev \\
         --name default --set steps=60 --output /tmp/uct/study.jsonl
 
 ``--data dev`` is the wiki-leads choice set (spaCy NER mentions of wiki-leads dev articles,

@@ -1,4 +1,4 @@
-"""benchmarks/dev_compare.py: one line per run (its chosen grid row), the average without a named task, and a
+"""experiments/common/dev_compare.py: one line per run (its chosen grid row), the average without a named task, and a
 markdown table of variant means."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "dev_compare.py"
+SCRIPT = Path(__file__).resolve().parents[3] / "experiments" / "common" / "dev_compare.py"
 
 
 def selection(model: str, chosen: float, rows: list[tuple[float, float, float]]) -> dict:
@@ -79,9 +79,9 @@ def test_a_chosen_value_missing_from_the_grid_is_an_error(tmp_path: Path):
 
 def test_runs_name_renamed_record_files(tmp_path: Path, capsys: pytest.CaptureFixture):
     main = runpy.run_path(str(SCRIPT))["main"]
-    path = tmp_path / "pearl-mini-wnnf-dev-selection.json"  # renamed after its run: its model field says pearl-mini
-    path.write_text(json.dumps(selection("pearl-mini", 0.0, [(0.0, 0.6, 0.4)])))
-    main([str(path), "--runs", "pearl-mini-wnnf"])
-    assert json.loads(capsys.readouterr().out)["run"] == "pearl-mini-wnnf"
+    path = tmp_path / "some-mini-wnnf-dev-selection.json"  # renamed after its run: its model field says some-mini
+    path.write_text(json.dumps(selection("some-mini", 0.0, [(0.0, 0.6, 0.4)])))
+    main([str(path), "--runs", "some-mini-wnnf"])
+    assert json.loads(capsys.readouterr().out)["run"] == "some-mini-wnnf"
     with pytest.raises(SystemExit):
         main([str(path), "--runs", "a", "b"])

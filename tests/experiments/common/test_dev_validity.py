@@ -1,4 +1,4 @@
-"""benchmarks/dev_validity.py: per stand-in pair, the correlation between runs' dev scores and benchmark results."""
+"""experiments/common/dev_validity.py: per stand-in pair, the correlation between runs' dev scores and benchmark results."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "dev_validity.py"
+SCRIPT = Path(__file__).resolve().parents[3] / "experiments" / "common" / "dev_validity.py"
 TASKS = ["turney", "bird", "ppdb", "ppdb_filtered", "conll2003", "bc5cdr", "autofj"]
 
 

@@ -5,7 +5,7 @@ A dev average says *that* a variant lost a task; the items say *how*. For a top-
 model per item and reports, against the first (reference) model: the items it finds and the model misses, the
 reverse, what each model picked instead, and accuracy by query length (one word vs several).
 
-    .venv/bin/python benchmarks/dev_item_diff.py --task dev_alias --models baseline:minilm-l6 outputs/<run> \\
+    .venv/bin/python experiments/common/dev_item_diff.py --task dev_alias --models baseline:minilm-l6 outputs/<run> \\
         outputs/<other run> --examples 20 --output /tmp/alias-items.json
 """
 

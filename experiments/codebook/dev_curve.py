@@ -4,9 +4,9 @@ Answers "does training longer make the phrase model's Emb better than averaging 
 touching the benchmarks: the dev suite is disjoint from Turney, BiRD and the held-out reconstruction documents.
 ``--set`` overrides the recipe the checkpoints were trained with (e.g. a longer trial run of an older recipe).
 
-    .venv/bin/python benchmarks/codebook_dev_curve.py codebook-phrase-mini RUN_DIR step-000500 step-001000 \
+    .venv/bin/python experiments/codebook/dev_curve.py codebook-phrase-mini RUN_DIR step-000500 step-001000 \
         --set data.extra_vocabulary=0 --set training.max_steps=1500 > results/codebook-phrase-dev-curve.jsonl
-    .venv/bin/python benchmarks/codebook_dev_curve.py codebook-phrase-mini outputs/codebook-phrase-mini step-000200 \
+    .venv/bin/python experiments/codebook/dev_curve.py codebook-phrase-mini outputs/codebook-phrase-mini step-000200 \
         --no-reference >> results/codebook-phrase-dev-curve.jsonl       # the recipe's own run
 """
 

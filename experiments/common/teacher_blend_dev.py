@@ -6,10 +6,10 @@ weighted mean of the encoders' cosines. So the dev score of a blend is the dev s
 distil from. Each encoder embeds a string once per run (the encoders' caches are shared by every blend). It reads
 no test benchmark.
 
-    .venv/bin/python benchmarks/teacher_blend_dev.py --encoders mpnet-base minilm-l6 --weights 1 0.75 0.5 0.25 0 \\
+    .venv/bin/python experiments/common/teacher_blend_dev.py --encoders mpnet-base minilm-l6 --weights 1 0.75 0.5 0.25 0 \\
         --tasks dev_paraphrase,dev_description,dev_topics,dev_fuzzy,dev_wordsim,dev_compound,dev_alias,dev_conll,dev_bc5cdr \\
         --output results/teacher-blend-dev.jsonl
-    .venv/bin/python benchmarks/dev_compare.py --render results/teacher-blend-dev.jsonl --readme README.md \
+    .venv/bin/python experiments/common/dev_compare.py --render results/teacher-blend-dev.jsonl --readme README.md \
         --block teacher-blend-dev
 """
 

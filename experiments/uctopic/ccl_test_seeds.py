@@ -15,7 +15,7 @@ file per (model, CCL seed), and reports per dataset:
 All runs of one dataset must share the CCL options except the seed (checked). ``--jsonl`` writes one line per run
 (the data the README block is made from); ``--from-jsonl`` re-renders from it without the results files::
 
-    .venv/bin/python benchmarks/ccl_test_seeds.py /tmp/r20/*.json results/uctopic-mini*.json \\
+    .venv/bin/python experiments/uctopic/ccl_test_seeds.py /tmp/r20/*.json results/uctopic-mini*.json \\
         --jsonl results/uctopic-ccl-test-seeds.jsonl --readme README.md --block uctopic-ccl-test-seeds \\
         --plot results/uctopic-ccl-test-seeds.png
 """

@@ -1,6 +1,6 @@
 """Summarise CCL dev traces over several seed models: what each CCL setting does to dev NMI, per step count.
 
-Input: JSON lines written by ``scripts/uctopic_ccl_study.py --trace`` (one run per model x dev split x setting),
+Input: JSON lines written by ``experiments/uctopic/ccl_study.py --trace`` (one run per model x dev split x setting),
 e.g. the three uctopic-mini seeds on ``conll2003-dev`` and ``bc5cdr-dev``. For every setting and check step it
 reports the NMI change against step 0 of each (model, split), their mean and worst case, and whether the setting
 raises dev NMI for every model on every split (what "CCL improves the model" needs). Runs made with
@@ -9,7 +9,7 @@ raises dev NMI for every model on every split (what "CCL improves the model" nee
 one setting with different CCL seeds and asks every seed to raise every model on every split.
 No test mention is read.
 
-    .venv/bin/python benchmarks/ccl_dev_seeds.py results/uctopic-ccl-dev-seeds.jsonl \\
+    .venv/bin/python experiments/uctopic/ccl_dev_seeds.py results/uctopic-ccl-dev-seeds.jsonl \\
         --plot results/uctopic-ccl-dev-seeds.png --readme README.md --block uctopic-ccl-dev-seeds
 """
 
@@ -255,7 +255,7 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
         description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("runs", nargs="+", help="JSONL files of scripts/uctopic_ccl_study.py --trace")
+    parser.add_argument("runs", nargs="+", help="JSONL files of experiments/uctopic/ccl_study.py --trace")
     parser.add_argument("--plot", help="write the traces as a PNG here")
     parser.add_argument("--summary", help="write the per-(setting, step) rows as JSON here")
     parser.add_argument("--readme", help="README whose block --block gets the table")

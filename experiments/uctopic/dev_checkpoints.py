@@ -5,10 +5,10 @@ The dev mentions (:mod:`phrasezoo.methods.uctopic.dev_mentions`: spaCy PERSON/GP
 dev-split articles, silver types) are embedded in context and clustered with KMeans (k = number of types), the same
 scoring as the CoNLL/BC5CDR context-clustering tasks (:func:`cluster_scores`). One JSON line per model:
 
-    .venv/bin/python benchmarks/uctopic_dev_checkpoints.py --recipe uctopic-mini --run outputs/uctopic-mini \\
+    .venv/bin/python experiments/uctopic/dev_checkpoints.py --recipe uctopic-mini --run outputs/uctopic-mini \\
         --checkpoints step-000100 step-000200 step-000300 --baselines baseline:minilm-l6 \\
         > results/uctopic-mini-dev-checkpoints.jsonl
-    .venv/bin/python benchmarks/uctopic_dev_checkpoints.py --render results/uctopic-mini-dev-checkpoints.jsonl \
+    .venv/bin/python experiments/uctopic/dev_checkpoints.py --render results/uctopic-mini-dev-checkpoints.jsonl \
         --readme README.md --block uctopic-mini-dev
 """
 
