@@ -19,7 +19,7 @@ from safetensors.torch import load_file
 
 from phrasezoo.evaluation.dev_suite import dev_scores_row, evaluate_dev
 from phrasezoo.methods.codebook.tasks.phrases import glove_average
-from phrasezoo.recipes import load_hub_config
+from phrasezoo.recipes import load_recipe
 from phrasezoo.registry import create_model
 
 
@@ -46,7 +46,7 @@ def main() -> None:
     args = parser.parse_args()
     if not args.no_reference:
         print(json.dumps(row({"model": "glove-6b-50d average"}, GloveAverage())), flush=True)
-    model = create_model(load_hub_config(args.recipe, args.set))
+    model = create_model(load_recipe(args.recipe, args.set))
     for checkpoint in args.checkpoints:
         state = load_file(f"{args.run_dir}/checkpoints/{checkpoint}/model.safetensors")
         model.load_state_dict(state)

@@ -16,14 +16,14 @@ import torch
 from safetensors.torch import load_file
 
 from phrasezoo.evaluation.dev_suite import dev_scores_row, evaluate_dev
-from phrasezoo.recipes import load_hub_config
+from phrasezoo.recipes import load_recipe
 from phrasezoo.registry import create_model
 
 recipe, outdir, checkpoint, *sizes = sys.argv[1:]
 trained = load_file(f"{outdir}/checkpoints/{checkpoint}/model.safetensors")
 n_trained = trained["word_embeddings.weight"].shape[0]
 for size in sizes:
-    model = create_model(load_hub_config(recipe, [f"data.extra_vocabulary={size}"]))
+    model = create_model(load_recipe(recipe, [f"data.extra_vocabulary={size}"]))
     own, state = model.state_dict(), dict(trained)
     for key in ("word_embeddings.weight", "target_vectors", "word_probs"):
         rows = own[key].clone()  # the larger model's own rows: word vectors, targets, p(w)

@@ -17,14 +17,14 @@ import torch
 from safetensors.torch import load_file
 
 from phrasezoo.evaluation.dev_suite import dev_scores_row, evaluate_dev
-from phrasezoo.recipes import load_hub_config
+from phrasezoo.recipes import load_recipe
 from phrasezoo.registry import create_model
 from phrasezoo.training.checkpoint import blend_with_initial
 
 recipe, outdir, *ckpts = sys.argv[1:]
 was = [float(x) for x in os.environ.get("WA", "0").split(",")]
 tasks = os.environ.get("TASKS") or None
-cfg = load_hub_config(recipe)
+cfg = load_recipe(recipe)
 model = create_model(cfg)
 initial = load_file(f"{outdir}/checkpoints/initial.safetensors")
 for ck in ckpts:

@@ -35,7 +35,7 @@ def render(rows: list[dict]) -> str:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--recipe", help="hub config of the run (builds the model the checkpoints load into)")
+    parser.add_argument("--recipe", help="recipe of the run (builds the model the checkpoints load into)")
     parser.add_argument("--run", help="training output folder with checkpoints/<step>/model.safetensors")
     parser.add_argument("--checkpoints", nargs="*", default=[], help="checkpoint folder names under <run>/checkpoints")
     parser.add_argument("--baselines", nargs="*", default=[], help="encoder specs scored as they are")
@@ -77,10 +77,10 @@ def main(argv: list[str] | None = None) -> None:
     for spec in args.baselines:
         score(spec, load_encoder(spec, progress=False))
     if args.checkpoints:
-        from phrasezoo.recipes import load_hub_config
+        from phrasezoo.recipes import load_recipe
         from phrasezoo.registry import create_model
 
-        model = create_model(load_hub_config(args.recipe)).eval()
+        model = create_model(load_recipe(args.recipe)).eval()
         for checkpoint in args.checkpoints:
             model.load_state_dict(load_file(f"{args.run}/checkpoints/{checkpoint}/model.safetensors"))
             score(f"{args.run}@{checkpoint}", load_encoder(model, name=checkpoint, progress=False))

@@ -1,6 +1,6 @@
 """Named, versioned checkpoint recipes (like timm's pretrained cfgs): one YAML per published model in hub_configs/.
 
-A hub config (recipe) says what a checkpoint is (repo id, method, backbone if any), what it is trained on (data), how
+A recipe says what a checkpoint is (repo id, method, backbone if any), what it is trained on (data), how
 (training hyper-parameters) and how it is judged (eval tasks and baselines). This module only parses recipes; what
 the ``model``/``data``/``training.method_args`` sections may hold is the method's argument schema
 (:func:`phrasezoo.registry.validate_recipe`). ``train.py``, ``phrasezoo pipeline`` and the
@@ -18,7 +18,7 @@ from typing import Any
 import yaml
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-HUB_CONFIG_DIR = REPO_ROOT / "hub_configs"
+RECIPES_DIR = REPO_ROOT / "hub_configs"
 RESULTS_DIR = Path("results")
 OUTPUTS_DIR = Path("outputs")
 
@@ -76,7 +76,7 @@ class TrainingConfig:
 
 
 @dataclass
-class HubConfig:
+class Recipe:
     """One published checkpoint recipe."""
 
     name: str
@@ -105,44 +105,44 @@ class HubConfig:
         return out
 
 
-def load_hub_config(name_or_path: str | Path, overrides: list[str] | None = None) -> HubConfig:
-    """Read a hub config by name (``pearl-mini``) or path; ``overrides`` are ``dotted.key=value`` strings."""
+def load_recipe(name_or_path: str | Path, overrides: list[str] | None = None) -> Recipe:
+    """Read a recipe by name (``pearl-mini``) or path; ``overrides`` are ``dotted.key=value`` strings."""
     path = Path(name_or_path)
     if not path.suffix:
-        path = HUB_CONFIG_DIR / f"{name_or_path}.yaml"
+        path = RECIPES_DIR / f"{name_or_path}.yaml"
     if not path.exists():
-        known = ", ".join(list_hub_configs()) or "none"
-        raise FileNotFoundError(f"No hub config '{name_or_path}' (looked for {path}). Known configs: {known}.")
+        known = ", ".join(list_recipes()) or "none"
+        raise FileNotFoundError(f"No recipe '{name_or_path}' (looked for {path}). Known recipes: {known}.")
     raw = yaml.safe_load(path.read_text()) or {}
     for override in overrides or []:
         _apply_override(raw, override)
-    return hub_config_from_dict(raw, source_path=str(path))
+    return recipe_from_dict(raw, source_path=str(path))
 
 
-def hub_config_from_dict(raw: dict[str, Any], source_path: str | None = None) -> HubConfig:
+def recipe_from_dict(raw: dict[str, Any], source_path: str | None = None) -> Recipe:
     raw = copy.deepcopy(raw)
     missing = [key for key in ("name", "method", "repo_id") if key not in raw]
     if missing:
-        raise ValueError(f"Hub config {source_path or ''} lacks required keys: {', '.join(missing)}.")
+        raise ValueError(f"Recipe {source_path or ''} lacks required keys: {', '.join(missing)}.")
     known_training = {f.name for f in fields(TrainingConfig)}
     training_raw = raw.pop("training", {}) or {}
     unknown = set(training_raw) - known_training
     if unknown:
         raise ValueError(
-            f"Unknown training keys {sorted(unknown)} in {source_path or 'hub config'}; "
+            f"Unknown training keys {sorted(unknown)} in {source_path or 'recipe'}; "
             f"known: {sorted(known_training)} (method-specific ones go under training.method_args)."
         )
-    known_top = {f.name for f in fields(HubConfig)}
+    known_top = {f.name for f in fields(Recipe)}
     unknown_top = set(raw) - known_top
     if unknown_top:
         raise ValueError(
-            f"Unknown keys {sorted(unknown_top)} in {source_path or 'hub config'}; known: {sorted(known_top)}."
+            f"Unknown keys {sorted(unknown_top)} in {source_path or 'recipe'}; known: {sorted(known_top)}."
         )
-    return HubConfig(training=TrainingConfig(**training_raw), source_path=source_path, **raw)
+    return Recipe(training=TrainingConfig(**training_raw), source_path=source_path, **raw)
 
 
-def list_hub_configs() -> list[str]:
-    return sorted(p.stem for p in HUB_CONFIG_DIR.glob("*.yaml"))
+def list_recipes() -> list[str]:
+    return sorted(p.stem for p in RECIPES_DIR.glob("*.yaml"))
 
 
 def _apply_override(raw: dict[str, Any], override: str) -> None:

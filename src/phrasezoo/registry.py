@@ -317,9 +317,9 @@ def validate_recipe(recipe) -> Method:
 
 def create_model(recipe, accelerator=None):
     """A fresh model for a recipe (name, path or recipe object): pretrained backbone, or built from the recipe."""
-    from phrasezoo.recipes import HubConfig, load_hub_config
+    from phrasezoo.recipes import Recipe, load_recipe
 
-    recipe = recipe if isinstance(recipe, HubConfig) else load_hub_config(recipe)
+    recipe = recipe if isinstance(recipe, Recipe) else load_recipe(recipe)
     method = validate_recipe(recipe)
     if recipe.backbone:
         from phrasezoo.resources import resolve_backbone

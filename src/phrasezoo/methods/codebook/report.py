@@ -294,9 +294,9 @@ def merge_training_facts(results_dir: Path, outputs_dir: Path, names: list[str])
             doc["training"] = {k: facts[k] for k in TRAINING_KEYS if k in facts}
             n_facets = facts.get("n_facets")
             if n_facets is None:  # facts written before the task recorded K: read it from the recipe
-                from phrasezoo.recipes import load_hub_config
+                from phrasezoo.recipes import load_recipe
 
-                n_facets = load_hub_config(name).model.get("n_facets")
+                n_facets = load_recipe(name).model.get("n_facets")
             doc["training"]["n_facets"] = n_facets
             write_results(doc, results_file)
 

@@ -172,11 +172,11 @@ class PearlTask:
         )
 
 
-def build_task(hub_cfg, model: PearlModel, accelerator) -> PearlTask:
+def build_task(recipe, model: PearlModel, accelerator) -> PearlTask:
     """Build the PEARL phrase table (cached; the main process first) and the task around it.
 
-    ``hub_cfg.data`` holds the arguments of :func:`phrasezoo.methods.pearl.data.build_pearl_dataset` plus
-    ``augmentation_mix``; ``hub_cfg.training.method_args`` the task arguments of ``METHOD.args["task"]``.
+    ``recipe.data`` holds the arguments of :func:`phrasezoo.methods.pearl.data.build_pearl_dataset` plus
+    ``augmentation_mix``; ``recipe.training.method_args`` the task arguments of ``METHOD.args["task"]``.
     """
     from phrasezoo.registry import get_method
 
@@ -184,8 +184,8 @@ def build_task(hub_cfg, model: PearlModel, accelerator) -> PearlTask:
     from .data import build_augmenter, build_pearl_dataset
 
     method = get_method("pearl")
-    data = dict(hub_cfg.data)
-    method_args = method_args_of(method, hub_cfg)
+    data = dict(recipe.data)
+    method_args = method_args_of(method, recipe)
     mix = data.pop("augmentation_mix", None)
     alias = data.pop("alias_pairs", None)
     filter_mode = data.pop("benchmark_filter", None)
@@ -276,8 +276,8 @@ def build_task(hub_cfg, model: PearlModel, accelerator) -> PearlTask:
     )
 
 
-def method_args_of(method, hub_cfg) -> dict[str, Any]:
+def method_args_of(method, recipe) -> dict[str, Any]:
     """The recipe's ``training.method_args``, checked against the schema and completed with its defaults."""
     from phrasezoo.registry import resolve_args
 
-    return resolve_args(method, "task", hub_cfg.training.method_args)
+    return resolve_args(method, "task", recipe.training.method_args)

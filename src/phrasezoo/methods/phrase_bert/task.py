@@ -164,20 +164,20 @@ def drop_benchmark_triples(paraphrase_triples: list, context_triples: list, mode
     )
 
 
-def build_task(hub_cfg, model: PhraseBertModel, accelerator) -> PhraseBertTask:
+def build_task(recipe, model: PhraseBertModel, accelerator) -> PhraseBertTask:
     """Build both training sets (cached; the main process first) and the task around them.
 
-    ``hub_cfg.data`` holds the arguments of :func:`phrasezoo.methods.phrase_bert.data.build_phrase_bert_data`; the
-    mask token defaults to the model tokenizer's. ``hub_cfg.training.method_args``: see ``METHOD.args["task"]``.
+    ``recipe.data`` holds the arguments of :func:`phrasezoo.methods.phrase_bert.data.build_phrase_bert_data`; the
+    mask token defaults to the model tokenizer's. ``recipe.training.method_args``: see ``METHOD.args["task"]``.
     """
     from phrasezoo.registry import get_method, resolve_args
 
     from .data import build_phrase_bert_data
 
-    data = dict(hub_cfg.data)
+    data = dict(recipe.data)
     data.setdefault("mask_token", model.mask_token)
     filter_mode = data.pop("benchmark_filter", None)
-    args = resolve_args(get_method("phrase_bert"), "task", hub_cfg.training.method_args)
+    args = resolve_args(get_method("phrase_bert"), "task", recipe.training.method_args)
     with accelerator.main_process_first():
         built = build_phrase_bert_data(**data, progress=accelerator.is_main_process)
     facts = {f"data: {k}": v for k, v in built.stats.items()}

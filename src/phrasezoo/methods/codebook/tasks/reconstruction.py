@@ -39,10 +39,10 @@ def heldout_examples(encoder: Encoder, ctx: TaskContext) -> Any:
     """Held-out examples for the model behind ``encoder`` (see the module docstring)."""
     if ctx.options.get("heldout_examples") is not None:
         return ctx.options["heldout_examples"]
-    from phrasezoo.recipes import load_hub_config
+    from phrasezoo.recipes import load_recipe
 
     try:
-        recipe = load_hub_config(encoder.name)
+        recipe = load_recipe(encoder.name)
     except FileNotFoundError as err:
         raise FileNotFoundError(
             f"No recipe named {encoder.name!r}: held-out reconstruction needs the recipe that trained the model "

@@ -53,7 +53,7 @@ def load_topic_model(spec: str):
     """The UCTopic model named by ``spec``: a folder, ``outputs/<recipe>``, or a Hub id (needs a network)."""
     from transformers import AutoModel
 
-    from phrasezoo.recipes import list_hub_configs
+    from phrasezoo.recipes import list_recipes
 
     path = Path(spec)
     if not path.is_dir() and (Path("outputs") / spec).is_dir():
@@ -62,7 +62,7 @@ def load_topic_model(spec: str):
         if not (path / "config.json").exists():
             raise FileNotFoundError(f"{path} holds no exported model (config.json is missing).")
         return AutoModel.from_pretrained(str(path), trust_remote_code=True).eval()
-    if spec in list_hub_configs():
+    if spec in list_recipes():
         raise FileNotFoundError(
             f"No trained model at outputs/{spec}/. Train it first: `phrasezoo train {spec}` "
             f"(or `accelerate launch train.py hub_configs/{spec}.yaml`)."
