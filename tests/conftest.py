@@ -47,6 +47,6 @@ def nlp():
 
 @pytest.fixture(scope="session")
 def wordnet():
-    from phrasezoo.data.lexicon import get_wordnet
+    from phrasezoo.data.wordnet import get_wordnet
 
     return get_wordnet()

@@ -1,8 +1,9 @@
 """The package's import ladder (CONTRIBUTING.md): each level imports only from the levels below it.
 
 1 entry (cli, pipeline, ``__main__`` modules) > 2 workflows (training, evaluation, hub, applications; no imports
-between them; a method's plug-ins into a workflow, ``methods/<name>/tasks``, stand with it) > 3 the zoo (methods, each
-on its own, over the registry) > 4 shared pieces > 5 models.
+between them; a method's plug-ins into a workflow, ``methods/<name>/tasks`` and ``/report``, stand with it) > 3 the
+zoo (methods, each on its own, over the registry) > 4 shared pieces, in sublevels: objectives > data | encoders >
+resources, corpora, splits > the core (files, errors, progress, precision, recipes) > 5 models.
 Every import counts, function-level ones included; there is no import loop between modules either.
 """
 
@@ -23,6 +24,22 @@ SIDE_ENTRIES = ("integrations", "match")
 #: on that workflow's level, in its group, so they may use its pieces (the task base, the results file) and their
 #: own method's modules below; the workflow finds them through the registry (``method_parts``), never by name.
 PLUGINS = {"tasks": "evaluation", "report": "evaluation"}
+#: the shared level's sublevels (top-level module or package of phrasezoo -> (level, group)), from the top:
+#: the training objectives (losses, teacher, lexicon term, weight averaging) over the data pieces and the encoders,
+#: over the named offline resources with their corpora and stable splits, over the core.
+SHARED = {
+    "objectives": (4.1, "objectives"),
+    "data": (4.2, "data"),
+    "encoders": (4.2, "encoders"),
+    "resources": (4.3, "resources"),
+    "corpora": (4.3, "resources"),
+    "splits": (4.3, "resources"),
+    "files": (4.4, "core"),
+    "errors": (4.4, "core"),
+    "progress": (4.4, "core"),
+    "precision": (4.4, "core"),
+    "recipes": (4.4, "core"),
+}
 
 
 def module_name(path: Path) -> str:
@@ -51,7 +68,9 @@ def level(module: str) -> tuple[float, str]:
         return 3, ".".join(parts[:2])  # each method its own group: methods/<a> never imports methods/<b>
     if head == "models":
         return 5, ".".join(parts[:2])
-    return 4, "shared"
+    if head not in SHARED:
+        raise KeyError(f"{module} has no place on the ladder: add its sublevel to SHARED (and CONTRIBUTING.md).")
+    return SHARED[head]
 
 
 def imports_of(module: str) -> list[tuple[int, str]]:
@@ -141,7 +160,42 @@ def test_no_import_loops():
 
 @pytest.mark.parametrize(
     ("module", "expected"),
-    [("phrasezoo.cli", 1), ("phrasezoo.training.run", 2), ("phrasezoo.registry", 3.5), ("phrasezoo.losses", 4)],
+    [
+        ("phrasezoo.cli", 1),
+        ("phrasezoo.training.run", 2),
+        ("phrasezoo.methods.some_method.tasks", 2),  # a method's plug-in into the evaluation workflow
+        ("phrasezoo.methods.some_method.tasks.part", 2),
+        ("phrasezoo.methods.some_method.data", 3),
+        ("phrasezoo.registry", 3.5),
+        ("phrasezoo.objectives.losses", 4.1),
+        ("phrasezoo.data.cache", 4.2),
+        ("phrasezoo.corpora", 4.3),
+        ("phrasezoo.recipes", 4.4),
+        ("phrasezoo.models.some_method.modeling_some_method", 5),
+    ],
 )
 def test_levels(module, expected):
     assert level(module)[0] == expected
+
+
+def test_every_module_has_a_place():
+    assert all(level(module) for module in MODULES)  # a new shared module needs its sublevel in SHARED
+
+
+@pytest.mark.parametrize(
+    ("importer", "imported", "ok"),
+    [
+        ("phrasezoo.objectives.teacher", "phrasezoo.encoders", True),
+        ("phrasezoo.corpora", "phrasezoo.data.cache", False),  # resources stand below data
+        ("phrasezoo.data.cache", "phrasezoo.encoders", False),  # data and encoders: one sublevel, no sideways
+        (
+            "phrasezoo.methods.some_method.task",
+            "phrasezoo.methods.other_method.data",
+            False,
+        ),  # one method never imports another
+        ("phrasezoo.methods.some_method.tasks", "phrasezoo.evaluation.tasks.base", True),
+        ("phrasezoo.methods.some_method.task", "phrasezoo.evaluation.tasks.base", False),
+    ],
+)
+def test_rules(importer, imported, ok):
+    assert allowed(importer, imported) is ok

@@ -1,7 +1,7 @@
 """Score distillation teachers on the dev suite: single encoders and blends ``{encoder: weight}``.
 
 A blend's vector of a phrase joins its encoders' unit vectors as ``[sqrt(w1) a, sqrt(w2) b]`` (weights summing to
-1), which is exactly what :func:`phrasezoo.teacher.teacher_embeddings` gives the teacher term: its cosines are the
+1), which is exactly what :func:`phrasezoo.objectives.teacher.teacher_embeddings` gives the teacher term: its cosines are the
 weighted mean of the encoders' cosines. So the dev score of a blend is the dev score of the teacher a recipe would
 distil from. Each encoder embeds a string once per run (the encoders' caches are shared by every blend). It reads
 no test benchmark.
@@ -25,7 +25,7 @@ from phrasezoo.encoders import load_encoder
 from phrasezoo.encoders.base import Encoder
 from phrasezoo.evaluation.dev_suite import evaluate_dev
 from phrasezoo.files import atomic_write_text
-from phrasezoo.teacher import blend_weights, teacher_label
+from phrasezoo.objectives.teacher import blend_weights, teacher_label
 
 
 class BlendEncoder(Encoder):

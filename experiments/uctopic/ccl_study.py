@@ -44,11 +44,11 @@ def main() -> None:
 
     import numpy as np
 
-    from phrasezoo.data.keys import lemma_keys
     from phrasezoo.encoders import load_encoder
     from phrasezoo.evaluation.commands import parse_key_values
     from phrasezoo.evaluation.tasks.context_clustering import cluster_scores, hungarian_accuracy, read_ner_mentions
     from phrasezoo.methods.uctopic.ccl import CCLConfig, ccl_finetune, pseudo_labels, silhouette_monitor
+    from phrasezoo.methods.uctopic.keys import lemma_keys
     from phrasezoo.methods.uctopic.tasks import ccl_options
 
     if args.data == "dev":
@@ -154,7 +154,7 @@ def soup_record(model, mentions, keys, start, gold, k, config, trace: bool) -> d
 
     from phrasezoo.evaluation.tasks.context_clustering import cluster_scores
     from phrasezoo.methods.uctopic.ccl import ccl_soup
-    from phrasezoo.weight_averaging import soup_state_dicts
+    from phrasezoo.objectives.weight_averaging import soup_state_dicts
 
     if trace and not config.check_every:
         raise SystemExit("--trace needs --set check_every=N")

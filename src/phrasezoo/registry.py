@@ -70,14 +70,14 @@ def benchmark_filter_arg(what: str) -> Arg:
 
 def lexicon_args() -> ArgSchema:
     """The ``lexicon_weight`` / ``lexicon`` task arguments every teacher-distilling method shares
-    (:mod:`phrasezoo.lexicon_distillation`)."""
-    from phrasezoo.lexicon_distillation import LEXICON_DEFAULTS
+    (:mod:`phrasezoo.objectives.lexicon_distillation`)."""
+    from phrasezoo.objectives.lexicon_distillation import LEXICON_DEFAULTS
 
     return {
         "lexicon_weight": Arg(
             0.0,
             "weight of the lexicon term (0: off; not in the paper): the phrase encoder's ranking of WordNet words and "
-            "their teacher neighbours is pulled towards the teacher's (phrasezoo.lexicon_distillation)",
+            "their teacher neighbours is pulled towards the teacher's (phrasezoo.objectives.lexicon_distillation)",
         ),
         "lexicon": Arg(
             None,

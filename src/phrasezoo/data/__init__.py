@@ -26,7 +26,7 @@ _EXPORTS = {
     # synonyms and paraphrases
     "SynonymTable": "synonyms",
     "WordNetFilter": "synonyms",
-    "get_wordnet": "lexicon",
+    "get_wordnet": "wordnet",
     "Paraphraser": "paraphrase",
     "HubParaphraser": "paraphrase",
     "LexicalParaphraser": "paraphrase",

@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from phrasezoo.encoders.base import Encoder
-from phrasezoo.teacher import TeacherEmbeddings
+from phrasezoo.objectives.teacher import TeacherEmbeddings
 
 SCRIPT = Path(__file__).resolve().parents[3] / "experiments" / "common" / "teacher_blend_dev.py"
 TEXTS = ["deep learning", "new york times", "machine learning"]
@@ -27,7 +27,7 @@ class RandomEncoder(Encoder):
 
 
 def test_blend_encoder_cosines_equal_the_blended_teachers(monkeypatch):
-    from phrasezoo import teacher as teacher_module
+    from phrasezoo.objectives import teacher as teacher_module
 
     script = runpy.run_path(str(SCRIPT))
     parts = {"big": RandomEncoder("big", 7, 0), "small": RandomEncoder("small", 3, 1)}

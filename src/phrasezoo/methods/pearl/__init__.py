@@ -57,7 +57,7 @@ METHOD = Method(
             "teacher": Arg(
                 "mpnet-base",
                 "teacher encoder for distillation: a backbone name, folder or Hub id, or a blend {name: weight} "
-                "whose cosines are the weighted mean of the encoders' (phrasezoo.teacher)",
+                "whose cosines are the weighted mean of the encoders' (phrasezoo.objectives.teacher)",
             ),
             "distill_words": Arg(0, "words of each multiword anchor added to the distillation matrix only (0: off)"),
             **lexicon_args(),

@@ -38,7 +38,7 @@ METHOD = Method(
             "teacher": Arg(
                 "mpnet-base",
                 "teacher encoder for distillation: a backbone name, folder or Hub id, or a blend {name: weight} "
-                "whose cosines are the weighted mean of the encoders' (phrasezoo.teacher)",
+                "whose cosines are the weighted mean of the encoders' (phrasezoo.objectives.teacher)",
             ),
             **lexicon_args(),
         },

@@ -33,7 +33,7 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
-from phrasezoo.losses import info_nce
+from phrasezoo.objectives.losses import info_nce
 from phrasezoo.precision import has_fast_bf16
 
 logger = logging.getLogger(__name__)
@@ -441,7 +441,7 @@ def ccl_soup(
     import copy
     from dataclasses import replace
 
-    from phrasezoo.weight_averaging import soup_state_dicts
+    from phrasezoo.objectives.weight_averaging import soup_state_dicts
 
     seeds = list(config.soup_seeds or [config.seed])
     results, all_labels, states = [], [], []

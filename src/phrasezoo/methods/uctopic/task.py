@@ -12,7 +12,7 @@ Pretraining follows the paper (section 3.1, 4.1) and its official code:
 * optionally a masked-language-model loss on separately masked copies of both sentences (``mlm_weight``);
 * optionally (``lexicon_weight > 0``, not in the paper), the lexicon term: each step also draws WordNet words and
   their teacher neighbours, each embedded as a phrase without context, and the span vectors' ranking of them is
-  pulled towards the teacher's (:mod:`phrasezoo.lexicon_distillation`).
+  pulled towards the teacher's (:mod:`phrasezoo.objectives.lexicon_distillation`).
 
 CCL finetuning (section 3.2) is in :mod:`.ccl` (used by topic mining and the CCL evaluation tasks).
 """
@@ -24,8 +24,8 @@ from typing import Any
 
 import torch
 
-from phrasezoo.losses import info_nce
 from phrasezoo.models.uctopic.modeling_uctopic import UCTopicModel
+from phrasezoo.objectives.losses import info_nce
 
 
 def mask_tokens(
@@ -78,7 +78,7 @@ class UCTopicTask:
         from .data import positive_candidates
 
         if lexicon_weight and not hasattr(lexicon, "sample"):
-            raise ValueError("lexicon_weight > 0 needs the lexicon term (phrasezoo.lexicon_distillation).")
+            raise ValueError("lexicon_weight > 0 needs the lexicon term (phrasezoo.objectives.lexicon_distillation).")
         if mlm_weight and model.lm_head is None:
             raise ValueError("mlm_weight > 0 needs an MLM head: set model.use_mlm_head: true in the recipe.")
         self.model = model
@@ -215,7 +215,7 @@ def build_task(recipe, model: UCTopicModel, accelerator) -> UCTopicTask:
     method_args = dict(recipe.training.method_args)
     validate_args(method, "task", method_args)
     if method_args.get("lexicon_weight"):
-        from phrasezoo.lexicon_distillation import build_lexicon_distillation
+        from phrasezoo.objectives.lexicon_distillation import build_lexicon_distillation
 
         with accelerator.main_process_first():
             method_args["lexicon"] = build_lexicon_distillation(

@@ -83,7 +83,7 @@ def ccl_vectors(model, mentions: list[Mention], start_vectors: np.ndarray, k: in
     Takes no labels: pseudo labels come from KMeans on ``start_vectors`` (the model's own vectors of ``mentions``)
     and phrase keys from the lemmatized mention text. Returns ``(vectors, details)``.
     """
-    from phrasezoo.data.keys import lemma_keys
+    from phrasezoo.methods.uctopic.keys import lemma_keys
 
     from .ccl import CCLConfig, build_monitor, ccl_soup
 

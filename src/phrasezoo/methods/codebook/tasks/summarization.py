@@ -21,10 +21,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from phrasezoo.data.wiki_articles import summarization_articles
 from phrasezoo.encoders import Encoder
 from phrasezoo.evaluation.results import TaskResult
 from phrasezoo.evaluation.tasks.base import Task, TaskContext, register_task
+from phrasezoo.methods.codebook.wiki_articles import summarization_articles
 
 from .common import (
     ALPHA,

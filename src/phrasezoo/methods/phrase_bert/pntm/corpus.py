@@ -190,7 +190,7 @@ def load_topic_corpus(
 ) -> TopicCorpus:
     """Parse ``corpus`` (cached by :func:`phrasezoo.data.parse_corpus`), chunk it into documents and build the
     vocabulary (see the module docstring)."""
-    from phrasezoo.data import parse_corpus
+    from phrasezoo.data.phrases import parse_corpus
 
     parsed = parse_corpus(corpus, spacy_model, max_documents=max_documents, progress=progress)
     sentences = list(parsed["sentence"])

@@ -4,7 +4,7 @@ The mini recipes can learn from all-mpnet-base-v2 (the embedded ``mpnet-base``, 
 train all-MiniLM-L6-v2 (22.7M, 384-d). The teacher never runs inside the training loop: every phrase of the
 training table is embedded once, before training, and cached on disk (``cache_dir()/teacher/``, keyed by the teacher
 and a hash of the strings), so a rerun or a resumed run reads the cache. Dimensions differ, so the loss compares
-*similarities* (see :func:`phrasezoo.losses.similarity_distillation`), never the vectors themselves.
+*similarities* (see :func:`phrasezoo.objectives.losses.similarity_distillation`), never the vectors themselves.
 
 A teacher may also be a *blend* of encoders, ``{"mpnet-base": 0.5, "minilm-l6": 0.5}``: each is cached on its own,
 and their unit rows are joined as ``[sqrt(w1) a, sqrt(w2) b]`` (weights summing to 1), so that the blend's cosine

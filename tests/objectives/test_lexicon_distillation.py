@@ -8,14 +8,14 @@ import numpy as np
 import pytest
 import torch
 
-from phrasezoo.lexicon_distillation import (
+from phrasezoo.objectives.lexicon_distillation import (
     LexiconDistillation,
     TeacherNeighbourhoods,
     lexicon_options,
     nearest_neighbours,
     teacher_neighbourhoods,
 )
-from phrasezoo.losses import listwise_distillation
+from phrasezoo.objectives.losses import listwise_distillation
 
 
 def test_listwise_distillation_is_zero_for_the_same_ranking_geometry_and_width_free():

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 
-from .splits import stable_hash
+from phrasezoo.splits import stable_hash
 
 #: a taxonomic rank word in front of a name ("genus Crocodylus", "family Lardizabalaceae")
 _RANK = re.compile(
@@ -34,8 +34,8 @@ def wordnet_name_pairs(wordnet, exclude: frozenset[str] = frozenset()) -> list[t
     """``(name, other name)`` pairs of the WordNet noun synsets that hold a capitalised lemma (see the module doc), in
     WordNet order; ``exclude`` holds normal forms (:func:`phrasezoo.data.benchmark_filter.normalize`) a pair may not
     touch."""
-    from .benchmark_filter import normalize
-    from .dev_compound import compound_dev_synsets
+    from phrasezoo.data.benchmark_filter import normalize
+    from phrasezoo.data.dev_compound import compound_dev_synsets
 
     held_out = compound_dev_synsets(wordnet)
     pairs: list[tuple[str, str]] = []

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from phrasezoo.weight_averaging import soup_state_dicts
+from phrasezoo.objectives.weight_averaging import soup_state_dicts
 
 
 def test_soup_state_dicts_averages_the_shared_keys_only():

@@ -1,6 +1,6 @@
 """Vocabularies of words and short multiword expressions, for teacher-neighbourhood distillation.
 
-The lexicon term of the mini recipes (:mod:`phrasezoo.lexicon_distillation`) needs many short strings whose
+The lexicon term of the mini recipes (:mod:`phrasezoo.objectives.lexicon_distillation`) needs many short strings whose
 teacher neighbourhoods teach the student fine lexical distinctions ("double bass" / "contrabass" / "cello"). WordNet
 gives about 140k lemma strings (nouns, adjectives, verbs; one to three words), the kind of strings Turney, BiRD and
 the dev suite's compound and word-similarity tasks are made of.

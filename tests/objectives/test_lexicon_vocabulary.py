@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from phrasezoo.data.lexicon_vocabulary import lexicon_strings, wordnet_vocabulary
+from phrasezoo.objectives.lexicon_vocabulary import lexicon_strings, wordnet_vocabulary
 
 
 class _Synset:

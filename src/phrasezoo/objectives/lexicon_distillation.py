@@ -5,12 +5,12 @@ meaning of the 130k words and short expressions of a dictionary, where all-mpnet
 far ahead of all-MiniLM-L6-v2 (dev suite: word similarity 51.0 vs 34.9, compounds 60.9 vs 56.9). This term closes
 part of that gap:
 
-1. a vocabulary (WordNet lemmas, :mod:`phrasezoo.data.lexicon_vocabulary`) without test-benchmark items and without
+1. a vocabulary (WordNet lemmas, :mod:`phrasezoo.objectives.lexicon_vocabulary`) without test-benchmark items and without
    any dev-suite string, so dev selection stays honest;
-2. the teacher embeds it once (cached, :mod:`phrasezoo.teacher`) and its ``neighbours`` nearest strings are found
+2. the teacher embeds it once (cached, :mod:`phrasezoo.objectives.teacher`) and its ``neighbours`` nearest strings are found
    with faiss (cached); a neighbour that forms a benchmark pair with its anchor is dropped;
 3. each training step draws ``anchors`` strings and ``group`` of each one's neighbours, and the student's
-   similarity ranking over that batch is pulled towards the teacher's (:func:`phrasezoo.losses.listwise_distillation`,
+   similarity ranking over that batch is pulled towards the teacher's (:func:`phrasezoo.objectives.losses.listwise_distillation`,
    softmax temperature ``temperature``). The phrase encoder alone (backbone + mean pooling) takes part.
 
 Prototyped on raw MiniLM alone (300 steps): dev average 56.7 vs 54.2, word similarity 42.4 vs 34.9.
@@ -29,14 +29,14 @@ from typing import Any
 import numpy as np
 import torch
 
-from phrasezoo.losses import listwise_distillation
+from phrasezoo.objectives.losses import listwise_distillation
 from phrasezoo.resources import cache_dir
 
 logger = logging.getLogger(__name__)
 
 #: the ``lexicon`` options of a recipe (``training.method_args.lexicon``) and their defaults
 LEXICON_DEFAULTS: dict[str, Any] = {
-    "sources": ["wordnet"],  # vocabularies of phrasezoo.data.lexicon_vocabulary
+    "sources": ["wordnet"],  # vocabularies of phrasezoo.objectives.lexicon_vocabulary
     "anchors": 32,  # anchor strings per step
     "group": 7,  # neighbours drawn per anchor (of its `neighbours` nearest under the teacher)
     "neighbours": 16,  # teacher neighbours kept per string
@@ -103,7 +103,7 @@ def teacher_neighbourhoods(
 ) -> TeacherNeighbourhoods:
     """Embed ``strings`` with ``teacher`` (cached) and find each one's ``k`` nearest (cached); ``keep_pair(a, b)``
     False drops ``b`` from ``a``'s neighbours (a benchmark pair)."""
-    from phrasezoo.teacher import teacher_embeddings, teacher_label
+    from phrasezoo.objectives.teacher import teacher_embeddings, teacher_label
 
     rows = teacher_embeddings(sorted(set(strings)), teacher, progress=progress)
     ordered = sorted(rows.index, key=rows.index.__getitem__)
@@ -172,7 +172,7 @@ def build_lexicon_distillation(
     """
     from phrasezoo.data.benchmark_filter import load_blocklist, normalize
     from phrasezoo.data.dev_sets import dev_set_strings
-    from phrasezoo.data.lexicon_vocabulary import lexicon_strings
+    from phrasezoo.objectives.lexicon_vocabulary import lexicon_strings
     from phrasezoo.resources import load_wordnet
 
     opts = lexicon_options(options)

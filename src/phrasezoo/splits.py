@@ -8,10 +8,17 @@ on dev data is not made on data the model was trained on.
 from __future__ import annotations
 
 import hashlib
+import re
+import unicodedata
 
-from .benchmark_filter import normalize
-
+_NON_WORD = re.compile(r"[\W_]+", re.UNICODE)
 WIKI_DEV_MODULUS = 10  # 1 article in 10 (by title) is a dev article
+
+
+def normalize(text: str) -> str:
+    """The matching form of a string: NFKC, lower case, every run of non-alphanumerics to one space, stripped (the
+    benchmark filter's and the splits' one rule)."""
+    return _NON_WORD.sub(" ", unicodedata.normalize("NFKC", text).lower()).strip()
 
 
 def stable_hash(text: str, namespace: str) -> int:

@@ -47,7 +47,7 @@ def listwise_distillation(student: torch.Tensor, teacher: torch.Tensor, temperat
 
     Each string of the batch ranks every other string; the student learns the teacher's ranking, not its cosine
     scale (a 384-d and a 768-d encoder spread their cosines differently). Batches built from teacher
-    neighbourhoods (:mod:`phrasezoo.lexicon_distillation`) make the ranking a fine one ("contrabass" closer to
+    neighbourhoods (:mod:`phrasezoo.objectives.lexicon_distillation`) make the ranking a fine one ("contrabass" closer to
     "double bass" than to "cello"). ``student (n, d_s)`` and ``teacher (n, d_t)`` are normalised here; the
     diagonal is left out; float32.
     """

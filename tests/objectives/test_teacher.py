@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from phrasezoo.losses import similarity_distillation
-from phrasezoo.teacher import teacher_embeddings
+from phrasezoo.objectives.losses import similarity_distillation
+from phrasezoo.objectives.teacher import teacher_embeddings
 
 
 def test_similarity_distillation_is_zero_for_the_same_geometry_and_width_free():
@@ -51,7 +51,7 @@ def test_teacher_embeddings_are_cached_and_looked_up(tmp_path, monkeypatch):
 
 
 def test_teacher_precision_is_part_of_the_cache_key(tmp_path, monkeypatch):
-    from phrasezoo import teacher as teacher_module
+    from phrasezoo.objectives import teacher as teacher_module
 
     monkeypatch.setenv("PHRASEZOO_CACHE", str(tmp_path))
     texts = ["new york times", "deep learning"]
@@ -66,7 +66,7 @@ def test_teacher_precision_is_part_of_the_cache_key(tmp_path, monkeypatch):
 
 
 def test_a_new_string_set_encodes_only_the_strings_no_cache_holds(tmp_path, monkeypatch):
-    from phrasezoo import teacher as teacher_module
+    from phrasezoo.objectives import teacher as teacher_module
 
     monkeypatch.setenv("PHRASEZOO_CACHE", str(tmp_path))
     first = teacher_embeddings(["new york times", "deep learning"], teacher="minilm-l6", progress=False)
@@ -94,8 +94,8 @@ def test_a_new_string_set_encodes_only_the_strings_no_cache_holds(tmp_path, monk
 
 
 def test_a_blended_teacher_has_the_weighted_mean_of_its_encoders_cosines(monkeypatch):
-    from phrasezoo import teacher as teacher_module
-    from phrasezoo.teacher import TeacherEmbeddings
+    from phrasezoo.objectives import teacher as teacher_module
+    from phrasezoo.objectives.teacher import TeacherEmbeddings
 
     texts = ["b phrase", "a phrase", "c phrase", "a phrase"]
     unique = sorted(set(texts))
