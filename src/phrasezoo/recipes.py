@@ -17,8 +17,10 @@ from typing import Any
 
 import yaml
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-RECIPES_DIR = REPO_ROOT / "hub_configs"
+from phrasezoo.files import shipped_folder
+
+#: the recipes: ``hub_configs/`` of a checkout, or the copy an installed wheel ships (:func:`shipped_folder`)
+RECIPES_DIR = shipped_folder("hub_configs")
 RESULTS_DIR = Path("results")
 OUTPUTS_DIR = Path("outputs")
 

@@ -182,10 +182,10 @@ class Method:
 
     @property
     def card_template(self) -> Path:
-        """The model-card template (``card.md`` in the method's folder)."""
-        if self.folder is None:
-            raise FileNotFoundError(f"Method '{self.name}' was not registered through phrasezoo.methods.")
-        return self.folder / "card.md"
+        """The model-card template, ``model_cards/<name>.md`` (a checkout's folder, or the copy a wheel ships)."""
+        from phrasezoo.files import shipped_folder
+
+        return shipped_folder("model_cards") / f"{self.name}.md"
 
     def load(self, reference: str) -> Any:
         """The object named by ``"module:attribute"`` in this method's package (``"module"`` alone: the module)."""

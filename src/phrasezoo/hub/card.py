@@ -1,6 +1,6 @@
 """Model cards generated from data: the recipe, training facts and evaluation results.
 
-The text lives in ``phrasezoo/methods/<method>/card.md`` (a Jinja template with a YAML header that huggingface_hub
+The text lives in ``model_cards/<method>.md`` (a Jinja template with a YAML header that huggingface_hub
 fills in from :class:`~huggingface_hub.ModelCardData`); every number comes from files, none is typed by hand. The
 caller prepares the results part (:class:`CardResults`: the comparison table and the model-index entries), so this
 module needs nothing from the evaluation workflow.
