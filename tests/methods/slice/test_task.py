@@ -31,9 +31,7 @@ TRIPLETS = [
 ]  # fmt: skip
 
 
-@pytest.fixture(autouse=True)
-def _one_thread():
-    torch.set_num_threads(1)
+pytestmark = pytest.mark.usefixtures("one_thread")  # tiny tensors (tests/conftest.py)
 
 
 def tiny():

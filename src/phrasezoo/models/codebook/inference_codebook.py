@@ -54,6 +54,7 @@ class CodebookInferenceMixin:
         encoding = self.tokenizer(texts, padding=True, truncation=True, max_length=limit, return_tensors="pt")
         return {"input_ids": encoding["input_ids"], "attention_mask": encoding["attention_mask"]}
 
+    # Adapted from phrasezoo.models.phrase_bert.modeling_phrase_bert.PhraseBertModel.encode (its batching loop, for any output of the model: pick)
     def _run(
         self,
         texts: list[str],
@@ -434,6 +435,7 @@ class CodebookInferenceMixin:
 
 
 # ----------------------------------------------------------------------------------------------------- helpers
+# Copied from phrasezoo.models.phrase_bert.modeling_phrase_bert._check_texts with _check_texts->check_texts
 def check_texts(texts) -> list[str]:
     """The texts as a list, or ``ValueError`` for a non-list, an empty list, a non-string or an empty string."""
     if isinstance(texts, str) or not isinstance(texts, (list, tuple)):
