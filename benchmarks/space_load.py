@@ -210,14 +210,14 @@ def codebook_model(recipe: str, workdir: Path, n_words: int = 50_000) -> tuple[s
     if (exported / "config.json").exists():
         return str(exported), f"outputs/{recipe} (trained, exported)"
     from phrasezoo.models.codebook.modeling_codebook import CodebookSeq2Embeddings
-    from phrasezoo.recipes import load_hub_config
+    from phrasezoo.recipes import load_recipe
     from phrasezoo.resources import load_word_vectors
 
     folder = workdir / recipe
     if not (folder / "config.json").exists():
         glove = load_word_vectors("glove-6b-50d", max_words=n_words)
         model = CodebookSeq2Embeddings.from_word_vectors(
-            glove.words[:n_words], glove.vectors[:n_words], seed=0, **load_hub_config(recipe).model
+            glove.words[:n_words], glove.vectors[:n_words], seed=0, **load_recipe(recipe).model
         )
         model.save_pretrained(folder)
         model.tokenizer.save_pretrained(folder)
@@ -231,7 +231,7 @@ def pntm_folder(encoder_folder: str, workdir: Path, n_topics: int = 20) -> str:
         return str(folder)
     from transformers import AutoModel
 
-    from phrasezoo.applications.pntm import PNTM
+    from phrasezoo.methods.phrase_bert.pntm import PNTM
 
     documents = news_documents()
     tokens = [re.findall(r"[a-z]{3,}", d.lower()) for d in documents]

@@ -22,11 +22,11 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from phrasezoo.cli import main
-from phrasezoo.recipes import HUB_CONFIG_DIR, list_hub_configs
+from phrasezoo.recipes import RECIPES_DIR, list_recipes
 from phrasezoo.resources import iter_corpus
 from tests.properties import SETTINGS, cells, unicode_text
 
-RECIPE_NAME = list_hub_configs()[0]  # any published recipe: its model folder does not exist in the tests' folder
+RECIPE_NAME = list_recipes()[0]  # any published recipe: its model folder does not exist in the tests' folder
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True) | st.text(max_size=12),
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
@@ -181,7 +181,7 @@ def test_dev_table_gives_one_row_per_file_or_names_the_bad_file(workdir, content
 
 
 # ------------------------------------------------------------------------------------------------- hub configs
-RECIPE = yaml.safe_load((HUB_CONFIG_DIR / f"{RECIPE_NAME}.yaml").read_text())
+RECIPE = yaml.safe_load((RECIPES_DIR / f"{RECIPE_NAME}.yaml").read_text())
 yaml_scalars = st.one_of(
     st.none(), st.booleans(), st.integers(-5, 10**6), st.floats(allow_nan=True), st.text(max_size=8)
 )
@@ -285,9 +285,14 @@ def test_a_corpus_file_gives_every_non_blank_line_as_a_document(workdir, lines, 
 @pytest.mark.parametrize("content", [b"caf\xe9 au lait\n", b"\xff\xfeb\x00a\x00d\x00", b"", b"\n \n\t\n"])
 def test_topic_commands_name_a_corpus_file_they_cannot_use(workdir, monkeypatch, command, content):
     """Checked before any model is loaded or any text parsed: a non-UTF-8 line, or no document at all."""
-    from phrasezoo.applications.topic_mining import commands as mining
+    from phrasezoo.registry import get_method, list_methods
 
-    monkeypatch.setattr(mining, "load_topic_model", lambda spec: pytest.fail("the model was loaded first"))
+    for name in list_methods():  # every method's `topics` command module: none may load a model first
+        method = get_method(name)
+        for reference in method.topic_commands:
+            module = method.load(reference.partition(":")[0])
+            if hasattr(module, "load_topic_model"):
+                monkeypatch.setattr(module, "load_topic_model", lambda spec: pytest.fail("the model was loaded first"))
     path = workdir / f"corpus-{command}.txt"
     path.write_bytes(content)
     argv = ["topics", "mine", "--model", "unused", "--corpus", str(path), "--no-plot"]

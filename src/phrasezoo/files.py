@@ -10,6 +10,21 @@ import os
 import tempfile
 from pathlib import Path
 
+#: the repository root of a checkout (``src/phrasezoo/files.py`` two folders up); in an installed wheel it holds none
+#: of the shipped folders, which then come from inside the package (:func:`shipped_folder`)
+REPO_ROOT = Path(__file__).resolve().parents[2]
+#: top-level folders of the repository that a wheel ships inside the package (see ``setup.py``)
+SHIPPED_FOLDERS = ("hub_configs", "model_cards")
+
+
+def shipped_folder(name: str) -> Path:
+    """``hub_configs`` (the recipes) or ``model_cards`` (the card templates): the top-level folder of a checkout, or
+    the copy that an installed wheel carries inside the package (``phrasezoo/<name>/``)."""
+    if name not in SHIPPED_FOLDERS:
+        raise ValueError(f"{name!r} is not shipped with phrasezoo; shipped folders: {', '.join(SHIPPED_FOLDERS)}.")
+    checkout = REPO_ROOT / name
+    return checkout if checkout.is_dir() else Path(__file__).resolve().parent / name
+
 
 def current_umask() -> int:
     """The process umask (reading it means setting it, so it is set back at once)."""

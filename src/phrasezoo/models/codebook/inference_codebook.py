@@ -54,6 +54,7 @@ class CodebookInferenceMixin:
         encoding = self.tokenizer(texts, padding=True, truncation=True, max_length=limit, return_tensors="pt")
         return {"input_ids": encoding["input_ids"], "attention_mask": encoding["attention_mask"]}
 
+    # Adapted from phrasezoo.models.phrase_bert.modeling_phrase_bert.PhraseBertModel.encode (its batching loop, for any output of the model: pick)
     def _run(
         self,
         texts: list[str],

@@ -386,6 +386,7 @@ class PearlModel(PearlPreTrainedModel):
         )
 
     # ------------------------------------------------------------------------------------------------- inference
+    # Copied from phrasezoo.models.phrase_bert.modeling_phrase_bert.PhraseBertModel.encode with PhraseBert->Pearl, pooled_embeddings->joint_embeddings
     def encode(
         self,
         texts: str | list[str],
@@ -434,6 +435,7 @@ class PearlModel(PearlPreTrainedModel):
             embeddings = embeddings[0]
         return embeddings.numpy() if convert_to_numpy else embeddings
 
+    # Copied from phrasezoo.models.phrase_bert.modeling_phrase_bert.PhraseBertModel.encode_tokens
     def encode_tokens(self, texts: list[str], batch_size: int = 32, device: str | torch.device | None = None) -> list:
         """Contextual token vectors of the phrase encoder, one forward pass per text.
 

@@ -84,6 +84,7 @@ class SpanEmbeddings:
     texts: list[str]
 
 
+# Copied from phrasezoo.models.phrase_bert.modeling_phrase_bert.PhraseBertPreTrainedModel with PhraseBert->Slice, phrase_bert->slice
 class SlicePreTrainedModel(PreTrainedModel):
     config_class = SliceConfig
     base_model_prefix = "slice"
@@ -93,6 +94,7 @@ class SlicePreTrainedModel(PreTrainedModel):
 class SliceModel(SlicePreTrainedModel):
     """SLICE encoder: ``encode`` for queries, token vectors whose span means are comparable with them."""
 
+    # Copied from phrasezoo.models.phrase_bert.modeling_phrase_bert.PhraseBertModel.__init__ with PhraseBert->Slice
     def __init__(self, config: SliceConfig):
         super().__init__(config)
         try:
@@ -130,6 +132,7 @@ class SliceModel(SlicePreTrainedModel):
         return self.backbone.get_input_embeddings()
 
     # ------------------------------------------------------------------------------------------------- tokenizer
+    # Copied from phrasezoo.models.phrase_bert.modeling_phrase_bert.PhraseBertModel.tokenizer with PhraseBert->Slice
     @property
     def tokenizer(self):
         """The tokenizer, loaded lazily from the model's own folder (``name_or_path``) when none was set."""

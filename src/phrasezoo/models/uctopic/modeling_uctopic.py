@@ -485,6 +485,7 @@ class UCTopicModel(UCTopicPreTrainedModel):
             groups.setdefault(key, (p.input_ids, []))[1].append((index, p.span_start, p.span_end))
         return sorted(groups.values(), key=lambda group: -len(group[0]))
 
+    # Adapted from phrasezoo.models.phrase_bert.modeling_phrase_bert.PhraseBertModel.encode_tokens (the backbone gets input ids and attention mask only, no token_type_ids)
     def encode_tokens(self, texts: list[str], batch_size: int = 32, device: str | torch.device | None = None) -> list:
         """Contextual token vectors of the backbone (no entity input), one forward pass per text.
 
