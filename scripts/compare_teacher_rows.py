@@ -1,5 +1,5 @@
 """Do two teacher caches hold the same bits for the strings they share? Checks that lazily embedded teacher rows are the
-rows an eager pass gave (phrasezoo.teacher_rows), e.g. a cache filled by the main job before and after the change:
+rows an eager pass gave (phrasezoo.objectives.teacher_rows), e.g. a cache filled by the main job before and after the change:
 
     .venv/bin/python scripts/compare_teacher_rows.py ~/.cache/phrasezoo/teacher /tmp/fresh-cache/teacher
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from phrasezoo.teacher_rows import save_rows
+from phrasezoo.objectives.teacher_rows import save_rows
 
 SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "compare_teacher_rows.py"
 

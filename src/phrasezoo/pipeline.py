@@ -11,13 +11,13 @@ from pathlib import Path
 
 from phrasezoo.files import write_readme_table
 from phrasezoo.progress import StageClock
-from phrasezoo.recipes import HubConfig, load_hub_config
+from phrasezoo.recipes import Recipe, load_recipe
 
 README_START = "<!-- results:start -->"
 README_END = "<!-- results:end -->"
 
 
-def train_and_export(cfg: HubConfig, output_dir=None, resume=True, stop_after_steps=None, progress=True, card=True):
+def train_and_export(cfg: Recipe, output_dir=None, resume=True, stop_after_steps=None, progress=True, card=True):
     """Train ``cfg`` (resuming; a soup with ``training.soup_seeds``) and export its folder once (main process)."""
     from phrasezoo.hub.export import export_model
     from phrasezoo.training.workflow import train_recipe
@@ -33,7 +33,7 @@ def train_from_args(args: argparse.Namespace):
     """``phrasezoo train`` / ``train.py``: the arguments of :func:`phrasezoo.training.run.add_train_arguments`."""
     if args.no_progress:
         os.environ["TQDM_DISABLE"] = "1"  # every tqdm bar, including those of datasets and stage helpers
-    cfg = load_hub_config(args.config, args.overrides)
+    cfg = load_recipe(args.config, args.overrides)
     return train_and_export(cfg, args.output_dir, not args.no_resume, args.stop_after_steps, not args.no_progress)
 
 
@@ -42,7 +42,7 @@ def train_main(argv: list[str] | None = None) -> None:
     from phrasezoo.training.run import add_train_arguments
 
     parser = argparse.ArgumentParser(
-        description="Train a phrasezoo model from its hub config, e.g. `accelerate launch train.py "
+        description="Train a phrasezoo model from its recipe, e.g. `accelerate launch train.py "
         "hub_configs/pearl-mini.yaml`. Resumes from the last checkpoint in outputs/<name>/checkpoints unless "
         "--no-resume; exports outputs/<name>/ as a Hub-ready folder at the end.",
     )
@@ -50,7 +50,7 @@ def train_main(argv: list[str] | None = None) -> None:
     train_from_args(parser.parse_args(argv))
 
 
-def card_results(cfg: HubConfig, doc: dict | None, baselines: list[dict] | None = None):
+def card_results(cfg: Recipe, doc: dict | None, baselines: list[dict] | None = None):
     """A card's view of a results document: the table (baselines, the papers' rows) and model-index entries."""
     from phrasezoo.evaluation import format_report, to_model_index
     from phrasezoo.hub.card import CardResults
@@ -74,7 +74,7 @@ def run_pipeline(config, benchmarks_dir=None, overrides=None, reuse_baselines=Fa
     from phrasezoo.training.selection import select_from_recipe
     from phrasezoo.training.workflow import train_recipe
 
-    clock, cfg = StageClock.for_job(), load_hub_config(config, overrides)
+    clock, cfg = StageClock.for_job(), load_recipe(config, overrides)
     tasks, baselines = cfg.eval.get("tasks", "all"), cfg.eval.get("baselines", [])
     selection = cfg.eval.get("select_on_dev")
     task_options = _task_options(cfg)  # checked before training, so a misspelt option fails early
@@ -122,12 +122,11 @@ def run_pipeline(config, benchmarks_dir=None, overrides=None, reuse_baselines=Fa
 
 def _task_options(cfg) -> dict:
     """Task options of the recipe: ``eval.ccl`` (chosen on dev data) sets this model's ``_ccl`` task options."""
-    from phrasezoo.evaluation.tasks.context_clustering import ccl_options
+    from phrasezoo.evaluation.tasks import check_task_options
 
     ccl = cfg.eval.get("ccl")
     if ccl is None:
         return {}
     if not isinstance(ccl, dict):
         raise ValueError(f"eval.ccl of {cfg.name} must be a mapping of CCL options, e.g. {{steps: 25}}; got {ccl!r}.")
-    ccl_options(ccl)
-    return {"ccl": dict(ccl)}
+    return check_task_options({"ccl": ccl})

@@ -78,7 +78,7 @@ def test_seeds_trained_side_by_side_give_the_soup_of_seeds_trained_in_turn(tmp_p
     ingredients and the same soup, bit for bit (teacher rows embedded lazily in each process included)."""
     import yaml
 
-    from phrasezoo.recipes import load_hub_config
+    from phrasezoo.recipes import load_recipe
     from phrasezoo.training.soup import soup_workers
     from phrasezoo.training.workflow import train_recipe
 
@@ -105,14 +105,14 @@ def test_seeds_trained_side_by_side_give_the_soup_of_seeds_trained_in_turn(tmp_p
         },
     }
     (tmp_path / "soup.yaml").write_text(yaml.safe_dump(recipe))
-    cfg = load_hub_config(str(tmp_path / "soup.yaml"))
+    cfg = load_recipe(str(tmp_path / "soup.yaml"))
     assert soup_workers(cfg, 3) == min(3, len(os.sched_getaffinity(0)))
     monkeypatch.setenv("PHRASEZOO_SOUP_WORKERS", "1")
     assert soup_workers(cfg, 3) == 1
 
     in_turn = train_recipe(cfg, tmp_path / "in-turn", progress=False, workers=1)
     spare: list[int] = []
-    again = load_hub_config(str(tmp_path / "soup.yaml"))
+    again = load_recipe(str(tmp_path / "soup.yaml"))
     side_by_side = train_recipe(again, tmp_path / "side", progress=False, workers=2, spare=lambda: spare.append(1))
 
     logs = sorted(p.parent.name for p in (tmp_path / "side" / "ingredients").glob("*/ingredient.log"))

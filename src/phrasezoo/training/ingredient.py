@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 
 from phrasezoo.files import atomic_write_text
-from phrasezoo.recipes import HubConfig, hub_config_from_dict
+from phrasezoo.recipes import Recipe, recipe_from_dict
 from phrasezoo.registry import get_method
 from phrasezoo.training.run import run_training
 
@@ -20,7 +20,7 @@ INGREDIENT_FILE = "ingredient.json"
 
 
 def ingredient_command(
-    cfg: HubConfig, seed: int, output_dir: Path, resume: bool, stop_after_steps: int | None
+    cfg: Recipe, seed: int, output_dir: Path, resume: bool, stop_after_steps: int | None
 ) -> list[str]:
     """The arguments after ``python`` that train seed ``seed`` of the soup recipe ``cfg`` into ``output_dir``."""
     command = ["-m", __name__, json.dumps(cfg.to_dict()), "--seed", str(seed), "--output-dir", str(output_dir)]
@@ -39,7 +39,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--no-resume", action="store_true")
     parser.add_argument("--stop-after-steps", type=int)
     args = parser.parse_args(argv)
-    cfg = hub_config_from_dict(json.loads(args.recipe))
+    cfg = recipe_from_dict(json.loads(args.recipe))
     cfg.training.seed, cfg.training.soup_seeds = args.seed, None
     run = run_training(
         cfg,

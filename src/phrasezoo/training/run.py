@@ -20,7 +20,7 @@ from typing import Any
 
 import torch
 
-from phrasezoo.recipes import HubConfig
+from phrasezoo.recipes import Recipe
 from phrasezoo.registry import Method, create_model, validate_recipe
 from phrasezoo.resources import backbone_hub_id
 from phrasezoo.training.recipe_guard import check_and_record_recipe
@@ -54,7 +54,7 @@ class TrainedModel:
 
 
 def run_training(
-    cfg: HubConfig,
+    cfg: Recipe,
     output_dir: str | Path | None = None,
     resume: bool = True,
     stop_after_steps: int | None = None,
@@ -68,7 +68,7 @@ def run_training(
     ``ready`` is called once the task is built, i.e. once the data and teacher caches hold what this recipe needs
     (the soup starts its other ingredients' processes then).
     """
-    from phrasezoo import teacher
+    from phrasezoo.objectives import teacher
 
     accelerator = _accelerator(cfg)
     output_dir = Path(output_dir or cfg.output_dir)
@@ -108,7 +108,7 @@ def _stages(seed: int, started: float, built: float, finished: float, teacher_bu
     ]
 
 
-def _accelerator(cfg: HubConfig):
+def _accelerator(cfg: Recipe):
     """The run's Accelerator (and one thread pool per process when several share a CPU)."""
     from accelerate import Accelerator
 
@@ -122,11 +122,11 @@ def _accelerator(cfg: HubConfig):
         torch.set_num_threads(max(1, (os.cpu_count() or 2) // accelerator.num_processes))
     # the recipe's training.num_threads is set by the trainer, for the run itself: the data build and the teacher
     # before it use the cores they have (encoders give the same bits whatever the thread count, see
-    # phrasezoo.teacher_rows), which on a 2-core machine halves the build while no other ingredient runs yet
+    # phrasezoo.objectives.teacher_rows), which on a 2-core machine halves the build while no other ingredient runs yet
     return accelerator
 
 
-def training_facts(cfg: HubConfig, result: TrainResult, accelerator, task) -> dict:
+def training_facts(cfg: Recipe, result: TrainResult, accelerator, task) -> dict:
     """What the model card reports about the run."""
     t = cfg.training
     facts = {
@@ -155,7 +155,7 @@ def training_facts(cfg: HubConfig, result: TrainResult, accelerator, task) -> di
 
 
 def add_train_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("config", help="hub config name (pearl-mini) or path (hub_configs/pearl-mini.yaml)")
+    parser.add_argument("config", help="recipe name (pearl-mini) or path (hub_configs/pearl-mini.yaml)")
     parser.add_argument("--output-dir", help="where checkpoints and the exported model go (default outputs/<name>)")
     parser.add_argument("--no-resume", action="store_true", help="ignore existing checkpoints and start over")
     parser.add_argument(

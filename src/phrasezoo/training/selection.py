@@ -23,7 +23,7 @@ import torch
 from safetensors.torch import load_file
 
 from phrasezoo.files import atomic_write_text
-from phrasezoo.recipes import HubConfig
+from phrasezoo.recipes import Recipe
 from phrasezoo.registry import get_method
 from phrasezoo.training.checkpoint import blend_with_initial, latest_checkpoint, load_checkpoint
 
@@ -33,7 +33,7 @@ SELECTED_ON = (
 )
 
 
-def select_from_recipe(cfg: HubConfig, evaluate_dev: Callable[..., dict], model=None, baselines=()):
+def select_from_recipe(cfg: Recipe, evaluate_dev: Callable[..., dict], model=None, baselines=()):
     """Run the recipe's ``eval.select_on_dev`` block on ``model`` (default: the model exported in
     ``cfg.output_dir``, for ``--no-train``); ``baseline`` defaults to the recipe's first baseline. Returns
     ``(model at the chosen values, selection, card facts)``."""
@@ -51,7 +51,7 @@ def select_from_recipe(cfg: HubConfig, evaluate_dev: Callable[..., dict], model=
 
 
 def select_on_dev(
-    cfg: HubConfig,
+    cfg: Recipe,
     grid: dict[str, list],
     evaluate_dev: Callable[..., dict],
     model,
@@ -130,7 +130,7 @@ def select_on_dev(
     return selection, {"chosen on the dev suite": {k: current[k] for k in grid}, "dev-suite selection": str(path)}
 
 
-def _checkpoint_weights(cfg: HubConfig):
+def _checkpoint_weights(cfg: Recipe):
     """``(checkpoint folder, its un-averaged weights, the starting weights, its trainer state)`` of a trained run."""
     ckpt_dir = cfg.output_dir / "checkpoints"
     found = latest_checkpoint(ckpt_dir)

@@ -40,7 +40,8 @@ import torch
 from safetensors.torch import load_file
 
 from phrasezoo.files import atomic_write_text
-from phrasezoo.recipes import HubConfig
+from phrasezoo.objectives.weight_averaging import soup_state_dicts
+from phrasezoo.recipes import Recipe
 from phrasezoo.registry import Method
 from phrasezoo.training.checkpoint import (
     SOUP_KEY,
@@ -51,12 +52,11 @@ from phrasezoo.training.checkpoint import (
 )
 from phrasezoo.training.ingredient import INGREDIENT_FILE, ingredient_command
 from phrasezoo.training.run import TrainedModel, TrainedRun, run_training
-from phrasezoo.weight_averaging import soup_state_dicts
 
 __all__ = ["SOUP_KEY", "soup_workers", "train_soup", "write_soup_checkpoint"]
 
 
-def soup_workers(cfg: HubConfig, seeds: int) -> int:
+def soup_workers(cfg: Recipe, seeds: int) -> int:
     """How many ingredients train at once: ``cores // training.num_threads`` (at most one per seed), 1 when the
     recipe does not pin its threads, on a GPU or under several processes; ``PHRASEZOO_SOUP_WORKERS`` overrides it."""
     forced = os.environ.get("PHRASEZOO_SOUP_WORKERS")
@@ -72,7 +72,7 @@ def soup_workers(cfg: HubConfig, seeds: int) -> int:
 
 
 def train_soup(
-    cfg: HubConfig,
+    cfg: Recipe,
     method: Method,
     output_dir: str | Path | None = None,
     resume: bool = True,

@@ -11,14 +11,14 @@ from pathlib import Path
 
 import torch
 
-from phrasezoo.recipes import HubConfig
+from phrasezoo.recipes import Recipe
 from phrasezoo.registry import validate_recipe
 from phrasezoo.training.run import TrainedModel, run_training
 from phrasezoo.training.soup import train_soup
 
 
 def train_recipe(
-    cfg: HubConfig,
+    cfg: Recipe,
     output_dir: str | Path | None = None,
     resume: bool = True,
     stop_after_steps: int | None = None,
