@@ -10,8 +10,9 @@ Training follows the paper (section 3.4) and the official code's choices listed 
   default) from characters and word pieces, with typos of the words as extra inputs;
 * at the end, weight averaging blends the phrase encoder with its pretrained weights (``training.weight_average``);
 * optionally (``distill_weight > 0``, not in the paper), a teacher's similarities: the phrase encoder's cosine
-  matrix over the batch is pulled towards all-mpnet-base-v2's (:func:`phrasezoo.objectives.losses.similarity_distillation`;
-  the teacher embeds the phrase table once, before training, see :mod:`phrasezoo.objectives.teacher`). With
+  matrix over the batch is pulled towards all-mpnet-base-v2's
+  (:func:`phrasezoo.objectives.losses.similarity_distillation`; the teacher embeds the phrases a run draws before its
+  first step, see :mod:`phrasezoo.objectives.teacher`). With
   ``distill_words > 0`` the batch also holds up to that many words of each multiword anchor that the teacher knows
   (the phrase table's own one-word entries): they join the distillation matrix only (no NT-Xent, no type label), so
   the student learns how similar a phrase is to its own words, the confound of Turney's distractors;
