@@ -60,7 +60,7 @@ def default_model(workdir: Path) -> tuple[str, str]:
 
 def request_payloads(n: int, seed: int = 0) -> list[tuple[str, str]]:
     """``n`` (query, candidates) pairs from AutoFJ left titles: the query plus 10 candidates, one per line."""
-    from phrasezoo.evaluation.tasks.fuzzy_join import read_autofj
+    from phrasezoo.evaluation.tasks.autofj import read_autofj
 
     titles = [t for table in read_autofj() for t in table.left[:200]]
     rng = random.Random(seed)

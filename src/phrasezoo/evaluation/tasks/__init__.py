@@ -8,10 +8,10 @@ module imported here.
 """
 
 from . import (  # noqa: F401  (registration)
+    autofj,
     clustering,
     context_clustering,
     facets_tasks,
-    fuzzy_join,
     probe,
     retrieval,
     similarity,

@@ -61,7 +61,7 @@ def zoo_note(zoo: list[str], models: list[str], outputs: str) -> str:
 
 
 def autofj_tables(subset: str):
-    from phrasezoo.evaluation.tasks.fuzzy_join import autofj_names, read_autofj
+    from phrasezoo.evaluation.tasks.autofj import autofj_names, read_autofj
 
     names = autofj_names()
     if subset == "half":
