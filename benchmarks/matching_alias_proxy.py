@@ -44,7 +44,7 @@ DIGITS = re.compile(r"\d+")
 ORDINAL = re.compile(r"st|nd|rd|th", re.IGNORECASE)
 RANK = re.compile(r"^(?:genus|family|order|class|phylum|division|subgenus|subfamily|suborder|subclass|tribe) ")
 WORD = re.compile(r"[^\W_]+", re.UNICODE)
-STOP = frozenset("a an and at by de for from in la le of on or the to".split())
+STOP = frozenset(["a", "an", "and", "at", "by", "de", "for", "from", "in", "la", "le", "of", "on", "or", "the", "to"])
 
 
 @dataclass
@@ -168,7 +168,9 @@ def wordnet_groups(wordnet, max_groups: int = 400) -> list[AliasGroup]:
                 if sister != synset:
                     sisters.append(" ".join(sister.lemma_names()[0].split("_")))
         lowered = {n.lower() for n in names}
-        sisters = sorted({s for s in sisters if s[:1].isupper() and s.lower() not in lowered}, key=lambda s: (_hash(s), s))
+        sisters = sorted(
+            {s for s in sisters if s[:1].isupper() and s.lower() not in lowered}, key=lambda s: (_hash(s), s)
+        )
         if len(sisters) >= 2:
             groups.append(AliasGroup("wordnet", names[0], names[1:], sisters[:MAX_SIBLINGS]))
     groups.sort(key=lambda g: (_hash(g.name), g.name))

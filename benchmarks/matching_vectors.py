@@ -70,20 +70,23 @@ class VectorStore:
 
 
 def study_strings(benchmarks_dir: str, alias_proxy: bool = True) -> list[str]:
-    """Every string the matching study reads: AutoFJ (50 tables), YAGO/UMLS test pairs, the alias proxy."""
-    from phrasezoo.evaluation.tasks.autofj import read_autofj
+    """Every string the matching study reads, in the order the study needs them: the AutoFJ dev-10 tables, the alias
+    proxy, the AutoFJ test-40 tables, then the YAGO/UMLS test pairs."""
+    from phrasezoo.evaluation.tasks.autofj import autofj_names, read_autofj
 
     strings: list[str] = []
-    for table in read_autofj():
+    for table in read_autofj(autofj_names("dev")):
+        strings += table.left + table.right
+    if alias_proxy:
+        from matching_alias_proxy import load_alias_groups
+
+        for group in load_alias_groups():
+            strings += group.strings()
+    for table in read_autofj(autofj_names("test")):
         strings += table.left + table.right
     for task in ("yago", "umls"):
         for line in (Path(benchmarks_dir) / task / f"{task}_test_samples.tsv").read_text(encoding="utf8").splitlines():
             strings += [f for f in line.split("\t")[:2] if f]
-    if alias_proxy:
-        from phrasezoo.match.alias_proxy import load_alias_groups
-
-        for group in load_alias_groups():
-            strings += group.strings()
     return list(dict.fromkeys(strings))
 
 

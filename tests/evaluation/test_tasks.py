@@ -7,8 +7,8 @@ import pytest
 
 from phrasezoo.evaluation.harness import evaluate
 from phrasezoo.evaluation.tasks import GROUPS, TaskContext, get_task, resolve_tasks
-from phrasezoo.evaluation.tasks.clustering import ClusteringData, read_ner_jsonl
 from phrasezoo.evaluation.tasks.autofj import JoinTable, read_autofj
+from phrasezoo.evaluation.tasks.clustering import ClusteringData, read_ner_jsonl
 from phrasezoo.evaluation.tasks.probe import PROBE_SEEDS, PairLabelData, read_ppdb, split_indices, train_probe
 from phrasezoo.evaluation.tasks.retrieval import RetrievalData, read_pairs_tsv
 from phrasezoo.evaluation.tasks.similarity import MultipleChoiceData, PairScoreData, read_bird, read_turney

@@ -25,6 +25,7 @@ FEATURES = (
     "acronym",  # 1 (0.5) when one name is the (prefix of the) initials of the other
 )
 
+
 @dataclass
 class Combination:
     """A score from pair features: ``link(bias + sum(weights * features))``, ``link`` = logistic or identity.
@@ -62,7 +63,9 @@ class Combination:
         table = sorted(self.calibration)
         low, high = table[0][0], table[-1][0]
         if not low <= target_precision <= high:
-            raise ValueError(f"target_precision must be in [{low}, {high}] (the calibrated range), got {target_precision}.")
+            raise ValueError(
+                f"target_precision must be in [{low}, {high}] (the calibrated range), got {target_precision}."
+            )
         targets = np.array([row[0] for row in table])
         thresholds = np.array([row[1] for row in table])
         return float(np.interp(target_precision, targets, thresholds))
@@ -74,7 +77,6 @@ class Combination:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Combination:
         return cls(**{k: data[k] for k in ("features", "weights", "bias", "link", "calibration", "meta") if k in data})
-
 
 
 #: MiniLM cosine + 0.5 x character TF-IDF cosine: the reference blend of issue 36 (weight chosen on dev-10 from 0 to 3)

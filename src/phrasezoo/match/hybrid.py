@@ -235,7 +235,9 @@ class HybridScorer:
             s = np.where(cands >= 0, s, -np.inf)
             best, order = top_k_rows(s, top_k)
             scores[start : start + len(part)] = best
-            ids[start : start + len(part)] = np.where(order >= 0, np.take_along_axis(cands, np.maximum(order, 0), 1), -1)
+            ids[start : start + len(part)] = np.where(
+                order >= 0, np.take_along_axis(cands, np.maximum(order, 0), 1), -1
+            )
             if progress is not None:
                 progress.update(len(part))
         ids[~np.isfinite(scores)] = -1

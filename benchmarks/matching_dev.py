@@ -1,0 +1,303 @@
+"""The matching study of issue 36: every choice of the hybrid matcher, made on AutoFJ's dev-10 and the alias proxy.
+
+Sub-commands (results under ``results/matching/experiments/``; the log with the numbers behind each choice is
+``docs/experiments/matching.md``):
+
+* ``study``: candidate recall, single channels, blends and logistic-regression combinations over feature sets on
+  ``autofj_dev``, each scored with leave-one-dataset-out cross-fitting (a combination is never scored on a dataset
+  it was trained on), plus the alias proxy's MRR (``benchmarks/matching_alias_proxy.py``).
+* ``fit``: the chosen combination trained on all dev-10 pairs, its ``threshold="auto"`` calibration table from the
+  cross-fitted dev scores, written into ``src/phrasezoo/match/combinations.py``.
+* ``evaluate``: combinations on any split (``--split test`` only for the final report: nothing is chosen there).
+
+Embeddings come from the disk cache of ``benchmarks/matching_vectors.py`` (run it first for the model), so runs are
+cheap; the feature code is the package's own (:class:`phrasezoo.match.hybrid.HybridScorer`).
+
+    OMP_NUM_THREADS=1 .venv/bin/python benchmarks/matching_dev.py study --model baseline:minilm-l6
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from matching_alias_proxy import alias_mrr, load_alias_groups  # noqa: E402
+
+from phrasezoo.encoders.base import Encoder  # noqa: E402
+from phrasezoo.evaluation.tasks.autofj import (  # noqa: E402
+    autofj_names,
+    best_f1,
+    read_autofj,
+    recall_at_precision,
+)
+from phrasezoo.match.combinations import FEATURES, Combination  # noqa: E402
+from phrasezoo.match.hybrid import HybridScorer  # noqa: E402
+
+RESULTS = Path("results/matching/experiments")
+
+
+class CachedEncoder(Encoder):
+    """An encoder answered from the disk cache of ``matching_vectors.py`` (encodes only what is missing)."""
+
+    def __init__(self, spec: str) -> None:
+        from matching_vectors import VectorStore
+
+        from phrasezoo.encoders import load_encoder
+
+        self.inner = load_encoder(spec, progress=False)
+        super().__init__(self.inner.name, self.inner.revision, progress=False)
+        self.store = VectorStore(self.inner)
+
+    def _encode(self, texts: list[str]) -> np.ndarray:
+        return self.store.lookup(texts)
+
+
+@dataclass
+class TableFeatures:
+    """One AutoFJ table's candidate pairs: ids ``(n, p)`` (-1 padded), features ``(n, p, F)``, labels ``(n, p)``."""
+
+    name: str
+    ids: np.ndarray
+    features: np.ndarray
+    labels: np.ndarray
+    has_gold: np.ndarray  # (n,) right rows with a gold match
+    names: tuple[str, ...]
+
+    @property
+    def valid(self) -> np.ndarray:
+        return self.ids >= 0
+
+    def column(self, name: str) -> np.ndarray:
+        return self.features[..., self.names.index(name)]
+
+
+def table_features(encoder, table, candidates: int, extra_char_fit: bool = False) -> TableFeatures:
+    """Candidates and every feature of :data:`FEATURES` for all right rows of an AutoFJ table."""
+    scorer = HybridScorer(encoder, combination=Combination(list(FEATURES), [0.0] * len(FEATURES)),
+                          candidates=candidates, progress=False)  # fmt: skip
+    scorer.fit(table.left)
+    if extra_char_fit:  # the lead's blend: char TF-IDF fitted on both tables
+        scorer.char.fit(table.left + table.right)
+        scorer.word.fit(table.left + table.right)
+        scorer._prepare()
+    queries = list(table.right)
+    qv = scorer.encode(queries)
+    ids = scorer.candidate_ids(queries, qv)
+    features = scorer.features(queries, ids, qv, names=FEATURES)
+    gold = [table.gold.get(q) for q in queries]
+    left = np.array(table.left, dtype=object)
+    labels = np.zeros(ids.shape, dtype=bool)
+    for r, g in enumerate(gold):
+        if g is not None:
+            row = ids[r]
+            labels[r] = (row >= 0) & (left[np.maximum(row, 0)] == g)
+    return TableFeatures(table.name, ids, features, labels, np.array([g is not None for g in gold]), FEATURES)
+
+
+def load_tables(split: str, encoder, candidates: int, extra_char_fit: bool = False) -> list[TableFeatures]:
+    out = []
+    for table in read_autofj(autofj_names(split)):
+        start = time.perf_counter()
+        out.append(table_features(encoder, table, candidates, extra_char_fit))
+        print(f"  {table.name}: {len(table.right)} rows, {out[-1].ids.shape[1]} candidate slots, "
+              f"{time.perf_counter() - start:.1f} s", file=sys.stderr, flush=True)  # fmt: skip
+    return out
+
+
+# ----------------------------------------------------------------------------------------------------- metrics
+def table_metrics(t: TableFeatures, scores: np.ndarray) -> dict[str, float]:
+    """Top-1 accuracy over gold rows, recall at precision 0.9 and best F1 (AutoFJ's protocol) of one table."""
+    s = np.where(t.valid, scores, -np.inf)
+    best = s.argmax(1)
+    correct = t.labels[np.arange(len(best)), best]
+    top = s[np.arange(len(best)), best]
+    n_gold = int(t.has_gold.sum())
+    return {
+        "accuracy": float(correct[t.has_gold].mean()),
+        "recall_at_p90": recall_at_precision(top, correct, n_gold),
+        "best_f1": best_f1(top, correct, n_gold),
+        "candidate_recall": float(t.labels.any(1)[t.has_gold].mean()),
+    }
+
+
+def summarise(per_table: dict[str, dict[str, float]]) -> dict:
+    keys = next(iter(per_table.values())).keys()
+    out = {k: round(float(np.mean([m[k] for m in per_table.values()])), 4) for k in keys}
+    out["per_dataset"] = {name: {k: round(v, 4) for k, v in m.items()} for name, m in per_table.items()}
+    return out
+
+
+def score_fixed(tables: list[TableFeatures], combination: Combination) -> dict:
+    idx = [FEATURES.index(f) for f in combination.features]
+    return summarise({t.name: table_metrics(t, combination.score(t.features[..., idx])) for t in tables})
+
+
+# ---------------------------------------------------------------------------------------------- learning
+def training_rows(tables: list[TableFeatures], names: list[str], balance: bool):
+    idx = [FEATURES.index(f) for f in names]
+    xs, ys, ws = [], [], []
+    for t in tables:
+        x = t.features[t.valid][:, idx]
+        y = t.labels[t.valid]
+        xs.append(x)
+        ys.append(y)
+        ws.append(np.full(len(y), 1.0 / max(1, len(t.ids)) if balance else 1.0))
+    w = np.concatenate(ws)
+    return np.concatenate(xs), np.concatenate(ys), w / w.mean()
+
+
+def fit_logistic(tables: list[TableFeatures], names: list[str], c: float = 1.0, balance: bool = True) -> Combination:
+    from sklearn.linear_model import LogisticRegression
+
+    x, y, w = training_rows(tables, names, balance)
+    model = LogisticRegression(C=c, max_iter=2000)
+    model.fit(x, y, sample_weight=w)
+    return Combination(list(names), [float(v) for v in model.coef_[0]], float(model.intercept_[0]), "logistic")
+
+
+def cross_fitted_scores(tables: list[TableFeatures], names: list[str], **options) -> dict[str, np.ndarray]:
+    """Scores of each table from a combination trained on the other tables (leave one dataset out)."""
+    out = {}
+    idx = [FEATURES.index(f) for f in names]
+    for i, t in enumerate(tables):
+        combination = fit_logistic(tables[:i] + tables[i + 1 :], names, **options)
+        out[t.name] = combination.score(t.features[..., idx])
+    return out
+
+
+def score_cross_fitted(tables: list[TableFeatures], names: list[str], **options) -> dict:
+    scores = cross_fitted_scores(tables, names, **options)
+    return summarise({t.name: table_metrics(t, scores[t.name]) for t in tables})
+
+
+# ------------------------------------------------------------------------------------------- calibration
+TARGETS = np.round(np.arange(0.5, 0.991, 0.01), 2)
+
+
+def calibration_table(tables: list[TableFeatures], scores: dict[str, np.ndarray], targets=TARGETS) -> list[list[float]]:
+    """``[target precision, threshold]``: the lowest threshold whose mean precision over the tables (a table that
+    keeps no row counts as precision 1) reaches the target; thresholds are made non-decreasing in the target."""
+    tops = []
+    for t in tables:
+        s = np.where(t.valid, scores[t.name], -np.inf)
+        best = s.argmax(1)
+        tops.append((s[np.arange(len(best)), best], t.labels[np.arange(len(best)), best]))
+    grid = np.unique(np.concatenate([top for top, _ in tops]))
+    grid = np.quantile(grid, np.linspace(0, 1, 2001)) if len(grid) > 2001 else grid
+    mean_precision = []
+    for threshold in grid:
+        values = [(c[top >= threshold].mean() if (top >= threshold).any() else 1.0) for top, c in tops]
+        mean_precision.append(float(np.mean(values)))
+    mean_precision = np.array(mean_precision)
+    table, floor = [], -np.inf
+    for target in targets:
+        ok = np.flatnonzero(mean_precision >= target)
+        threshold = float(grid[ok[0]]) if ok.size else float(grid[-1])
+        floor = max(floor, threshold)
+        table.append([float(target), round(floor, 6)])
+    return table
+
+
+def precision_at(tables: list[TableFeatures], scores: dict[str, np.ndarray], threshold: float) -> dict:
+    """Mean over tables of the precision and recall of the join that keeps top-1 answers scoring >= threshold."""
+    precision, recall = [], []
+    for t in tables:
+        s = np.where(t.valid, scores[t.name], -np.inf)
+        best = s.argmax(1)
+        top, correct = s[np.arange(len(best)), best], t.labels[np.arange(len(best)), best]
+        kept = top >= threshold
+        precision.append(float(correct[kept].mean()) if kept.any() else 1.0)
+        recall.append(float(correct[kept].sum() / max(1, t.has_gold.sum())))
+    return {"precision": round(float(np.mean(precision)), 4), "recall": round(float(np.mean(recall)), 4)}
+
+
+# ------------------------------------------------------------------------------------------------ alias proxy
+def proxy_scorer(encoder, groups, combination: Combination):
+    """``score(queries, candidates)`` for :func:`alias_mrr` under ``combination``: one hybrid matcher fitted on every
+    string of the proxy (the TF-IDF statistics of a table holding all of them), scoring given pairs."""
+    strings = list(dict.fromkeys(s for g in groups for s in g.strings()))
+    scorer = HybridScorer(encoder, combination=combination, progress=False)
+    scorer.fit(strings)
+    row = {s: i for i, s in enumerate(strings)}
+
+    def score(queries: list[str], candidates: list[str]) -> np.ndarray:
+        ids = np.array([[row[c] for c in candidates]] * len(queries), dtype=np.int64)
+        return scorer.pair_scores(list(queries), ids)
+
+    return score
+
+
+# ----------------------------------------------------------------------------------------------------- study
+BASE = ["emb", "char"]
+FEATURE_SETS = {
+    "emb+char": BASE,
+    "+margins": BASE + ["emb_margin", "char_margin"],
+    "+word": BASE + ["word", "emb_margin", "char_margin", "word_margin"],
+    "+numbers": BASE + ["emb_margin", "char_margin", "num_agree", "num_conflict", "num_one_side"],
+    "+acronym": BASE + ["emb_margin", "char_margin", "acronym"],
+    "all": list(FEATURES),
+    "all-word": [f for f in FEATURES if f not in ("word", "word_margin")],
+}
+
+
+def study(args) -> None:
+    encoder = CachedEncoder(args.model)
+    print(f"dev tables with {args.model}, {args.candidates} candidates per channel", file=sys.stderr)
+    tables = load_tables("dev", encoder, args.candidates)
+    groups = load_alias_groups()
+    report = {"created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"), "model": args.model,
+              "candidates": args.candidates, "split": "dev", "datasets": [t.name for t in tables], "rows": {}}  # fmt: skip
+
+    def add(name: str, result: dict, combination: Combination | None = None) -> None:
+        if combination is not None:
+            result["alias_proxy"] = alias_mrr(groups, proxy_scorer(encoder, groups, combination))
+        report["rows"][name] = result
+        proxy = result.get("alias_proxy", {})
+        print(f"{name:34s} acc {100 * result['accuracy']:5.1f}  R@P90 {100 * result['recall_at_p90']:5.1f}  "
+              f"F1 {100 * result['best_f1']:5.1f}  cand {100 * result['candidate_recall']:5.1f}  "
+              f"alias n->a {proxy.get('name->alias', float('nan')):.3f} a->n {proxy.get('alias->name', float('nan')):.3f}",
+              flush=True)  # fmt: skip
+
+    for feature in ("emb", "char", "word"):
+        single = Combination([feature], [1.0], link="identity")
+        add(f"{feature} alone", score_fixed(tables, single), single)
+    for weight in (0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0):
+        blend = Combination(["emb", "char"], [1.0, weight], link="identity")
+        add(f"blend emb + {weight} char", score_fixed(tables, blend), blend if weight == 0.5 else None)
+    for name, names in FEATURE_SETS.items():
+        for balance in (True, False):
+            result = score_cross_fitted(tables, names, balance=balance)
+            full = fit_logistic(tables, names, balance=balance)
+            result["coefficients"] = dict(zip(names, np.round(full.weights, 3).tolist()))
+            add(f"LR {name}{' (balanced)' if balance else ''}", result, full)
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    out = RESULTS / f"dev-study-{args.tag or encoder.name.replace(':', '-').replace('/', '-')}.json"
+    out.write_text(json.dumps(report, indent=1))
+    print(f"wrote {out}", file=sys.stderr)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("study", help="the dev study (see the module docstring)")
+    p.add_argument("--model", default="baseline:minilm-l6")
+    p.add_argument("--candidates", type=int, default=20)
+    p.add_argument("--tag", help="results file suffix")
+    p.set_defaults(func=study)
+    args = parser.parse_args()
+    os.environ.setdefault("PHRASEZOO_NO_PROGRESS", "1")
+    args.func(args)
+
+
+if __name__ == "__main__":
+    main()
