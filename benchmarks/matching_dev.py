@@ -272,7 +272,7 @@ def study(args) -> None:
         single = Combination([feature], [1.0], link="identity")
         add(f"{feature} alone", score_fixed(tables, single), single)
     for weight in (0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0):
-        blend = Combination(["emb", "char"], [1.0, weight], link="identity")
+        blend = Combination(["emb", "char"], [1 / (1 + weight), weight / (1 + weight)], link="identity")
         add(f"blend emb + {weight} char", score_fixed(tables, blend), blend if weight == 0.5 else None)
     for name, names in FEATURE_SETS.items():
         for balance in (True, False):

@@ -66,3 +66,29 @@ def test_phrasezoo_match_subcommand(tmp_path):
     ]
     assert cli_main(args) == 0
     assert pd.read_csv(output)["left"].tolist() == ["banana bread"]
+
+
+def test_a_csv_in_another_encoding_is_a_clear_error_and_encoding_reads_it(tmp_path):
+    left, right, output = tmp_path / "left.csv", tmp_path / "right.csv", tmp_path / "out.csv"
+    left.write_bytes("title\nCafé de Flore\nZürich Hauptbahnhof\n".encode("latin-1"))
+    right.write_text("title\nCafe de Flore\n", encoding="utf-8")
+    done = run_cli("join", "--left", str(left), "--right", str(right), "--model", "rapidfuzz:ratio", "-o", str(output))
+    assert done.returncode == 2
+    assert "not valid utf-8" in done.stderr and "--encoding latin-1" in done.stderr
+    done = run_cli("join", "--left", str(left), "--right", str(right), "--model", "rapidfuzz:ratio", "-o", str(output),
+                   "--encoding", "latin-1")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert pd.read_csv(output)["left"].tolist() == ["Café de Flore"]
+
+
+def test_missing_cells_are_skipped_and_reported(tmp_path):
+    left, right, output = tmp_path / "left.csv", tmp_path / "right.csv", tmp_path / "out.csv"
+    pd.DataFrame({"title": ["apple pie", "banana bread"]}).to_csv(left, index=False)
+    right.write_text('title\nbanana bred\n""\napple\n', encoding="utf-8")
+    done = run_cli("join", "--left", str(left), "--right", str(right), "--model", "rapidfuzz:ratio", "-o", str(output))
+    assert done.returncode == 2 and "missing or empty" in done.stderr and "rows 1" in done.stderr
+    done = run_cli("join", "--left", str(left), "--right", str(right), "--model", "rapidfuzz:ratio", "-o", str(output),
+                   "--skip-missing", "--threshold", "0.9")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "skipped 1 right row(s)" in done.stderr and "1 row(s) had no match" in done.stderr
+    assert pd.read_csv(output)["right"].tolist() == ["banana bred"]

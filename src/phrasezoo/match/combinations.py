@@ -49,6 +49,9 @@ class Combination:
             raise ValueError(f"{len(self.features)} features but {len(self.weights)} weights.")
         if self.link not in ("logistic", "identity"):
             raise ValueError(f"link must be 'logistic' or 'identity', got {self.link!r}.")
+        if self.link == "identity" and sum(abs(w) for w in self.weights) + abs(self.bias) > 1 + 1e-6:
+            raise ValueError("An identity combination needs sum(|weights|) + |bias| <= 1, so that scores stay in "
+                             "[-1, 1]; scale the weights (the ranking does not change).")  # fmt: skip
 
     def score(self, features: np.ndarray) -> np.ndarray:
         """Scores of ``features`` (``(..., len(self.features))``, columns in this combination's order)."""
@@ -82,7 +85,7 @@ class Combination:
 #: MiniLM cosine + 0.5 x character TF-IDF cosine: the reference blend of issue 36 (weight chosen on dev-10 from 0 to 3)
 BLEND = Combination(
     features=["emb", "char"],
-    weights=[1.0, 0.5],
+    weights=[1 / 1.5, 0.5 / 1.5],  # = (emb + 0.5 char) / 1.5: the same ranking, scores in [-1, 1]
     bias=0.0,
     link="identity",
     meta={"description": "embedding cosine + 0.5 x char TF-IDF cosine (issue 36's reference blend)"},

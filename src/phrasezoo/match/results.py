@@ -100,11 +100,7 @@ def match_rows(
 def _frame(rows: list[tuple], columns: list[str]):
     import pandas as pd
 
-    frame = pd.DataFrame(rows, columns=columns)
-    for column in (columns[0], columns[2]):
-        frame[column] = frame[column].astype(object)
-    frame[columns[1]] = frame[columns[1]].astype(object)
-    frame[columns[3]] = frame[columns[3]].astype(object)
+    frame = pd.DataFrame(rows, columns=columns, dtype=object)  # labels and values keep their own types
     frame["score"] = frame["score"].astype("float64")
     frame["rank"] = frame["rank"].astype("Int64")
     return frame
