@@ -19,9 +19,11 @@ cheap; the feature code is the package's own (:class:`phrasezoo.match.hybrid.Hyb
 from __future__ import annotations
 
 import argparse
+import ast
 import datetime as dt
 import json
 import os
+import pprint
 import sys
 import time
 from dataclasses import dataclass
@@ -40,7 +42,7 @@ from phrasezoo.evaluation.tasks.autofj import (  # noqa: E402
     read_autofj,
     recall_at_precision,
 )
-from phrasezoo.match.combinations import FEATURES, Combination  # noqa: E402
+from phrasezoo.match.combinations import FEATURES, Combination, margins  # noqa: E402
 from phrasezoo.match.hybrid import HybridScorer  # noqa: E402
 
 RESULTS = Path("results/matching/experiments")
@@ -139,7 +141,7 @@ def summarise(per_table: dict[str, dict[str, float]]) -> dict:
 
 def score_fixed(tables: list[TableFeatures], combination: Combination) -> dict:
     idx = [FEATURES.index(f) for f in combination.features]
-    return summarise({t.name: table_metrics(t, combination.score(t.features[..., idx])) for t in tables})
+    return summarise({t.name: table_metrics(t, combination.score(t.features[..., idx], t.valid)) for t in tables})
 
 
 # ---------------------------------------------------------------------------------------------- learning
@@ -157,6 +159,7 @@ def training_rows(tables: list[TableFeatures], names: list[str], balance: bool):
 
 
 def fit_logistic(tables: list[TableFeatures], names: list[str], c: float = 1.0, balance: bool = True) -> Combination:
+    """A pointwise logistic regression over candidate pairs (label: the pair is the gold match)."""
     from sklearn.linear_model import LogisticRegression
 
     x, y, w = training_rows(tables, names, balance)
@@ -165,19 +168,84 @@ def fit_logistic(tables: list[TableFeatures], names: list[str], c: float = 1.0, 
     return Combination(list(names), [float(v) for v in model.coef_[0]], float(model.intercept_[0]), "logistic")
 
 
-def cross_fitted_scores(tables: list[TableFeatures], names: list[str], **options) -> dict[str, np.ndarray]:
+def fit_listwise(tables: list[TableFeatures], names: list[str], l2: float = 1e-3, balance: bool = True) -> np.ndarray:
+    """Weights of a linear score trained listwise: softmax over each query's candidates, cross-entropy of the gold
+    candidate (queries whose gold is not among the candidates are left out), datasets weighted equally (``balance``)
+    or by their number of queries, L2 penalty ``l2``. The objective is the top-1 choice the join makes."""
+    from scipy.optimize import minimize
+
+    idx = [FEATURES.index(f) for f in names]
+    parts = []
+    for t in tables:
+        keep = t.labels.any(1)
+        parts.append((t.features[keep][..., idx], t.valid[keep], t.labels[keep], 1.0 / len(t.ids) if balance else 1.0))
+    total = sum(w * len(x) for x, _, _, w in parts)
+
+    def objective(weights: np.ndarray) -> tuple[float, np.ndarray]:
+        loss, grad = 0.0, np.zeros_like(weights)
+        for x, valid, gold, w in parts:
+            s = np.where(valid, x @ weights, -1e9)
+            top = s.max(1, keepdims=True)
+            e = np.exp(s - top)
+            p = e / e.sum(1, keepdims=True)
+            pg = np.where(gold, p, 0.0)
+            pg = pg / pg.sum(1, keepdims=True)
+            loss += w * float((np.log(e.sum(1)) + top[:, 0] - np.log((np.where(gold, e, 0)).sum(1)) - top[:, 0]).sum())
+            grad += w * (((p - pg)[..., None] * x).sum(1)).sum(0)
+        return loss / total + l2 * float(weights @ weights), grad / total + 2 * l2 * weights
+
+    start = np.zeros(len(idx))
+    start[0] = 1.0
+    return minimize(objective, start, jac=True, method="L-BFGS-B").x
+
+
+def fit_probability(tables: list[TableFeatures], z: dict[str, np.ndarray]) -> list[float]:
+    """``[a, b, c]`` of ``sigmoid(a z + b margin(z) + c)``: a logistic regression of "this candidate is the gold
+    match" on a ranking score and its margin, datasets weighted equally; a and b are kept >= 0 (order kept)."""
+    from sklearn.linear_model import LogisticRegression
+
+    xs, ys, ws = [], [], []
+    for t in tables:
+        m = margins(z[t.name], t.valid)
+        xs.append(np.stack([z[t.name][t.valid], m[t.valid]], 1))
+        ys.append(t.labels[t.valid])
+        ws.append(np.full(int(t.valid.sum()), 1.0 / len(t.ids)))
+    model = LogisticRegression(C=100.0, max_iter=2000)
+    w = np.concatenate(ws)
+    model.fit(np.concatenate(xs), np.concatenate(ys), sample_weight=w / w.mean())
+    a, b = (max(0.0, float(v)) for v in model.coef_[0])
+    return [a, b, float(model.intercept_[0])]
+
+
+def fit_ranked(tables: list[TableFeatures], names: list[str], nested: bool = True, **options) -> Combination:
+    """A ranked combination: listwise weights on ``tables`` and the probability map fitted on scores of each table
+    from weights trained on the other tables (``nested``), so the probabilities are not those of training data."""
+    weights = fit_listwise(tables, names, **options)
+    idx = [FEATURES.index(f) for f in names]
+    if nested and len(tables) > 2:
+        z = {t.name: t.features[..., idx] @ fit_listwise(tables[:i] + tables[i + 1 :], names, **options)
+             for i, t in enumerate(tables)}  # fmt: skip
+    else:
+        z = {t.name: t.features[..., idx] @ weights for t in tables}
+    probability = fit_probability(tables, z)
+    return Combination(list(names), [float(w) for w in weights], 0.0, "ranked", probability)
+
+
+def cross_fitted_scores(tables: list[TableFeatures], names: list[str], kind: str = "ranked", **options):
     """Scores of each table from a combination trained on the other tables (leave one dataset out)."""
     out = {}
-    idx = [FEATURES.index(f) for f in names]
+    fit = {"ranked": fit_ranked, "logistic": fit_logistic}[kind]
     for i, t in enumerate(tables):
-        combination = fit_logistic(tables[:i] + tables[i + 1 :], names, **options)
-        out[t.name] = combination.score(t.features[..., idx])
+        combination = fit(tables[:i] + tables[i + 1 :], names, **options)
+        out[t.name] = combination.score(t.features[..., [FEATURES.index(f) for f in names]], t.valid)
     return out
 
 
-def score_cross_fitted(tables: list[TableFeatures], names: list[str], **options) -> dict:
-    scores = cross_fitted_scores(tables, names, **options)
-    return summarise({t.name: table_metrics(t, scores[t.name]) for t in tables})
+def score_cross_fitted(tables: list[TableFeatures], names: list[str], kind: str = "ranked", **options) -> dict:
+    scores = cross_fitted_scores(tables, names, kind, **options)
+    out = summarise({t.name: table_metrics(t, scores[t.name]) for t in tables})
+    out["scores"] = scores
+    return out
 
 
 # ------------------------------------------------------------------------------------------- calibration
@@ -185,8 +253,9 @@ TARGETS = np.round(np.arange(0.5, 0.991, 0.01), 2)
 
 
 def calibration_table(tables: list[TableFeatures], scores: dict[str, np.ndarray], targets=TARGETS) -> list[list[float]]:
-    """``[target precision, threshold]``: the lowest threshold whose mean precision over the tables (a table that
-    keeps no row counts as precision 1) reaches the target; thresholds are made non-decreasing in the target."""
+    """``[target precision, threshold, recall]`` rows: the lowest threshold whose mean precision over the tables (a
+    table that keeps no row counts as precision 1) reaches the target, made non-decreasing in the target, and the
+    mean recall it keeps."""
     tops = []
     for t in tables:
         s = np.where(t.valid, scores[t.name], -np.inf)
@@ -204,7 +273,7 @@ def calibration_table(tables: list[TableFeatures], scores: dict[str, np.ndarray]
         ok = np.flatnonzero(mean_precision >= target)
         threshold = float(grid[ok[0]]) if ok.size else float(grid[-1])
         floor = max(floor, threshold)
-        table.append([float(target), round(floor, 6)])
+        table.append([float(target), round(floor, 6), precision_at(tables, scores, floor)["recall"]])
     return table
 
 
@@ -239,15 +308,35 @@ def proxy_scorer(encoder, groups, combination: Combination):
 
 # ----------------------------------------------------------------------------------------------------- study
 BASE = ["emb", "char"]
+MARGINS = ["emb_margin", "char_margin"]
+NUMBERS = ["num_agree", "num_conflict", "num_one_side"]
+ACRONYMS = ["acronym", "acronym_tokens"]
+NAMES = ["same_core", "same_normal"]
+HUB = ["emb_hub", "char_hub"]
+WORD = ["word", "word_margin"]
+#: the feature sets of the study, each adding one group to the last (and the full set without each group)
 FEATURE_SETS = {
     "emb+char": BASE,
-    "+margins": BASE + ["emb_margin", "char_margin"],
-    "+word": BASE + ["word", "emb_margin", "char_margin", "word_margin"],
-    "+numbers": BASE + ["emb_margin", "char_margin", "num_agree", "num_conflict", "num_one_side"],
-    "+acronym": BASE + ["emb_margin", "char_margin", "acronym"],
-    "all": list(FEATURES),
-    "all-word": [f for f in FEATURES if f not in ("word", "word_margin")],
+    "+margins": BASE + MARGINS,
+    "+numbers": BASE + MARGINS + NUMBERS,
+    "+acronyms": BASE + MARGINS + NUMBERS + ACRONYMS,
+    "+names": BASE + MARGINS + NUMBERS + ACRONYMS + NAMES,
+    "+hub": BASE + MARGINS + NUMBERS + ACRONYMS + NAMES + HUB,
+    "+word (all)": BASE + MARGINS + NUMBERS + ACRONYMS + NAMES + HUB + WORD,
+    "all - numbers": BASE + MARGINS + ACRONYMS + NAMES + HUB + WORD,
+    "all - acronyms": BASE + MARGINS + NUMBERS + NAMES + HUB + WORD,
+    "all - names": BASE + MARGINS + NUMBERS + ACRONYMS + HUB + WORD,
+    "all - hub": BASE + MARGINS + NUMBERS + ACRONYMS + NAMES + WORD,
+    "all - margins": BASE + NUMBERS + ACRONYMS + NAMES + HUB + WORD,
 }
+
+
+def print_row(name: str, result: dict) -> None:
+    proxy = result.get("alias_proxy", {})
+    print(f"{name:40s} acc {100 * result['accuracy']:5.1f}  R@P90 {100 * result['recall_at_p90']:5.1f}  "
+          f"F1 {100 * result['best_f1']:5.1f}  cand {100 * result['candidate_recall']:5.1f}  "
+          f"alias n->a {proxy.get('name->alias', float('nan')):.3f} a->n {proxy.get('alias->name', float('nan')):.3f}",
+          flush=True)  # fmt: skip
 
 
 def study(args) -> None:
@@ -256,17 +345,17 @@ def study(args) -> None:
     tables = load_tables("dev", encoder, args.candidates)
     groups = load_alias_groups()
     report = {"created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"), "model": args.model,
-              "candidates": args.candidates, "split": "dev", "datasets": [t.name for t in tables], "rows": {}}  # fmt: skip
+              "candidates": args.candidates, "split": "dev", "datasets": [t.name for t in tables],
+              "protocol": "leave-one-dataset-out over autofj_dev (a combination is scored only on a dataset it was "
+                          "not trained on); alias proxy: benchmarks/matching_alias_proxy.py", "rows": {}}  # fmt: skip
 
     def add(name: str, result: dict, combination: Combination | None = None) -> None:
+        result.pop("scores", None)
         if combination is not None:
             result["alias_proxy"] = alias_mrr(groups, proxy_scorer(encoder, groups, combination))
+            result["combination"] = combination.to_dict()
         report["rows"][name] = result
-        proxy = result.get("alias_proxy", {})
-        print(f"{name:34s} acc {100 * result['accuracy']:5.1f}  R@P90 {100 * result['recall_at_p90']:5.1f}  "
-              f"F1 {100 * result['best_f1']:5.1f}  cand {100 * result['candidate_recall']:5.1f}  "
-              f"alias n->a {proxy.get('name->alias', float('nan')):.3f} a->n {proxy.get('alias->name', float('nan')):.3f}",
-              flush=True)  # fmt: skip
+        print_row(name, result)
 
     for feature in ("emb", "char", "word"):
         single = Combination([feature], [1.0], link="identity")
@@ -274,14 +363,106 @@ def study(args) -> None:
     for weight in (0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0):
         blend = Combination(["emb", "char"], [1 / (1 + weight), weight / (1 + weight)], link="identity")
         add(f"blend emb + {weight} char", score_fixed(tables, blend), blend if weight == 0.5 else None)
+    for name in ("+margins", "+word (all)"):
+        add(f"pointwise LR {name}", score_cross_fitted(tables, FEATURE_SETS[name], "logistic"),
+            fit_logistic(tables, FEATURE_SETS[name]))  # fmt: skip
     for name, names in FEATURE_SETS.items():
-        for balance in (True, False):
-            result = score_cross_fitted(tables, names, balance=balance)
-            full = fit_logistic(tables, names, balance=balance)
-            result["coefficients"] = dict(zip(names, np.round(full.weights, 3).tolist()))
-            add(f"LR {name}{' (balanced)' if balance else ''}", result, full)
+        add(f"listwise {name}", score_cross_fitted(tables, names, "ranked"), fit_ranked(tables, names))
     RESULTS.mkdir(parents=True, exist_ok=True)
     out = RESULTS / f"dev-study-{args.tag or encoder.name.replace(':', '-').replace('/', '-')}.json"
+    out.write_text(json.dumps(report, indent=1))
+    print(f"wrote {out}", file=sys.stderr)
+
+
+def study_candidates(args) -> None:
+    """Candidates per channel: candidate recall, cross-fitted accuracy and time of one feature set, per K."""
+    encoder = CachedEncoder(args.model)
+    report = {"created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"), "model": args.model,
+              "features": args.features, "split": "dev", "rows": {}}  # fmt: skip
+    for k in args.values:
+        start = time.perf_counter()
+        tables = load_tables("dev", encoder, k)
+        seconds = time.perf_counter() - start
+        result = score_cross_fitted(tables, FEATURE_SETS[args.features], "ranked")
+        result.pop("scores")
+        result["feature_seconds"] = round(seconds, 1)
+        report["rows"][f"K={k}"] = result
+        print_row(f"K={k} ({seconds:.0f} s for candidates + features)", result)
+    out = RESULTS / f"dev-candidates-{encoder.name.replace(':', '-').replace('/', '-')}.json"
+    out.write_text(json.dumps(report, indent=1))
+    print(f"wrote {out}", file=sys.stderr)
+
+
+# ------------------------------------------------------------------------------------------ fit / evaluate
+COMBINATIONS_FILE = Path("src/phrasezoo/match/combinations.py")
+GENERATED_START, GENERATED_END = "# --- generated by benchmarks/matching_dev.py fit: start", "# --- generated: end"
+
+
+def fit(args) -> None:
+    """Train the chosen combination on all dev-10 pairs, calibrate ``threshold="auto"`` on cross-fitted dev scores
+    and write both into ``combinations.py`` (between the generated markers)."""
+    encoder = CachedEncoder(args.model)
+    names = FEATURE_SETS[args.features]
+    tables = load_tables("dev", encoder, args.candidates)
+    cross = cross_fitted_scores(tables, names, "ranked")
+    metrics = summarise({t.name: table_metrics(t, cross[t.name]) for t in tables})
+    calibration = calibration_table(tables, cross)
+    combination = fit_ranked(tables, names)
+    combination.calibration = calibration
+    combination.meta = {
+        "encoder": encoder.name,
+        "trained_on": "autofj_dev (" + ", ".join(t.name for t in tables) + ")",
+        "candidates": args.candidates,
+        "feature_set": args.features,
+        "command": f"benchmarks/matching_dev.py fit --model {args.model} --features '{args.features}' "
+        f"--candidates {args.candidates}",
+        "dev_cross_fitted": {k: metrics[k] for k in ("accuracy", "recall_at_p90", "best_f1", "candidate_recall")},
+        "created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+    }
+    checks = {str(row[0]): precision_at(tables, cross, row[1]) for row in calibration if row[0] in (0.8, 0.9, 0.95)}
+    combination.meta["dev_auto_threshold"] = checks
+    print(json.dumps(combination.meta, indent=1))
+    key = args.key or encoder.name
+    text = COMBINATIONS_FILE.read_text()
+    start, end = text.index(GENERATED_START), text.index(GENERATED_END)
+    learned = ast.literal_eval(text[start:end].split("LEARNED = ", 1)[1].strip())
+    learned[key] = combination.to_dict()
+    block = f"{GENERATED_START}\nLEARNED = {pprint.pformat(learned, width=116, sort_dicts=False)}\n"
+    COMBINATIONS_FILE.write_text(text[:start] + block + text[end:])
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    (RESULTS / f"fit-{key.replace(':', '-').replace('/', '-')}.json").write_text(
+        json.dumps({"combination": combination.to_dict(), "dev": metrics}, indent=1)
+    )
+    print(f"wrote {COMBINATIONS_FILE} (key {key!r})", file=sys.stderr)
+
+
+def evaluate(args) -> None:
+    """Score named combinations (the shipped ones) on a split: accuracy, R@P90, best F1, and the precision the
+    calibrated ``threshold="auto"`` reaches (mean over datasets; the done-when: within 0.02 of the target)."""
+    from phrasezoo.match.combinations import BLEND, LEARNED
+
+    encoder = CachedEncoder(args.model)
+    tables = load_tables(args.split, encoder, args.candidates)
+    report = {"created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"), "model": args.model,
+              "split": args.split, "datasets": [t.name for t in tables], "rows": {}}  # fmt: skip
+    shipped = {"blend": BLEND, **{f"learned[{k}]": Combination.from_dict(v) for k, v in LEARNED.items()}}
+    for name, combination in shipped.items():
+        idx = [FEATURES.index(f) for f in combination.features]
+        scores = {t.name: combination.score(t.features[..., idx], t.valid) for t in tables}
+        result = summarise({t.name: table_metrics(t, scores[t.name]) for t in tables})
+        if combination.calibration:
+            result["auto_threshold"] = {
+                str(target): {"threshold": combination.threshold_for(target),
+                              **precision_at(tables, scores, combination.threshold_for(target))}
+                for target in (0.8, 0.85, 0.9, 0.95)
+            }  # fmt: skip
+        report["rows"][name] = result
+        print_row(name, result)
+        for target, check in result.get("auto_threshold", {}).items():
+            print(f"    auto @ {target}: threshold {check['threshold']:.3f} precision {check['precision']:.3f} "
+                  f"recall {check['recall']:.3f}")  # fmt: skip
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    out = RESULTS / f"evaluate-{args.split}-{args.tag or encoder.name.replace(':', '-').replace('/', '-')}.json"
     out.write_text(json.dumps(report, indent=1))
     print(f"wrote {out}", file=sys.stderr)
 
@@ -294,6 +475,23 @@ def main() -> None:
     p.add_argument("--candidates", type=int, default=20)
     p.add_argument("--tag", help="results file suffix")
     p.set_defaults(func=study)
+    p = sub.add_parser("candidates", help="candidates per channel (K) for one feature set")
+    p.add_argument("--model", default="baseline:minilm-l6")
+    p.add_argument("--features", default="+hub", choices=list(FEATURE_SETS))
+    p.add_argument("--values", type=int, nargs="+", default=[10, 20, 40])
+    p.set_defaults(func=study_candidates)
+    p = sub.add_parser("fit", help="train the chosen combination on dev-10 and write it into combinations.py")
+    p.add_argument("--model", default="baseline:minilm-l6")
+    p.add_argument("--candidates", type=int, default=20)
+    p.add_argument("--features", default="+hub", choices=list(FEATURE_SETS), help="feature set of the study")
+    p.add_argument("--key", help="encoder name the combination is stored under (default: the model's name)")
+    p.set_defaults(func=fit)
+    p = sub.add_parser("evaluate", help="score the shipped combinations on a split (test: final report only)")
+    p.add_argument("--model", default="baseline:minilm-l6")
+    p.add_argument("--candidates", type=int, default=20)
+    p.add_argument("--split", default="dev", choices=("dev", "test", "all"))
+    p.add_argument("--tag", help="results file suffix")
+    p.set_defaults(func=evaluate)
     args = parser.parse_args()
     os.environ.setdefault("PHRASEZOO_NO_PROGRESS", "1")
     args.func(args)

@@ -15,14 +15,17 @@ from typing import Any
 
 import numpy as np
 
-from .combinations import Combination, default_combination
+from .combinations import Combination, default_combination, margins
 from .index import search, top_k_rows
 from .lexical import (
     TfidfChannel,
+    acronym_expansions,
     acronym_form,
     acronym_match,
     channel_from_state,
     channel_state,
+    core_name,
+    normal_form,
     number_agreement,
     numbers_of,
     sparse_top_k,
@@ -31,32 +34,23 @@ from .scorers import DEFAULT_ENCODER, VectorScorer
 
 NEEDS_EMBEDDING = frozenset({"emb", "emb_margin"})
 NEEDS_WORD = frozenset({"word", "word_margin"})
-
-
-def margins(scores: np.ndarray, valid: np.ndarray) -> np.ndarray:
-    """Per row of a ``(queries, candidates)`` score matrix: each score minus the best score of the row's other
-    valid candidates (0 when it has no other candidate)."""
-    masked = np.where(valid, scores, -np.inf)
-    if masked.shape[1] < 2:
-        return np.zeros_like(scores)
-    order = np.argsort(-masked, axis=1, kind="stable")
-    top1 = np.take_along_axis(masked, order[:, :1], axis=1)
-    top2 = np.take_along_axis(masked, order[:, 1:2], axis=1)
-    other = np.where(np.arange(masked.shape[1])[None, :] == order[:, :1], top2, top1)
-    out = np.where(np.isfinite(other), scores - other, 0.0)
-    return np.where(valid, out, 0.0).astype(np.float32)
+NEEDS_HUB = frozenset({"emb_hub", "char_hub"})
 
 
 class PairFeatures:
     """Feature computation for candidate pairs between queries and a fitted reference table (see :data:`FEATURES`)."""
 
-    def __init__(self, reference: list[str], char: TfidfChannel | None, word: TfidfChannel | None) -> None:
+    def __init__(self, reference: list[str], char: TfidfChannel | None, word: TfidfChannel | None,
+                 hub: dict[str, np.ndarray] | None = None) -> None:  # fmt: skip
         self.reference = reference
+        self.hub = hub or {}
         self.char, self.word = char, word
         self.ref_char = char.transform(reference) if char is not None else None
         self.ref_word = word.transform(reference) if word is not None else None
         self.ref_numbers = [numbers_of(t) for t in reference]
         self.ref_acronym = [acronym_form(t) is not None for t in reference]
+        self.ref_core = [core_name(t) for t in reference]
+        self.ref_normal = [normal_form(t) for t in reference]
 
     def compute(
         self,
@@ -109,6 +103,24 @@ class PairFeatures:
                 if q_acronym[qi] != self.ref_acronym[ci]:  # only an acronym against a longer name can match
                     values[i] = acronym_match(queries[qi], self.reference[ci])
             columns["acronym"] = full(values)
+        if "acronym_tokens" in wanted:
+            values = np.array([acronym_expansions(queries[qi], self.reference[ci])
+                               for qi, ci in zip(q_rows.tolist(), c_rows.tolist())], dtype=np.float32)  # fmt: skip
+            columns["acronym_tokens"] = full(values)
+        if "same_core" in wanted:
+            cores = [core_name(t) for t in queries]
+            values = np.array([cores[qi] == self.ref_core[ci] for qi, ci in zip(q_rows.tolist(), c_rows.tolist())],
+                              dtype=np.float32)  # fmt: skip
+            columns["same_core"] = full(values)
+        for name in NEEDS_HUB & wanted:
+            if name not in self.hub:
+                raise ValueError(f"Feature {name} needs the reference's neighbourhood statistics (fit the matcher).")
+            columns[name] = full(self.hub[name][c_rows])
+        if "same_normal" in wanted:
+            normals = [normal_form(t) for t in queries]
+            values = np.array([normals[qi] == self.ref_normal[ci] for qi, ci in zip(q_rows.tolist(), c_rows.tolist())],
+                              dtype=np.float32)  # fmt: skip
+            columns["same_normal"] = full(values)
         return np.stack([columns[name] for name in names], axis=-1)
 
 
@@ -178,6 +190,7 @@ class HybridScorer:
         self.word = TfidfChannel("word") if NEEDS_WORD & set(self.combination.features) else None
         self.reference: list[str] = []
         self.char_matrix = None
+        self.hub: dict[str, np.ndarray] = {}
         self.pairs: PairFeatures | None = None
 
     @property
@@ -194,15 +207,39 @@ class HybridScorer:
         self.char.fit(self.reference)
         if self.word is not None:
             self.word.fit(self.reference)
+        self.hub = {}
         self._prepare()
+        if NEEDS_HUB & set(self.combination.features):
+            self.hub = self.neighbourhood()
+            self._prepare()
 
     def _prepare(self) -> None:
         self.char_matrix = self.char.transform(self.reference)
-        self.pairs = PairFeatures(self.reference, self.char, self.word)
+        self.pairs = PairFeatures(self.reference, self.char, self.word, self.hub)
 
-    def candidate_ids(self, queries: list[str], query_vectors: np.ndarray | None) -> np.ndarray:
+    def neighbourhood(self) -> dict[str, np.ndarray]:
+        """Each reference row's best embedding and character cosine to another row (over its own candidates): how
+        crowded its neighbourhood is. A match to a row with a near twin ("... 2012 season" next to "... 2013 season")
+        needs more evidence than a match to a row that stands alone."""
+        ref_vectors = self.vectors.vectors if self.vectors is not None else None
+        out = {name: np.zeros(len(self.reference), dtype=np.float32) for name in NEEDS_HUB}
+        chunk = 4096
+        for start in range(0, len(self.reference), chunk):
+            part = self.reference[start : start + chunk]
+            rows = np.arange(start, start + len(part))
+            qv = ref_vectors[rows] if ref_vectors is not None else None
+            cands = self.candidate_ids(part, qv, extra=1)
+            cands = np.where(cands == rows[:, None], -1, cands)  # not the row itself
+            names = ["char"] + (["emb"] if qv is not None else [])
+            feats = self.pairs.compute(names, part, cands, qv, ref_vectors)
+            for j, name in enumerate(names):
+                values = np.where(cands >= 0, feats[..., j], -np.inf).max(1)
+                out[f"{name}_hub"][rows] = np.where(np.isfinite(values), values, 0.0)
+        return out
+
+    def candidate_ids(self, queries: list[str], query_vectors: np.ndarray | None, extra: int = 0) -> np.ndarray:
         """Each query's candidate rows: its embedding and character TF-IDF nearest neighbours (union, -1 padded)."""
-        k = min(self.candidates, len(self.reference))
+        k = min(self.candidates + extra, len(self.reference))
         found = [char_candidates(self.char, self.char_matrix, queries, k)]
         if query_vectors is not None:
             found.insert(0, search(self.vectors.index, query_vectors, k)[1])
@@ -217,8 +254,9 @@ class HybridScorer:
 
     def pair_scores(self, queries: list[str], candidates: np.ndarray) -> np.ndarray:
         query_vectors = self.encode(queries) if self.vectors is not None else None
-        scores = self.combination.score(self.features(queries, candidates, query_vectors))
-        return np.where(candidates >= 0, scores, -np.inf).astype(np.float32)
+        valid = candidates >= 0
+        scores = self.combination.score(self.features(queries, candidates, query_vectors), valid)
+        return np.where(valid, scores, -np.inf).astype(np.float32)
 
     def search(self, queries: list[str], top_k: int, progress=None) -> tuple[np.ndarray, np.ndarray]:
         query_vectors = self.encode(queries) if self.vectors is not None else None
@@ -231,7 +269,7 @@ class HybridScorer:
             cands = self.candidate_ids(part, qv)
             if top_k > cands.shape[1]:  # more answers wanted than candidates found: widen with the next rows
                 cands = np.concatenate([cands, np.full((len(part), top_k - cands.shape[1]), -1)], axis=1)
-            s = self.combination.score(self.features(part, cands, qv))
+            s = self.combination.score(self.features(part, cands, qv), cands >= 0)
             s = np.where(cands >= 0, s, -np.inf)
             best, order = top_k_rows(s, top_k)
             scores[start : start + len(part)] = best
@@ -260,6 +298,7 @@ class HybridScorer:
                 channel_meta, channel_arrays = channel_state(prefix, channel)
                 meta.update(channel_meta)
                 arrays.update(channel_arrays)
+        arrays.update(self.hub)
         return meta, arrays
 
     def restore(self, arrays: dict[str, np.ndarray], meta: dict[str, Any], reference: list[str]) -> None:
@@ -268,4 +307,5 @@ class HybridScorer:
             self.vectors.restore(arrays)
         self.char = channel_from_state(meta["char"], arrays, "char")
         self.word = channel_from_state(meta["word"], arrays, "word") if "word" in meta else None
+        self.hub = {name: np.asarray(arrays[name], dtype=np.float32) for name in NEEDS_HUB if name in arrays}
         self._prepare()

@@ -165,6 +165,25 @@ def number_agreement(a: frozenset[int], b: frozenset[int]) -> tuple[float, float
     return agree, float(conflict)
 
 
+# ---------------------------------------------------------------------------------------------- name cores
+_QUALIFIER = re.compile(r"\s*\([^()]*\)\s*$")
+_NON_WORD = re.compile(r"[\W_]+", re.UNICODE)
+
+
+def normal_form(text: str) -> str:
+    """Lower case, every run of punctuation and spaces one space: "New-York  Times!" -> "new york times"."""
+    return _NON_WORD.sub(" ", text.lower()).strip()
+
+
+def core_name(text: str) -> str:
+    """A name without its trailing qualifier in parentheses or after the last comma, in normal form: "I Will (The
+    Beatles song)" -> "i will", "Paris, Texas" -> "paris" (Wikipedia's disambiguation style, common in catalogues)."""
+    core = _QUALIFIER.sub("", text)
+    if "," in core:
+        core = core.rsplit(",", 1)[0]
+    return normal_form(core) or normal_form(text)
+
+
 # ----------------------------------------------------------------------------------------------------- acronyms
 def _initials(text: str, skip_stop: bool) -> str:
     words = [w for w in _WORD.findall(text) if not (skip_stop and w.lower() in _STOP)]
@@ -186,6 +205,34 @@ def acronym_form(text: str) -> str | None:
     if not letters.isalpha() or not 2 <= len(letters) <= 8 or sum(c.isupper() for c in letters) < 2:
         return None
     return letters.lower()
+
+
+def _acronym_tokens(text: str) -> list[str]:
+    """The tokens of a name that read as acronyms ("NCAA", "U.S.", "FEC"), lower-cased letters."""
+    out = []
+    for token in text.split():
+        form = acronym_form(token.strip(",;:()[]'\""))
+        if form is not None:
+            out.append(form)
+    return out
+
+
+def acronym_expansions(a: str, b: str) -> float:
+    """The share of the acronym tokens of one name ("NCAA v. Smith") that spell the initials of consecutive words of
+    the other ("National Collegiate Athletic Association v. Smith"), over both directions (0 when neither has one)."""
+    found, total = 0, 0
+    for short, long in ((a, b), (b, a)):
+        tokens = _acronym_tokens(short)
+        if not tokens:
+            continue
+        words = [w for w in _WORD.findall(long) if w.lower() not in _STOP]
+        initials = "".join(w[0].lower() for w in words)
+        long_lower = normal_form(long)
+        for token in tokens:
+            total += 1
+            if token in initials and token not in long_lower.split():
+                found += 1
+    return found / total if total else 0.0
 
 
 def acronym_match(a: str, b: str) -> float:
