@@ -173,7 +173,7 @@ def precision_table(report: dict) -> str:
         "the score passes a threshold; precision = correct joins / joins (a right row without a gold match is a wrong "
         "join), recall = correct joins / right rows with a gold match. Recall at precision 0.9 and best F1 use each "
         "dataset's own best threshold (an oracle: what the scores allow).",
-        "- `threshold=\"auto\"` uses one threshold for every dataset, calibrated on the 10 dev datasets for a mean "
+        '- `threshold="auto"` uses one threshold for every dataset, calibrated on the 10 dev datasets for a mean '
         "precision of 0.9 (default matcher only: its score is a match probability); the issue's done-when is a mean "
         "test precision within 0.02 of the target.",
     ]
@@ -231,8 +231,8 @@ def main() -> None:
         "benchmark": "phrasezoo.match join/link: accuracy and rows per second, exact search, no blocking",
         "machine": f"{platform.machine()} {os.cpu_count()} cores",
         "load_average_start": round(os.getloadavg()[0], 2),
-        "command": ".venv/bin/python benchmarks/matcher_comparison.py" + (
-            "" if args.models == DEFAULT_MODELS else " --models " + " ".join(args.models)),  # fmt: skip
+        "command": ".venv/bin/python benchmarks/matcher_comparison.py"
+        + ("" if args.models == DEFAULT_MODELS else " --models " + " ".join(args.models)),  # fmt: skip
         "zoo_note": ("zoo models measured: " + ", ".join(zoo) if zoo else "no exported zoo model in this run")
         + "; nothing was trained for this benchmark.",
         "autofj_test_datasets": autofj_names("test"),
@@ -258,7 +258,7 @@ def main() -> None:
                 entry["tasks"]["autofj_test"] = test | summarise_autofj(full, autofj_names("test"))
             else:
                 entry["tasks"][task] = run_linking(scorer, *data[task])
-            for name in ([task] if task != "autofj" else ["autofj_test", "autofj"]):
+            for name in [task] if task != "autofj" else ["autofj_test", "autofj"]:
                 r = entry["tasks"][name]
                 print(f"{entry['name'][:48]:48s} {name:12s} acc {100 * r['accuracy']:5.1f}  "
                       f"{r['rows_per_second']:8.1f} rows/s", flush=True)  # fmt: skip

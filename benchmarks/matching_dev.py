@@ -200,16 +200,21 @@ def fit_listwise(tables: list[TableFeatures], names: list[str], l2: float = 1e-3
 
 
 def fit_probability(tables: list[TableFeatures], z: dict[str, np.ndarray]) -> list[float]:
-    """``[a, b, c]`` of ``sigmoid(a z + b margin(z) + c)``: a logistic regression of "this candidate is the gold
-    match" on a ranking score and its margin, datasets weighted equally; a and b are kept >= 0 (order kept)."""
+    """``[a, b, c]`` of ``sigmoid(a z + b margin(z) + c)``: a logistic regression of "the query's top-ranked
+    candidate is its gold match" on the top candidate's ranking score and margin (every right row, those without a
+    gold match included), datasets weighted equally; a and b are kept >= 0, so the order of ``z`` is kept. The score
+    of a top-1 answer is then the probability that it is right."""
     from sklearn.linear_model import LogisticRegression
 
     xs, ys, ws = [], [], []
     for t in tables:
+        s = np.where(t.valid, z[t.name], -np.inf)
+        top = s.argmax(1)
+        rows = np.arange(len(top))
         m = margins(z[t.name], t.valid)
-        xs.append(np.stack([z[t.name][t.valid], m[t.valid]], 1))
-        ys.append(t.labels[t.valid])
-        ws.append(np.full(int(t.valid.sum()), 1.0 / len(t.ids)))
+        xs.append(np.stack([z[t.name][rows, top], m[rows, top]], 1))
+        ys.append(t.labels[rows, top])
+        ws.append(np.full(len(top), 1.0 / len(top)))
     model = LogisticRegression(C=100.0, max_iter=2000)
     w = np.concatenate(ws)
     model.fit(np.concatenate(xs), np.concatenate(ys), sample_weight=w / w.mean())
@@ -393,6 +398,68 @@ def study_candidates(args) -> None:
     print(f"wrote {out}", file=sys.stderr)
 
 
+def lexical_corpus() -> list[str]:
+    """The corpus the embedded lexical channel's IDF is fitted on: names that are neither benchmark nor dev items
+    of the study: the wiki-leads article titles and the embedded Wikipedia dump's link titles and anchors."""
+    from phrasezoo.corpora import load_wiki_leads
+    from phrasezoo.data.wiki_links import link_pairs
+
+    names = [lead.title for lead in load_wiki_leads()]
+    for anchor, title in link_pairs("embedded", progress=False):
+        names += [anchor, title]
+    return list(dict.fromkeys(n for n in names if n.strip()))
+
+
+def lexical_vectors(texts: list[str], idf: np.ndarray, dim: int) -> np.ndarray:
+    """The embedded lexical channel of ``texts`` exactly as the PEARL model computes it (its own function)."""
+    from phrasezoo.models.pearl.modeling_pearl import _hashed_ngrams
+
+    rows, columns, values = _hashed_ngrams(texts, dim, 2, 4)
+    out = np.zeros((len(texts), dim), dtype=np.float32)
+    np.add.at(out, (np.asarray(rows), np.asarray(columns)), np.asarray(values, dtype=np.float32) * idf[columns])
+    return out / np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-12)
+
+
+def study_embedded(args) -> None:
+    """The model-level option simulated on the study's encoder: its vector concatenated with the hashed char n-gram
+    TF-IDF vector (weight w), one plain cosine; per bucket count and weight, dev accuracy and the alias proxy."""
+    from phrasezoo.models.pearl.modeling_pearl import _hashed_ngrams
+
+    encoder = CachedEncoder(args.model)
+    corpus = lexical_corpus()
+    tables = read_autofj(autofj_names("dev"))
+    groups = load_alias_groups()
+    report = {"created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"), "model": args.model,
+              "idf_corpus": f"{len(corpus)} names: wiki-leads titles + the embedded dump's link titles and anchors",
+              "rows": {}}  # fmt: skip
+    for dim in args.dims:
+        rows, columns, _ = _hashed_ngrams(corpus, dim, 2, 4)
+        pairs = np.unique(np.stack([np.asarray(rows), np.asarray(columns)]), axis=1)
+        df = np.bincount(pairs[1], minlength=dim)
+        idf = (np.log((1 + len(corpus)) / (1 + df)) + 1.0).astype(np.float32)
+        for weight in args.weights:
+
+            def vectors(texts, idf=idf, dim=dim, weight=weight):
+                joint = np.concatenate([encoder.encode(texts), weight * lexical_vectors(texts, idf, dim)], 1)
+                return joint / np.linalg.norm(joint, axis=1, keepdims=True)
+
+            per = {}
+            for table in tables:
+                queries = table.queries()
+                best = (vectors(queries) @ vectors(table.left).T).argmax(1)
+                per[table.name] = {"accuracy": float(np.mean([table.left[b] == table.gold[q]
+                                                              for b, q in zip(best, queries)]))}  # fmt: skip
+            result = summarise(per)
+            result["alias_proxy"] = alias_mrr(groups, lambda q, c: vectors(list(q)) @ vectors(list(c)).T)
+            report["rows"][f"dim={dim} w={weight}"] = result
+            proxy = result["alias_proxy"]
+            print(f"dim {dim:5d} w {weight:4.2f}  acc {100 * result['accuracy']:5.1f}  alias n->a "
+                  f"{proxy['name->alias']:.3f} a->n {proxy['alias->name']:.3f}", flush=True)  # fmt: skip
+    out = RESULTS / f"dev-embedded-lexical-{encoder.name.replace(':', '-').replace('/', '-')}.json"
+    out.write_text(json.dumps(report, indent=1))
+    print(f"wrote {out}", file=sys.stderr)
+
+
 # ------------------------------------------------------------------------------------------ fit / evaluate
 COMBINATIONS_FILE = Path("src/phrasezoo/match/combinations.py")
 GENERATED_START, GENERATED_END = "# --- generated by benchmarks/matching_dev.py fit: start", "# --- generated: end"
@@ -472,7 +539,7 @@ def main() -> None:
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("study", help="the dev study (see the module docstring)")
     p.add_argument("--model", default="baseline:minilm-l6")
-    p.add_argument("--candidates", type=int, default=20)
+    p.add_argument("--candidates", type=int, default=10)
     p.add_argument("--tag", help="results file suffix")
     p.set_defaults(func=study)
     p = sub.add_parser("candidates", help="candidates per channel (K) for one feature set")
@@ -480,15 +547,20 @@ def main() -> None:
     p.add_argument("--features", default="+hub", choices=list(FEATURE_SETS))
     p.add_argument("--values", type=int, nargs="+", default=[10, 20, 40])
     p.set_defaults(func=study_candidates)
+    p = sub.add_parser("embedded", help="the model-level lexical channel simulated on the encoder's vectors")
+    p.add_argument("--model", default="baseline:minilm-l6")
+    p.add_argument("--dims", type=int, nargs="+", default=[512, 1024, 2048, 4096])
+    p.add_argument("--weights", type=float, nargs="+", default=[0.5, 0.7, 1.0])
+    p.set_defaults(func=study_embedded)
     p = sub.add_parser("fit", help="train the chosen combination on dev-10 and write it into combinations.py")
     p.add_argument("--model", default="baseline:minilm-l6")
-    p.add_argument("--candidates", type=int, default=20)
+    p.add_argument("--candidates", type=int, default=10)
     p.add_argument("--features", default="+hub", choices=list(FEATURE_SETS), help="feature set of the study")
     p.add_argument("--key", help="encoder name the combination is stored under (default: the model's name)")
     p.set_defaults(func=fit)
     p = sub.add_parser("evaluate", help="score the shipped combinations on a split (test: final report only)")
     p.add_argument("--model", default="baseline:minilm-l6")
-    p.add_argument("--candidates", type=int, default=20)
+    p.add_argument("--candidates", type=int, default=10)
     p.add_argument("--split", default="dev", choices=("dev", "test", "all"))
     p.add_argument("--tag", help="results file suffix")
     p.set_defaults(func=evaluate)

@@ -144,7 +144,7 @@ def char_candidates(channel: TfidfChannel, ref_matrix, queries: list[str], k: in
     return sparse_top_k(channel.transform(queries), ref_matrix, k)[1]
 
 
-DEFAULT_CANDIDATES = 20
+DEFAULT_CANDIDATES = 10
 
 
 class HybridScorer:
@@ -238,7 +238,8 @@ class HybridScorer:
         return out
 
     def candidate_ids(self, queries: list[str], query_vectors: np.ndarray | None, extra: int = 0) -> np.ndarray:
-        """Each query's candidate rows: its embedding and character TF-IDF nearest neighbours (union, -1 padded)."""
+        """Each query's candidate rows: its ``candidates + extra`` embedding and character TF-IDF nearest neighbours
+        (union, -1 padded)."""
         k = min(self.candidates + extra, len(self.reference))
         found = [char_candidates(self.char, self.char_matrix, queries, k)]
         if query_vectors is not None:
@@ -266,9 +267,7 @@ class HybridScorer:
         for start in range(0, len(queries), chunk):
             part = queries[start : start + chunk]
             qv = query_vectors[start : start + chunk] if query_vectors is not None else None
-            cands = self.candidate_ids(part, qv)
-            if top_k > cands.shape[1]:  # more answers wanted than candidates found: widen with the next rows
-                cands = np.concatenate([cands, np.full((len(part), top_k - cands.shape[1]), -1)], axis=1)
+            cands = self.candidate_ids(part, qv, extra=max(0, top_k - self.candidates))
             s = self.combination.score(self.features(part, cands, qv), cands >= 0)
             s = np.where(cands >= 0, s, -np.inf)
             best, order = top_k_rows(s, top_k)
