@@ -29,7 +29,6 @@ from ..hub_dataset import HUB_DATASET, text
 from ..results import TaskResult
 from .base import Task, TaskContext, register_task
 
-
 SPLITS = ("all", "dev", "test")
 DEV_MODULUS = 5
 TARGET_PRECISION = 0.9
