@@ -534,6 +534,135 @@ def evaluate(args) -> None:
     print(f"wrote {out}", file=sys.stderr)
 
 
+# ------------------------------------------------------------------------------------------------------- log
+LOG = Path("docs/experiments/matching.md")
+
+
+def _row_cells(result: dict) -> list[str]:
+    proxy = result.get("alias_proxy", {})
+    cells = [f"{100 * result[k]:.1f}" for k in ("accuracy", "recall_at_p90", "best_f1", "candidate_recall")]
+    cells += [f"{proxy[k]:.3f}" if k in proxy else "–" for k in ("name->alias", "alias->name")]
+    return cells
+
+
+def study_table(report: dict) -> str:
+    lines = ["| matcher (dev-10, leave one dataset out) | accuracy | recall at P 0.9 | best F1 | candidates hold gold | "
+             "alias proxy name->alias | alias->name |", "|---|---:|---:|---:|---:|---:|---:|"]  # fmt: skip
+    for name, result in report["rows"].items():
+        lines.append(f"| {name} | " + " | ".join(_row_cells(result)) + " |")
+    return (
+        "\n".join(lines) + f"\n\nFrom `{report['file']}` (encoder {report['model']}, {report['candidates']} "
+        "candidates per channel, created " + report["created"][:16] + ")."
+    )
+
+
+def proxy_table(report: dict, rows: list[str]) -> str:
+    sources = sorted({k.split(":", 1)[1] for r in rows for k in report["rows"][r]["alias_proxy"] if ":" in k})
+    groups = report["rows"][rows[0]]["alias_proxy"]["groups_per_source"]
+    head = "| matcher | " + " | ".join(f"{d} {s} ({groups.get(s, '?')})" for d in ("name->alias", "alias->name")
+                                         for s in ["all"] + sources) + " |"  # fmt: skip
+    lines = [head, "|---|" + "---:|" * (2 * (len(sources) + 1))]
+    for r in rows:
+        proxy = report["rows"][r]["alias_proxy"]
+        cells = [f"{proxy[d if s == 'all' else f'{d}:{s}']:.3f}" for d in ("name->alias", "alias->name")
+                 for s in ["all"] + sources]  # fmt: skip
+        lines.append(f"| {r} | " + " | ".join(cells) + " |")
+    return (
+        "\n".join(lines) + f"\n\nMRR on the alias proxy (`benchmarks/matching_alias_proxy.py`; groups per part in "
+        f"brackets, {report['rows'][rows[0]]['alias_proxy']['groups']} in all), from `{report['file']}`."
+    )
+
+
+FORMATS = {"pct": lambda v: f"{100 * v:.1f}", "mrr": lambda v: f"{v:.3f}", "raw": lambda v: f"{v}"}
+
+
+def simple_table(report: dict, title: str, columns: list[tuple[str, str, str]]) -> str:
+    """One row per result, columns ``(dotted key, label, format: pct | mrr | raw)``."""
+    lines = [f"| {title} | " + " | ".join(label for _, label, _ in columns) + " |", "|---|" + "---:|" * len(columns)]
+    for name, result in report["rows"].items():
+        cells = []
+        for key, _, fmt in columns:
+            value = result
+            for part in key.split("."):
+                value = value.get(part) if isinstance(value, dict) else None
+            cells.append("–" if value is None else FORMATS[fmt](value))
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + f"\n\nFrom `{report['file']}` (created {report['created'][:16]})."
+
+
+def evaluate_table(report: dict) -> str:
+    lines = ["| combination | accuracy | recall at P 0.9 | best F1 | auto 0.8: precision / recall | "
+             "auto 0.9 | auto 0.95 |", "|---|---:|---:|---:|---:|---:|---:|"]  # fmt: skip
+    for name, result in report["rows"].items():
+        cells = [f"{100 * result[k]:.1f}" for k in ("accuracy", "recall_at_p90", "best_f1")]
+        for target in ("0.8", "0.9", "0.95"):
+            check = result.get("auto_threshold", {}).get(target)
+            cells.append(f"{check['precision']:.3f} / {check['recall']:.3f}" if check else "–")
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    return (
+        "\n".join(lines) + f"\n\nFrom `{report['file']}` ({report['split']} split, encoder {report['model']}, "
+        f"created {report['created'][:16]})."
+    )
+
+
+def fit_table(report: dict) -> str:
+    """The shipped combination: its weights, and its cross-fitted dev metrics and auto-threshold checks."""
+    combination = report["combination"]
+    meta = combination["meta"]
+    lines = ["| feature | weight |", "|---|---:|"]
+    lines += [f"| `{f}` | {w:.3f} |" for f, w in zip(combination["features"], combination["weights"])]
+    a, b, c = combination["probability"]
+    lines += ["", f"Probability map: a = {a:.3f}, b = {b:.3f}, c = {c:.3f}.", "",
+              "| dev-10, cross-fitted | accuracy | recall at P 0.9 | best F1 | candidates hold gold |",
+              "|---|---:|---:|---:|---:|",
+              "| shipped combination | " + " | ".join(f"{100 * meta['dev_cross_fitted'][k]:.1f}" for k in
+                                                 ("accuracy", "recall_at_p90", "best_f1", "candidate_recall")) + " |",
+              "", "| `threshold=\"auto\"` target | threshold | dev precision (mean over datasets) | dev recall |",
+              "|---:|---:|---:|---:|"]  # fmt: skip
+    rows = {str(r[0]): r for r in combination["calibration"]}
+    for target, check in meta["dev_auto_threshold"].items():
+        lines.append(f"| {target} | {rows[target][1]:.3f} | {check['precision']:.3f} | {check['recall']:.3f} |")
+    return "\n".join(lines) + f"\n\nFrom `{report['file']}` (`{meta['command']}`, created {meta['created'][:16]})."
+
+
+def write_log(args) -> None:
+    """Render the study's results files into the blocks of docs/experiments/matching.md (one block writer)."""
+    from phrasezoo.files import write_readme_table
+
+    def load(name: str) -> dict | None:
+        path = RESULTS / name
+        if not path.exists():
+            return None
+        report = json.loads(path.read_text())
+        report["file"] = str(path)
+        return report
+
+    study = load("dev-study-baseline-minilm-l6.json")
+    if study:
+        write_readme_table(LOG, study_table(study), "dev-study")
+        proxy_rows = ["emb alone", "char alone", "blend emb + 0.5 char", "listwise +hub"]
+        write_readme_table(LOG, proxy_table(study, [r for r in proxy_rows if r in study["rows"]]), "alias-proxy")
+    candidates = load("dev-candidates-baseline-minilm-l6.json")
+    if candidates:
+        write_readme_table(LOG, simple_table(candidates, "candidates per channel", [
+            ("accuracy", "accuracy", "pct"), ("recall_at_p90", "recall at P 0.9", "pct"),
+            ("candidate_recall", "candidates hold gold", "pct"),
+            ("feature_seconds", "seconds (candidates + features, dev-10)", "raw")]), "dev-candidates")  # fmt: skip
+    embedded = load("dev-embedded-lexical-baseline-minilm-l6.json")
+    if embedded:
+        write_readme_table(LOG, simple_table(embedded, "embedded lexical channel (one cosine)", [
+            ("accuracy", "dev accuracy", "pct"), ("alias_proxy.name->alias", "alias proxy name->alias", "mrr"),
+            ("alias_proxy.alias->name", "alias->name", "mrr")]), "dev-embedded")  # fmt: skip
+    fitted = load("fit-baseline-minilm-l6.json")
+    if fitted:
+        write_readme_table(LOG, fit_table(fitted), "dev-fit")
+    for split in ("test",):
+        for path in sorted(RESULTS.glob(f"evaluate-{split}-*.json")):
+            report = load(path.name)
+            write_readme_table(LOG, evaluate_table(report), f"evaluate-{split}-{path.stem.split('-', 2)[2]}")
+    print(f"wrote the blocks of {LOG}", file=sys.stderr)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -552,6 +681,8 @@ def main() -> None:
     p.add_argument("--dims", type=int, nargs="+", default=[512, 1024, 2048, 4096])
     p.add_argument("--weights", type=float, nargs="+", default=[0.5, 0.7, 1.0])
     p.set_defaults(func=study_embedded)
+    p = sub.add_parser("log", help="render the results files into docs/experiments/matching.md")
+    p.set_defaults(func=write_log)
     p = sub.add_parser("fit", help="train the chosen combination on dev-10 and write it into combinations.py")
     p.add_argument("--model", default="baseline:minilm-l6")
     p.add_argument("--candidates", type=int, default=10)
