@@ -190,3 +190,22 @@ def test_a_fitted_matcher_rejects_another_table():
     matcher = Matcher("tfidf:char", progress=False).fit(["a b", "c d"])
     with pytest.raises(ValueError, match="fitted on another left table"):
         join(["x y"], ["a b"], matcher=matcher)
+
+
+@pytest.fixture(scope="module")
+def default_matcher():
+    return Matcher(progress=False).fit(["2012 Summer Olympics", "The New York Times", "FBI", "apple pie", "東京"])
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(queries=tables)
+def test_the_default_matcher_on_arbitrary_queries(default_matcher, queries):
+    """The real default (MiniLM tokenizer and model, TF-IDF, features) on generated queries: a result for every
+    usable query, skipped missing ones, or a clear error for a non-text cell."""
+    try:
+        out = default_matcher.transform(pd.Series(queries, dtype=object), threshold="auto", keep_unmatched=True)
+    except ValueError as err:
+        assert "not a string or number" in str(err) or "missing or empty" in str(err)
+        return
+    assert out["right_index"].tolist() == list(range(len(queries)))
+    assert out["score"].dropna().between(0, 1).all()

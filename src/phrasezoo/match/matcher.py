@@ -137,12 +137,13 @@ class Matcher:
         return scores, ids
 
     def transform(self, queries: list[str], top_k: int = 1, threshold: float | str | None = None,
-                  target_precision: float = 0.9, keep_unmatched: bool = False):  # fmt: skip
+                  target_precision: float = 0.9, keep_unmatched: bool = False, on_missing: str = "raise"):  # fmt: skip
         """Match new strings against the fitted reference: a DataFrame like :func:`phrasezoo.match.join`'s
-        (``right`` = the query, ``left`` = the reference string, ``left_index`` = its label)."""
-        column = as_column(queries, None, what="queries", allow_empty=True)
+        (``right`` = the query, ``left`` = the reference string, ``left_index`` = its label); the other arguments
+        and the ``attrs`` report are :func:`~phrasezoo.match.join`'s."""
+        column = as_column(queries, None, what="queries", on_missing=on_missing, allow_empty=True)
         return match_rows(self, column, top_k, threshold, target_precision, keep_unmatched, self.labels,
-                          self.reference)  # fmt: skip
+                          self.reference, skipped={"queries": column.skipped})  # fmt: skip
 
     # ------------------------------------------------------------------------------------------------ save/load
     def save(self, folder: str | os.PathLike) -> Path:
