@@ -92,3 +92,23 @@ def test_missing_cells_are_skipped_and_reported(tmp_path):
     assert done.returncode == 0, done.stderr
     assert "skipped 1 right row(s)" in done.stderr and "1 row(s) had no match" in done.stderr
     assert pd.read_csv(output)["right"].tolist() == ["banana bred"]
+
+
+def test_fit_once_then_apply_to_new_names(tmp_path):
+    reference, queries = tmp_path / "names.csv", tmp_path / "new.csv"
+    folder, output = tmp_path / "names.matcher", tmp_path / "matched.csv"
+    pd.DataFrame({"qid": ["Q1", "Q2", "Q3"], "name": ["The New York Times", "Washington Post", "apple pie"]}).to_csv(
+        reference, index=False
+    )
+    pd.DataFrame({"name": ["NY Times", "", "apple pies"]}).to_csv(queries, index=False)
+    done = run_cli("fit", "--reference", str(reference), "--column", "name", "--id-column", "qid",
+                   "--model", "tfidf:char", "-o", str(folder))  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert (folder / "matcher.json").exists() and (folder / "matcher.safetensors").exists()
+    done = run_cli("apply", "--matcher", str(folder), "--queries", str(queries), "--column", "name",
+                   "--skip-missing", "-o", str(output))  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    matched = pd.read_csv(output)
+    assert matched["left_index"].tolist() == ["Q1", "Q3"] and "skipped 1 queries row(s)" in done.stderr
+    done = run_cli("apply", "--matcher", str(tmp_path), "--queries", str(queries), "-o", str(output))
+    assert done.returncode == 2 and "no saved matcher" in done.stderr

@@ -76,7 +76,7 @@ def register(subparsers) -> argparse.ArgumentParser:
 
 
 def build_arguments(parser: argparse.ArgumentParser) -> None:
-    sub = parser.add_subparsers(dest="match_command", required=True, metavar="{join,link}")
+    sub = parser.add_subparsers(dest="match_command", required=True, metavar="{join,link,fit,apply}")
     join = sub.add_parser("join", help="match each right-table row to its most similar left-table rows",
                           epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
     join.add_argument("--left", required=True, help="reference table (CSV/TSV/parquet)")
@@ -92,6 +92,59 @@ def build_arguments(parser: argparse.ArgumentParser) -> None:
     link.add_argument("--kb-name-column", help="column of entity names (default: name)")
     link.add_argument("--kb-id-column", help="column of entity ids (default: id when present, else the row number)")
     _common(link)
+    fit = sub.add_parser("fit", help="fit a matcher on a reference table once and save it (matcher.json + .safetensors)",
+                         epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    fit.add_argument("--reference", required=True, help="reference table: the canonical names (CSV/TSV/parquet)")
+    fit.add_argument("--column", help="text column of the reference table")
+    fit.add_argument("--id-column", help="column whose values are reported as left_index (default: the row number)")
+    fit.add_argument("--model", default=DEFAULT_MODEL, help=f"what scores pairs (default {DEFAULT_MODEL})")
+    fit.add_argument("--blocking", choices=SCHEMES, help="only compare rows sharing a key (large tables)")
+    fit.add_argument("--index", choices=INDEX_TYPES, default="auto", help="faiss index (default: auto)")
+    fit.add_argument("--encoding", default="utf-8", help="text encoding of the input file (default utf-8)")
+    fit.add_argument("--batch-size", type=int, help="encoder batch size")
+    fit.add_argument("--output", "-o", required=True, help="folder to save the fitted matcher in")
+    fit.add_argument("--no-progress", action="store_true", help="no progress bars")
+    apply = sub.add_parser("apply", help="match a table of new names with a saved matcher (no re-encoding)",
+                           epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    apply.add_argument("--matcher", required=True, help="folder written by `match fit`")
+    apply.add_argument("--queries", required=True, help="table of names to match (CSV/TSV/parquet)")
+    apply.add_argument("--column", help="text column of the queries table")
+    apply.add_argument("--top-k", type=int, default=1, help="matches per row (default 1)")
+    apply.add_argument("--threshold", type=_threshold, help="drop matches scoring below this number, or 'auto'")
+    apply.add_argument("--target-precision", type=float, default=0.9, help="precision --threshold auto aims at")
+    apply.add_argument("--keep-unmatched", action="store_true", help="write rows without a match too")
+    apply.add_argument("--skip-missing", action="store_true", help="skip empty cells instead of failing")
+    apply.add_argument("--encoding", default="utf-8", help="text encoding of the input file (default utf-8)")
+    apply.add_argument("--output", "-o", required=True, help="output file (.csv, .tsv, .parquet, .jsonl) or -")
+    apply.add_argument("--no-progress", action="store_true", help="no progress bars")
+
+
+def _fit_or_apply(args: argparse.Namespace):
+    """``match fit`` (returns None after saving) or ``match apply`` (returns the result frame)."""
+    from .inputs import as_column
+    from .matcher import Matcher
+
+    if args.match_command == "fit":
+        table = read_table(args.reference, args.encoding)
+        column = as_column(table, args.column, what="reference")
+        labels = column.labels
+        if args.id_column is not None:
+            if args.id_column not in table.columns:
+                raise ValueError(
+                    f"The reference has no column {args.id_column!r}; columns: {', '.join(table.columns)}."
+                )
+            labels = list(table[args.id_column].iloc[column.positions])
+        matcher = Matcher(args.model, index=args.index, blocking=args.blocking, batch_size=args.batch_size,
+                          progress=not args.no_progress).fit(column.values, labels)  # fmt: skip
+        matcher.save(args.output)
+        print(f">> saved a {matcher.name} matcher over {len(column)} names to {args.output}", file=sys.stderr)
+        return None
+    table = read_table(args.queries, args.encoding)
+    name = as_column(table, args.column, what="queries", on_missing="skip", allow_empty=True).name  # checks the column
+    matcher = Matcher.load(args.matcher, progress=not args.no_progress)
+    return matcher.transform(table[name], top_k=args.top_k, threshold=args.threshold,
+                             target_precision=args.target_precision, keep_unmatched=args.keep_unmatched,
+                             on_missing="skip" if args.skip_missing else "raise")  # fmt: skip
 
 
 def read_table(path: str, encoding: str = "utf-8"):
@@ -141,6 +194,17 @@ def run(args: argparse.Namespace) -> int:
 
     from .api import join, link
 
+    if args.match_command in ("fit", "apply"):
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", UserWarning)  # skipped rows are reported below instead
+                frame = _fit_or_apply(args)
+        except (ValueError, FileNotFoundError) as err:
+            print(f"error: {err}", file=sys.stderr)
+            return 2
+        if frame is None:
+            return 0
+        return _write(frame, args)
     common = {
         "model": args.model, "top_k": args.top_k, "threshold": args.threshold, "blocking": args.blocking,
         "index": args.index, "keep_unmatched": args.keep_unmatched, "batch_size": args.batch_size,
@@ -160,6 +224,11 @@ def run(args: argparse.Namespace) -> int:
     except (ValueError, FileNotFoundError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
+    return _write(frame, args)
+
+
+def _write(frame, args: argparse.Namespace) -> int:
+    """Write the result and report on stderr what is not in it (threshold, unmatched and skipped rows)."""
     write_table(frame, args.output)
     if args.output != "-":
         print(f">> wrote {len(frame)} rows to {args.output}", file=sys.stderr)
