@@ -206,6 +206,25 @@ def write_tables(report: dict, docs: str | None, readme: str | None) -> None:
         write_readme_table(readme, accuracy_table(report), "fuzzy-join")
 
 
+def merged(path: str, report: dict, zoo: list[str]) -> dict:
+    """``report``'s models added to (or replacing the same specs in) the results file at ``path``."""
+    previous = json.loads(Path(path).read_text())
+    names = {m["spec"] for m in report["models"]}
+    previous["models"] = [m for m in previous["models"] if m["spec"] not in names] + report["models"]
+    if zoo:
+        previous["zoo_note"] = report["zoo_note"]
+    runs = [r for r in previous.get("merged_runs", []) if r["created"] != report["created"]]
+    runs.append({k: report.get(k) for k in ("created", "command", "load_average_start", "load_average_end")})
+    previous["merged_runs"] = runs
+    return previous
+
+
+def save(path: str, report: dict) -> None:
+    from phrasezoo.files import atomic_write_text
+
+    atomic_write_text(path, json.dumps(report, indent=1))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--models", nargs="+", default=DEFAULT_MODELS,
@@ -265,19 +284,10 @@ def main() -> None:
                       f"{r['rows_per_second']:8.1f} rows/s", flush=True)  # fmt: skip
         report["models"].append(entry)
         del scorer
-    report["load_average_end"] = round(os.getloadavg()[0], 2)
-    if args.merge:
-        previous = json.loads(Path(args.merge).read_text())
-        names = {m["spec"] for m in report["models"]}
-        previous["models"] = [m for m in previous["models"] if m["spec"] not in names] + report["models"]
-        previous["zoo_note"] = report["zoo_note"] if zoo else previous["zoo_note"]
-        previous.setdefault("merged_runs", []).append({k: report[k] for k in ("created", "command",
-                                                                               "load_average_start", "load_average_end")})  # fmt: skip
-        report = previous
-    if args.output:
-        from phrasezoo.files import atomic_write_text
-
-        atomic_write_text(args.output, json.dumps(report, indent=1))
+        report["load_average_end"] = round(os.getloadavg()[0], 2)
+        if args.output:  # after every model: an interrupted run keeps what it measured
+            save(args.output, merged(args.merge, report, zoo) if args.merge else report)
+    report = merged(args.merge, report, zoo) if args.merge else report
     print(accuracy_table(report))
     print(precision_table(report))
     write_tables(report, args.docs, args.readme)
