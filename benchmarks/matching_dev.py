@@ -487,6 +487,7 @@ def evaluate(args) -> None:
 
 # ------------------------------------------------------------------------------------------------------- log
 LOG = Path("docs/experiments/matching.md")
+DOCS = Path("docs/matching.md")
 
 
 def _row_cells(result: dict) -> list[str]:
@@ -507,9 +508,19 @@ def study_table(report: dict) -> str:
     )
 
 
+PROXY_LABELS = {
+    "emb alone": "raw MiniLM cosine",
+    "char alone": "char TF-IDF",
+    "word alone": "word TF-IDF",
+    "blend emb + 0.5 char": "blend (MiniLM + 0.5 x char TF-IDF)",
+    "listwise +hub": "the default (hybrid)",
+}
+
+
 def proxy_table(report: dict, rows: list[str]) -> str:
     sources = sorted({k.split(":", 1)[1] for r in rows for k in report["rows"][r]["alias_proxy"] if ":" in k})
-    groups = report["rows"][rows[0]]["alias_proxy"]["groups_per_source"]
+    groups = dict(report["rows"][rows[0]]["alias_proxy"]["groups_per_source"])
+    groups["all"] = report["rows"][rows[0]]["alias_proxy"]["groups"]
     head = "| matcher | " + " | ".join(f"{d} {s} ({groups.get(s, '?')})" for d in ("name->alias", "alias->name")
                                          for s in ["all"] + sources) + " |"  # fmt: skip
     lines = [head, "|---|" + "---:|" * (2 * (len(sources) + 1))]
@@ -592,7 +603,9 @@ def write_log(args) -> None:
     if study:
         write_readme_table(LOG, study_table(study), "dev-study")
         proxy_rows = ["emb alone", "char alone", "blend emb + 0.5 char", "listwise +hub"]
-        write_readme_table(LOG, proxy_table(study, [r for r in proxy_rows if r in study["rows"]]), "alias-proxy")
+        table = proxy_table(study, [r for r in proxy_rows if r in study["rows"]])
+        write_readme_table(LOG, table, "alias-proxy")
+        write_readme_table(DOCS, table, "alias-proxy")
     candidates = load("dev-candidates-baseline-minilm-l6.json")
     if candidates:
         write_readme_table(LOG, simple_table(candidates, "candidates per channel", [
