@@ -528,7 +528,7 @@ def proxy_table(report: dict, rows: list[str]) -> str:
         proxy = report["rows"][r]["alias_proxy"]
         cells = [f"{proxy[d if s == 'all' else f'{d}:{s}']:.3f}" for d in ("name->alias", "alias->name")
                  for s in ["all"] + sources]  # fmt: skip
-        lines.append(f"| {r} | " + " | ".join(cells) + " |")
+        lines.append(f"| {PROXY_LABELS.get(r, r)} | " + " | ".join(cells) + " |")
     return (
         "\n".join(lines) + f"\n\nMRR on the alias proxy (`benchmarks/matching_alias_proxy.py`; groups per part in "
         f"brackets, {report['rows'][rows[0]]['alias_proxy']['groups']} in all), from `{report['file']}`."
