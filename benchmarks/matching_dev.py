@@ -8,7 +8,7 @@ Sub-commands (results under ``results/matching/experiments/``; the log with the 
   it was trained on), plus the alias proxy's MRR (``benchmarks/matching_alias_proxy.py``).
 * ``fit``: the chosen combination trained on all dev-10 pairs, its ``threshold="auto"`` calibration table from the
   cross-fitted dev scores, written into ``src/phrasezoo/match/combinations.py``.
-* the model-level lexical channel is studied by ``benchmarks/pearl_lexical_channel.py study``.
+* the model-level lexical channel is studied by ``experiments/pearl/lexical_channel.py study``.
 * ``evaluate``: combinations on any split (``--split test`` only for the final report: nothing is chosen there).
 
 Embeddings come from the disk cache of ``benchmarks/matching_vectors.py`` (run it first for the model), so runs are
