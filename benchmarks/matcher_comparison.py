@@ -16,11 +16,19 @@ learned on AutoFJ's dev datasets, ``benchmarks/matching_dev.py``). Exact search,
 
 Rows per second count the right rows (mentions) matched per second of wall time, embedding both tables, fitting the
 TF-IDF vocabulary and building the index included. Models run one after another on a shared machine: the load
-average is recorded.
+average is recorded. ``--vector-cache`` takes the vectors from ``matching_vectors.py``'s cache for the accuracy (the
+same vectors, so the same accuracy) and measures rows/s on an uncached timing sample (every tenth AutoFJ test
+dataset, the first 1,000 YAGO/UMLS pairs). ``suite:<results file>`` adds a row read from a suite run of the same
+protocols (accuracy only): all-mpnet-base-v2 would need hours of single-thread CPU here to encode the 200k strings
+again.
 
-    OMP_NUM_THREADS=1 .venv/bin/python benchmarks/matcher_comparison.py --output results/matching/matcher-comparison.json
+    OMP_NUM_THREADS=1 .venv/bin/python benchmarks/matcher_comparison.py --models rapidfuzz:WRatio tfidf:char \
+        baseline:minilm-l6 suite:results/baseline-mpnet-base.json blend:baseline:minilm-l6 hybrid \
+        --vector-cache --output results/matching/matcher-comparison.json
     .venv/bin/python benchmarks/matcher_comparison.py --from-results results/matching/matcher-comparison.json \
         --docs docs/matching.md --readme README.md     # regenerate the tables only
+    .venv/bin/python benchmarks/matcher_comparison.py --docs docs/matching.md --block matcher-zoo-codebook \
+        --from-results results/matching/matcher-comparison-codebook-2026-11-23.json   # the codebook run
 """
 
 from __future__ import annotations
@@ -30,10 +38,13 @@ import datetime as dt
 import json
 import os
 import platform
+import sys
 import time
 from pathlib import Path
 
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 DEFAULT_MODELS = ["rapidfuzz:WRatio", "tfidf:char", "baseline:minilm-l6", "baseline:mpnet-base",
                   "blend:baseline:minilm-l6", "hybrid"]  # fmt: skip
@@ -43,16 +54,66 @@ GOLD_KB_NOTE = (
 TASK_NAMES = {"autofj_test": "AutoFJ test-40", "autofj": "AutoFJ all-50", "yago": "YAGO‡", "umls": "UMLS‡"}
 
 
-def make_model(spec: str):
-    """A scorer for a model spec; ``blend:<encoder>`` is the reference blend with that encoder."""
+def make_model(spec: str, cached: bool = False):
+    """A scorer for a model spec; ``blend:<encoder>`` is the reference blend with that encoder. ``cached``: the
+    encoder answers from the vector cache of ``matching_vectors.py`` (the same vectors, encoded once)."""
     from phrasezoo.match.specs import make_scorer
+
+    def encoder(name: str):
+        if not cached:
+            return name
+        from matching_dev import CachedEncoder
+
+        return CachedEncoder(name)
 
     if spec.startswith("blend:"):
         from phrasezoo.match.combinations import BLEND
         from phrasezoo.match.hybrid import HybridScorer
 
-        return HybridScorer(spec.split(":", 1)[1], combination=BLEND, progress=False)
-    return make_scorer(spec, progress=False)
+        return HybridScorer(encoder(spec.split(":", 1)[1]), combination=BLEND, progress=False)
+    head, _, rest = spec.partition(":")
+    if head == "hybrid":
+        from phrasezoo.match.hybrid import HybridScorer
+        from phrasezoo.match.scorers import DEFAULT_ENCODER
+
+        return HybridScorer(encoder(rest or DEFAULT_ENCODER), progress=False)
+    if head in ("rapidfuzz", "tfidf"):
+        return make_scorer(spec, progress=False)
+    return make_scorer(encoder(spec), progress=False)
+
+
+def timing_data(data: dict, mentions: int) -> dict:
+    """The timing sample of each task: every tenth AutoFJ test dataset, and the first ``mentions`` YAGO/UMLS pairs
+    (linked against their own gold names, so the KB:mentions ratio of the full task is kept)."""
+    from phrasezoo.evaluation.tasks.autofj import autofj_names
+
+    out = {}
+    for task, value in data.items():
+        if task == "autofj":
+            keep = set(autofj_names("test")[::10])
+            out[task] = [t for t in value if t.name in keep]
+        else:
+            out[task] = (value[0][:mentions], value[1][:mentions])
+    return out
+
+
+def suite_entry(path: str, names: list[str]) -> dict:
+    """A row from a suite results file (``phrasezoo evaluate``: the same protocols, accuracy only): for a model too
+    slow to rerun here. rows/s = rows / seconds of that run (AutoFJ: right rows with a gold match)."""
+    doc = json.loads(Path(path).read_text())
+    tasks = {}
+    for result in doc["results"]:
+        task = result["task"]
+        if task not in ("autofj", "yago", "umls"):
+            continue
+        entry = {"accuracy": result["value"], "rows": result["n"], "seconds": result["seconds"],
+                 "rows_per_second": round(result["n"] / result["seconds"], 1)}  # fmt: skip
+        tasks[task] = entry
+        if task == "autofj":
+            per = result["details"]["per_dataset"]
+            tasks["autofj_test"] = entry | {"accuracy": round(float(np.mean([per[n] for n in names])), 4)}
+    return {"name": f"{doc['model']} (suite run {doc['created'][:10]}, accuracy only)", "spec": doc["model"],
+            "source": path, "tasks": tasks}  # fmt: skip
 
 
 def display_name(spec: str, scorer) -> str:
@@ -111,6 +172,22 @@ def summarise_autofj(result: dict, names: list[str]) -> dict:
     return {k: round(float(np.mean([p[k] for p in per])), 4) for k in per[0]} | {"n_datasets": len(names)}
 
 
+def time_uncached(entry: dict, spec: str, timing: dict, tasks: list[str]) -> None:
+    """Replace ``entry``'s rows/s by those of an uncached scorer on the timing sample (every vector encoded)."""
+    scorer = make_model(spec)
+    entry["timing"] = {}
+    for task in tasks:
+        if task == "autofj":
+            sample = run_autofj(scorer, timing["autofj"], with_auto=False)
+            names = ["autofj", "autofj_test"]
+        else:
+            sample = run_linking(scorer, *timing[task])
+            names = [task]
+        entry["timing"][task] = {k: sample[k] for k in ("rows", "seconds", "rows_per_second")}
+        for name in names:
+            entry["tasks"][name]["rows_per_second"] = sample["rows_per_second"]
+
+
 def run_linking(scorer, mentions: list[str], gold: list[str]) -> dict:
     from phrasezoo.match import link
 
@@ -163,7 +240,7 @@ def precision_table(report: dict) -> str:
              "|---|---:|---:|---:|---:|"]  # fmt: skip
     for model in report["models"]:
         r = model["tasks"].get("autofj_test")
-        if r is None:
+        if r is None or "recall_at_p90" not in r:
             continue
         auto = [_pct(r.get("auto_precision")), _pct(r.get("auto_recall"))]
         lines.append(f"| {model['name']} | {_pct(r['recall_at_p90'])} | {_pct(r['best_f1'])} | " + " | ".join(auto)
@@ -180,12 +257,43 @@ def precision_table(report: dict) -> str:
     return "\n".join(lines) + "\n\n" + "\n".join(notes)
 
 
+def readme_table(report: dict) -> str:
+    """The README's short version: accuracy on the headline tasks and AutoFJ rows/s; details in docs/matching.md."""
+    tasks = [t for t in ("autofj_test", "yago", "umls") if any(t in m["tasks"] for m in report["models"])]
+    lines = ["| matcher | " + " | ".join(f"{TASK_NAMES[t]}" for t in tasks) + " | AutoFJ rows/s |",
+             "|---|" + "---:|" * (len(tasks) + 1)]  # fmt: skip
+    best = {t: max(m["tasks"][t]["accuracy"] for m in report["models"] if t in m["tasks"]) for t in tasks}
+    for model in report["models"]:
+        cells = []
+        for t in tasks:
+            r = model["tasks"].get(t)
+            acc = "–" if r is None else _pct(r["accuracy"])
+            cells.append(f"**{acc}**" if r is not None and r["accuracy"] == best[t] else acc)
+        speed = model["tasks"].get("autofj_test", {}).get("rows_per_second")
+        cells.append("–" if speed is None else f"{speed:,.0f}")
+        lines.append(f"| {model['name']} | " + " | ".join(cells) + " |")
+    note = (f"Accuracy (%); the default was chosen on the other 10 AutoFJ datasets, never on these; ‡ against the "
+            f"gold-name KB. Generated from `results/matching/matcher-comparison.json` (measured "
+            f"{report['created'][:10]}); all-50, precision/recall, rows/s and how: `docs/matching.md`.")  # fmt: skip
+    return "\n".join(lines) + "\n\n" + note
+
+
 def _notes(report: dict) -> list[str]:
-    first = next((m["tasks"]["autofj"] for m in report["models"] if "autofj" in m["tasks"]), None)
+    first = next(
+        (m["tasks"]["autofj"] for m in report["models"] if "autofj" in m["tasks"] and not m.get("source")), None
+    )
     sizes = f" ({first['rows']:,} right rows against {first['left_rows']:,} left rows in all 50)" if first else ""
     split = any("autofj_test" in m["tasks"] for m in report["models"])
     scope = ("over the 40 test datasets (`autofj_test`, the headline) and over all 50 (10 of them, `autofj_dev`, are "
              "where every matching choice was made)" if split else "over all 50 datasets")  # fmt: skip
+    timing = report.get("timing_sample")
+    suite = [m for m in report["models"] if m.get("source")]
+    extra = [f"- rows/s: {timing}." if timing else ""] + [
+        f"- {m['name']}: accuracy (and rows/s: rows / seconds of that run, AutoFJ counting the right rows with a gold "
+        f"match) from `{m['source']}`, the suite harness's run of the same protocols (`phrasezoo evaluate --model "
+        f"{m['spec']} --tasks autofj,yago,umls`); it was not rerun here (hours of CPU time on this machine), so it has "
+        "no precision/recall." for m in suite
+    ]  # fmt: skip
     return [
         f"- AutoFJ: mean accuracy {scope}{sizes}; each right row joined to the whole left table; rows/s = right rows "
         "joined per second over all 50, embedding both tables, TF-IDF fitting and indexing included.",
@@ -193,17 +301,21 @@ def _notes(report: dict) -> list[str]:
         f"- Measured {report['created'][:10]} on {report['machine']} (load average {report['load_average_start']} "
         f"at the start, {report.get('load_average_end', '?')} at the end: a shared machine) with "
         f"`{report['command']}`; {report['zoo_note']}",
-    ]
+    ] + [line for line in extra if line]
 
 
-def write_tables(report: dict, docs: str | None, readme: str | None) -> None:
+def write_tables(report: dict, docs: str | None, readme: str | None, block: str | None = None) -> None:
+    """The docs' blocks (``matcher-comparison``, ``matcher-precision``; or only the accuracy table into ``block``)
+    and the README's short ``fuzzy-join`` block, through the one block writer."""
     from phrasezoo.files import write_readme_table
 
-    if docs:
+    if docs and block:
+        write_readme_table(docs, accuracy_table(report), block)
+    elif docs:
         write_readme_table(docs, accuracy_table(report), "matcher-comparison")
         write_readme_table(docs, precision_table(report), "matcher-precision")
     if readme:
-        write_readme_table(readme, accuracy_table(report), "fuzzy-join")
+        write_readme_table(readme, readme_table(report), "fuzzy-join")
 
 
 def merged(path: str, report: dict, zoo: list[str]) -> dict:
@@ -228,34 +340,43 @@ def save(path: str, report: dict) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--models", nargs="+", default=DEFAULT_MODELS,
-                        help="matchers to run (default: %(default)s); add exported zoo folders by path")  # fmt: skip
+                        help="matchers to run (default: %(default)s); add exported zoo folders by path, and "
+                        "suite:<results file> for a row read from a suite run (accuracy only)")  # fmt: skip
     parser.add_argument("--tasks", default="autofj,yago,umls")
     parser.add_argument("--benchmarks-dir", default=os.environ.get("PHRASEZOO_BENCHMARKS", "../shared/benchmarks"))
     parser.add_argument("--output", help="results JSON (e.g. results/matching/matcher-comparison.json)")
     parser.add_argument("--docs", help="rewrite the matcher-comparison / matcher-precision blocks of this page")
     parser.add_argument("--readme", help="rewrite the fuzzy-join block of this README")
     parser.add_argument("--from-results", help="only regenerate the tables from this results file")
+    parser.add_argument("--block", help="with --from-results: write only the accuracy table, into this block of --docs")
     parser.add_argument("--merge", help="add this run's models to an existing results file (same tasks)")
+    parser.add_argument(
+        "--vector-cache",
+        action="store_true",
+        help="accuracy from the vector cache of matching_vectors.py; rows/s then from an uncached "
+        "run on a timing sample (every tenth AutoFJ test dataset, the first --timing-mentions pairs)",
+    )
+    parser.add_argument("--timing-mentions", type=int, default=1000)
     args = parser.parse_args()
 
     if args.from_results:
-        write_tables(json.loads(Path(args.from_results).read_text()), args.docs, args.readme)
+        write_tables(json.loads(Path(args.from_results).read_text()), args.docs, args.readme, args.block)
         return
 
     from phrasezoo.evaluation.tasks.autofj import autofj_names, read_autofj
 
     tasks = [t.strip() for t in args.tasks.split(",") if t.strip()]
-    zoo = [m for m in args.models if os.path.isdir(m)]
+    zoo = [m for m in args.models if os.path.isdir(m) and not m.startswith("suite:")]
     report = {
         "created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "benchmark": "phrasezoo.match join/link: accuracy and rows per second, exact search, no blocking",
         "machine": f"{platform.machine()} {os.cpu_count()} cores",
         "load_average_start": round(os.getloadavg()[0], 2),
-        "command": ".venv/bin/python benchmarks/matcher_comparison.py"
-        + ("" if args.models == DEFAULT_MODELS else " --models " + " ".join(args.models)),  # fmt: skip
+        "command": " ".join(["OMP_NUM_THREADS=1 .venv/bin/python benchmarks/matcher_comparison.py", *sys.argv[1:]]),
         "zoo_note": ("zoo models measured: " + ", ".join(zoo) if zoo else "no exported zoo model in this run")
         + "; nothing was trained for this benchmark.",
         "autofj_test_datasets": autofj_names("test"),
+        "vector_cache": args.vector_cache,
         "models": [],
     }
     data = {}
@@ -264,9 +385,19 @@ def main() -> None:
     for task in ("yago", "umls"):
         if task in tasks:
             data[task] = read_pairs(Path(args.benchmarks_dir) / task / f"{task}_test_samples.tsv")
+    timing = timing_data(data, args.timing_mentions) if args.vector_cache else {}
+    if args.vector_cache:
+        report["timing_sample"] = (
+            f"rows/s from an uncached run on a sample: AutoFJ {', '.join(t.name for t in timing.get('autofj', []))} "
+            f"(every tenth test dataset); YAGO/UMLS the first {args.timing_mentions} pairs against their own gold "
+            "names; accuracy from the full tasks with the vectors of the cache (the same vectors)"
+        )
     for spec in args.models:
+        if spec.startswith("suite:"):  # a row from a suite results file (accuracy only)
+            report["models"].append(suite_entry(spec.split(":", 1)[1], autofj_names("test")))
+            continue
         started = time.perf_counter()
-        scorer = make_model(spec)
+        scorer = make_model(spec, cached=args.vector_cache)
         entry = {"name": display_name(spec, scorer), "spec": spec,
                  "load_seconds": round(time.perf_counter() - started, 2), "tasks": {}}  # fmt: skip
         for task in tasks:
@@ -282,12 +413,16 @@ def main() -> None:
                 r = entry["tasks"][name]
                 print(f"{entry['name'][:48]:48s} {name:12s} acc {100 * r['accuracy']:5.1f}  "
                       f"{r['rows_per_second']:8.1f} rows/s", flush=True)  # fmt: skip
-        report["models"].append(entry)
         del scorer
+        if args.vector_cache:
+            time_uncached(entry, spec, timing, tasks)
+        report["models"].append(entry)
         report["load_average_end"] = round(os.getloadavg()[0], 2)
         if args.output:  # after every model: an interrupted run keeps what it measured
             save(args.output, merged(args.merge, report, zoo) if args.merge else report)
     report = merged(args.merge, report, zoo) if args.merge else report
+    if args.output:
+        save(args.output, report)
     print(accuracy_table(report))
     print(precision_table(report))
     write_tables(report, args.docs, args.readme)

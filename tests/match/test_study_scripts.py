@@ -94,3 +94,34 @@ def test_comparison_tables_render_from_a_results_file():
     table = matcher_comparison.accuracy_table(report)
     assert "| tfidf:char | **69.6** | 200 | **70.6** | 200 | **86.3** | 300 |" in table
     assert "40.5" in matcher_comparison.precision_table(report)
+    readme = matcher_comparison.readme_table(report)
+    assert "| tfidf:char | **69.6** | **86.3** | 200 |" in readme and "docs/matching.md" in readme
+
+
+def test_a_suite_row_reads_accuracy_and_speed_and_has_no_precision_row(tmp_path):
+    from phrasezoo.evaluation.tasks.autofj import autofj_names
+
+    names = autofj_names()
+    per = {n: (1.0 if n in autofj_names("test") else 0.0) for n in names}
+    doc = {"model": "baseline:mpnet-base", "created": "2026-11-23T13:02:28+00:00", "results": [
+        {"task": "autofj", "value": 0.8, "n": 100, "seconds": 50.0, "details": {"per_dataset": per}},
+        {"task": "yago", "value": 0.81, "n": 10, "seconds": 2.0},
+        {"task": "turney", "value": 0.5, "n": 10, "seconds": 1.0}]}  # fmt: skip
+    path = tmp_path / "suite.json"
+    path.write_text(__import__("json").dumps(doc))
+    entry = matcher_comparison.suite_entry(str(path), autofj_names("test"))
+    assert entry["tasks"]["autofj_test"]["accuracy"] == 1.0 and entry["tasks"]["autofj"]["accuracy"] == 0.8
+    assert entry["tasks"]["yago"]["rows_per_second"] == 5.0 and "turney" not in entry["tasks"]
+    report = {"created": "2026-11-27T00:00:00", "machine": "m", "load_average_start": 1.0, "command": "c",
+              "zoo_note": "z", "models": [entry]}  # fmt: skip
+    assert "| baseline:mpnet-base" not in matcher_comparison.precision_table(report)
+    assert str(path) in matcher_comparison.accuracy_table(report)
+
+
+def test_the_timing_sample_is_every_tenth_test_dataset_and_the_first_mentions():
+    from phrasezoo.evaluation.tasks.autofj import JoinTable, autofj_names
+
+    tables = [JoinTable(n, ["a"], ["a"], {"a": "a"}) for n in autofj_names()]
+    sample = matcher_comparison.timing_data({"autofj": tables, "yago": (list("abcd"), list("abcd"))}, 2)
+    assert [t.name for t in sample["autofj"]] == autofj_names("test")[::10]
+    assert sample["yago"] == (["a", "b"], ["a", "b"])
