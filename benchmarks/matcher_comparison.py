@@ -288,7 +288,7 @@ def _notes(report: dict) -> list[str]:
              "where every matching choice was made)" if split else "over all 50 datasets")  # fmt: skip
     timing = report.get("timing_sample")
     suite = [m for m in report["models"] if m.get("source")]
-    extra = [f"- rows/s: {timing}." if timing else ""] + [
+    extra = [f"- {timing} (one run on a shared machine: a few-percent difference is noise)." if timing else ""] + [
         f"- {m['name']}: accuracy (and rows/s: rows / seconds of that run, AutoFJ counting the right rows with a gold "
         f"match) from `{m['source']}`, the suite harness's run of the same protocols (`phrasezoo evaluate --model "
         f"{m['spec']} --tasks autofj,yago,umls`); it was not rerun here (hours of CPU time on this machine), so it has "
@@ -296,7 +296,8 @@ def _notes(report: dict) -> list[str]:
     ]  # fmt: skip
     return [
         f"- AutoFJ: mean accuracy {scope}{sizes}; each right row joined to the whole left table; rows/s = right rows "
-        "joined per second over all 50, embedding both tables, TF-IDF fitting and indexing included.",
+        f"joined per second {'on the timing sample below' if timing else 'over all 50'}, embedding both tables, "
+        "TF-IDF fitting and indexing included.",
         f"- ‡ YAGO/UMLS: top-1 linking accuracy against a {GOLD_KB_NOTE}.",
         f"- Measured {report['created'][:10]} on {report['machine']} (load average {report['load_average_start']} "
         f"at the start, {report.get('load_average_end', '?')} at the end: a shared machine) with "
