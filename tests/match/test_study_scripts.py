@@ -125,3 +125,17 @@ def test_the_timing_sample_is_every_tenth_test_dataset_and_the_first_mentions():
     sample = matcher_comparison.timing_data({"autofj": tables, "yago": (list("abcd"), list("abcd"))}, 2)
     assert [t.name for t in sample["autofj"]] == autofj_names("test")[::10]
     assert sample["yago"] == (["a", "b"], ["a", "b"])
+
+
+def test_the_committed_tables_are_what_the_results_files_generate(tmp_path):
+    """README's fuzzy-join block and docs/matching.md's comparison blocks equal what the results file renders."""
+    import json
+    import shutil
+
+    root = BENCHMARKS.parent
+    report = json.loads((root / "results/matching/matcher-comparison.json").read_text())
+    for name in ("README.md", "docs/matching.md"):
+        shutil.copy(root / name, tmp_path / Path(name).name)
+    matcher_comparison.write_tables(report, str(tmp_path / "matching.md"), str(tmp_path / "README.md"))
+    for name in ("README.md", "docs/matching.md"):
+        assert (tmp_path / Path(name).name).read_text() == (root / name).read_text(), f"{name} is out of date"
