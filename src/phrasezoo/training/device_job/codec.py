@@ -99,7 +99,11 @@ class StateWriter:
         if isinstance(value, dict):
             items = sorted(value.items(), key=lambda item: repr(item[0])) if self.canonical else value.items()
             keys, values = [k for k, _ in items], [v for _, v in items]
-            return {"__dict__": [self._encode_list(keys, f"{path}.keys"), self._encode_list(values, f"{path}.values")]}
+            if len(values) < COLUMN_MIN_ITEMS:  # small: each value encoded under its own key's path
+                encoded = [self.encode(v, f"{path}[{k!r}]") for k, v in items]
+            else:
+                encoded = self._encode_list(values, f"{path}.values")
+            return {"__dict__": [self._encode_list(keys, f"{path}.keys"), encoded]}
         if isinstance(value, torch.nn.Module):
             raise TypeError(
                 f"cannot pack the module {type(value).__name__} at {path}: only the task's model travels, as weights."
