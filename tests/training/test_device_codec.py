@@ -161,3 +161,22 @@ def test_a_pack_over_the_limit_is_refused_with_the_fix(tmp_path: Path):
     with pytest.raises(PackTooLarge, match=r"over the 0\.1 MiB.*--row-cut on"):
         check_fits(tmp_path, max_mib=0.1)
     assert check_fits(tmp_path, max_mib=1.0)[0] == pytest.approx(300_000 / 2**20)
+
+
+def test_every_methods_task_module_imports_without_the_data_libraries():
+    """The GPU machine has no datasets, spaCy or faiss: a task's module must import without them (its package's
+    ``__init__``, which imports the data builders, is skipped there)."""
+    import subprocess
+    import sys
+
+    from phrasezoo.registry import list_methods
+
+    modules = [f"phrasezoo.methods.{name}.task" for name in list_methods()]
+    code = (
+        "import sys\n"
+        "for n in ('datasets', 'spacy', 'faiss'): sys.modules[n] = None\n"
+        "from phrasezoo.training.device_job.codec import import_module_alone\n"
+        f"for m in {modules!r}: import_module_alone(m)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
