@@ -91,3 +91,22 @@ def test_lexicon_options_complete_defaults_and_refuse_unknown_keys():
     assert lexicon_options(None)["sources"] == ["wordnet"]
     with pytest.raises(ValueError, match="Unknown lexicon options"):
         lexicon_options({"anchor": 8})
+
+
+def test_neighbourhood_subset_keeps_whole_anchor_groups_and_only_kept_neighbours():
+    from phrasezoo.lexicon_distillation import neighbourhood_subset
+
+    n = 40
+    vectors = torch.nn.functional.normalize(torch.randn(n, 5), dim=-1)
+    neighbours = [[(i + k) % n for k in (1, 2, 3, 4)] for i in range(n)]
+    hood = TeacherNeighbourhoods([f"s{i}" for i in range(n)], vectors, neighbours)
+    sub = neighbourhood_subset(hood, 12, seed=1)
+    assert 8 <= len(sub) <= 12 and sub.strings == sorted(sub.strings, key=lambda s: int(s[1:]))
+    index = {s: i for i, s in enumerate(hood.strings)}
+    for row, string in enumerate(sub.strings):
+        assert torch.equal(sub.vectors[row], vectors[index[string]])  # each string keeps its own teacher row
+        kept = [sub.strings[j] for j in sub.neighbours[row]]
+        assert kept == [hood.strings[j] for j in neighbours[index[string]] if hood.strings[j] in sub.strings]
+    assert any(len(row) == 4 for row in sub.neighbours)  # anchors keep their whole neighbourhood
+    assert neighbourhood_subset(hood, 12, seed=1).strings == sub.strings and neighbourhood_subset(hood, 50) is hood
+    assert lexicon_options({"max_strings": 12})["max_strings"] == 12
