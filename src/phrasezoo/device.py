@@ -1,11 +1,11 @@
-"""The GPU job: ``phrasezoo device pack|call|run|unpack`` (also ``python -m phrasezoo.device ...``, which needs no
+"""The GPU job: ``phrasezoo device pack|table|call|run|unpack`` (also ``python -m phrasezoo.device ...``, which needs no
 install: the GPU machine runs it from the source tree with ``PYTHONPATH=src``).
 
 A GPU is lent to this project now and then, for minutes, with no network, no data caches and no data builders, and
 at most 64 MiB may travel to it. So a recipe's run is split in three:
 
 1. ``pack`` (here): the recipe's real initial weights (fp16), tokenizer and training task into ``.devicepack/<name>/``
-   (:mod:`phrasezoo.training.device_job.pack`), checked against the size limits and, by default, trained for two
+   (:mod:`phrasezoo.training.device_job.pack`), checked against the size limits and, by default, trained for three
    steps on this CPU from the pack alone with the data libraries made unimportable (the self-test). It prints the
    one ``run`` tool call that trains it on the GPU.
 2. ``run`` (there): the project's training loop on the pack, for the recipe's steps; fp16 weight shards, the loss
@@ -34,6 +34,9 @@ from typing import Any
 from phrasezoo.recipes import REPO_ROOT
 
 PACK_ROOT = Path(".devicepack")
+PACKS_RECORD = Path("results") / "device-packs.json"
+#: the order the docs list the recipes in: the order the lease plan fires them (docs/gpu-job.md)
+LEASE_ORDER = ["codebook-phrase-gpu", "codebook-sentence-gpu", "uctopic-gpu", "slice-gpu"]
 DEFAULT_TIMEOUT_S = 540
 DEFAULT_DEVICE_MINUTES = 6.5
 REJECTED_SUFFIX = ".rejected"
@@ -79,17 +82,20 @@ def pack_command(args: argparse.Namespace) -> int:
         f"{manifest['returned_weights_mib']} MiB){'; ' + manifest['row_cut']['note'] if manifest['row_cut'] else ''}",
         flush=True,
     )
-    if not args.no_selftest:
-        selftest(out)
+    test = None if args.no_selftest else selftest(out)
     _print_call(out, args.timeout_s)
+    if args.record:
+        record_pack(Path(args.record), out, manifest, test, args.timeout_s)
     return 0
 
 
-def selftest(pack: Path, steps: int = 2) -> None:
+def selftest(pack: Path, steps: int = 3) -> dict[str, Any]:
     """Train ``pack`` for ``steps`` steps per seed on this CPU, from the pack alone, in a fresh process where the
-    data libraries cannot be imported: what the GPU run does, shortened. Raises when it fails."""
+    data libraries cannot be imported: what the GPU run does, shortened. Raises when it fails; returns the seconds
+    per step after the first (one thread)."""
     source = Path(__file__).resolve().parents[1]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(source), os.environ.get("PYTHONPATH")]))}
+    env["OMP_NUM_THREADS"] = "1"
     with tempfile.TemporaryDirectory(prefix="phrasezoo-selftest-") as out:
         command = [sys.executable, "-m", "phrasezoo.device", "run", str(pack), "--out", out, "--device", "cpu",
                    "--max-steps", str(steps), "--forbid-imports", "--budget-minutes", "0"]  # fmt: skip
@@ -98,7 +104,84 @@ def selftest(pack: Path, steps: int = 2) -> None:
         if done.returncode:
             raise SystemExit(f"the pack's self-test failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
         record = json.loads((Path(out) / "run_manifest.json").read_text())
-        print(f">> self-test passed: {record['steps_per_seed']} steps per seed in {record['seconds']:.0f} s")
+        losses = json.loads((Path(out) / "loss_log.json").read_text())
+    first = [r for r in losses if r["seed"] == record["seeds"][0]]
+    per_step = (first[-1]["seconds"] - first[0]["seconds"]) / max(1, first[-1]["step"] - first[0]["step"])
+    print(f">> self-test passed: {steps} steps per seed in {record['seconds']:.0f} s ({per_step:.2f} s/step here)")
+    return {"steps per seed": steps, "cpu seconds per step": round(per_step, 3), "cpu": record["device_name"],
+            "torch threads": record["runs"][0]["facts"].get("torch threads")}  # fmt: skip
+
+
+def record_pack(path: Path, pack: Path, manifest: dict, test: dict | None, timeout_s: int) -> None:
+    """Add this pack's facts and run call to the packs record (``results/device-packs.json``): the docs' table."""
+    from phrasezoo.files import atomic_write_text
+    from phrasezoo.training.device_job.pack import MiB, travel_size
+
+    try:
+        relative = pack.resolve().relative_to(REPO_ROOT.resolve())
+    except ValueError:
+        print(f">> not recorded in {path}: {pack} is outside the repository")
+        return
+    path = REPO_ROOT / path
+    records = json.loads(path.read_text()) if path.exists() else {}
+    records[manifest["recipe_name"]] = {
+        "created": manifest["created"],
+        "commit": manifest["commit"],
+        "data_fingerprint": manifest["data_fingerprint"],
+        "training_examples": manifest["training_examples"],
+        "seeds": manifest["seeds"],
+        "steps_per_seed": manifest["steps_per_seed"],
+        "pack_mib": manifest["pack_mib"],
+        "repository_mib": round(travel_size(REPO_ROOT) / MiB, 2),
+        "returned_weights_mib": manifest["returned_weights_mib"],
+        "row_cut": manifest["row_cut"]["note"] if manifest["row_cut"] else None,
+        "selftest": test,
+        "call": run_call(relative, timeout_s),
+    }
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(path, json.dumps(records, indent=1, sort_keys=True) + "\n")
+
+
+def render_packs(records: dict, order: list[str] | None = None) -> str:
+    """The docs' table of packs and one ``run`` call per recipe, from the packs record."""
+    names = [n for n in (order or []) if n in records] + sorted(set(records) - set(order or []))
+    lines = [
+        "| recipe | runs x steps | training examples | pack (MiB) | with the repository (MiB) | weights back (MiB) "
+        "| CPU self-test (s/step, 1 thread) | packed at |",
+        "|---|:---:|:---:|:---:|:---:|:---:|:---:|---|",
+    ]
+    for name in names:
+        r = records[name]
+        test = r["selftest"] or {}
+        lines.append(
+            f"| {name} | {len(r['seeds'])} x {r['steps_per_seed']:,} | {r['training_examples']:,} | {r['pack_mib']:.1f} "
+            f"| {r['pack_mib'] + r['repository_mib']:.1f} | {r['returned_weights_mib']:.1f} "
+            f"| {test.get('cpu seconds per step', '-')} | {r['commit'][:10] if r['commit'] else '?'} |"
+        )
+    lines.append("")
+    for name in names:
+        r = records[name]
+        lines.append(f"**{name}**" + (f": {r['row_cut']}." if r["row_cut"] else "."))
+        lines += ["", "```json", json.dumps(r["call"], indent=1), "```", ""]
+    lines.append(
+        "Generated from `results/device-packs.json` (written by `phrasezoo device pack ... --record`) with "
+        "`phrasezoo device table --readme docs/gpu-job.md`."
+    )
+    return "\n".join(lines)
+
+
+def table_command(args: argparse.Namespace) -> int:
+    from phrasezoo.files import write_readme_table
+
+    path = REPO_ROOT / args.record
+    if not path.exists():
+        raise FileNotFoundError(f"{path} does not exist: build the packs with `phrasezoo device pack <recipe>` first.")
+    table = render_packs(json.loads(path.read_text()), LEASE_ORDER)
+    if args.readme:
+        write_readme_table(args.readme, table, block="gpu-job-packs")
+    else:
+        print(table)
+    return 0
 
 
 def _print_call(pack: Path, timeout_s: int) -> None:
@@ -192,8 +275,8 @@ def device_facts(record: dict) -> dict[str, Any]:
     """What the card says about where and how the model was trained (with the run's own training facts)."""
     runs = record["runs"]
     facts = dict(runs[0]["facts"])
+    facts.update(record["soup"])
     if len(runs) > 1:
-        facts.update(record["soup"])
         facts["seed"] = [r["seed"] for r in runs]
     minutes = round(record["training_seconds"] / 60, 1)
     facts.update(
@@ -211,8 +294,10 @@ def device_facts(record: dict) -> dict[str, Any]:
     )
     if record["row_cut"]:
         facts["vocabulary rows trained on the GPU"] = record["row_cut"]["note"]
-    if not record["recipe_steps"] or any(r["stopped_by_time_budget"] for r in runs):
-        facts["NOT the recipe's run"] = "fewer steps than planned (a shortened check or the time budget)"
+    if not record["recipe_run"]:
+        facts["NOT the recipe's run"] = (
+            "fewer steps than planned or no soup (a shortened check, or the safety time budget fired)"
+        )
     return facts
 
 
@@ -436,6 +521,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     pack.add_argument("--timeout-s", type=int, default=DEFAULT_TIMEOUT_S, help="timeout_s of the printed call")
     pack.add_argument("--no-selftest", action="store_true", help="skip the two-step CPU run from the pack alone")
     pack.add_argument("--no-progress", action="store_true", help="no progress bars")
+    pack.add_argument("--record", default=str(PACKS_RECORD),
+                      help="add the pack's facts and call to this record (default results/device-packs.json; '' for none)")  # fmt: skip
+    table = sub.add_parser("table", help="the docs' table of packs and their run calls, from the packs record")
+    table.add_argument("--record", default=str(PACKS_RECORD))
+    table.add_argument(
+        "--readme", help="rewrite the <!-- gpu-job-packs:start --> block of this file instead of printing"
+    )
     call = sub.add_parser("call", help="check an existing pack's size and print its run tool call")
     call.add_argument("pack", help="pack folder, e.g. .devicepack/codebook-phrase-gpu")
     call.add_argument("--max-mib", type=float, default=55.0)
@@ -464,7 +556,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     unpack.add_argument("--no-progress", action="store_true")
 
 
-COMMANDS = {"pack": pack_command, "call": call_command, "run": run_command, "unpack": unpack_command}
+COMMANDS = {
+    "pack": pack_command,
+    "table": table_command,
+    "call": call_command,
+    "run": run_command,
+    "unpack": unpack_command,
+}
 
 
 def dispatch(args: argparse.Namespace) -> int:

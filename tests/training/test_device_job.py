@@ -184,3 +184,34 @@ def test_the_run_call_fits_the_tool():
         "--out $OUT" in call["command"] and "tee $OUT/run.log" in call["command"] and "--device cuda" in call["command"]
     )
     assert call["timeout_s"] <= 600 and "PYTHONPATH=src" in call["command"]
+
+
+def test_gpu_recipes_train_10_to_20_times_their_cpu_recipes_steps():
+    from phrasezoo.recipes import list_hub_configs
+
+    gpu = [load_hub_config(name) for name in list_hub_configs()]
+    gpu = [cfg for cfg in gpu if cfg.eval.get("beat_on_dev")]
+    assert len(gpu) >= 4
+    for cfg in gpu:
+        cpu = load_hub_config(cfg.eval["beat_on_dev"]["recipe"])
+        assert cpu.method == cfg.method and cpu.name != cfg.name
+        assert 10 <= cfg.training.max_steps / cpu.training.max_steps <= 20, cfg.name
+
+
+def test_the_docs_hold_each_gpu_recipes_call_and_the_lease_plan():
+    from phrasezoo.device import LEASE_ORDER, PACKS_RECORD, render_packs
+    from phrasezoo.recipes import list_hub_configs
+
+    docs = (REPO_ROOT / "docs" / "gpu-job.md").read_text()
+    gpu = sorted(name for name in list_hub_configs() if load_hub_config(name).eval.get("beat_on_dev"))
+    assert sorted(LEASE_ORDER) == gpu
+    records = json.loads((REPO_ROOT / PACKS_RECORD).read_text())
+    assert sorted(records) == gpu
+    assert render_packs(records, LEASE_ORDER) in docs  # the block is the record's, regenerated
+    for name in gpu:
+        call = run_call(f".devicepack/{name}")
+        assert json.dumps(call, indent=1) in docs and records[name]["call"] == call
+        assert records[name]["pack_mib"] <= 55 and records[name]["pack_mib"] + records[name]["repository_mib"] <= 64
+    plan = docs.split("## The lease plan", 1)[1]
+    assert [plan.index(f"**{name}**") for name in LEASE_ORDER] == sorted(plan.index(f"**{n}**") for n in LEASE_ORDER)
+    assert "give_back" in plan

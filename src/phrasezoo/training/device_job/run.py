@@ -250,11 +250,17 @@ def run_pack(
             del model, task, result
             if device == "cuda":
                 torch.cuda.empty_cache()
+        trained, soup_facts, souped = None, {}, len(run_dirs) == 1
         if len(run_dirs) > 1:
-            trained, soup_facts = write_soup_checkpoint(run_dirs, Path(scratch) / "soup")
-        else:
+            try:
+                trained, soup_facts = write_soup_checkpoint(run_dirs, Path(scratch) / "soup")
+                souped = True
+                soup_facts["soup ingredients"] = [f"seed {seed} ({name})" for seed in seeds]
+            except ValueError as error:  # runs stopped by the time budget at different steps
+                soup_facts = {"model soup": f"not made ({error}): the first run's weights"}
+                runs = runs[:1]
+        if trained is None:
             trained = load_file(str(latest_checkpoint(run_dirs[0] / "checkpoints") / "model.safetensors"))
-            soup_facts = {}
     missing = sorted(set(trainable) - set(trained))
     if missing:
         problems.append(f"the trained state lacks parameters {missing[:5]}")
@@ -298,6 +304,8 @@ def run_pack(
         "steps_per_seed": steps,
         "planned_steps_per_seed": planned,
         "recipe_steps": steps == planned,
+        # the recipe's run: every planned step of every seed, and the soup made
+        "recipe_run": steps == planned and souped and not any(r["stopped_by_time_budget"] for r in runs),
         "runs": runs,
         "soup": soup_facts,
         "training_seconds": round(sum(r["seconds"] for r in runs), 1),
