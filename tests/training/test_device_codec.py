@@ -103,9 +103,11 @@ def test_foreign_objects_and_modules_are_refused_with_their_path():
 
 
 def test_fp16_travel_keeps_buffers_that_fp16_would_break():
-    state = {"weight": torch.randn(4, 3), "probs": torch.tensor([1e-9, 0.5]), "scale": torch.tensor([2.0, 3.0])}
+    vectors = torch.randn(2000, 5)
+    vectors[0, 0] = 1e-9  # a stray tiny component of a word vector may flush to zero
+    state = {"weight": torch.randn(4, 3), "probs": torch.tensor([1e-9, 0.5]), "vectors": vectors}
     out = travel_dtypes(state, parameters=["weight"])
-    assert out["weight"].dtype == torch.float16 and out["scale"].dtype == torch.float16
+    assert out["weight"].dtype == torch.float16 and out["vectors"].dtype == torch.float16
     assert out["probs"].dtype == torch.float32  # 1e-9 would become 0 in fp16
 
 

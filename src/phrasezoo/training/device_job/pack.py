@@ -30,7 +30,7 @@ from typing import Any
 import torch
 from safetensors.torch import save_file
 
-from phrasezoo.files import atomic_write_text
+from phrasezoo.files import atomic_write_text, current_umask
 from phrasezoo.recipes import HubConfig
 from phrasezoo.training.device_job.codec import task_fingerprint, write_task_state
 from phrasezoo.training.device_job.weights import (
@@ -258,6 +258,8 @@ def build_pack(
             f"{cfg.name}: the trained weights ({returned / MiB:.1f} MiB in fp16) would not come back in "
             f"{shards_allowed} shards of {SHARD_MIB:g} MiB; cut rows (--row-cut on) or train a smaller model."
         )
+    for path in out.rglob("*"):  # safetensors writes owner-only files; a pack is plain data
+        path.chmod((0o777 if path.is_dir() else 0o666) & ~current_umask())
     commit = git_commit(repo or Path.cwd())
     files = {
         str(p.relative_to(out)): {"bytes": p.stat().st_size, "sha256": sha256_file(p)}

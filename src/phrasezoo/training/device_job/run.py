@@ -110,6 +110,11 @@ class _StepClock:
             print(f"   {self.label}: step {done}/{self.total}, {rate:.3f} s/step", flush=True)
         return self.make_batch(indices, rng)
 
+    def median_step(self) -> float | None:
+        """Median seconds between step starts (the first step, with its warm-up, left out)."""
+        gaps = sorted(b - a for a, b in zip(self.stamps[1:], self.stamps[2:]))
+        return round(gaps[len(gaps) // 2], 4) if gaps else None
+
     def seconds_at(self, step: int, end: float) -> float:
         """Seconds from the first step's start to the end of ``step`` (1-based)."""
         finish = self.stamps[step] if step < len(self.stamps) else end
@@ -239,6 +244,7 @@ def run_pack(
                     "planned_steps": planned,
                     "seconds": round(result.seconds, 1),
                     "seconds_per_step": round(result.seconds / max(result.steps, 1), 4),
+                    "seconds_per_step_median": clock.median_step(),
                     "stopped_by_time_budget": result.stopped_early,
                     "last_losses": {k: round(v, 4) for k, v in result.last_losses.items()},
                     "facts": facts,
