@@ -347,22 +347,29 @@ def _results_files(cfg) -> list[Path]:
     return [cfg.results_path, cfg.results_path.with_name(f"{cfg.name}-dev-selection.json")]
 
 
-def _reject(cfg, backup: Path | None) -> Path:
-    """Keep the candidate aside as ``outputs/<name>.rejected/`` and put a released model back."""
+def _restore(cfg, backup: Path | None, keep_as: Path | None = None) -> None:
+    """Take the candidate (``outputs/<name>/`` and the name's results files) out of the way, into ``keep_as`` or
+    deleted, and put what :func:`_move_aside` kept back in place."""
     output = cfg.output_dir
-    rejected = output.with_name(output.name + REJECTED_SUFFIX)
-    if rejected.exists():
-        shutil.rmtree(rejected)
-    shutil.move(str(output), str(rejected))
+    if keep_as is not None:
+        if keep_as.exists():
+            shutil.rmtree(keep_as)
+        if output.exists():
+            shutil.move(str(output), str(keep_as))
+    elif output.exists():
+        shutil.rmtree(output)
     for path in _results_files(cfg):
         if path.exists():
-            shutil.move(str(path), str(rejected / path.name))
+            if keep_as is not None and keep_as.exists():
+                shutil.move(str(path), str(keep_as / path.name))
+            else:
+                path.unlink()
     if backup is not None:
-        for path in (backup / "results").glob("*") if (backup / "results").exists() else []:
+        kept = backup / "results"
+        for path in kept.glob("*") if kept.exists() else []:
             shutil.move(str(path), str(cfg.results_path.parent / path.name))
-        shutil.rmtree(backup / "results", ignore_errors=True)
+        shutil.rmtree(kept, ignore_errors=True)
         shutil.move(str(backup), str(output))
-    return rejected
 
 
 def unpack_command(args: argparse.Namespace) -> int:
@@ -380,11 +387,11 @@ def unpack_command(args: argparse.Namespace) -> int:
         selection = _export_and_select(cfg, model, merged, initial, record, losses, facts, args)
         comparison = compare_on_dev(cfg, selection, record, progress=not args.no_progress)
     except BaseException:
-        if backup is not None and not cfg.output_dir.exists():
-            shutil.move(str(backup), str(cfg.output_dir))
+        _restore(cfg, backup)  # a failed unpack leaves things as they were; run it again once fixed
         raise
     if comparison is not None and not comparison["beats"]:
-        rejected = _reject(cfg, backup)
+        rejected = cfg.output_dir.with_name(cfg.output_dir.name + REJECTED_SUFFIX)
+        _restore(cfg, backup, keep_as=rejected)
         print(f">> NOT published: {comparison['verdict']}; the candidate is in {rejected}/", flush=True)
         return 3
     if backup is not None:

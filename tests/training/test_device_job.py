@@ -160,6 +160,24 @@ def test_unpack_refuses_a_candidate_that_does_not_beat_its_recipe_on_dev(trip, t
     assert (rejected / "model.safetensors").exists() and not (tmp_path / "outputs" / "device-tiny.previous").exists()
 
 
+def test_a_failed_unpack_leaves_the_released_model_in_place(trip, tmp_path, monkeypatch):
+    import phrasezoo.evaluation.dev_comparison as comparison
+
+    monkeypatch.chdir(tmp_path)
+    released = tmp_path / "outputs" / "device-tiny"
+    released.mkdir(parents=True)
+    (released / "config.json").write_text("{}")
+
+    def missing(*args, **kwargs):
+        raise FileNotFoundError("No dev scores of the CPU recipe")
+
+    monkeypatch.setattr(comparison, "compare_on_dev", missing)
+    with pytest.raises(FileNotFoundError, match="No dev scores"):
+        device_main(["unpack", str(trip["out"]), "--no-eval", "--no-progress"])
+    assert sorted(p.name for p in (tmp_path / "outputs").iterdir()) == ["device-tiny"]
+    assert [p.name for p in released.iterdir()] == ["config.json"]
+
+
 def test_unpack_checks_the_returned_files(trip, tmp_path):
     broken = tmp_path / "out"
     shutil.copytree(trip["out"], broken)
