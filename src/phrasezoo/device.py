@@ -373,11 +373,17 @@ def _restore(cfg, backup: Path | None, keep_as: Path | None = None) -> None:
 
 
 def unpack_command(args: argparse.Namespace) -> int:
-    from phrasezoo.evaluation.dev_comparison import compare_on_dev
+    from phrasezoo.evaluation.dev_comparison import compare_on_dev, rule_scores
 
     folder = Path(args.source)
     record, trained, losses = read_run(folder)
     cfg, overrides = _unpack_recipe(record, args)
+    if args.no_eval and cfg.eval.get("beat_on_dev"):
+        raise ValueError(
+            f"{cfg.name} is published only if it beats {cfg.eval['beat_on_dev'].get('recipe')} on dev: --no-eval "
+            "would skip that comparison. Unpack it without --no-eval."
+        )
+    rule = None if args.no_eval else rule_scores(cfg, progress=not args.no_progress)  # fails fast when missing
     model, initial = _local_model(cfg, record)
     merged = merge_trained(initial, trained, record, cfg.training)
     facts = device_facts(record)
@@ -385,7 +391,7 @@ def unpack_command(args: argparse.Namespace) -> int:
     backup = _move_aside(cfg)
     try:
         selection = _export_and_select(cfg, model, merged, initial, record, losses, facts, args)
-        comparison = compare_on_dev(cfg, selection, record, progress=not args.no_progress)
+        comparison = None if args.no_eval else compare_on_dev(cfg, selection, record, not args.no_progress, rule)
     except BaseException:
         _restore(cfg, backup)  # a failed unpack leaves things as they were; run it again once fixed
         raise

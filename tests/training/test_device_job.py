@@ -150,10 +150,11 @@ def test_unpack_refuses_a_candidate_that_does_not_beat_its_recipe_on_dev(trip, t
     (released / "config.json").write_text("{}")  # an earlier release of this recipe
     (tmp_path / "results").mkdir()
     (tmp_path / "results" / "device-tiny.json").write_text('{"released": true}')
+    monkeypatch.setattr(comparison, "rule_scores", lambda cfg, progress=True: ("device-mini", [], {}, "results/"))
     monkeypatch.setattr(
         comparison, "compare_on_dev", lambda cfg, *a, **k: {"beats": False, "verdict": "0.1 vs 0.2: does not beat it"}
     )
-    assert device_main(["unpack", str(trip["out"]), "--no-eval", "--no-progress"]) == 3
+    assert device_main(["unpack", str(trip["out"]), "--no-progress"]) == 3
     assert (released / "config.json").read_text() == "{}"  # the release is back in place, untouched
     assert (tmp_path / "results" / "device-tiny.json").read_text() == '{"released": true}'
     rejected = tmp_path / "outputs" / "device-tiny.rejected"
@@ -171,9 +172,10 @@ def test_a_failed_unpack_leaves_the_released_model_in_place(trip, tmp_path, monk
     def missing(*args, **kwargs):
         raise FileNotFoundError("No dev scores of the CPU recipe")
 
+    monkeypatch.setattr(comparison, "rule_scores", lambda cfg, progress=True: ("device-mini", [], {}, "results/"))
     monkeypatch.setattr(comparison, "compare_on_dev", missing)
     with pytest.raises(FileNotFoundError, match="No dev scores"):
-        device_main(["unpack", str(trip["out"]), "--no-eval", "--no-progress"])
+        device_main(["unpack", str(trip["out"]), "--no-progress"])
     assert sorted(p.name for p in (tmp_path / "outputs").iterdir()) == ["device-tiny"]
     assert [p.name for p in released.iterdir()] == ["config.json"]
 

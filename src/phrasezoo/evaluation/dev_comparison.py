@@ -65,23 +65,35 @@ def recipe_dev_scores(recipe: str, tasks: list[str], progress: bool = True) -> t
     )
 
 
-def compare_on_dev(cfg, selection: dict[str, Any] | None, record: dict | None = None, progress: bool = True):
-    """The comparison of ``cfg``'s exported model with the recipe named in ``eval.beat_on_dev``, written to
-    ``results/<name>-dev-comparison.json``; None when the recipe states no such rule."""
+def rule_scores(cfg, progress: bool = True) -> tuple[str, list[str], dict[str, float], str] | None:
+    """``(recipe to beat, dev tasks, its scores, where they came from)`` for ``cfg``'s ``eval.beat_on_dev`` rule, or
+    None without one. Raises when the scores are not to be had (call it before any long work)."""
     rule = cfg.eval.get(RULE_KEY)
     if not rule:
         return None
     if not isinstance(rule, dict) or "recipe" not in rule:
         raise ValueError(f"eval.{RULE_KEY} of {cfg.name} must be a mapping with a 'recipe' (and optional 'tasks').")
     tasks = resolve_dev_tasks(rule.get("tasks"))
-    against = rule["recipe"]
+    scores, source = recipe_dev_scores(rule["recipe"], tasks, progress)
+    return rule["recipe"], tasks, scores, source
+
+
+def compare_on_dev(
+    cfg, selection: dict[str, Any] | None, record: dict | None = None, progress: bool = True, rule=None
+) -> dict[str, Any] | None:
+    """The comparison of ``cfg``'s exported model with the recipe named in ``eval.beat_on_dev``, written to
+    ``results/<name>-dev-comparison.json``; None when the recipe states no such rule. ``rule``: what
+    :func:`rule_scores` returned, if it was called already."""
+    rule = rule or rule_scores(cfg, progress)
+    if rule is None:
+        return None
+    against, tasks, theirs, their_source = rule
     ours: dict[str, float] = {}
     if selection and set(tasks) <= set(selection["dev_tasks"]):
         ours, where = chosen_scores(selection), "its dev selection (chosen row)"
     if not set(tasks) <= set(ours):
         doc = evaluate_dev(str(cfg.output_dir), tasks=tasks, progress=progress)
         ours, where = dev_document_scores(doc), f"the dev suite on {cfg.output_dir}/"
-    theirs, their_source = recipe_dev_scores(against, tasks, progress)
     shared = [t for t in tasks if t in ours and t in theirs]
     if not shared:
         raise RuntimeError(f"No dev task scored both {cfg.name} and {against}; nothing to compare.")
