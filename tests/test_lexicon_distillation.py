@@ -93,20 +93,35 @@ def test_lexicon_options_complete_defaults_and_refuse_unknown_keys():
         lexicon_options({"anchor": 8})
 
 
-def test_neighbourhood_subset_keeps_whole_anchor_groups_and_only_kept_neighbours():
-    from phrasezoo.lexicon_distillation import neighbourhood_subset
+def test_max_strings_draws_a_seeded_subset_before_the_teacher_embeds_it(monkeypatch):
+    import phrasezoo.data.benchmark_filter as benchmark_filter
+    import phrasezoo.data.dev_sets as dev_sets
+    import phrasezoo.data.lexicon_vocabulary as vocabulary
+    import phrasezoo.lexicon_distillation as lexicon
+    import phrasezoo.resources as resources
 
-    n = 40
-    vectors = torch.nn.functional.normalize(torch.randn(n, 5), dim=-1)
-    neighbours = [[(i + k) % n for k in (1, 2, 3, 4)] for i in range(n)]
-    hood = TeacherNeighbourhoods([f"s{i}" for i in range(n)], vectors, neighbours)
-    sub = neighbourhood_subset(hood, 12, seed=1)
-    assert 8 <= len(sub) <= 12 and sub.strings == sorted(sub.strings, key=lambda s: int(s[1:]))
-    index = {s: i for i, s in enumerate(hood.strings)}
-    for row, string in enumerate(sub.strings):
-        assert torch.equal(sub.vectors[row], vectors[index[string]])  # each string keeps its own teacher row
-        kept = [sub.strings[j] for j in sub.neighbours[row]]
-        assert kept == [hood.strings[j] for j in neighbours[index[string]] if hood.strings[j] in sub.strings]
-    assert any(len(row) == 4 for row in sub.neighbours)  # anchors keep their whole neighbourhood
-    assert neighbourhood_subset(hood, 12, seed=1).strings == sub.strings and neighbourhood_subset(hood, 50) is hood
-    assert lexicon_options({"max_strings": 12})["max_strings"] == 12
+    class NoBlocklist:
+        def matches(self, text, mode):
+            return False
+
+        def item_matches(self, items, mode):
+            return False
+
+    embedded = []
+
+    def fake_neighbourhoods(strings, teacher, k, keep_pair=None, progress=True):
+        embedded.append(sorted(strings))
+        vectors = torch.nn.functional.normalize(torch.randn(len(strings), 4), dim=-1)
+        return TeacherNeighbourhoods(sorted(strings), vectors, [[(i + 1) % len(strings)] for i in range(len(strings))])
+
+    monkeypatch.setattr(benchmark_filter, "load_blocklist", NoBlocklist)
+    monkeypatch.setattr(dev_sets, "dev_set_strings", lambda progress=True: {"held out"})
+    monkeypatch.setattr(vocabulary, "lexicon_strings", lambda sources, wordnet=None: [f"w{i}" for i in range(50)])
+    monkeypatch.setattr(resources, "load_wordnet", lambda: None)
+    monkeypatch.setattr(lexicon, "teacher_neighbourhoods", fake_neighbourhoods)
+    term = lexicon.build_lexicon_distillation({"max_strings": 12, "neighbours": 1}, "teacher", None, progress=False)
+    again = lexicon.build_lexicon_distillation({"max_strings": 12, "neighbours": 1}, "teacher", None, progress=False)
+    whole = lexicon.build_lexicon_distillation({"neighbours": 1}, "teacher", None, progress=False)
+    assert len(embedded[0]) == 12 and embedded[0] == embedded[1]  # only the drawn strings are embedded, seeded
+    assert set(embedded[0]) < set(embedded[2]) and len(embedded[2]) == 50
+    assert len(term.neighbourhoods) == 12 and len(whole.neighbourhoods) == 50 and again.anchors == term.anchors

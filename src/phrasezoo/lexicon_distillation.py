@@ -41,8 +41,8 @@ LEXICON_DEFAULTS: dict[str, Any] = {
     "group": 7,  # neighbours drawn per anchor (of its `neighbours` nearest under the teacher)
     "neighbours": 16,  # teacher neighbours kept per string
     "temperature": 0.05,  # softmax temperature of both rankings
-    # keep at most this many strings (None: all): random anchors with their whole neighbourhoods, for a run whose
-    # teacher rows must travel in a few MiB (the GPU job); see neighbourhood_subset
+    # at most this many strings (None: all), drawn at random (seeded) before the teacher embeds them, neighbourhoods
+    # found within them: for a run whose teacher rows must travel in a few MiB (the GPU job)
     "max_strings": None,
 }
 
@@ -123,32 +123,6 @@ def teacher_neighbourhoods(
     return TeacherNeighbourhoods(strings=ordered, vectors=rows.vectors, neighbours=neighbours)
 
 
-def neighbourhood_subset(hood: TeacherNeighbourhoods, max_strings: int, seed: int = 0) -> TeacherNeighbourhoods:
-    """At most ``max_strings`` of ``hood``'s strings: random anchors (seeded), each with all its neighbours, while
-    they fit; every kept string's neighbours are then restricted to the kept strings (an anchor keeps all of its
-    own, a string kept as someone's neighbour keeps those of its neighbours that were kept)."""
-    if max_strings < 3:
-        raise ValueError(f"lexicon max_strings must be >= 3, got {max_strings}.")
-    if len(hood) <= max_strings:
-        return hood
-    order = list(range(len(hood)))
-    random.Random(seed).shuffle(order)
-    kept: dict[int, None] = {}
-    for anchor in order:
-        new = [i for i in dict.fromkeys([anchor, *hood.neighbours[anchor]]) if i not in kept]
-        if len(kept) + len(new) <= max_strings:
-            kept.update(dict.fromkeys(new))
-        if len(kept) >= max_strings:
-            break
-    keep = sorted(kept)
-    position = {old: new for new, old in enumerate(keep)}
-    return TeacherNeighbourhoods(
-        strings=[hood.strings[i] for i in keep],
-        vectors=hood.vectors[torch.tensor(keep, dtype=torch.long)].contiguous(),
-        neighbours=[[position[j] for j in hood.neighbours[i] if j in position] for i in keep],
-    )
-
-
 class LexiconDistillation:
     """Draws a lexicon batch per step and scores the student's ranking of it against the teacher's."""
 
@@ -213,6 +187,9 @@ def build_lexicon_distillation(
     logger.info(
         "lexicon: %d of %d strings kept after the benchmark (%s) and dev-suite filters", len(kept), len(strings), mode
     )
+    if opts["max_strings"] is not None and len(kept) > int(opts["max_strings"]):
+        kept = random.Random(0).sample(sorted(set(kept)), int(opts["max_strings"]))
+        logger.info("lexicon: %d strings drawn at random by max_strings", len(kept))
     if len(kept) < 3:
         raise ValueError("The lexicon holds fewer than 3 strings after the filters; check its sources.")
     neighbourhoods = teacher_neighbourhoods(
@@ -222,7 +199,4 @@ def build_lexicon_distillation(
         keep_pair=lambda a, b: not blocklist.item_matches([a, b], mode),
         progress=progress,
     )
-    if opts["max_strings"] is not None:
-        neighbourhoods = neighbourhood_subset(neighbourhoods, int(opts["max_strings"]))
-        logger.info("lexicon: %d strings kept by max_strings", len(neighbourhoods))
     return LexiconDistillation(neighbourhoods, int(opts["anchors"]), int(opts["group"]), float(opts["temperature"]))
