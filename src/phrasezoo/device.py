@@ -193,14 +193,39 @@ def _print_call(pack: Path, timeout_s: int) -> None:
 
 
 def call_command(args: argparse.Namespace) -> int:
-    from phrasezoo.training.device_job.pack import check_fits, read_manifest
+    from phrasezoo.training.device_job.pack import check_fits, read_manifest, verify_files
 
     pack = Path(args.pack)
     manifest = read_manifest(pack)
+    verify_files(pack, manifest)
     size, tree = check_fits(pack, args.max_mib, REPO_ROOT)
     print(f">> {manifest['recipe_name']}: pack {size:.1f} MiB + repository {tree or 0:.1f} MiB travel")
+    rebuild = f"rebuild it with `phrasezoo device pack {manifest['recipe_name']}`"
+    changed = _recipe_changes(manifest)
+    if changed:
+        print(f"error: the recipe changed since it was packed ({', '.join(changed[:5])}): {rebuild}.", file=sys.stderr)
+        return 2
+    if (
+        manifest.get("commit")
+        and subprocess.run(
+            ["git", "diff", "--quiet", manifest["commit"], "--", "src/"], cwd=REPO_ROOT, capture_output=True
+        ).returncode
+    ):
+        print(f">> note: src/ changed since the pack was built at {manifest['commit'][:10]}; if the change touches "
+              f"training or the recipe's data, {rebuild}.")  # fmt: skip
+    if not args.no_selftest:
+        selftest(pack, steps=1)  # this tree trains this pack: what the lease will run
     _print_call(pack, args.timeout_s)
     return 0
+
+
+def _recipe_changes(manifest: dict) -> list[str]:
+    """Keys of the recipe that changed since the pack was built (what its weights would be trained under)."""
+    from phrasezoo.recipes import hub_config_from_dict, load_hub_config
+    from phrasezoo.training.recipe_guard import changed_keys, training_recipe
+
+    current = load_hub_config(manifest.get("recipe_source") or manifest["recipe_name"], manifest["overrides"])
+    return changed_keys(training_recipe(hub_config_from_dict(manifest["recipe"])), training_recipe(current))
 
 
 # ------------------------------------------------------------------------------------------------------- run
@@ -539,10 +564,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     table.add_argument(
         "--readme", help="rewrite the <!-- gpu-job-packs:start --> block of this file instead of printing"
     )
-    call = sub.add_parser("call", help="check an existing pack's size and print its run tool call")
+    call = sub.add_parser("call", help="check an existing pack (files, size, recipe, one CPU step), print its call")
     call.add_argument("pack", help="pack folder, e.g. .devicepack/codebook-phrase-gpu")
     call.add_argument("--max-mib", type=float, default=55.0)
     call.add_argument("--timeout-s", type=int, default=DEFAULT_TIMEOUT_S)
+    call.add_argument("--no-selftest", action="store_true", help="skip the one-step CPU run from the pack alone")
     run = sub.add_parser("run", help="train a pack (on the GPU machine) and write what comes back to --out")
     run.add_argument("pack", help="pack folder")
     run.add_argument("--out", required=True, help="folder for the shards, loss log and manifest ($OUT there)")
