@@ -302,6 +302,7 @@ def device_facts(record: dict) -> dict[str, Any]:
     if len(runs) > 1:
         facts["seed"] = [r["seed"] for r in runs]
     minutes = round(record["training_seconds"] / 60, 1)
+    facts["training date"] = facts.pop("trained on", None)
     facts.update(
         {
             "trained on": f"{record['device_name']} ({record['device']}, {record['host']['cpu_cores']} CPU cores), "

@@ -211,7 +211,7 @@ def run_pack(
             left = None
             if budget:
                 spent = (time.monotonic() - started) / 60
-                left = max(0.5, (budget - spent) / (len(seeds) - i))
+                left = round(max(0.5, (budget - spent) / (len(seeds) - i)), 2)
             training = dataclasses.replace(
                 cfg.training,
                 seed=seed,
