@@ -35,8 +35,6 @@ from phrasezoo.recipes import REPO_ROOT
 
 PACK_ROOT = Path(".devicepack")
 PACKS_RECORD = Path("results") / "device-packs.json"
-#: the order the docs list the recipes in: the order the lease plan fires them (docs/gpu-job.md)
-LEASE_ORDER = ["codebook-phrase-gpu", "codebook-sentence-gpu", "uctopic-gpu", "slice-gpu"]
 DEFAULT_TIMEOUT_S = 540
 DEFAULT_DEVICE_MINUTES = 6.5
 REJECTED_SUFFIX = ".rejected"
@@ -140,9 +138,10 @@ def record_pack(path: Path, pack: Path, manifest: dict, test: dict | None, timeo
     atomic_write_text(path, json.dumps(dict(sorted(records.items())), indent=1) + "\n")
 
 
-def render_packs(records: dict, order: list[str] | None = None) -> str:
-    """The docs' table of packs and one ``run`` call per recipe, from the packs record."""
-    names = [n for n in (order or []) if n in records] + sorted(set(records) - set(order or []))
+def render_packs(records: dict) -> str:
+    """The docs' table of packs and one ``run`` call per recipe, from the packs record (the order to fire them in
+    is the lease plan's, in docs/gpu-job.md)."""
+    names = sorted(records)
     lines = [
         "| recipe | runs x steps | training examples | pack (MiB) | with the repository (MiB) | weights back (MiB) "
         "| self-test | packed at |",
@@ -174,7 +173,7 @@ def table_command(args: argparse.Namespace) -> int:
     path = REPO_ROOT / args.record
     if not path.exists():
         raise FileNotFoundError(f"{path} does not exist: build the packs with `phrasezoo device pack <recipe>` first.")
-    table = render_packs(json.loads(path.read_text()), LEASE_ORDER)
+    table = render_packs(json.loads(path.read_text()))
     if args.readme:
         write_readme_table(args.readme, table, block="gpu-job-packs")
     else:

@@ -24,14 +24,7 @@ from phrasezoo.training.device_job.weights import untouched_row_factor
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 RECIPE = Path(__file__).with_name("device_tiny.yaml")
-CORPUS = [
-    "The old harbour was busy. Fishing boats unloaded fresh cod every morning. Local markets sold the fish quickly.",
-    "A man is slicing a tomato. The kitchen smelled of basil and garlic. Dinner was served at eight.",
-    "Heavy rain flooded the narrow valley road. Rescue teams reached the stranded drivers by boat. "
-    "The storm moved east overnight.",
-    "Solar panels convert sunlight into electricity. Modern solar cells reach high efficiency. "
-    "Cheap electricity helps rural villages.",
-] * 3
+CORPUS = Path(__file__).with_name("device_tiny_corpus.txt")  # 12 short documents, one a line
 BLOCKER = """\
 import atexit, json, os, sys
 BLOCKED = ("datasets", "spacy", "faiss")
@@ -46,9 +39,7 @@ atexit.register(lambda: open(os.environ["BLOCK_REPORT"], "w").write(
 def trip(tmp_path_factory, benchmarks_dir):
     """Pack the tiny recipe and run it on CPU in a subprocess where the data libraries cannot be imported."""
     root = tmp_path_factory.mktemp("device")
-    corpus = root / "corpus.txt"
-    corpus.write_text("\n".join(CORPUS) + "\n", encoding="utf8")
-    overrides = [f"data.corpus={corpus}", f"data.benchmarks_dir={benchmarks_dir}"]
+    overrides = [f"data.corpus={CORPUS}", f"data.benchmarks_dir={benchmarks_dir}"]
     cfg = load_hub_config(RECIPE, overrides)
     extra = {"recipe_source": str(RECIPE), "device_minutes": 5.0}
     manifest = build_pack(cfg, overrides, root / "pack", row_cut="on", progress=False, extra=extra)
@@ -219,19 +210,19 @@ def test_gpu_recipes_train_10_to_20_times_their_cpu_recipes_steps():
 
 
 def test_the_docs_hold_each_gpu_recipes_call_and_the_lease_plan():
-    from phrasezoo.device import LEASE_ORDER, PACKS_RECORD, render_packs
+    from phrasezoo.device import PACKS_RECORD, render_packs
     from phrasezoo.recipes import list_hub_configs
 
     docs = (REPO_ROOT / "docs" / "gpu-job.md").read_text()
     gpu = sorted(name for name in list_hub_configs() if load_hub_config(name).eval.get("beat_on_dev"))
-    assert sorted(LEASE_ORDER) == gpu
     records = json.loads((REPO_ROOT / PACKS_RECORD).read_text())
     assert sorted(records) == gpu
-    assert render_packs(records, LEASE_ORDER) in docs  # the block is the record's, regenerated
+    assert render_packs(records) in docs  # the block is the record's, regenerated
     for name in gpu:
         call = run_call(f".devicepack/{name}")
         assert json.dumps(call, indent=1) in docs and records[name]["call"] == call
         assert records[name]["pack_mib"] <= 55 and records[name]["pack_mib"] + records[name]["repository_mib"] <= 64
-    plan = docs.split("## The lease plan", 1)[1]
-    assert [plan.index(f"**{name}**") for name in LEASE_ORDER] == sorted(plan.index(f"**{n}**") for n in LEASE_ORDER)
+    plan = docs.split("## The lease plan", 1)[1].split("\n## ", 1)[0]
+    fired = re.findall(r"^\d+\. \*\*([a-z0-9-]+)\*\*", plan, flags=re.MULTILINE)
+    assert sorted(fired) == gpu  # every GPU recipe has its place in the order the leases fire them
     assert "give_back" in plan
