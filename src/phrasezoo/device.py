@@ -122,7 +122,9 @@ def record_pack(path: Path, pack: Path, manifest: dict, test: dict | None, timeo
     records = json.loads(path.read_text()) if path.exists() else {}
     records[manifest["recipe_name"]] = {
         "created": manifest["created"],
+        "overrides": manifest["overrides"],
         "commit": manifest["commit"],
+        "dirty": manifest["dirty"],
         "data_fingerprint": manifest["data_fingerprint"],
         "training_examples": manifest["training_examples"],
         "seeds": manifest["seeds"],
