@@ -67,11 +67,14 @@ def device_seeds(training) -> list[int]:
 
 
 def git_commit(repo: Path) -> dict[str, Any]:
-    """The checkout's commit and whether tracked files differ from it."""
+    """The checkout's commit and whether its code or recipes (``src/``, ``hub_configs/``) differ from it."""
     try:
         head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True, text=True, check=True)
         status = subprocess.run(
-            ["git", "status", "--porcelain", "--untracked-files=no"], cwd=repo, capture_output=True, text=True
+            ["git", "status", "--porcelain", "--untracked-files=no", "--", "src", "hub_configs"],
+            cwd=repo,
+            capture_output=True,
+            text=True,
         )
         return {"commit": head.stdout.strip(), "dirty": bool(status.stdout.strip())}
     except (OSError, subprocess.CalledProcessError):
