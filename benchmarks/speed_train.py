@@ -91,11 +91,11 @@ def write_pack(out: Path, meta: dict, training: dict, model, task, lexicon_strin
 def pack(args: argparse.Namespace) -> None:
     from accelerate import Accelerator
 
-    from phrasezoo.recipes import load_hub_config
+    from phrasezoo.recipes import load_recipe
     from phrasezoo.registry import create_model, validate_recipe
     from phrasezoo.training.trainer import seed_everything
 
-    cfg = load_hub_config(args.config, args.overrides)
+    cfg = load_recipe(args.config, args.overrides)
     method = validate_recipe(cfg)
     accelerator = Accelerator(cpu=True)
     seed_everything(cfg.training.seed)

@@ -44,3 +44,11 @@ if [ ! -x /usr/bin/chromium ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/
     || (apt-get update -q >/dev/null 2>&1 && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium >/dev/null 2>&1)) \
     || echo ">> chromium not installed: the Space screenshot tests will be skipped"
 fi
+# Java 17 for pyspark (phrasezoo.integrations.splink on Spark; its tests start local Spark). Debian's package,
+# installed only when we can; Debian 12 ships openjdk-17.
+if ! command -v java >/dev/null && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+  echo ">> installing Debian openjdk-17-jre-headless (Java for Spark)"
+  (DEBIAN_FRONTEND=noninteractive apt-get install -y -q openjdk-17-jre-headless >/dev/null 2>&1 \
+    || (apt-get update -q >/dev/null 2>&1 && DEBIAN_FRONTEND=noninteractive apt-get install -y -q openjdk-17-jre-headless >/dev/null 2>&1)) \
+    || echo ">> Java not installed: the Spark tests of the splink integration will fail (apt-get install openjdk-17-jre-headless)"
+fi

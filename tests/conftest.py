@@ -37,6 +37,18 @@ def fresh_cache(tmp_path_factory, monkeypatch):
     return path
 
 
+@pytest.fixture(scope="module")
+def one_thread():
+    """One torch thread for a module of tiny-tensor tests (thread hand-offs cost more than they save on a shared
+    CPU); the count is restored afterwards. Use it with ``pytestmark = pytest.mark.usefixtures("one_thread")``."""
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
 @pytest.fixture(scope="session")
 def nlp():
     """The embedded spaCy pipeline."""
@@ -47,6 +59,6 @@ def nlp():
 
 @pytest.fixture(scope="session")
 def wordnet():
-    from phrasezoo.data.lexicon import get_wordnet
+    from phrasezoo.data.wordnet import get_wordnet
 
     return get_wordnet()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from phrasezoo.lexicon_distillation import LexiconDistillation, TeacherNeighbourhoods
+from phrasezoo.objectives.lexicon_distillation import LexiconDistillation, TeacherNeighbourhoods
 
 WORDS = ["violin", "cello", "contrabass", "double bass", "tuba", "trumpet", "banana", "apple"]
 

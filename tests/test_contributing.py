@@ -11,8 +11,8 @@ from phrasezoo.registry import get_method, list_methods
 REPO_ROOT = Path(__file__).resolve().parents[1]
 TEXT = (REPO_ROOT / "CONTRIBUTING.md").read_text()
 CODE_SPANS = re.findall(r"`([^`\n]+)`", TEXT)
-#: an example method for the ``<name>`` placeholder (the fullest declaration)
-EXAMPLE = "pearl"
+#: the worked example, the method whose declaration CONTRIBUTING.md calls the fullest
+EXAMPLE = re.search(r"`src/phrasezoo/methods/(\w+)/__init__.py` is the\s+fullest declaration", TEXT).group(1)
 
 
 def _paths() -> list[str]:
@@ -25,26 +25,27 @@ def _paths() -> list[str]:
     return out
 
 
+def _exists(pattern: str) -> bool:
+    """A path (``*`` for a method's name) under the repository root or the package, or a dotted module path."""
+    if pattern.startswith("phrasezoo."):  # a dotted module path (its last part may be a function)
+        parts = pattern.split(".")
+        return any(_exists("src/" + "/".join(parts[:n]) + ".py") for n in (len(parts), len(parts) - 1))
+    return any(list(base.glob(pattern)) if "*" in pattern else (base / pattern).exists()
+               for base in (REPO_ROOT, REPO_ROOT / "src" / "phrasezoo"))  # fmt: skip
+
+
 def test_mentioned_paths_exist():
     paths = _paths()
     assert len(paths) > 20  # the parser finds the layout and the how-to
     missing = []
     for raw in paths:
-        path = raw.replace("<name>", EXAMPLE).replace("<other>", EXAMPLE).rstrip("/")
-        if "<function>" in path or "*" in path:  # patterns: check the folder part
-            path = path.split("<function>")[0].rsplit(".", 1)[0] if "<function>" in path else path
-            matches = list(REPO_ROOT.glob(path)) if "*" in path else [REPO_ROOT]
-            if not matches:
-                missing.append(raw)
-            continue
-        if path.startswith("phrasezoo.models."):  # a dotted module path
-            path = "src/" + path.replace(".", "/") + ".py"
-        if "/" not in path:  # a file name inside a method's folders (any method may be the example)
+        path = raw.replace("<name>", "*").replace("<other>", "*").replace(".<function>", "").rstrip("/")
+        if "/" not in path and not path.startswith("phrasezoo."):  # a file name inside a method's folders
             homes = ("src/phrasezoo/methods/*/", "src/phrasezoo/models/*/", "tests/methods/*/", "")
-            if not any(list(REPO_ROOT.glob(home + path.replace("pearl", "*"))) for home in homes):
-                missing.append(raw)
-            continue
-        if not (REPO_ROOT / path).exists() and not (REPO_ROOT / "src" / "phrasezoo" / path).exists():
+            found = any(_exists(home + path) for home in homes)
+        else:
+            found = _exists(path)
+        if not found:
             missing.append(raw)
     assert not missing, f"CONTRIBUTING.md mentions paths that do not exist: {missing}"
 
@@ -53,7 +54,8 @@ def test_mentioned_method_fields_and_helpers_exist():
     fields = set(registry.Method.__dataclass_fields__) | {"tiny_model", "card_template"}
     for name in ("output_kind", "from_backbone", "from_config", "requires_backbone", "build_task", "args",
                  "check_recipe", "tiny_config", "tiny_variants", "tiny_tokenizer", "sample_inputs", "bad_inputs",
-                 "paper_rows", "model_files", "config_class", "model_class", "description"):  # fmt: skip
+                 "paper_rows", "model_files", "config_class", "model_class", "description", "topic_commands",
+                 "sentence_transformers", "span_context", "task_groups"):  # fmt: skip
         assert f"`{name}`" in TEXT, f"CONTRIBUTING.md does not explain Method.{name}"
         assert name in fields
     for helper in ("signature_args", "validate_args", "Arg", "OutputKind", "Method"):
@@ -67,6 +69,7 @@ def test_example_method_matches_the_description():
     method = get_method(EXAMPLE)
     assert EXAMPLE in list_methods()
     folder = method.folder
-    for file in ("__init__.py", "task.py", "data.py", "card.md"):
+    for file in ("__init__.py", "task.py", "data.py"):
         assert (folder / file).exists(), file
+    assert (REPO_ROOT / "model_cards" / f"{EXAMPLE}.md") == method.card_template and method.card_template.exists()
     assert (REPO_ROOT / "tests" / "methods" / EXAMPLE / "__init__.py").exists()

@@ -44,7 +44,7 @@ def test_offline_all_is_embedded_then_wiki_leads_then_sotu_and_respects_max_docu
 
 
 def test_wiki_leads_train_leaves_out_the_dev_suite_articles():
-    from phrasezoo.data.splits import is_dev_title
+    from phrasezoo.splits import is_dev_title
 
     leads = corpora.load_wiki_leads()
     train = list(resources.iter_corpus("wiki-leads-train"))

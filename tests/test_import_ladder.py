@@ -1,7 +1,9 @@
 """The package's import ladder (CONTRIBUTING.md): each level imports only from the levels below it.
 
 1 entry (cli, pipeline, device, ``__main__`` modules) > 2 workflows (training, evaluation, hub, applications; no imports
-between them) > 3 the zoo (methods, each on its own, over the registry) > 4 shared pieces > 5 models.
+between them; a method's plug-ins into a workflow, ``methods/<name>/tasks`` and ``/report``, stand with it) > 3 the
+zoo (methods, each on its own, over the registry) > 4 shared pieces, in sublevels: objectives > data | encoders >
+resources, corpora, splits > the core (files, errors, progress, precision, recipes) > 5 models.
 Every import counts, function-level ones included; there is no import loop between modules either.
 """
 
@@ -18,6 +20,26 @@ WORKFLOWS = ("training", "evaluation", "hub", "applications")
 #: nothing in the ladder imports them. Integrations adapt zoo models to other libraries (sentence-transformers,
 #: spaCy); ``match`` is an application-like API over any encoder.
 SIDE_ENTRIES = ("integrations", "match")
+#: modules of a method's home that plug into a workflow (``methods/<name>/<part>``, a module or a package): they stand
+#: on that workflow's level, in its group, so they may use its pieces (the task base, the results file) and their
+#: own method's modules below; the workflow finds them through the registry (``method_parts``), never by name.
+PLUGINS = {"tasks": "evaluation", "report": "evaluation"}
+#: the shared level's sublevels (top-level module or package of phrasezoo -> (level, group)), from the top:
+#: the training objectives (losses, teacher, lexicon term, weight averaging) over the data pieces and the encoders,
+#: over the named offline resources with their corpora and stable splits, over the core.
+SHARED = {
+    "objectives": (4.1, "objectives"),
+    "data": (4.2, "data"),
+    "encoders": (4.2, "encoders"),
+    "resources": (4.3, "resources"),
+    "corpora": (4.3, "resources"),
+    "splits": (4.3, "resources"),
+    "files": (4.4, "core"),
+    "errors": (4.4, "core"),
+    "progress": (4.4, "core"),
+    "precision": (4.4, "core"),
+    "recipes": (4.4, "core"),
+}
 
 
 def module_name(path: Path) -> str:
@@ -40,11 +62,15 @@ def level(module: str) -> tuple[float, str]:
         return 2, head
     if head == "registry":
         return 3.5, "registry"  # methods declare themselves with registry.Method; the registry finds them by scanning
+    if head == "methods" and len(parts) > 2 and parts[2] in PLUGINS:
+        return 2, PLUGINS[parts[2]]
     if head == "methods":
         return 3, ".".join(parts[:2])  # each method its own group: methods/<a> never imports methods/<b>
     if head == "models":
         return 5, ".".join(parts[:2])
-    return 4, "shared"
+    if head not in SHARED:
+        raise KeyError(f"{module} has no place on the ladder: add its sublevel to SHARED (and CONTRIBUTING.md).")
+    return SHARED[head]
 
 
 def imports_of(module: str) -> list[tuple[int, str]]:
@@ -76,7 +102,15 @@ def resolve(name: str) -> str:
     return name
 
 
+def method_of(module: str) -> str | None:
+    """``uctopic`` for any module under ``phrasezoo.methods.uctopic``."""
+    parts = module.split(".")
+    return parts[2] if len(parts) > 2 and parts[1] == "methods" else None
+
+
 def allowed(importer: str, imported: str) -> bool:
+    if method_of(importer) and method_of(imported) and method_of(importer) != method_of(imported):
+        return False  # one method's home never imports another's
     if imported == importer or importer.startswith(imported + ".") and MODULES[imported].name == "__init__.py":
         return True  # a module and its own package's __init__
     (li, gi), (lj, gj) = level(importer), level(imported)
@@ -126,7 +160,42 @@ def test_no_import_loops():
 
 @pytest.mark.parametrize(
     ("module", "expected"),
-    [("phrasezoo.cli", 1), ("phrasezoo.training.run", 2), ("phrasezoo.registry", 3.5), ("phrasezoo.losses", 4)],
+    [
+        ("phrasezoo.cli", 1),
+        ("phrasezoo.training.run", 2),
+        ("phrasezoo.methods.some_method.tasks", 2),  # a method's plug-in into the evaluation workflow
+        ("phrasezoo.methods.some_method.tasks.part", 2),
+        ("phrasezoo.methods.some_method.data", 3),
+        ("phrasezoo.registry", 3.5),
+        ("phrasezoo.objectives.losses", 4.1),
+        ("phrasezoo.data.cache", 4.2),
+        ("phrasezoo.corpora", 4.3),
+        ("phrasezoo.recipes", 4.4),
+        ("phrasezoo.models.some_method.modeling_some_method", 5),
+    ],
 )
 def test_levels(module, expected):
     assert level(module)[0] == expected
+
+
+def test_every_module_has_a_place():
+    assert all(level(module) for module in MODULES)  # a new shared module needs its sublevel in SHARED
+
+
+@pytest.mark.parametrize(
+    ("importer", "imported", "ok"),
+    [
+        ("phrasezoo.objectives.teacher", "phrasezoo.encoders", True),
+        ("phrasezoo.corpora", "phrasezoo.data.cache", False),  # resources stand below data
+        ("phrasezoo.data.cache", "phrasezoo.encoders", False),  # data and encoders: one sublevel, no sideways
+        (
+            "phrasezoo.methods.some_method.task",
+            "phrasezoo.methods.other_method.data",
+            False,
+        ),  # one method never imports another
+        ("phrasezoo.methods.some_method.tasks", "phrasezoo.evaluation.tasks.base", True),
+        ("phrasezoo.methods.some_method.task", "phrasezoo.evaluation.tasks.base", False),
+    ],
+)
+def test_rules(importer, imported, ok):
+    assert allowed(importer, imported) is ok

@@ -130,12 +130,12 @@ def test_dev_selection_chooses_the_mix_on_the_dev_suite_and_exports_it(tmp_path,
     from safetensors.torch import load_file
 
     from phrasezoo.pipeline import select_on_dev, train_and_export
-    from phrasezoo.recipes import load_hub_config
+    from phrasezoo.recipes import load_recipe
 
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("PHRASEZOO_BENCHMARKS", str(benchmarks_dir))  # the dev sets drop every benchmark item
     config = _tiny_recipe(tmp_path, "pearl-dev", weight_average=0.5)
-    cfg = load_hub_config(config)
+    cfg = load_recipe(config)
     train_and_export(cfg, card=False, progress=False)
 
     grid = {"weight_average": [0.0, 1.0], "char_weight": [0.0, 0.5]}
@@ -201,11 +201,11 @@ def test_a_soup_recipe_trains_each_seed_and_exports_their_average(tmp_path, monk
     from safetensors.torch import load_file
 
     from phrasezoo.pipeline import train_and_export
-    from phrasezoo.recipes import load_hub_config
+    from phrasezoo.recipes import load_recipe
 
     monkeypatch.chdir(tmp_path)
     config = _tiny_recipe(tmp_path, "pearl-soup", soup_seeds=[1, 2])
-    train_and_export(load_hub_config(config), card=False, progress=False)
+    train_and_export(load_recipe(config), card=False, progress=False)
 
     out = tmp_path / "outputs" / "pearl-soup"
     a, b = (
@@ -219,7 +219,7 @@ def test_a_soup_recipe_trains_each_seed_and_exports_their_average(tmp_path, monk
     facts = json.loads((out / "training_facts.json").read_text())
     assert facts["seed"] == [1, 2] and len(facts["soup ingredients"]) == 2
     # rerun: the finished ingredients are reused (resumed at their last step), the soup is the same
-    train_and_export(load_hub_config(config), card=False, progress=False)
+    train_and_export(load_recipe(config), card=False, progress=False)
     again = load_file(out / "model.safetensors")
     assert all(torch.equal(again[k], exported[k]) for k in exported)
     # the soup checkpoint (no optimizer state) exports like a run's

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import pytest
 
-from phrasezoo.recipes import hub_config_from_dict, list_hub_configs, load_hub_config
+from phrasezoo.recipes import list_recipes, load_recipe, recipe_from_dict
 from phrasezoo.registry import ARG_SECTIONS, Arg, OutputKind, get_method, list_methods, validate_args, validate_recipe
 
-CONFIGS = list_hub_configs()
+CONFIGS = list_recipes()
 
 
 def test_there_is_a_mini_recipe_per_method_for_this_cpu():
@@ -22,7 +22,7 @@ def test_there_is_a_mini_recipe_per_method_for_this_cpu():
 
 @pytest.mark.parametrize("name", CONFIGS)
 def test_recipe_is_valid_for_its_method(name):
-    cfg = load_hub_config(name)
+    cfg = load_recipe(name)
     method = validate_recipe(cfg)  # backbone when required, every section against the method's schema, its rules
     config = method.config_class(**{**method.tiny_config, **cfg.model})
     assert config.model_type == method.config_class.model_type
@@ -61,20 +61,20 @@ def test_validation_names_the_bad_key_and_the_allowed_ones():
 
 def test_overrides_and_errors():
     name = CONFIGS[0]
-    cfg = load_hub_config(name, ["training.max_steps=5", "data.some_option=3"])
+    cfg = load_recipe(name, ["training.max_steps=5", "data.some_option=3"])
     assert cfg.training.max_steps == 5 and cfg.data["some_option"] == 3  # parsed here, checked by validate_recipe
     with pytest.raises(ValueError, match="dotted.key=value"):
-        load_hub_config(name, ["training.max_steps"])
-    with pytest.raises(FileNotFoundError, match="Known configs"):
-        load_hub_config("no-such-model")
+        load_recipe(name, ["training.max_steps"])
+    with pytest.raises(FileNotFoundError, match="Known recipes"):
+        load_recipe("no-such-model")
     method = next(m for m in list_methods() if get_method(m).requires_backbone)
     base = {"name": "x", "method": method, "repo_id": "o/x", "backbone": "minilm-l6"}
     with pytest.raises(ValueError, match="Unknown training keys"):
-        hub_config_from_dict({**base, "training": {"batch_sise": 3}})
+        recipe_from_dict({**base, "training": {"batch_sise": 3}})
     with pytest.raises(ValueError, match="lacks required keys: repo_id"):
-        hub_config_from_dict({k: v for k, v in base.items() if k != "repo_id"})
+        recipe_from_dict({k: v for k, v in base.items() if k != "repo_id"})
     # the backbone is optional in a recipe, required by methods built from a pretrained backbone
     with pytest.raises(ValueError, match="set `backbone:`"):
-        validate_recipe(hub_config_from_dict({k: v for k, v in base.items() if k != "backbone"}))
+        validate_recipe(recipe_from_dict({k: v for k, v in base.items() if k != "backbone"}))
     with pytest.raises(ValueError, match="argument 'no_such_option'"):
-        validate_recipe(hub_config_from_dict({**base, "data": {"no_such_option": 2}}))
+        validate_recipe(recipe_from_dict({**base, "data": {"no_such_option": 2}}))

@@ -8,11 +8,42 @@ when missing) names a K = 1 model whose facets are shown beside the main model's
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
+import functools
 import html
 import os
 
 import gradio as gr
 import numpy as np
+
+
+# Copied from spaces/pearl-demo/app.py: the heap trim (tests/spaces/test_heap_trim.py keeps the copies equal)
+def _malloc_trim():
+    """glibc's ``malloc_trim`` (None elsewhere): hands freed heap pages back to the OS."""
+    try:
+        return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim
+    except (OSError, AttributeError):
+        return None
+
+
+MALLOC_TRIM = _malloc_trim()
+
+
+def releasing_memory(handler):
+    """Run ``handler``, then trim the heap: torch allocates tensors of a new shape for every request, and without a
+    trim glibc's heap fragments and the Space's memory creeps up under load (``benchmarks/space_load.py``)."""
+
+    @functools.wraps(handler)
+    def wrapped(*args, **kwargs):
+        try:
+            return handler(*args, **kwargs)
+        finally:
+            if MALLOC_TRIM is not None:
+                MALLOC_TRIM(0)
+
+    return wrapped
+
 
 MODEL = os.environ.get("PHRASEZOO_MODEL", "outputs/codebook-sentence-mini")
 MODEL_K1 = os.environ.get("PHRASEZOO_MODEL_K1", "outputs/codebook-sentence-mini-k1")
@@ -176,6 +207,7 @@ def build_demo(model, note: str = "", model_k1=None) -> gr.Blocks:
         if model is None:
             return demo
 
+        @releasing_memory
         def show_facets(text: str, top_n: int):
             text = _text(text)
             top_n = int(top_n)
@@ -190,6 +222,7 @@ def build_demo(model, note: str = "", model_k1=None) -> gr.Blocks:
             )
             return rows, importance_html(items, text), importance, facet_plot(model, text), k1, status
 
+        @releasing_memory
         def compare(text_a: str, text_b: str):
             a, b = _text(text_a, "text A"), _text(text_b, "text B")
             sc = model.similarity(a, b, method="sc")
@@ -201,6 +234,7 @@ def build_demo(model, note: str = "", model_k1=None) -> gr.Blocks:
             label = lambda text: [f"f{k + 1} {f[0][0]}" for k, f in enumerate(model.facet_words(text, 1))]  # noqa: E731
             return round(sc, 4), round(emb, 4), round(glove, 4), heatmap(coefficients, label(a), label(b))
 
+        @releasing_memory
         def summarise(document: str, n: int):
             document = _text(document, "a document", MAX_DOCUMENT_CHARS)
             n = int(n)

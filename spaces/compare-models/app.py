@@ -9,6 +9,9 @@ is shown beside them as the reference every zoo model starts from.
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
+import functools
 import importlib.util
 import json
 import logging
@@ -17,6 +20,34 @@ from pathlib import Path
 
 import gradio as gr
 import numpy as np
+
+
+# Copied from spaces/pearl-demo/app.py: the heap trim (tests/spaces/test_heap_trim.py keeps the copies equal)
+def _malloc_trim():
+    """glibc's ``malloc_trim`` (None elsewhere): hands freed heap pages back to the OS."""
+    try:
+        return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim
+    except (OSError, AttributeError):
+        return None
+
+
+MALLOC_TRIM = _malloc_trim()
+
+
+def releasing_memory(handler):
+    """Run ``handler``, then trim the heap: torch allocates tensors of a new shape for every request, and without a
+    trim glibc's heap fragments and the Space's memory creeps up under load (``benchmarks/space_load.py``)."""
+
+    @functools.wraps(handler)
+    def wrapped(*args, **kwargs):
+        try:
+            return handler(*args, **kwargs)
+        finally:
+            if MALLOC_TRIM is not None:
+                MALLOC_TRIM(0)
+
+    return wrapped
+
 
 MODELS_DIR = os.environ.get("PHRASEZOO_MODELS_DIR", "outputs")
 MODELS = [m.strip() for m in os.environ.get("PHRASEZOO_MODELS", "").split(",") if m.strip()]
@@ -104,6 +135,7 @@ def build_demo(models: dict[str, object]) -> gr.Blocks:
     if not models:
         raise ValueError("No model to compare: export a zoo model under outputs/ or set PHRASEZOO_MODELS.")
 
+    @releasing_memory
     def compare(text: str):
         import matplotlib
 

@@ -10,12 +10,43 @@ Two inputs, set by environment variables:
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
+import functools
 import json
 import os
 from pathlib import Path
 
 import gradio as gr
 import numpy as np
+
+
+# Copied from spaces/pearl-demo/app.py: the heap trim (tests/spaces/test_heap_trim.py keeps the copies equal)
+def _malloc_trim():
+    """glibc's ``malloc_trim`` (None elsewhere): hands freed heap pages back to the OS."""
+    try:
+        return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim
+    except (OSError, AttributeError):
+        return None
+
+
+MALLOC_TRIM = _malloc_trim()
+
+
+def releasing_memory(handler):
+    """Run ``handler``, then trim the heap: torch allocates tensors of a new shape for every request, and without a
+    trim glibc's heap fragments and the Space's memory creeps up under load (``benchmarks/space_load.py``)."""
+
+    @functools.wraps(handler)
+    def wrapped(*args, **kwargs):
+        try:
+            return handler(*args, **kwargs)
+        finally:
+            if MALLOC_TRIM is not None:
+                MALLOC_TRIM(0)
+
+    return wrapped
+
 
 MODEL = os.environ.get("PHRASEZOO_MODEL", "phrasezoo/phrase-bert-mini")
 PNTM_DIR = os.environ.get("PNTM_DIR", "phrasezoo/pntm-embedded-k20")
@@ -69,12 +100,14 @@ def build_demo(encoder, topic_model: TopicModel) -> gr.Blocks:
     """The Blocks app around a loaded encoder and topic model (tests pass small ones)."""
     available = sorted(set(topic_model.kinds))
 
+    @releasing_memory
     def topics_table(choice: str, n: float):
         kinds = _kinds(choice)
         if not set(kinds) & set(available):
             raise gr.Error(f"This topic model's vocabulary has no {choice}.")
         return [[k, ", ".join(topic_model.top_terms(k, int(n), kinds))] for k in range(len(topic_model.topics))]
 
+    @releasing_memory
     def explain(text: str, n: float):
         if not (text or "").strip():
             raise gr.Error("Enter a text to explain.")
@@ -85,6 +118,7 @@ def build_demo(encoder, topic_model: TopicModel) -> gr.Blocks:
             for k in order
         ]
 
+    @releasing_memory
     def neighbours(phrase: str, n: float):
         if not (phrase or "").strip():
             raise gr.Error("Enter a phrase.")

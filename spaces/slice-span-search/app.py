@@ -11,6 +11,9 @@ Phrase Mining"), whose STS-B-Context passages hide an STS-B sentence inside gene
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
+import functools
 import importlib.util
 import logging
 import os
@@ -19,6 +22,34 @@ from pathlib import Path
 
 import gradio as gr
 import pandas as pd
+
+
+# Copied from spaces/pearl-demo/app.py: the heap trim (tests/spaces/test_heap_trim.py keeps the copies equal)
+def _malloc_trim():
+    """glibc's ``malloc_trim`` (None elsewhere): hands freed heap pages back to the OS."""
+    try:
+        return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim
+    except (OSError, AttributeError):
+        return None
+
+
+MALLOC_TRIM = _malloc_trim()
+
+
+def releasing_memory(handler):
+    """Run ``handler``, then trim the heap: torch allocates tensors of a new shape for every request, and without a
+    trim glibc's heap fragments and the Space's memory creeps up under load (``benchmarks/space_load.py``)."""
+
+    @functools.wraps(handler)
+    def wrapped(*args, **kwargs):
+        try:
+            return handler(*args, **kwargs)
+        finally:
+            if MALLOC_TRIM is not None:
+                MALLOC_TRIM(0)
+
+    return wrapped
+
 
 MODEL = os.environ.get("PHRASEZOO_MODEL", "outputs/slice-mini")
 BASE_MODEL = os.environ.get("PHRASEZOO_BASE_MODEL", "")
@@ -119,6 +150,7 @@ def check_input(query: str, passages_text: str, min_words: int, max_words: int) 
     return query, passages
 
 
+@releasing_memory
 def read_upload(path) -> str:
     """The text of an uploaded .txt file for the passages box (UTF-8, else cp1252), capped like typed input."""
     if not path:
@@ -179,6 +211,7 @@ def build_demo(model, note: str = "", base_loader=None, compare_default: bool = 
             cache["base"] = (base_loader or (lambda: load_base(model)))()
         return cache["base"]
 
+    @releasing_memory
     def search(query, passages_text, min_words, max_words, top_k, min_cos, compare):
         min_words, max_words, top_k = int(min_words), int(max_words), int(top_k)
         query, passages = check_input(query, passages_text, min_words, max_words)

@@ -11,6 +11,9 @@ mine``): spaCy noun chunks in context -> contextual phrase vectors -> KMeans, K 
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
+import functools
 import importlib.util
 import logging
 import os
@@ -19,6 +22,34 @@ from pathlib import Path
 
 import gradio as gr
 import numpy as np
+
+
+# Copied from spaces/pearl-demo/app.py: the heap trim (tests/spaces/test_heap_trim.py keeps the copies equal)
+def _malloc_trim():
+    """glibc's ``malloc_trim`` (None elsewhere): hands freed heap pages back to the OS."""
+    try:
+        return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim
+    except (OSError, AttributeError):
+        return None
+
+
+MALLOC_TRIM = _malloc_trim()
+
+
+def releasing_memory(handler):
+    """Run ``handler``, then trim the heap: torch allocates tensors of a new shape for every request, and without a
+    trim glibc's heap fragments and the Space's memory creeps up under load (``benchmarks/space_load.py``)."""
+
+    @functools.wraps(handler)
+    def wrapped(*args, **kwargs):
+        try:
+            return handler(*args, **kwargs)
+        finally:
+            if MALLOC_TRIM is not None:
+                MALLOC_TRIM(0)
+
+    return wrapped
+
 
 MODEL = os.environ.get("PHRASEZOO_MODEL", "phrasezoo/uctopic-mini")
 FALLBACK_MODEL = os.environ.get("PHRASEZOO_FALLBACK_MODEL", "")
@@ -151,6 +182,7 @@ def build_demo(model, note: str = "", nlp=None) -> gr.Blocks:
     """The Blocks app around a loaded model (tests pass a small one)."""
     nlp = nlp or load_nlp()
 
+    @releasing_memory
     def mine(text: str, k: float, min_count: float):
         import matplotlib
 

@@ -41,25 +41,25 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    sub.add_parser("list", help="list the methods and the hub configs (published recipes)")
+    sub.add_parser("list", help="list the methods and the recipes (hub_configs/*.yaml: the published checkpoints)")
 
     from phrasezoo.training.run import add_train_arguments
 
     train = sub.add_parser(
         "train",
-        help="train a hub config in this process (use `accelerate launch train.py` for several)",
-        description="Train a model from its hub config; resumes from outputs/<name>/checkpoints; exports at the end.",
+        help="train a recipe in this process (use `accelerate launch train.py` for several)",
+        description="Train a model from its recipe; resumes from outputs/<name>/checkpoints; exports at the end.",
     )
     add_train_arguments(train)
 
     pipeline = sub.add_parser(
         "pipeline",
         help="the main job: train, evaluate model and baselines, export with the results, print the table",
-        description="Train (resuming if possible) and export a hub config, evaluate it and the baselines named in "
+        description="Train (resuming if possible) and export a recipe, evaluate it and the baselines named in "
         "its eval section with the benchmark suite, regenerate the model card with the results and print the "
         "comparison table.",
     )
-    pipeline.add_argument("config", help="hub config name or path")
+    pipeline.add_argument("config", help="recipe name or path")
     pipeline.add_argument(
         "--benchmarks-dir", help="benchmark data (default $PHRASEZOO_BENCHMARKS or ../shared/benchmarks)"
     )
@@ -87,11 +87,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     export = sub.add_parser(
         "export",
-        help="(re)write the Hub-ready folder of a hub config, e.g. with evaluation results in its card",
+        help="(re)write the Hub-ready folder of a recipe, e.g. with evaluation results in its card",
         description="Regenerate outputs/<name>/README.md (model card) from results files, or export the latest "
         "training checkpoint when the run was interrupted (--from-checkpoint).",
     )
-    export.add_argument("config", help="hub config name or path")
+    export.add_argument("config", help="recipe name or path")
     export.add_argument("--results", help="results file of this model for the card (default results/<name>.json)")
     export.add_argument("--baseline", action="append", default=[], help="results files of baselines for the card table")
     export.add_argument("--from-checkpoint", action="store_true", help="export the latest checkpoint's weights")
@@ -132,6 +132,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    from phrasezoo.errors import run_command
+
+    return run_command(lambda: _run(args))  # a bad or missing user file: one "error:" line, exit status 2
+
+
+def _run(args: argparse.Namespace) -> int:
     if args.command == "list":
         return _list()
     if args.command == "train":
@@ -164,15 +170,15 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _list() -> int:
-    from phrasezoo.recipes import list_hub_configs, load_hub_config
+    from phrasezoo.recipes import list_recipes, load_recipe
     from phrasezoo.registry import get_method, list_methods
 
     print("methods:")
     for name in list_methods():
         print(f"  {name:12s} {get_method(name).description}")
-    print("hub configs (hub_configs/*.yaml):")
-    for name in list_hub_configs():
-        cfg = load_hub_config(name)
+    print("recipes (hub_configs/*.yaml):")
+    for name in list_recipes():
+        cfg = load_recipe(name)
         print(f"  {name:18s} {cfg.repo_id:28s} method={cfg.method:8s} backbone={cfg.backbone or '-'}")
     return 0
 
@@ -183,9 +189,9 @@ def _export(args) -> int:
     from phrasezoo.evaluation import read_results
     from phrasezoo.hub.export import export_model, refresh_card
     from phrasezoo.pipeline import card_results
-    from phrasezoo.recipes import load_hub_config
+    from phrasezoo.recipes import load_recipe
 
-    cfg = load_hub_config(args.config)
+    cfg = load_recipe(args.config)
     if args.format != "hub":
         if not (cfg.output_dir / "config.json").exists():
             print(

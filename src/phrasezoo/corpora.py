@@ -111,11 +111,11 @@ def iter_sotu() -> Iterator[str]:
 
 def iter_extra_corpus(name: str) -> Iterator[str]:
     """Documents of ``wiki-leads`` (one lead each), ``wiki-leads-train`` (the leads outside the dev suite's dev
-    split, :func:`phrasezoo.data.splits.is_dev_title`) or ``sotu`` (one speech each)."""
+    split, :func:`phrasezoo.splits.is_dev_title`) or ``sotu`` (one speech each)."""
     if name == "wiki-leads":
         return (lead.lead for lead in iter_wiki_leads())
     if name == "wiki-leads-train":
-        from .data.splits import is_dev_title
+        from .splits import is_dev_title
 
         return (lead.lead for lead in iter_wiki_leads() if not is_dev_title(lead.title))
     if name == "sotu":

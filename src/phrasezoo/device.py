@@ -31,7 +31,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from phrasezoo.recipes import REPO_ROOT
+from phrasezoo.files import REPO_ROOT
 
 PACK_ROOT = Path(".devicepack")
 PACKS_RECORD = Path("results") / "device-packs.json"
@@ -61,10 +61,10 @@ def run_call(pack_dir: str | Path, timeout_s: int = DEFAULT_TIMEOUT_S) -> dict[s
 
 # ------------------------------------------------------------------------------------------------------ pack
 def pack_command(args: argparse.Namespace) -> int:
-    from phrasezoo.recipes import load_hub_config
+    from phrasezoo.recipes import load_recipe
     from phrasezoo.training.device_job.pack import PackTooLarge, build_pack
 
-    cfg = load_hub_config(args.config, args.overrides)
+    cfg = load_recipe(args.config, args.overrides)
     out = Path(args.to) if args.to else REPO_ROOT / PACK_ROOT / cfg.name
     repo = REPO_ROOT
     extra = {"recipe_source": args.config, "device_minutes": args.device_minutes}
@@ -222,11 +222,11 @@ def call_command(args: argparse.Namespace) -> int:
 
 def _recipe_changes(manifest: dict) -> list[str]:
     """Keys of the recipe that changed since the pack was built (what its weights would be trained under)."""
-    from phrasezoo.recipes import hub_config_from_dict, load_hub_config
+    from phrasezoo.recipes import load_recipe, recipe_from_dict
     from phrasezoo.training.recipe_guard import changed_keys, training_recipe
 
-    current = load_hub_config(manifest.get("recipe_source") or manifest["recipe_name"], manifest["overrides"])
-    return changed_keys(training_recipe(hub_config_from_dict(manifest["recipe"])), training_recipe(current))
+    current = load_recipe(manifest.get("recipe_source") or manifest["recipe_name"], manifest["overrides"])
+    return changed_keys(training_recipe(recipe_from_dict(manifest["recipe"])), training_recipe(current))
 
 
 # ------------------------------------------------------------------------------------------------------- run
@@ -447,13 +447,13 @@ def unpack_command(args: argparse.Namespace) -> int:
 
 def _unpack_recipe(record: dict, args: argparse.Namespace):
     """The recipe to unpack under: the packed one, which must still match the recipe file it came from."""
-    from phrasezoo.recipes import hub_config_from_dict, load_hub_config
+    from phrasezoo.recipes import load_recipe, recipe_from_dict
     from phrasezoo.training.recipe_guard import changed_keys, training_recipe
 
-    packed = hub_config_from_dict(record["recipe"])
+    packed = recipe_from_dict(record["recipe"])
     overrides = list(record["pack"]["overrides"])
     source = record["pack"].get("recipe_source") or args.recipe or packed.name
-    current = load_hub_config(source, overrides)
+    current = load_recipe(source, overrides)
     changed = changed_keys(training_recipe(packed), training_recipe(current))
     if changed and not args.as_packed:
         raise ValueError(

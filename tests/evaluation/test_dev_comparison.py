@@ -7,14 +7,14 @@ import json
 import pytest
 
 import phrasezoo.evaluation.dev_comparison as comparison
-from phrasezoo.recipes import hub_config_from_dict
+from phrasezoo.recipes import recipe_from_dict
 
 TASKS = ["dev_conll_context", "dev_bc5cdr_context"]
 
 
 def _cfg(rule):
     raw = {"name": "thing-gpu", "method": "m", "repo_id": "o/thing-gpu", "eval": {"beat_on_dev": rule} if rule else {}}
-    return hub_config_from_dict(raw)
+    return recipe_from_dict(raw)
 
 
 def _selection(scores: dict[str, float], chosen=None) -> dict:

@@ -18,7 +18,7 @@ from safetensors.torch import load_file
 
 from phrasezoo.device import main as device_main
 from phrasezoo.device import run_call
-from phrasezoo.recipes import load_hub_config
+from phrasezoo.recipes import load_recipe
 from phrasezoo.training.device_job.pack import RETURN_FILE_MIB, RETURN_FILES, MiB, build_pack, read_manifest
 from phrasezoo.training.device_job.weights import untouched_row_factor
 
@@ -40,7 +40,7 @@ def trip(tmp_path_factory, benchmarks_dir):
     """Pack the tiny recipe and run it on CPU in a subprocess where the data libraries cannot be imported."""
     root = tmp_path_factory.mktemp("device")
     overrides = [f"data.corpus={CORPUS}", f"data.benchmarks_dir={benchmarks_dir}"]
-    cfg = load_hub_config(RECIPE, overrides)
+    cfg = load_recipe(RECIPE, overrides)
     extra = {"recipe_source": str(RECIPE), "device_minutes": 5.0}
     manifest = build_pack(cfg, overrides, root / "pack", row_cut="on", progress=False, extra=extra)
 
@@ -198,23 +198,23 @@ def test_the_run_call_fits_the_tool():
 
 
 def test_gpu_recipes_train_10_to_20_times_their_cpu_recipes_steps():
-    from phrasezoo.recipes import list_hub_configs
+    from phrasezoo.recipes import list_recipes
 
-    gpu = [load_hub_config(name) for name in list_hub_configs()]
+    gpu = [load_recipe(name) for name in list_recipes()]
     gpu = [cfg for cfg in gpu if cfg.eval.get("beat_on_dev")]
     assert len(gpu) >= 4
     for cfg in gpu:
-        cpu = load_hub_config(cfg.eval["beat_on_dev"]["recipe"])
+        cpu = load_recipe(cfg.eval["beat_on_dev"]["recipe"])
         assert cpu.method == cfg.method and cpu.name != cfg.name
         assert 10 <= cfg.training.max_steps / cpu.training.max_steps <= 20, cfg.name
 
 
 def test_the_docs_hold_each_gpu_recipes_call_and_the_lease_plan():
     from phrasezoo.device import PACKS_RECORD, render_packs
-    from phrasezoo.recipes import list_hub_configs
+    from phrasezoo.recipes import list_recipes
 
     docs = (REPO_ROOT / "docs" / "gpu-job.md").read_text()
-    gpu = sorted(name for name in list_hub_configs() if load_hub_config(name).eval.get("beat_on_dev"))
+    gpu = sorted(name for name in list_recipes() if load_recipe(name).eval.get("beat_on_dev"))
     records = json.loads((REPO_ROOT / PACKS_RECORD).read_text())
     assert sorted(records) == gpu
     assert render_packs(records) in docs  # the block is the record's, regenerated

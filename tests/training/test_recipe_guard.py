@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from phrasezoo.recipes import hub_config_from_dict
+from phrasezoo.recipes import recipe_from_dict
 from phrasezoo.training.checkpoint import STATE_FILE
 from phrasezoo.training.recipe_guard import RECIPE_FILE, changed_keys, check_and_record_recipe, training_recipe
 
@@ -29,7 +29,7 @@ def _cfg(**changes):
         for key in parents:
             node = node[key]
         node[last] = value
-    return hub_config_from_dict(raw)
+    return recipe_from_dict(raw)
 
 
 def _fake_checkpoint(output):

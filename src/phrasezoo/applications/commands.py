@@ -1,7 +1,9 @@
 """``phrasezoo topics``: the topic applications of the zoo under one command.
 
-- ``topics pntm``: Phrase-BERT's phrase-based neural topic model against LDA (:mod:`.pntm`).
-- ``topics mine`` / ``topics show``: UCTopic's topic mining of phrases in context (:mod:`.topic_mining`).
+Each application lives in the home of the method it serves and is declared there (``Method.topic_commands``):
+
+- ``topics pntm``: Phrase-BERT's phrase-based neural topic model against LDA (``methods/phrase_bert/pntm/``).
+- ``topics mine`` / ``topics show``: UCTopic's topic mining of phrases in context (``methods/uctopic/topic_mining/``).
 """
 
 from __future__ import annotations
@@ -9,8 +11,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from phrasezoo.applications.pntm.commands import add_pntm_command
-from phrasezoo.applications.topic_mining.commands import add_mining_commands
+from phrasezoo.registry import get_method, list_methods
 
 EPILOG = """\
 examples:
@@ -32,16 +33,20 @@ def register(subparsers) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     sub = topics.add_subparsers(dest="topics_command", required=True, metavar="SUBCOMMAND")
-    add_pntm_command(sub)
-    add_mining_commands(sub)
+    for name in list_methods():
+        method = get_method(name)
+        for reference in method.topic_commands:
+            method.load(reference)(sub)
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m phrasezoo.applications.pntm`` / ``...topic_mining``: the ``topics`` command on its own."""
-    parser = argparse.ArgumentParser(prog="python -m phrasezoo.applications", description=__doc__)
+    """``python -m phrasezoo.methods.<name>.<application>``: the ``topics`` command on its own."""
+    parser = argparse.ArgumentParser(prog="phrasezoo", description=__doc__)
     register(parser.add_subparsers(dest="command", required=True, metavar="COMMAND"))
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv and argv[0] in ("pntm", "mine", "show"):  # the subcommand without the `topics` word
+    if argv and not argv[0].startswith("-") and argv[0] != "topics":  # the subcommand without the `topics` word
         argv = ["topics", *argv]
     args = parser.parse_args(argv)
-    return args.func(args)
+    from phrasezoo.errors import run_command
+
+    return run_command(lambda: args.func(args))

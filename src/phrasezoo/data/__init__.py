@@ -1,6 +1,7 @@
-"""Method-agnostic training-data pieces: phrase mining, synonyms, augmentation, paraphrases, hard negatives.
+"""Method-agnostic training-data pieces: phrase mining, synonyms, paraphrases, caching, the benchmark filter.
 
-Each method's own data builder lives in ``phrasezoo.methods.<name>.data`` and composes these pieces.
+Each method's own data builder lives in ``phrasezoo.methods.<name>.data`` and composes these pieces; what serves one
+method only (e.g. PEARL's augmentation and hard negatives) lives in that method's folder.
 
 Names are imported lazily (PEP 562) so that light modules such as :mod:`phrasezoo.data.worker`, which every
 parser process imports, do not pull in ``datasets``/``transformers``/``torch``.
@@ -22,24 +23,15 @@ _EXPORTS = {
     "phrase_keys": "phrases",
     "parse_params": "phrases",
     "split_paragraphs": "text",
-    # synonyms and augmentation
+    # synonyms and paraphrases
     "SynonymTable": "synonyms",
     "WordNetFilter": "synonyms",
-    "get_wordnet": "lexicon",
-    "Augmenter": "augment",
-    "DEFAULT_MIX": "augment",
-    "char_edit": "augment",
-    "word_swap": "augment",
-    "synonym_replace": "augment",
+    "get_wordnet": "wordnet",
     "Paraphraser": "paraphrase",
     "HubParaphraser": "paraphrase",
     "LexicalParaphraser": "paraphrase",
     "NoParaphraser": "paraphrase",
     "get_paraphraser": "paraphrase",
-    # hard negatives
-    "MiningEncoder": "hard_negatives",
-    "mine_hard_negatives": "hard_negatives",
-    "edit_candidates": "hard_negatives",
     "load_synonym_table": "synonym_tables",
 }
 

@@ -38,13 +38,13 @@ import importlib.util
 import json
 import logging
 import os
-import re
-import unicodedata
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, TypeVar
+
+from phrasezoo.splits import normalize
 
 logger = logging.getLogger(__name__)
 
@@ -65,12 +65,6 @@ BENCHMARKS: tuple[str, ...] = (
 MIN_CONTAINED_WORDS = 5
 MODES = ("strict", "multiword")
 _SHINGLE = 4  # words that key the containment index (<= MIN_CONTAINED_WORDS)
-_NON_WORD = re.compile(r"[\W_]+", re.UNICODE)
-
-
-def normalize(text: str) -> str:
-    """The matching form of a string: NFKC, lower case, every run of non-alphanumerics to one space, stripped."""
-    return _NON_WORD.sub(" ", unicodedata.normalize("NFKC", text).lower()).strip()
 
 
 def default_benchmarks_dir() -> Path:

@@ -36,8 +36,8 @@ from typing import Any
 
 from ..errors import MissingResourceError
 from ..resources import cache_dir
+from ..splits import ALIAS_DEV_MODULUS, WIKI_DEV_MODULUS, is_dev_title, stable_hash  # noqa: F401  (re-exported: the dev-set API)
 from .benchmark_filter import BenchmarkBlocklist, load_blocklist, normalize, remove_benchmark_items
-from .splits import ALIAS_DEV_MODULUS, WIKI_DEV_MODULUS, is_dev_title, stable_hash  # noqa: F401  (re-exported: the dev-set API)
 
 logger = logging.getLogger(__name__)
 
@@ -324,7 +324,7 @@ def build_alias_dev(
 ) -> dict[str, Any]:
     """The alias-retrieval set from ``(anchor text, target title)`` link pairs: each anchor retrieves its title.
 
-    Only the dev titles' pairs are used (``split="dev"``, :func:`phrasezoo.data.splits.is_dev_alias_title`: training
+    Only the dev titles' pairs are used (``split="dev"``, :func:`phrasezoo.splits.is_dev_alias_title`: training
     may read the others; ``None`` keeps all), after the rules of :func:`phrasezoo.data.wiki_links.clean_alias_pairs` (short, numeric, same-text and
     benchmark pairs dropped). Queries are the distinct anchors (normalised; the
     alphabetically first spelling is shown). A query whose text equals a candidate title it does not link to is
@@ -478,7 +478,7 @@ def dev_set_strings(
     sources: tuple[str, ...] = SOURCES, benchmarks_dir: str | os.PathLike | None = None, progress: bool = False
 ) -> frozenset[str]:
     """The normal forms of every string in the given sources' dev sets (queries, candidates, pairs, passages): what
-    a training source that is not split like the dev sets (e.g. :mod:`phrasezoo.data.wordnet_names`) must not touch,
+    a training source that is not split like the dev sets (e.g. :mod:`phrasezoo.methods.pearl.wordnet_names`) must not touch,
     so that checkpoints chosen on the dev suite were never trained on its items."""
     out: set[str] = set()
     for source in sources:

@@ -20,8 +20,8 @@ from typing import Protocol, runtime_checkable
 
 from tqdm.auto import tqdm
 
-from .lexicon import get_wordnet
 from .synonyms import STOP_WORDS, SynonymTable
+from .wordnet import get_wordnet
 
 logger = logging.getLogger(__name__)
 

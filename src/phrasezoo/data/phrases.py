@@ -30,6 +30,7 @@ import pyarrow.compute as pc
 from datasets import Dataset, Features, List, Value, concatenate_datasets
 from tqdm.auto import tqdm
 
+from phrasezoo.errors import InputError
 from phrasezoo.resources import iter_corpus
 
 from . import spans as _spans_module
@@ -186,6 +187,8 @@ def parse_corpus(
 
     def build() -> Dataset:
         paragraphs = _paragraphs(corpus, max_documents, min_words, max_paragraph_chars)
+        if not paragraphs:  # an empty Dataset has no columns: every reader of it would fail deep in datasets
+            raise InputError(f"The corpus {corpus} has no paragraph of at least {min_words} words: nothing to parse.")
         return parse_texts(paragraphs, spacy_model, options, n_process, batch_size, progress)
 
     return cached_dataset("sentences", params, build, enabled=cache)

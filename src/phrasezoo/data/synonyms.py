@@ -37,7 +37,7 @@ import numpy as np
 
 from phrasezoo.resources import WordVectors, load_word_vectors
 
-from .lexicon import get_wordnet
+from .wordnet import get_wordnet
 
 _WORD = re.compile(r"^[a-z]+$")
 _INFLECTIONS = ("s", "es", "ed", "d", "ing", "er", "est", "r", "st", "ly", "ies", "ied", "ier", "iest", "ily")
@@ -170,7 +170,7 @@ class SynonymTable:
 
         Args:
             vectors: a :class:`WordVectors`, a name for :func:`load_word_vectors`, or ``None`` for WordNet only.
-            wordnet: an NLTK WordNet reader, ``"auto"`` (:func:`~phrasezoo.data.lexicon.get_wordnet`, ``None`` when absent) or ``None``.
+            wordnet: an NLTK WordNet reader, ``"auto"`` (:func:`~phrasezoo.data.wordnet.get_wordnet`, ``None`` when absent) or ``None``.
             threshold: minimum cosine for a vector neighbour (0.80 suits GloVe 50-d; larger vectors need less).
             top_k: how many nearest neighbours are considered per word before thresholding.
             mutual_k: keep a neighbour only if the word is also among the neighbour's ``mutual_k`` nearest pool

@@ -59,7 +59,7 @@ model specs:
   baseline:<hub id or path>   any transformers model with masked mean pooling
   baseline:char-jaccard       character 3-gram Jaccard similarity (PEARL's "String Distance"; similarity only)
   <folder>                    an exported zoo model (AutoModel.from_pretrained(folder, trust_remote_code=True))
-  <config name>               outputs/<config name>/ of a trained and exported hub config, e.g. pearl-mini"""
+  <config name>               outputs/<config name>/ of a trained and exported recipe, e.g. pearl-mini"""
 
 
 def load_encoder(

@@ -7,9 +7,11 @@ Also runnable on its own: ``python -m phrasezoo.evaluation.commands evaluate --m
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from phrasezoo.encoders import DEFAULT_BATCH_SIZE, SPEC_HELP
 from phrasezoo.recipes import results_path
@@ -71,7 +73,7 @@ def register(subparsers) -> None:
         action="append",
         default=[],
         metavar="KEY=VALUE",
-        help="a CCL option of the *_context_ccl tasks (a phrasezoo.ccl.CCLConfig field, JSON value), e.g. --ccl "
+        help="a CCL option of the *_context_ccl tasks (a phrasezoo.methods.uctopic.ccl.CCLConfig field, JSON value), e.g. --ccl "
         "steps=25; repeatable. Recipes set theirs in eval.ccl (`phrasezoo pipeline` applies them)",
     )
     evaluate.add_argument("--no-progress", action="store_true", help="no progress bars or per-task lines")
@@ -156,12 +158,14 @@ def register_dev_eval(subparsers) -> None:
 
 
 def run_dev_eval(args: argparse.Namespace) -> int:
-    from .dev_suite import evaluate_dev, format_dev_table, resolve_dev_tasks
+    from .dev_suite import evaluate_dev, format_dev_table, read_dev_results, resolve_dev_tasks
 
     if args.table:
-        import json
-
-        table = format_dev_table([json.loads(Path(p).read_text()) for p in args.table])
+        missing = [p for p in args.table if not Path(p).is_file()]
+        if missing:
+            print(f"error: dev results file(s) not found: {', '.join(missing)}", file=sys.stderr)
+            return 2
+        table = format_dev_table([read_dev_results(p) for p in args.table])
         print(table)
         if args.readme:
             from phrasezoo.files import write_readme_table
@@ -203,6 +207,21 @@ def run_dev_eval(args: argparse.Namespace) -> int:
     return 0
 
 
+def parse_key_values(items: list[str]) -> dict[str, Any]:
+    """``["steps=25", "top_fraction=0.2"]`` -> ``{"steps": 25, "top_fraction": 0.2}``: ``KEY=VALUE`` options of a
+    command line (JSON values; a bare word is a string), e.g. the CCL options of ``--ccl``."""
+    parsed = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise ValueError(f"Options take KEY=VALUE, e.g. --ccl steps=25; got {item!r}.")
+        try:
+            parsed[key] = json.loads(value)
+        except json.JSONDecodeError:
+            parsed[key] = value
+    return parsed
+
+
 def run_evaluate(args: argparse.Namespace) -> int:
     from .harness import evaluate
     from .tasks import default_benchmarks_dir, resolve_tasks
@@ -212,11 +231,11 @@ def run_evaluate(args: argparse.Namespace) -> int:
     except KeyError as err:
         print(f"error: {err.args[0]}", file=sys.stderr)
         return 2
-    from .tasks.context_clustering import ccl_options, parse_ccl_options
+    from .tasks import check_task_options
 
     try:
-        ccl = parse_ccl_options(args.ccl)
-        ccl_options(ccl)  # a misspelt key fails here, before the model is loaded
+        ccl = parse_key_values(args.ccl)
+        check_task_options({"ccl": ccl})  # a misspelt key fails here, before the model is loaded
     except ValueError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
@@ -285,8 +304,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from phrasezoo.errors import run_command
+
     args = build_parser().parse_args(argv)
-    return args.func(args)
+    return run_command(lambda: args.func(args))
 
 
 if __name__ == "__main__":

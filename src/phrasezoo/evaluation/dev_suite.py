@@ -69,7 +69,7 @@ import numpy as np
 
 from phrasezoo.data.dev_sets import VERSION, load_dev_set
 from phrasezoo.encoders import MENTIONS, VECTORS, Encoder, ModelEncoder, load_encoder
-from phrasezoo.errors import MissingResourceError
+from phrasezoo.errors import InputError, MissingResourceError
 from phrasezoo.progress import progress_enabled
 
 logger = logging.getLogger(__name__)
@@ -470,6 +470,33 @@ def write_dev_results(doc: dict[str, Any], path: str | os.PathLike) -> Path:
     return path
 
 
+def read_dev_results(path: str | os.PathLike) -> dict[str, Any]:
+    """A dev-suite document written by ``phrasezoo dev-eval``, checked: :class:`InputError` names the file and the
+    first bad field (not a dev document, an unknown task, a score that is not a finite number or null)."""
+    from phrasezoo.files import read_user_json
+
+    doc = read_user_json(path, "dev results file")
+    if not isinstance(doc, dict) or doc.get("suite", SUITE) != SUITE or not isinstance(doc.get("tasks"), dict):
+        raise InputError(f"{path}: not a {SUITE} document (expected 'suite': {SUITE!r} and a 'tasks' object).")
+    if not isinstance(doc.get("model"), str):
+        raise InputError(f"{path}: 'model' must be a string, got {doc.get('model')!r}.")
+    for name, entry in doc["tasks"].items():
+        if name not in DEV_TASKS:
+            raise InputError(f"{path}: unknown dev task {name!r}; known: {', '.join(DEV_TASKS)}.")
+        score = entry.get("score", "missing") if isinstance(entry, dict) else "missing"
+        if not _score_or_none(score):
+            raise InputError(f"{path}: task {name!r}: 'score' must be a finite number or null, got {score!r}.")
+    if not _score_or_none(doc.get("dev_avg", "missing")):
+        raise InputError(f"{path}: 'dev_avg' must be a finite number or null, got {doc.get('dev_avg', 'missing')!r}.")
+    return doc
+
+
+def _score_or_none(value: Any) -> bool:
+    if value is None:
+        return True
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and bool(np.isfinite(value))
+
+
 def dev_scores_row(doc: dict[str, Any], digits: int = 4) -> dict[str, Any]:
     """One flat JSON-lines row of a dev-suite document: ``dev_avg``, each task's score (``None`` when skipped) and
     the seconds it took; used by the scripts that score many checkpoints or settings."""
@@ -489,9 +516,8 @@ def format_dev_table(docs: Sequence[dict[str, Any]]) -> str:
             score = doc.get("tasks", {}).get(name, {}).get("score")
             cells.append("–" if score is None else f"{100 * score:.1f}")
         avg = doc.get("dev_avg")
-        lines.append(
-            f"| {doc.get('model', '?')} | " + " | ".join([*cells, "–" if avg is None else f"{100 * avg:.1f}"]) + " |"
-        )
+        model = " ".join(str(doc.get("model", "?")).splitlines()).replace("|", "\\|")  # one cell, one row
+        lines.append(f"| {model} | " + " | ".join([*cells, "–" if avg is None else f"{100 * avg:.1f}"]) + " |")
     lines += [
         "",
         "- Percentages (top-1 accuracy, NMI x 100, Spearman x 100); – = skipped (resource missing). Generated from "

@@ -66,10 +66,10 @@ def format_report(paths_or_docs: Any, include_reference: bool = True, columns: l
     suite, no_kb = suite_tasks(), no_kb_tasks()
     show_avgs = bool(suite) and set(suite) <= {c.task for c in columns}
     split = max((i + 1 for i, c in enumerate(columns) if c.task in suite), default=0)  # averages go here
-    header = ["model", *(c.label for c in columns[:split])]
+    header = ["model", *(_escape(c.label) for c in columns[:split])]
     if show_avgs:
         header += ["PEARL avg (9)", "avg w/o KB (7)"]
-    header += [c.label for c in columns[split:]]
+    header += [_escape(c.label) for c in columns[split:]]
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join(["---"] + [":---:"] * (len(header) - 1)) + "|"]
     rows: list[tuple[str, dict[str, float | None]]] = [
         (str(d.get("model", "?")), _doc_values(d, columns)) for d in docs
@@ -150,7 +150,8 @@ def _pct(value: float | None) -> str:
 
 
 def _escape(text: str) -> str:
-    return text.replace("|", "\\|")
+    """``text`` as one markdown table cell: pipes escaped, line breaks as spaces (a break would end the row)."""
+    return " ".join(text.splitlines()).replace("|", "\\|")
 
 
 def _as_list(items: Any) -> list:

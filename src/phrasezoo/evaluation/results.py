@@ -20,7 +20,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from phrasezoo.files import readable_replace
+from phrasezoo.errors import InputError
+from phrasezoo.files import read_user_json, readable_replace
 
 ENTRY_KEYS = ("task", "metric", "value", "n", "seconds", "notes")
 
@@ -80,22 +81,52 @@ def write_results(doc: dict[str, Any], path: str | os.PathLike) -> Path:
 
 
 def read_results(path: str | os.PathLike) -> dict[str, Any]:
-    """Load and check a results file."""
-    with open(path, encoding="utf8") as handle:
-        doc = json.load(handle)
+    """Load and check a results file (:class:`~phrasezoo.errors.InputError` naming the file and the bad entry)."""
+    doc = read_user_json(path, "results file")
     validate_document(doc, source=str(path))
     return doc
 
 
 def validate_document(doc: Any, source: str = "results document") -> None:
-    """Raise ``ValueError`` if ``doc`` does not have the results-file shape."""
+    """Raise :class:`~phrasezoo.errors.InputError` (a ``ValueError``) naming the first entry and field that does not
+    have the results-file shape (see the module docstring), or a task and metric given twice."""
     if not isinstance(doc, dict) or not {"model", "model_revision", "created", "results"} <= set(doc):
-        raise ValueError(f"{source}: expected keys model, model_revision, created, results.")
+        raise InputError(f"{source}: expected a JSON object with keys model, model_revision, created, results.")
+    for key, kinds in (("model", (str,)), ("model_revision", (str, type(None))), ("created", (str,))):
+        if not isinstance(doc[key], kinds):
+            raise InputError(f"{source}: '{key}' must be a string, got {doc[key]!r}.")
     if not isinstance(doc["results"], list):
-        raise ValueError(f"{source}: 'results' must be a list.")
+        raise InputError(f"{source}: 'results' must be a list.")
+    seen: dict[tuple[str, str], int] = {}
     for i, entry in enumerate(doc["results"]):
         if not isinstance(entry, dict) or not set(ENTRY_KEYS) <= set(entry):
-            raise ValueError(f"{source}: result {i} lacks one of {', '.join(ENTRY_KEYS)}.")
+            raise InputError(f"{source}: result {i} lacks one of {', '.join(ENTRY_KEYS)}.")
+        problem = _entry_problem(entry)
+        if problem:
+            raise InputError(f"{source}: result {i} ({entry.get('task')!r}): {problem}.")
+        key = (entry["task"], entry["metric"])
+        if key in seen:
+            raise InputError(f"{source}: result {i} repeats task {key[0]!r} metric {key[1]!r} (result {seen[key]}).")
+        seen[key] = i
+
+
+def _entry_problem(entry: dict[str, Any]) -> str | None:
+    """What is wrong with the fields of one results entry, or ``None``."""
+    for key in ("task", "metric"):
+        if not isinstance(entry[key], str) or not entry[key].strip():
+            return f"'{key}' must be a non-empty string, got {entry[key]!r}"
+    value, n, seconds = entry["value"], entry["n"], entry["seconds"]
+    if value is not None and (
+        isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value)
+    ):
+        return f"'value' must be a finite number or null (skipped), got {value!r}"
+    if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+        return f"'n' must be a non-negative integer, got {n!r}"
+    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not seconds >= 0:
+        return f"'seconds' must be a non-negative number, got {seconds!r}"
+    if not isinstance(entry["notes"], str):
+        return f"'notes' must be a string, got {entry['notes']!r}"
+    return None
 
 
 def get_value(doc: dict[str, Any], task: str, metric: str | None = None) -> float | None:

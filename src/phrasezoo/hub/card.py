@@ -1,6 +1,6 @@
-"""Model cards generated from data: the hub config (recipe), training facts and evaluation results.
+"""Model cards generated from data: the recipe, training facts and evaluation results.
 
-The text lives in ``phrasezoo/methods/<method>/card.md`` (a Jinja template with a YAML header that huggingface_hub
+The text lives in ``model_cards/<method>.md`` (a Jinja template with a YAML header that huggingface_hub
 fills in from :class:`~huggingface_hub.ModelCardData`); every number comes from files, none is typed by hand. The
 caller prepares the results part (:class:`CardResults`: the comparison table and the model-index entries), so this
 module needs nothing from the evaluation workflow.
@@ -35,33 +35,33 @@ class CardResults:
     created: str | None = None
 
 
-def build_card(hub_cfg, facts: dict[str, Any], results: CardResults | None = None):
+def build_card(recipe, facts: dict[str, Any], results: CardResults | None = None):
     """A :class:`huggingface_hub.ModelCard` for a trained model."""
     from huggingface_hub import ModelCard, ModelCardData
 
-    template = get_method(hub_cfg.method).card_template
+    template = get_method(recipe.method).card_template
     if not template.exists():
-        raise FileNotFoundError(f"No model card template for method '{hub_cfg.method}' at {template}.")
+        raise FileNotFoundError(f"No model card template for method '{recipe.method}' at {template}.")
     results = results or CardResults()
-    backbone = backbone_hub_id(hub_cfg.backbone) if hub_cfg.backbone else None
+    backbone = backbone_hub_id(recipe.backbone) if recipe.backbone else None
     card_data = ModelCardData(
         language="en",
         license="apache-2.0",
         library_name="transformers",
         pipeline_tag="feature-extraction",
-        tags=["phrasezoo", hub_cfg.method, "phrase-embeddings", "custom_code"],
+        tags=["phrasezoo", recipe.method, "phrase-embeddings", "custom_code"],
         base_model=backbone,
-        model_name=hub_cfg.name,
+        model_name=recipe.name,
         eval_results=results.model_index or None,
     )
     return ModelCard.from_template(
         card_data,
         template_path=str(template),
-        repo_id=hub_cfg.repo_id,
-        name=hub_cfg.name,
-        description=hub_cfg.description,
+        repo_id=recipe.repo_id,
+        name=recipe.name,
+        description=recipe.description,
         backbone=backbone,
-        recipe=yaml.safe_dump(hub_cfg.to_dict(), sort_keys=False).strip(),
+        recipe=yaml.safe_dump(recipe.to_dict(), sort_keys=False).strip(),
         facts=facts,
         results_table=results.table,
         results_model=results.model,
@@ -69,7 +69,7 @@ def build_card(hub_cfg, facts: dict[str, Any], results: CardResults | None = Non
     )
 
 
-def write_model_card(output_dir: Path, hub_cfg, facts, results: CardResults | None = None) -> Path:
+def write_model_card(output_dir: Path, recipe, facts, results: CardResults | None = None) -> Path:
     path = Path(output_dir) / "README.md"
-    atomic_write_text(path, str(build_card(hub_cfg, facts, results)))
+    atomic_write_text(path, str(build_card(recipe, facts, results)))
     return path

@@ -25,7 +25,7 @@ FACTS_FILE = "training_facts.json"
 def export_model(
     model,
     output_dir: str | Path,
-    hub_cfg,
+    recipe,
     facts: dict[str, Any] | None = None,
     results: CardResults | None = None,
     card: bool = True,
@@ -40,9 +40,9 @@ def export_model(
     output_dir.mkdir(parents=True, exist_ok=True)
     # the nested backbone config remembers where its weights were read from (a local site-packages path for the
     # embedded defaults); publish the public Hub id instead
-    if hub_cfg.backbone and getattr(model.config, "backbone_config", None) is not None:
-        model.config.backbone_config._name_or_path = backbone_hub_id(hub_cfg.backbone)
-    model.config._name_or_path = hub_cfg.repo_id
+    if recipe.backbone and getattr(model.config, "backbone_config", None) is not None:
+        model.config.backbone_config._name_or_path = backbone_hub_id(recipe.backbone)
+    model.config._name_or_path = recipe.repo_id
     tmp = Path(tempfile.mkdtemp(dir=output_dir, prefix=".export-"))
     try:
         model.save_pretrained(tmp, safe_serialization=True)
@@ -54,14 +54,14 @@ def export_model(
     facts = {**_read_facts(output_dir), **(facts or {})}
     atomic_write_text(output_dir / FACTS_FILE, json.dumps(facts, indent=1, default=str))
     if card:
-        write_model_card(output_dir, hub_cfg, facts, results)
+        write_model_card(output_dir, recipe, facts, results)
     return output_dir
 
 
-def refresh_card(output_dir: str | Path, hub_cfg, results: CardResults | None = None) -> Path:
+def refresh_card(output_dir: str | Path, recipe, results: CardResults | None = None) -> Path:
     """Write the card of an exported folder from its stored training facts (e.g. with results that came later)."""
     output_dir = Path(output_dir)
-    return write_model_card(output_dir, hub_cfg, _read_facts(output_dir), results)
+    return write_model_card(output_dir, recipe, _read_facts(output_dir), results)
 
 
 def _read_facts(output_dir: Path) -> dict[str, Any]:

@@ -9,8 +9,8 @@
   the weighted normalised character vector, exactly as ``PearlModel.encode``. The same folder still loads with
   ``AutoModel.from_pretrained(folder, trust_remote_code=True)``.
 
-UCTopic embeds mentions in their sentence and has no sentence-transformers equivalent: it is refused with a clear
-error. The export is written to a temporary folder and moved into place, then (``verify=True``) loaded back with
+Each method declares its way (``Method.sentence_transformers``). UCTopic embeds mentions in their sentence and has
+no sentence-transformers equivalent: it is refused with a clear error. The export is written to a temporary folder and moved into place, then (``verify=True``) loaded back with
 sentence-transformers and compared with the zoo model on sample phrases.
 
     python -m phrasezoo.integrations.sentence_transformers outputs/pearl-mini --output outputs/pearl-mini-st
@@ -30,8 +30,7 @@ from typing import Any
 import numpy as np
 
 SAMPLE_PHRASES = ["The New York Times", "NYTimes", "New-York Daily Times", "very difficult", "Famotidine 20 mg"]
-SUPPORTED = {"phrasezoo-pearl": "PEARL", "phrasezoo-phrase-bert": "Phrase-BERT"}
-MODULE_FILE = "phrasezoo_st_modules.py"
+MODULE_FILE = "phrasezoo_st_modules.py"  # a method's own input module travels under this name
 
 
 def load_zoo_model(spec: Any):
@@ -54,13 +53,17 @@ def export_sentence_transformers(
     """Write ``model`` (a zoo model, folder or recipe name) as a sentence-transformers folder at ``output_dir``."""
     source = Path(model) if isinstance(model, (str, os.PathLike)) else None
     model = load_zoo_model(model)
+    from phrasezoo.registry import get_method, list_methods, method_for_model_type
+
     model_type = getattr(getattr(model, "config", None), "model_type", None)
-    if model_type not in SUPPORTED:
+    method = method_for_model_type(model_type)
+    if method is None or method.sentence_transformers is None:
+        supported = [get_method(name) for name in list_methods() if get_method(name).sentence_transformers]
         raise ValueError(
-            f"sentence-transformers export supports {', '.join(SUPPORTED.values())} (model types "
-            f"{', '.join(SUPPORTED)}), not {model_type!r}. UCTopic embeds a phrase inside its sentence "
-            "(model.encode([(sentence, (start, end))])), which sentence-transformers' text-in/vector-out API cannot "
-            "express: use the model folder with AutoModel directly."
+            f"sentence-transformers export supports {', '.join(m.name for m in supported)} (model types "
+            f"{', '.join(m.config_class.model_type for m in supported)}), not {model_type!r}. UCTopic embeds a phrase "
+            "inside its sentence (model.encode([(sentence, (start, end))])), which sentence-transformers' "
+            "text-in/vector-out API cannot express: use the model folder with AutoModel directly."
         )
     output = Path(output_dir)
     if output.exists() and any(output.iterdir()) and not overwrite:
@@ -68,10 +71,10 @@ def export_sentence_transformers(
     output.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(dir=output.parent, prefix=f".{output.name}-"))
     try:
-        if model_type == "phrasezoo-pearl":
-            _write_pearl(model, tmp)
-        else:
+        if method.sentence_transformers == "mean_pooling":
             _write_mean_pooling(model, tmp)
+        else:
+            _write_input_module(model, tmp, method.load(method.sentence_transformers))
         card = Path(getattr(model, "name_or_path", "") or "") / "README.md"
         if source is not None and card.is_file():  # keep the zoo model card (results, training facts)
             shutil.copyfile(card, tmp / "README.md")
@@ -89,7 +92,7 @@ def export_sentence_transformers(
 
 
 def _write_mean_pooling(model, folder: Path) -> None:
-    """Phrase-BERT: the backbone + tokenizer as a stock Transformer module, mean pooling, normalisation."""
+    """The backbone + tokenizer as a stock Transformer module, mean pooling, normalisation (e.g. Phrase-BERT)."""
     from sentence_transformers import SentenceTransformer
 
     try:  # sentence-transformers >= 6
@@ -115,18 +118,19 @@ def _write_mean_pooling(model, folder: Path) -> None:
         st_model.save(str(folder))
 
 
-def _write_pearl(model, folder: Path) -> None:
-    """PEARL: the zoo export plus the custom input module (see the module docstring)."""
+def _write_input_module(model, folder: Path, module_class: type) -> None:
+    """The zoo export plus the method's own input module (``Method.sentence_transformers``, e.g. PEARL's; see the
+    module docstring), whose file is copied as ``phrasezoo_st_modules.py``."""
+    import inspect
+
     import sentence_transformers
     import torch
     import transformers
 
-    from . import st_modules
-
-    encoder = st_modules.PearlEncoder(model=model)
+    encoder = module_class(model=model)
     encoder.save(str(folder))
-    shutil.copyfile(st_modules.__file__, folder / MODULE_FILE)
-    modules = [{"idx": 0, "name": "0", "path": "", "type": f"{Path(MODULE_FILE).stem}.PearlEncoder"}]
+    shutil.copyfile(inspect.getfile(module_class), folder / MODULE_FILE)
+    modules = [{"idx": 0, "name": "0", "path": "", "type": f"{Path(MODULE_FILE).stem}.{module_class.__name__}"}]
     (folder / "modules.json").write_text(json.dumps(modules, indent=2))
     versions = {
         "sentence_transformers": sentence_transformers.__version__,
@@ -152,7 +156,7 @@ def max_difference(model, folder: str | os.PathLike, phrases: list[str] | None =
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m phrasezoo.integrations.sentence_transformers",
-        description="Write a PEARL or Phrase-BERT model as a folder that SentenceTransformer(folder) loads.",
+        description="Write a zoo model (PEARL, Phrase-BERT) as a folder that SentenceTransformer(folder) loads.",
     )
     parser.add_argument("model", help="exported zoo folder (e.g. outputs/pearl-mini) or recipe name")
     parser.add_argument("--output", "-o", required=True, help="folder to write (e.g. outputs/pearl-mini-st)")

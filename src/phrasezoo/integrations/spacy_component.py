@@ -17,9 +17,10 @@ import needed) and by importing this module. Config:
 * ``model``: an exported zoo folder, a recipe name (``pearl-mini`` -> ``outputs/pearl-mini``) or a baseline spec
   (``baseline:minilm-l6``).
 * ``spans``: ``"noun_chunks"`` (needs a parser), ``"ents"``, or the key of a span group (``doc.spans[key]``).
-* ``context``: how a span's sentence is used. ``"auto"``: UCTopic models encode the mention in its sentence
-  (``"mentions"``), SLICE models pool the span's token vectors from one pass over the sentence (``"tokens"``), other
-  models embed the span text alone (``"none"``). Any of the three can be forced when the model supports it.
+* ``context``: how a span's sentence is used. ``"auto"``: the model's method decides (``Method.span_context``):
+  UCTopic models encode the mention in its sentence (``"mentions"``), SLICE models pool the span's token vectors from
+  one pass over the sentence (``"tokens"``), other models embed the span text alone (``"none"``). Any of the three
+  can be forced when the model supports it.
 * ``window``: the context of a span: its ``"sentence"`` (when the pipeline sets sentence boundaries) or the ``"doc"``.
 * ``batch_size``: documents per encoding batch in ``nlp.pipe``.
 
@@ -91,13 +92,12 @@ class PhraseVectors:
 
     def _resolve_context(self, context: str) -> str:
         capabilities = self.encoder.capabilities
-        model_type = self._model_type()
-        if context == "auto":
-            if "uctopic" in model_type and "mentions" in capabilities:
-                return "mentions"
-            if "slice" in model_type and "tokens" in capabilities:
-                return "tokens"
-            return "none"
+        if context == "auto":  # the model's method says how it embeds a span in context (Method.span_context)
+            from phrasezoo.registry import method_for_model_type
+
+            method = method_for_model_type(self._model_type())
+            preferred = method.span_context if method is not None else "none"
+            return preferred if preferred in capabilities else "none"
         needed = {"mentions": "mentions", "tokens": "tokens"}.get(context)
         if needed and needed not in capabilities:
             raise ValueError(

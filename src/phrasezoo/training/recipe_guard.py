@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from phrasezoo.files import atomic_write_text
-from phrasezoo.recipes import HubConfig
+from phrasezoo.recipes import Recipe
 from phrasezoo.training.checkpoint import latest_checkpoint
 
 RECIPE_FILE = "recipe.json"
@@ -30,7 +30,7 @@ _NOT_COMPUTED_TRAINING = (
 )
 
 
-def training_recipe(cfg: HubConfig) -> dict[str, Any]:
+def training_recipe(cfg: Recipe) -> dict[str, Any]:
     """The part of ``cfg`` a run's checkpoints depend on, as plain JSON values."""
     recipe = cfg.to_dict()
     for key in _NOT_COMPUTED:
@@ -55,7 +55,7 @@ def changed_keys(recorded: dict[str, Any], current: dict[str, Any]) -> list[str]
     return sorted(k for k in set(a) | set(b) if a.get(k, "<unset>") != b.get(k, "<unset>"))
 
 
-def check_and_record_recipe(cfg: HubConfig, output_dir: str | Path, resume: bool) -> None:
+def check_and_record_recipe(cfg: Recipe, output_dir: str | Path, resume: bool) -> None:
     """Raise ``ValueError`` when ``output_dir`` holds checkpoints of another recipe and ``resume`` would continue
     them; otherwise record this run's recipe there. Runs from before the record existed resume unchecked."""
     ckpt_dir = Path(output_dir) / "checkpoints"

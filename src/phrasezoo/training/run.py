@@ -16,7 +16,7 @@ from typing import Any
 
 import torch
 
-from phrasezoo.recipes import HubConfig
+from phrasezoo.recipes import Recipe
 from phrasezoo.registry import create_model, validate_recipe
 from phrasezoo.resources import backbone_hub_id
 from phrasezoo.training.recipe_guard import check_and_record_recipe
@@ -34,7 +34,7 @@ class TrainedRun:
 
 
 def run_training(
-    cfg: HubConfig,
+    cfg: Recipe,
     output_dir: str | Path | None = None,
     resume: bool = True,
     stop_after_steps: int | None = None,
@@ -82,7 +82,7 @@ def run_training(
     return TrainedRun(result, output_dir, accelerator.is_main_process, facts)
 
 
-def training_facts(cfg: HubConfig, result: TrainResult, accelerator, task) -> dict:
+def training_facts(cfg: Recipe, result: TrainResult, accelerator, task) -> dict:
     """What the model card reports about the run."""
     t = cfg.training
     facts = {
@@ -111,7 +111,7 @@ def training_facts(cfg: HubConfig, result: TrainResult, accelerator, task) -> di
 
 
 def add_train_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("config", help="hub config name (pearl-mini) or path (hub_configs/pearl-mini.yaml)")
+    parser.add_argument("config", help="recipe name (pearl-mini) or path (hub_configs/pearl-mini.yaml)")
     parser.add_argument("--output-dir", help="where checkpoints and the exported model go (default outputs/<name>)")
     parser.add_argument("--no-resume", action="store_true", help="ignore existing checkpoints and start over")
     parser.add_argument(

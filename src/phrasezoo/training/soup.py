@@ -25,8 +25,8 @@ import torch
 from safetensors.torch import load_file
 
 from phrasezoo.files import atomic_write_text
+from phrasezoo.objectives.weight_averaging import soup_state_dicts
 from phrasezoo.training.checkpoint import STATE_FILE, latest_checkpoint, save_state_dict
-from phrasezoo.weight_averaging import soup_state_dicts
 
 SOUP_KEY = "soup"  # trainer_state.json key that marks a soup checkpoint
 

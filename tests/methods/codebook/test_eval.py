@@ -8,16 +8,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import phrasezoo.evaluation.tasks.facets_tasks  # noqa: F401  (registers the tasks)
+import phrasezoo.methods.codebook.tasks  # noqa: F401  (registers the tasks)
 from phrasezoo.evaluation import evaluate
-from phrasezoo.evaluation.tasks import facets_phrases as P
-from phrasezoo.evaluation.tasks import facets_reconstruction as R
-from phrasezoo.evaluation.tasks import facets_sts as S
-from phrasezoo.evaluation.tasks import facets_summarization as Z
 from phrasezoo.evaluation.tasks.base import TaskContext
-from phrasezoo.evaluation.tasks.facets_common import facet_importance, text_words, unit, word_space, word_tokens
 from phrasezoo.methods.codebook import data as cb
 from phrasezoo.methods.codebook.build import build_model
+from phrasezoo.methods.codebook.tasks import phrases as P
+from phrasezoo.methods.codebook.tasks import reconstruction as R
+from phrasezoo.methods.codebook.tasks import sts as S
+from phrasezoo.methods.codebook.tasks import summarization as Z
+from phrasezoo.methods.codebook.tasks.common import facet_importance, text_words, unit, word_space, word_tokens
 
 from .test_data import CORPUS, GUARDED
 
@@ -187,7 +187,8 @@ def test_report_states_where_claims_hold_and_fail(tmp_path: Path):
     """The README section is generated from results files and says plainly when a claim fails."""
     from phrasezoo.evaluation.results import TaskResult as Result
     from phrasezoo.evaluation.results import make_document, write_results
-    from phrasezoo.evaluation.tasks import facets_report as report
+    from phrasezoo.files import write_readme_table
+    from phrasezoo.methods.codebook import report
 
     def doc(name, entries):
         rows = [Result(task=t, metric=m, value=v, n=10, details=d) for t, m, v, d in entries]
@@ -224,7 +225,7 @@ def test_report_states_where_claims_hold_and_fail(tmp_path: Path):
     assert "| p10 (training.max_steps=1500) | 500 | 14.0 | 35.0 |" in section
     readme = tmp_path / "README.md"
     readme.write_text("intro\n<!-- facets:start -->\nSTALE\n<!-- facets:end -->\nrest\n")
-    report.replace_block(readme, section.rstrip(), "facets")
+    write_readme_table(readme, section.rstrip(), "facets")  # what main() does with --readme
     text = readme.read_text()
     assert (
         "STALE" not in text

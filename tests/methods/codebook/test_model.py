@@ -21,13 +21,7 @@ TINY = dict(d_model=32, n_heads=2, ffn_dim=64, encoder_layers=2, decoder_layers=
 TEXTS = ["The New York Times", "a man is lifting weights in a garage .", "civil order", "real property law"]
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _one_thread():
-    """Tiny tensors: thread hand-offs cost more than they save on a shared CPU."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_thread")  # tiny tensors (tests/conftest.py)
 
 
 @pytest.fixture(scope="module")

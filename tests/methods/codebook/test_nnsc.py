@@ -17,14 +17,7 @@ from phrasezoo.models.codebook.nnsc import (
     solve_rmsprop,
 )
 
-
-@pytest.fixture(autouse=True, scope="module")
-def _one_thread():
-    """The problems are tiny: thread hand-offs cost more than they save on a shared CPU."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_thread")  # tiny tensors (tests/conftest.py)
 
 
 def random_problem(batch=6, k=5, n=9, dim=12, seed=0):

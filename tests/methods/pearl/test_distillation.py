@@ -7,8 +7,8 @@ import random
 import pytest
 import torch
 
+from phrasezoo.objectives.teacher import TeacherEmbeddings
 from phrasezoo.registry import get_method
-from phrasezoo.teacher import TeacherEmbeddings
 from tests.training.conftest import make_task
 
 

@@ -9,9 +9,9 @@ import pytest
 import torch
 from transformers import AutoModel, AutoTokenizer
 
-from phrasezoo.losses import triplet_loss
 from phrasezoo.methods.phrase_bert.task import PhraseBertTask
 from phrasezoo.models.phrase_bert.modeling_phrase_bert import PhraseBertModel
+from phrasezoo.objectives.losses import triplet_loss
 from phrasezoo.recipes import TrainingConfig
 from phrasezoo.registry import get_method
 from phrasezoo.resources import resolve_backbone
@@ -120,8 +120,8 @@ def test_training_loop_runs_and_changes_the_weights(tmp_path):
 
 
 def test_task_distills_the_teachers_phrase_similarities():
-    from phrasezoo.losses import similarity_distillation
-    from phrasezoo.teacher import TeacherEmbeddings
+    from phrasezoo.objectives.losses import similarity_distillation
+    from phrasezoo.objectives.teacher import TeacherEmbeddings
 
     model = tiny_model().eval()
     phrases = sorted({t for triple in PARAPHRASES for t in triple} | {c[0] for c in CONTEXTS})
@@ -141,7 +141,7 @@ def test_task_distills_the_teachers_phrase_similarities():
 
 
 def test_task_adds_the_lexicon_term_with_its_weight():
-    from phrasezoo.losses import listwise_distillation
+    from phrasezoo.objectives.losses import listwise_distillation
     from tests.lexicon_fixtures import tiny_lexicon
 
     model = tiny_model().eval()

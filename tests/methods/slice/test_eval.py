@@ -11,11 +11,11 @@ import torch
 
 from phrasezoo.encoders import ModelEncoder
 from phrasezoo.evaluation.results import make_document
-from phrasezoo.evaluation.significance import williams_from_scores, williams_test
 from phrasezoo.evaluation.span_localisation import localisation_metrics, locate_words, word_iou
-from phrasezoo.evaluation.stsb_context_report import slice_table, williams_between
 from phrasezoo.evaluation.tasks.base import TaskContext
 from phrasezoo.evaluation.tasks.stsb_context import StsbContext, read_stsb_context
+from phrasezoo.methods.slice.report import slice_table, williams_between
+from phrasezoo.methods.slice.significance import williams_from_scores, williams_test
 from phrasezoo.registry import get_method
 
 
@@ -155,7 +155,7 @@ def test_report_table_with_williams(stsb_dir, tiny_encoder):
 
 def test_report_cli_writes_the_readme_block(stsb_dir, tiny_encoder, tmp_path):
     from phrasezoo.evaluation.results import write_results
-    from phrasezoo.evaluation.stsb_context_report import main, untrained_model
+    from phrasezoo.methods.slice.report import main, untrained_model
 
     task = StsbContext()
     ctx = TaskContext(benchmarks_dir=stsb_dir, seed=0, options={"stsb_per_span_sample": 4})
@@ -175,7 +175,7 @@ def test_report_cli_writes_the_readme_block(stsb_dir, tiny_encoder, tmp_path):
 
 
 def test_max_size_sweep_and_its_table(stsb_dir, tiny_encoder):
-    from phrasezoo.evaluation.stsb_context_report import sweep_max_words, sweep_table
+    from phrasezoo.methods.slice.report import sweep_max_words, sweep_table
 
     entries = sweep_max_words(tiny_encoder, (2, 20), benchmarks_dir=stsb_dir, progress=False)
     metrics = [e.metric for e in entries]

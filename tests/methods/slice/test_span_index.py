@@ -23,12 +23,7 @@ PASSAGES = [
 QUERIES = ["boys playing soccer", "a plane in flight", "budget debate"]
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _one_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_thread")  # tiny tensors (tests/conftest.py)
 
 
 @pytest.fixture(scope="module")

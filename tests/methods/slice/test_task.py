@@ -13,9 +13,9 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from phrasezoo.hub_config import TrainingConfig, hub_config_from_dict
 from phrasezoo.methods.slice.task import SliceTask, build_task
 from phrasezoo.models.slice.span_pooling import slice_loss
+from phrasezoo.recipes import TrainingConfig, recipe_from_dict
 from phrasezoo.registry import get_method
 from phrasezoo.training.trainer import TrainingInterrupted, train
 
@@ -31,9 +31,7 @@ TRIPLETS = [
 ]  # fmt: skip
 
 
-@pytest.fixture(autouse=True)
-def _one_thread():
-    torch.set_num_threads(1)
+pytestmark = pytest.mark.usefixtures("one_thread")  # tiny tensors (tests/conftest.py)
 
 
 def tiny():
@@ -126,7 +124,7 @@ def test_build_task_from_a_recipe_with_local_msmarco(tmp_path: Path):
     (repo / "README.md").write_text(
         "---\nconfigs:\n- config_name: triplet\n  data_files:\n  - split: train\n    path: triplet/train-*\n---\n"
     )
-    recipe = hub_config_from_dict(
+    recipe = recipe_from_dict(
         {"name": "slice-test", "method": "slice", "repo_id": "x/slice-test", "backbone": "minilm-l6",
          "data": {"source": "msmarco", "msmarco_dataset": str(repo), "msmarco_valid_rows": 1},
          "training": {"method_args": {"passage_loss": True, "valid_max_triplets": 0}}}

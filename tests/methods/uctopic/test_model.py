@@ -9,10 +9,10 @@ import pytest
 import torch
 from transformers import AutoModel, AutoTokenizer, BertConfig, BertForMaskedLM, LukeConfig, LukeModel
 
-from phrasezoo.losses import info_nce
 from phrasezoo.methods.uctopic.task import UCTopicTask, mask_tokens
 from phrasezoo.models.uctopic.configuration_uctopic import UCTopicConfig
 from phrasezoo.models.uctopic.modeling_uctopic import UCTopicModel, _window
+from phrasezoo.objectives.losses import info_nce
 from phrasezoo.registry import get_method
 from phrasezoo.resources import resolve_backbone
 
@@ -288,7 +288,7 @@ def test_task_with_mlm_loss(tmp_path):
 def test_task_adds_the_lexicon_term_on_span_vectors(model):
     """``lexicon_weight``: words are embedded as phrases without context; the listwise term on their span vectors
     (the embedding under mlp_only_train) joins the loss, and the mention batch is the one a run without it gets."""
-    from phrasezoo.losses import listwise_distillation
+    from phrasezoo.objectives.losses import listwise_distillation
     from tests.lexicon_fixtures import tiny_lexicon
 
     words, vectors, lexicon = tiny_lexicon()

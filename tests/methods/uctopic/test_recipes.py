@@ -4,18 +4,16 @@ from __future__ import annotations
 
 import pytest
 
-from phrasezoo.recipes import hub_config_from_dict
+from phrasezoo.recipes import recipe_from_dict
 from phrasezoo.registry import validate_recipe
 
 
 def test_an_mlm_loss_needs_the_mlm_head():
     base = {"name": "x", "method": "uctopic", "repo_id": "o/x", "backbone": "minilm-l6"}
     with pytest.raises(ValueError, match="use_mlm_head"):
-        validate_recipe(hub_config_from_dict({**base, "training": {"method_args": {"mlm_weight": 0.1}}}))
+        validate_recipe(recipe_from_dict({**base, "training": {"method_args": {"mlm_weight": 0.1}}}))
     validate_recipe(
-        hub_config_from_dict(
-            {**base, "model": {"use_mlm_head": True}, "training": {"method_args": {"mlm_weight": 0.1}}}
-        )
+        recipe_from_dict({**base, "model": {"use_mlm_head": True}, "training": {"method_args": {"mlm_weight": 0.1}}})
     )
 
 

@@ -1,29 +1,47 @@
 """Benchmark tasks. Importing this package registers every task; ``resolve_tasks`` expands names and groups.
 
-Groups: ``all`` (the ten tasks below) and ``pearl`` (the nine PEARL tasks: turney, bird, ppdb, ppdb_filtered, yago,
-umls, conll2003, bc5cdr, autofj); ``context`` (conll2003_context, bc5cdr_context: mentions clustered in their
-sentences) and ``uctopic`` (those two plus their CCL-finetuned variants), see :mod:`.context_clustering`;
-``facets_sentence`` and ``facets_phrase`` (models of output kind FACETS), see :mod:`.facets_tasks`. A new task is a :class:`Task` subclass decorated with :func:`register_task` in a
-module imported here.
+The suite's groups: ``all`` (the ten tasks below) and ``pearl`` (the nine PEARL tasks: turney, bird, ppdb,
+ppdb_filtered, yago, umls, conll2003, bc5cdr, autofj); ``context`` (conll2003_context, bc5cdr_context: mentions
+clustered in their sentences), see :mod:`.context_clustering`. A new suite task is a :class:`Task` subclass decorated
+with :func:`register_task` in a module imported here.
+
+A method's own tasks live in its home, ``phrasezoo/methods/<name>/tasks.py`` (or a ``tasks/`` package), and register
+themselves the same way when this package imports them (:func:`phrasezoo.registry.method_parts`): e.g. the CCL
+variants of the context tasks (group ``context_ccl``) and the facets tasks of FACETS models (groups
+``facets_sentence``, ``facets_phrase``).
 """
+
+from phrasezoo.registry import method_parts
 
 from . import (  # noqa: F401  (registration)
     clustering,
     context_clustering,
-    facets_tasks,
     fuzzy_join,
     probe,
     retrieval,
     similarity,
     stsb_context,
 )
-from .base import GROUPS, TASKS, Task, TaskContext, default_benchmarks_dir, get_task, register_task, resolve_tasks
+from .base import (
+    GROUPS,
+    TASKS,
+    Task,
+    TaskContext,
+    check_task_options,
+    default_benchmarks_dir,
+    get_task,
+    register_task,
+    resolve_tasks,
+)
+
+method_parts("tasks")  # each method's own tasks register themselves (phrasezoo/methods/<name>/tasks)
 
 __all__ = [
     "GROUPS",
     "TASKS",
     "Task",
     "TaskContext",
+    "check_task_options",
     "default_benchmarks_dir",
     "get_task",
     "register_task",

@@ -8,7 +8,7 @@ A task declares the encoder capabilities it needs (:mod:`phrasezoo.encoders`), h
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -65,6 +65,14 @@ class Task:
     model_index: ClassVar[tuple[str, str, str, str | None, str] | None] = None
     #: scored against a KB of the gold names only (not the paper's full KB): results are marked as not comparable
     gold_name_kb: ClassVar[bool] = False
+    #: the run options this task reads, ``ctx.options[options_key]`` (a recipe's ``eval.<key>`` block, the CLI's
+    #: ``--<key> KEY=VALUE``), checked by :meth:`check_options`; ``None``: it reads none
+    options_key: ClassVar[str | None] = None
+
+    @classmethod
+    def check_options(cls, values: dict[str, Any] | None) -> dict[str, Any]:
+        """The task's run options completed with its defaults; ``ValueError`` naming an unknown or bad option."""
+        return dict(values or {})
 
     def load(self, ctx: TaskContext) -> Any:
         """Task data in the internal format, from the Hub dataset when ``ctx.source == "hub"`` and it has one."""
@@ -110,6 +118,21 @@ def register_task(cls: type[Task]) -> type[Task]:
             members.append(cls.name)
             members.sort(key=lambda name: (TASKS[name].order, name))
     return cls
+
+
+def check_task_options(options: Mapping[str, Any] | None) -> dict[str, dict[str, Any]]:
+    """Run options by key (``{"ccl": {"steps": 25}}``), each block checked by a task that reads it
+    (:attr:`Task.options_key`), so that a misspelt key or option fails before any model is loaded."""
+    readers = {task.options_key: task for task in TASKS.values() if task.options_key}
+    checked = {}
+    for key, values in (options or {}).items():
+        if key not in readers:
+            raise ValueError(f"No task reads run options {key!r}; known: {', '.join(sorted(readers)) or 'none'}.")
+        if not isinstance(values, Mapping):
+            raise ValueError(f"The {key!r} run options must be a mapping of option to value, got {values!r}.")
+        readers[key].check_options(dict(values))
+        checked[key] = dict(values)
+    return checked
 
 
 def get_task(name: str) -> Task:

@@ -43,7 +43,7 @@ from tqdm.auto import tqdm
 
 from phrasezoo.data.cache import cached_dataset, code_version, corpus_fingerprint
 from phrasezoo.data.text import split_paragraphs
-from phrasezoo.data.wiki_articles import embedded_wiki_articles, summarization_articles
+from phrasezoo.methods.codebook.wiki_articles import embedded_wiki_articles, summarization_articles
 from phrasezoo.resources import iter_corpus
 
 #: Bump when the meaning of the cached tables changes (the source digest covers plain code edits).

@@ -1,6 +1,7 @@
-"""PEARL (Chen et al., 2024) in the zoo: the registry entry. Training task in ``task.py``, data in ``data.py``,
-character-encoder pretraining in ``char_pretrain.py``, card template in ``card.md``; the model is
-:mod:`phrasezoo.models.pearl`."""
+"""PEARL (Chen et al., 2024) in the zoo: the registry entry. Training task in ``task.py``, data in ``data.py`` (with
+its augmentation in ``augment.py``, hard negatives in ``hard_negatives.py``, alias pairs in ``alias_sources.py`` and
+``lead_aliases.py``), character-encoder pretraining in ``char_pretrain.py``, the sentence-transformers input module
+in ``st_modules.py``; the model is :mod:`phrasezoo.models.pearl`."""
 
 from __future__ import annotations
 
@@ -56,7 +57,7 @@ METHOD = Method(
             "teacher": Arg(
                 "mpnet-base",
                 "teacher encoder for distillation: a backbone name, folder or Hub id, or a blend {name: weight} "
-                "whose cosines are the weighted mean of the encoders' (phrasezoo.teacher)",
+                "whose cosines are the weighted mean of the encoders' (phrasezoo.objectives.teacher)",
             ),
             "distill_words": Arg(0, "words of each multiword anchor added to the distillation matrix only (0: off)"),
             **lexicon_args(),
@@ -70,6 +71,7 @@ METHOD = Method(
     },  # fmt: skip
     # the PEARL paper's table (BERT-base size unless noted; E5-small is its baseline), as fractions; YAGO/UMLS are left
     # out on purpose: the paper searched the full KBs, our suite a gold-name KB
+    sentence_transformers="st_modules:PearlEncoder",
     paper_rows={
         "E5-small, 34M (paper)": {
             "turney": 0.559,

@@ -24,12 +24,13 @@ def collect_alias_pairs(alias: Mapping, blocklist, dev_strings=None) -> tuple[li
     - ``links`` / ``leads``: the embedded dump's link anchor <-> title and the aliases its leads state, training
       titles only (never ``dev_alias``'s);
     - ``wordnet``: compound <-> one-word synonyms of the synsets ``dev_compound`` does not use;
-    - ``wordnet-names``: the other names of WordNet's named things (:mod:`phrasezoo.data.wordnet_names`), none
+    - ``wordnet-names``: the other names of WordNet's named things (:mod:`phrasezoo.methods.pearl.wordnet_names`), none
       touching a dev-suite string (``dev_strings``, a callable returning normal forms; default: the whole suite's),
       at most ``alias["wordnet_names_max"]`` pairs.
     """
-    from phrasezoo.data.lead_aliases import lead_alias_pairs
     from phrasezoo.data.wiki_links import clean_alias_pairs, link_pairs
+
+    from .lead_aliases import lead_alias_pairs
 
     sources = list(alias.get("sources", ["links", "leads"]))
     unknown = set(sources) - set(ALIAS_SOURCES)
@@ -49,7 +50,7 @@ def collect_alias_pairs(alias: Mapping, blocklist, dev_strings=None) -> tuple[li
         dropped += extra_report.get("dropped", 0)
     if "wordnet-names" in sources:
         from phrasezoo.data.dev_sets import dev_set_strings
-        from phrasezoo.data.wordnet_names import sample_pairs, wordnet_name_pairs
+        from phrasezoo.methods.pearl.wordnet_names import sample_pairs, wordnet_name_pairs
 
         exclude = (dev_strings or dev_set_strings)()
         names = wordnet_name_pairs(_wordnet("wordnet-names"), exclude)

@@ -45,7 +45,7 @@ def pretrain_char_encoder(
     if table.dim != model.config.char_word_dim:
         raise ValueError(
             f"char_word_dim={model.config.char_word_dim} but {options['word_vectors']} has {table.dim}-d vectors; "
-            "set model.char_word_dim to the word-vector size in the hub config."
+            "set model.char_word_dim to the word-vector size in the recipe."
         )
     words, targets = _mimic_vocabulary(table, options["vocabulary_size"])
     targets = torch.from_numpy(targets)

@@ -6,7 +6,7 @@
 2. :func:`~phrasezoo.data.phrases.phrase_table` -- phrases seen at least ``min_freq`` times, type labels/ids;
 3. :func:`~phrasezoo.data.synonym_tables.load_synonym_table` -- WordNet + GloVe synonyms for the table's words (cached as JSON);
 4. paraphrases -- one list per phrase from the paraphraser (``"offline"``: :class:`LexicalParaphraser`);
-5. :func:`~phrasezoo.data.hard_negatives.mine_hard_negatives` -- edit-distance look-alikes with low similarity
+5. :func:`~phrasezoo.methods.pearl.hard_negatives.mine_hard_negatives` -- edit-distance look-alikes with low similarity
    under the base encoder (the paraphrases are excluded).
 
 The result (cached as a whole when every component has a ``cache_key``) has one row per phrase: ``phrase``,
@@ -25,19 +25,20 @@ from contextlib import contextmanager
 
 from datasets import Dataset, Features, List, Value
 
-from phrasezoo.data import augment as _augment_module
-from phrasezoo.data import hard_negatives as _hard_negatives_module
 from phrasezoo.data import paraphrase as _paraphrase_module
 from phrasezoo.data import phrases as _phrases_module
 from phrasezoo.data import synonyms as _synonyms_module
-from phrasezoo.data.augment import Augmenter
 from phrasezoo.data.cache import cached_dataset, code_version
-from phrasezoo.data.hard_negatives import Encoder, MiningEncoder, mine_hard_negatives
 from phrasezoo.data.paraphrase import Paraphraser, get_paraphraser
 from phrasezoo.data.phrases import parse_corpus, parse_params, phrase_table
 from phrasezoo.data.spans import MiningOptions
 from phrasezoo.data.synonym_tables import DEFAULT_SYNONYM_OPTIONS, load_synonym_table
 from phrasezoo.data.synonyms import SynonymTable
+
+from . import augment as _augment_module
+from . import hard_negatives as _hard_negatives_module
+from .augment import Augmenter
+from .hard_negatives import Encoder, MiningEncoder, mine_hard_negatives
 
 logger = logging.getLogger(__name__)
 

@@ -10,14 +10,14 @@ Training follows the paper (section 3.4) and the official code's choices listed 
   default) from characters and word pieces, with typos of the words as extra inputs;
 * at the end, weight averaging blends the phrase encoder with its pretrained weights (``training.weight_average``);
 * optionally (``distill_weight > 0``, not in the paper), a teacher's similarities: the phrase encoder's cosine
-  matrix over the batch is pulled towards all-mpnet-base-v2's (:func:`phrasezoo.losses.similarity_distillation`;
-  the teacher embeds the phrase table once, before training, see :mod:`phrasezoo.teacher`). With
+  matrix over the batch is pulled towards all-mpnet-base-v2's (:func:`phrasezoo.objectives.losses.similarity_distillation`;
+  the teacher embeds the phrase table once, before training, see :mod:`phrasezoo.objectives.teacher`). With
   ``distill_words > 0`` the batch also holds up to that many words of each multiword anchor that the teacher knows
   (the phrase table's own one-word entries): they join the distillation matrix only (no NT-Xent, no type label), so
   the student learns how similar a phrase is to its own words, the confound of Turney's distractors;
 * optionally (``lexicon_weight > 0``, not in the paper), the lexicon term: each step also draws WordNet words and
   their teacher neighbours, and the phrase encoder's ranking of them is pulled towards the teacher's
-  (:mod:`phrasezoo.lexicon_distillation`).
+  (:mod:`phrasezoo.objectives.lexicon_distillation`).
 """
 
 from __future__ import annotations
@@ -29,8 +29,8 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-from phrasezoo.losses import info_nce, similarity_distillation
 from phrasezoo.models.pearl.modeling_pearl import PearlModel, mean_pooling
+from phrasezoo.objectives.losses import info_nce, similarity_distillation
 from phrasezoo.progress import progress_enabled
 
 from .char_pretrain import CHAR_PRETRAIN_DEFAULTS, pretrain_char_encoder
@@ -64,9 +64,11 @@ class PearlTask:
         if distill_words and not distill_weight:
             raise ValueError("distill_words > 0 only feeds the teacher term: set distill_weight > 0 as well.")
         if distill_weight and teacher is None:
-            raise ValueError("distill_weight > 0 needs teacher embeddings (phrasezoo.teacher.teacher_embeddings).")
+            raise ValueError(
+                "distill_weight > 0 needs teacher embeddings (phrasezoo.objectives.teacher.teacher_embeddings)."
+            )
         if lexicon_weight and lexicon is None:
-            raise ValueError("lexicon_weight > 0 needs the lexicon term (phrasezoo.lexicon_distillation).")
+            raise ValueError("lexicon_weight > 0 needs the lexicon term (phrasezoo.objectives.lexicon_distillation).")
         self.model = model
         self.phrases: list[str] = list(dataset["phrase"])
         self.type_ids: list[int] = list(dataset["type_id"])
@@ -172,20 +174,20 @@ class PearlTask:
         )
 
 
-def build_task(hub_cfg, model: PearlModel, accelerator) -> PearlTask:
+def build_task(recipe, model: PearlModel, accelerator) -> PearlTask:
     """Build the PEARL phrase table (cached; the main process first) and the task around it.
 
-    ``hub_cfg.data`` holds the arguments of :func:`phrasezoo.methods.pearl.data.build_pearl_dataset` plus
-    ``augmentation_mix``; ``hub_cfg.training.method_args`` the task arguments of ``METHOD.args["task"]``.
+    ``recipe.data`` holds the arguments of :func:`phrasezoo.methods.pearl.data.build_pearl_dataset` plus
+    ``augmentation_mix``; ``recipe.training.method_args`` the task arguments of ``METHOD.args["task"]``.
     """
-    from phrasezoo.data.augment import char_edit
     from phrasezoo.registry import get_method
 
+    from .augment import char_edit
     from .data import build_augmenter, build_pearl_dataset
 
     method = get_method("pearl")
-    data = dict(hub_cfg.data)
-    method_args = method_args_of(method, hub_cfg)
+    data = dict(recipe.data)
+    method_args = method_args_of(method, recipe)
     mix = data.pop("augmentation_mix", None)
     alias = data.pop("alias_pairs", None)
     filter_mode = data.pop("benchmark_filter", None)
@@ -230,7 +232,7 @@ def build_task(hub_cfg, model: PearlModel, accelerator) -> PearlTask:
         alias_facts.update({f"of which {what}": n for what, n in report.items()})
     teacher = None
     if method_args.get("distill_weight"):
-        from phrasezoo.teacher import teacher_embeddings
+        from phrasezoo.objectives.teacher import teacher_embeddings
 
         strings = {p for p in dataset["phrase"]}
         for column in ("paraphrases", "hard_negatives"):
@@ -239,7 +241,7 @@ def build_task(hub_cfg, model: PearlModel, accelerator) -> PearlTask:
             teacher = teacher_embeddings(sorted(strings), method_args["teacher"], progress=accelerator.is_main_process)
     lexicon = None
     if method_args.get("lexicon_weight"):
-        from phrasezoo.lexicon_distillation import build_lexicon_distillation
+        from phrasezoo.objectives.lexicon_distillation import build_lexicon_distillation
 
         with accelerator.main_process_first():
             lexicon = build_lexicon_distillation(
@@ -276,8 +278,8 @@ def build_task(hub_cfg, model: PearlModel, accelerator) -> PearlTask:
     )
 
 
-def method_args_of(method, hub_cfg) -> dict[str, Any]:
+def method_args_of(method, recipe) -> dict[str, Any]:
     """The recipe's ``training.method_args``, checked against the schema and completed with its defaults."""
     from phrasezoo.registry import resolve_args
 
-    return resolve_args(method, "task", hub_cfg.training.method_args)
+    return resolve_args(method, "task", recipe.training.method_args)

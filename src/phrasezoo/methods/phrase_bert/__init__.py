@@ -1,5 +1,6 @@
-"""Phrase-BERT (Wang et al., 2021) in the zoo: the registry entry. Training task in ``task.py``, data in ``data.py``,
-card template in ``card.md``; the model is :mod:`phrasezoo.models.phrase_bert`."""
+"""Phrase-BERT (Wang et al., 2021) in the zoo: the registry entry. Training task in ``task.py``, data in ``data.py``;
+the model is :mod:`phrasezoo.models.phrase_bert`. PNTM, the paper's phrase-based topic model, is in ``pntm/`` (the
+``phrasezoo topics pntm`` command)."""
 
 from __future__ import annotations
 
@@ -37,7 +38,7 @@ METHOD = Method(
             "teacher": Arg(
                 "mpnet-base",
                 "teacher encoder for distillation: a backbone name, folder or Hub id, or a blend {name: weight} "
-                "whose cosines are the weighted mean of the encoders' (phrasezoo.teacher)",
+                "whose cosines are the weighted mean of the encoders' (phrasezoo.objectives.teacher)",
             ),
             **lexicon_args(),
         },
@@ -54,6 +55,8 @@ METHOD = Method(
         "max_seq_length": 64,
     },  # fmt: skip
     # published numbers (PEARL's table and SLICE's single-pass STS-B-Context), as fractions
+    topic_commands=("pntm.commands:add_pntm_command",),
+    sentence_transformers="mean_pooling",
     paper_rows={
         "Phrase-BERT (paper)": {
             "turney": 0.572,

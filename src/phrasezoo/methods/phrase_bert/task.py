@@ -9,11 +9,11 @@ Training follows the paper (section 3.1) and its released code (sentence-transfo
   distance and margin 1, averaged over the batch's triples;
 * the ablations Phrase-BERT-phrase and Phrase-BERT-context are ``data.objectives: [paraphrase]`` / ``[context]``;
 * optionally (``distill_weight > 0``, not in the paper), a teacher's similarities: the cosine matrix of the batch's
-  phrases (not the contexts) is pulled towards all-mpnet-base-v2's (:func:`phrasezoo.losses.similarity_distillation`;
-  the teacher embeds every phrase of the triples once, before training, see :mod:`phrasezoo.teacher`);
+  phrases (not the contexts) is pulled towards all-mpnet-base-v2's (:func:`phrasezoo.objectives.losses.similarity_distillation`;
+  the teacher embeds every phrase of the triples once, before training, see :mod:`phrasezoo.objectives.teacher`);
 * optionally (``lexicon_weight > 0``, not in the paper), the lexicon term: each step also draws WordNet words and
   their teacher neighbours, and the encoder's ranking of them is pulled towards the teacher's
-  (:mod:`phrasezoo.lexicon_distillation`).
+  (:mod:`phrasezoo.objectives.lexicon_distillation`).
 
 Short texts (phrases) and long ones (contexts) are tokenized and encoded as two padded groups, so a batch never pads
 a two-word phrase to the length of a 120-word context.
@@ -26,8 +26,8 @@ from typing import Any
 
 import torch
 
-from phrasezoo.losses import similarity_distillation, triplet_loss
 from phrasezoo.models.phrase_bert.modeling_phrase_bert import PhraseBertModel
+from phrasezoo.objectives.losses import similarity_distillation, triplet_loss
 
 
 class PhraseBertTask:
@@ -52,9 +52,11 @@ class PhraseBertTask:
         if not paraphrase_triples and not context_triples:
             raise ValueError("Phrase-BERT training needs paraphrase or context triples; both sets are empty.")
         if distill_weight and teacher is None:
-            raise ValueError("distill_weight > 0 needs teacher embeddings (phrasezoo.teacher.teacher_embeddings).")
+            raise ValueError(
+                "distill_weight > 0 needs teacher embeddings (phrasezoo.objectives.teacher.teacher_embeddings)."
+            )
         if lexicon_weight and lexicon is None:
-            raise ValueError("lexicon_weight > 0 needs the lexicon term (phrasezoo.lexicon_distillation).")
+            raise ValueError("lexicon_weight > 0 needs the lexicon term (phrasezoo.objectives.lexicon_distillation).")
         self.model = model
         self.triples = list(paraphrase_triples) + list(context_triples)
         self.n_paraphrase = len(paraphrase_triples)
@@ -164,20 +166,20 @@ def drop_benchmark_triples(paraphrase_triples: list, context_triples: list, mode
     )
 
 
-def build_task(hub_cfg, model: PhraseBertModel, accelerator) -> PhraseBertTask:
+def build_task(recipe, model: PhraseBertModel, accelerator) -> PhraseBertTask:
     """Build both training sets (cached; the main process first) and the task around them.
 
-    ``hub_cfg.data`` holds the arguments of :func:`phrasezoo.methods.phrase_bert.data.build_phrase_bert_data`; the
-    mask token defaults to the model tokenizer's. ``hub_cfg.training.method_args``: see ``METHOD.args["task"]``.
+    ``recipe.data`` holds the arguments of :func:`phrasezoo.methods.phrase_bert.data.build_phrase_bert_data`; the
+    mask token defaults to the model tokenizer's. ``recipe.training.method_args``: see ``METHOD.args["task"]``.
     """
     from phrasezoo.registry import get_method, resolve_args
 
     from .data import build_phrase_bert_data
 
-    data = dict(hub_cfg.data)
+    data = dict(recipe.data)
     data.setdefault("mask_token", model.mask_token)
     filter_mode = data.pop("benchmark_filter", None)
-    args = resolve_args(get_method("phrase_bert"), "task", hub_cfg.training.method_args)
+    args = resolve_args(get_method("phrase_bert"), "task", recipe.training.method_args)
     with accelerator.main_process_first():
         built = build_phrase_bert_data(**data, progress=accelerator.is_main_process)
     facts = {f"data: {k}": v for k, v in built.stats.items()}
@@ -190,7 +192,7 @@ def build_task(hub_cfg, model: PhraseBertModel, accelerator) -> PhraseBertTask:
         facts[f"triples dropped by the benchmark filter ({filter_mode})"] = dropped
     teacher = None
     if args["distill_weight"]:
-        from phrasezoo.teacher import teacher_embeddings
+        from phrasezoo.objectives.teacher import teacher_embeddings
 
         phrases = {t for triple in paraphrase_triples for t in triple} | {t[0] for t in context_triples}
         with accelerator.main_process_first():
@@ -200,7 +202,7 @@ def build_task(hub_cfg, model: PhraseBertModel, accelerator) -> PhraseBertTask:
         facts["teacher"] = f"{teacher.teacher} ({len(teacher)} phrases)"
     lexicon = None
     if args["lexicon_weight"]:
-        from phrasezoo.lexicon_distillation import build_lexicon_distillation
+        from phrasezoo.objectives.lexicon_distillation import build_lexicon_distillation
 
         with accelerator.main_process_first():
             lexicon = build_lexicon_distillation(

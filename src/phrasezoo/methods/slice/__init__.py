@@ -1,6 +1,6 @@
 """SLICE (Orbach, Haikin, David & Faizakof, 2024) in the zoo: the registry entry. Training task in ``task.py`` (the
-paper's best-span loss, and the whole-passage control), triplet data in ``data.py``, card template in ``card.md``;
-the model is :mod:`phrasezoo.models.slice`."""
+paper's best-span loss, and the whole-passage control), triplet data in ``data.py``, the paper's Table 1 report on
+STS-B-Context in ``report.py``; the model is :mod:`phrasezoo.models.slice`."""
 
 from __future__ import annotations
 
@@ -47,6 +47,7 @@ METHOD = Method(
         "a",
     ],
     bad_inputs=[([], "empty list"), ([""], "empty"), (["ok", 3], "not a string"), ("   ", "empty")],
+    span_context="tokens",
     paper_rows={
         "SLICE (paper)": {
             "stsb_context:pearson_passage": 0.547,

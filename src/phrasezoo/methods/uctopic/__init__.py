@@ -1,6 +1,6 @@
 """UCTopic (Li et al., 2022) in the zoo: the registry entry. Pretraining task in ``task.py``, mention data in
-``data.py``, card template in ``card.md``; the model is :mod:`phrasezoo.models.uctopic`. CCL finetuning and topic
-mining are an application (:mod:`phrasezoo.applications.topic_mining`)."""
+``data.py``; the model is :mod:`phrasezoo.models.uctopic`. CCL finetuning in ``ccl.py``, used by the CCL evaluation
+tasks (``tasks.py``) and by topic mining (``topic_mining/``, the ``phrasezoo topics mine|show`` commands)."""
 
 from __future__ import annotations
 
@@ -37,6 +37,7 @@ METHOD = Method(
     check_recipe=check_recipe,
     # the paper's protocol: entity mentions clustered in their sentences, before and after CCL finetuning
     # the paper's own protocol (all splits pooled, best score seen during CCL, selected on gold labels): marked †
+    span_context="mentions",
     paper_rows={
         "UCTopic CCL (paper)†": {
             "conll2003_context_ccl:nmi": 0.495,
@@ -45,6 +46,7 @@ METHOD = Method(
         },
     },  # fmt: skip
     task_groups={"uctopic": ("conll2003_context", "bc5cdr_context", "conll2003_context_ccl", "bc5cdr_context_ccl")},
+    topic_commands=("topic_mining.commands:add_mining_commands",),
     args={
         "model": {
             **signature_args(UCTopicConfig.__init__, exclude=("backbone_config",)),

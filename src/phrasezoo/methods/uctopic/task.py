@@ -12,9 +12,9 @@ Pretraining follows the paper (section 3.1, 4.1) and its official code:
 * optionally a masked-language-model loss on separately masked copies of both sentences (``mlm_weight``);
 * optionally (``lexicon_weight > 0``, not in the paper), the lexicon term: each step also draws WordNet words and
   their teacher neighbours, each embedded as a phrase without context, and the span vectors' ranking of them is
-  pulled towards the teacher's (:mod:`phrasezoo.lexicon_distillation`).
+  pulled towards the teacher's (:mod:`phrasezoo.objectives.lexicon_distillation`).
 
-CCL finetuning (section 3.2) is in :mod:`phrasezoo.ccl` (used by topic mining).
+CCL finetuning (section 3.2) is in :mod:`.ccl` (used by topic mining and the CCL evaluation tasks).
 """
 
 from __future__ import annotations
@@ -24,8 +24,8 @@ from typing import Any
 
 import torch
 
-from phrasezoo.losses import info_nce
 from phrasezoo.models.uctopic.modeling_uctopic import UCTopicModel
+from phrasezoo.objectives.losses import info_nce
 
 
 def mask_tokens(
@@ -78,9 +78,9 @@ class UCTopicTask:
         from .data import positive_candidates
 
         if lexicon_weight and not hasattr(lexicon, "sample"):
-            raise ValueError("lexicon_weight > 0 needs the lexicon term (phrasezoo.lexicon_distillation).")
+            raise ValueError("lexicon_weight > 0 needs the lexicon term (phrasezoo.objectives.lexicon_distillation).")
         if mlm_weight and model.lm_head is None:
-            raise ValueError("mlm_weight > 0 needs an MLM head: set model.use_mlm_head: true in the hub config.")
+            raise ValueError("mlm_weight > 0 needs an MLM head: set model.use_mlm_head: true in the recipe.")
         self.model = model
         self.mentions = list(zip(dataset["sentence"], zip(dataset["start"], dataset["end"])))
         self.keys: list[str] = list(dataset["key"])
@@ -190,11 +190,11 @@ def drop_benchmark_instances(dataset, mode: str, blocklist=None):
     return dataset.select(keep), f"{report.dropped} of {report.total}"
 
 
-def build_task(hub_cfg, model: UCTopicModel, accelerator) -> UCTopicTask:
+def build_task(recipe, model: UCTopicModel, accelerator) -> UCTopicTask:
     """Build the mention dataset (cached; the main process first) and the task around it.
 
-    ``hub_cfg.data`` holds the arguments of :func:`phrasezoo.methods.uctopic.data.build_uctopic_dataset`;
-    ``hub_cfg.training.method_args`` those of :class:`UCTopicTask` (temperature, keep_mention_probability, mlm_weight,
+    ``recipe.data`` holds the arguments of :func:`phrasezoo.methods.uctopic.data.build_uctopic_dataset`;
+    ``recipe.training.method_args`` those of :class:`UCTopicTask` (temperature, keep_mention_probability, mlm_weight,
     mlm_probability, max_seq_length).
     """
     from collections import Counter
@@ -204,7 +204,7 @@ def build_task(hub_cfg, model: UCTopicModel, accelerator) -> UCTopicTask:
     from .data import build_uctopic_dataset
 
     method = get_method("uctopic")
-    data = dict(hub_cfg.data)
+    data = dict(recipe.data)
     validate_args(method, "data", data)
     filter_mode = data.pop("benchmark_filter", None)
     with accelerator.main_process_first():
@@ -212,10 +212,10 @@ def build_task(hub_cfg, model: UCTopicModel, accelerator) -> UCTopicTask:
     dropped = None
     if filter_mode:
         dataset, dropped = drop_benchmark_instances(dataset, filter_mode)
-    method_args = dict(hub_cfg.training.method_args)
+    method_args = dict(recipe.training.method_args)
     validate_args(method, "task", method_args)
     if method_args.get("lexicon_weight"):
-        from phrasezoo.lexicon_distillation import build_lexicon_distillation
+        from phrasezoo.objectives.lexicon_distillation import build_lexicon_distillation
 
         with accelerator.main_process_first():
             method_args["lexicon"] = build_lexicon_distillation(

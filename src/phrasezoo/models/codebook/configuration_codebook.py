@@ -35,7 +35,7 @@ class CodebookConfig(PretrainedConfig):
         nnsc_solver: ``"pgd"`` (batched FISTA, default) or ``"rmsprop"`` (the official loop).
         nnsc_max_iter, nnsc_tol: FISTA iteration cap and projected-gradient tolerance (100 and 1e-3 land within
             ~1e-6 of the optimum on training-shaped batches, where the official loop stays 3-5% above it; see
-            ``benchmarks/speed_nnsc.py``).
+            ``benchmarks/speed_codebook_nnsc.py``).
         rmsprop_lr, rmsprop_train_steps, rmsprop_test_steps: the official loop's settings (0.05, 60, 1,000).
         nnsc_guard: the official code's guard on the negative term (see ``nnsc.nnsc_loss``).
         lowercase: the tokenizer lowercases (uncased target vectors, e.g. GloVe 6B).

@@ -54,6 +54,7 @@ class CodebookInferenceMixin:
         encoding = self.tokenizer(texts, padding=True, truncation=True, max_length=limit, return_tensors="pt")
         return {"input_ids": encoding["input_ids"], "attention_mask": encoding["attention_mask"]}
 
+    # Adapted from phrasezoo.models.phrase_bert.modeling_phrase_bert.PhraseBertModel.encode (its batching loop, for any output of the model: pick)
     def _run(
         self,
         texts: list[str],
@@ -65,8 +66,7 @@ class CodebookInferenceMixin:
         desc: str = "Encoding",
     ) -> torch.Tensor:
         """``pick(output)`` for every text, batched by token length, in input order, as a float32 CPU tensor."""
-        if not isinstance(batch_size, int) or batch_size < 1:
-            raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}.")
+        batch_size = _check_batch_size(batch_size)
         texts = check_texts(texts)
         if not truncate:
             self.tokenize(texts, truncate=False)
@@ -164,7 +164,7 @@ class CodebookInferenceMixin:
 
     def _words_with_offsets(self, text: str) -> list[tuple[str, int, int, int]]:
         """(word, start, end, id) for each word of ``text`` (no truncation, no <eos>)."""
-        enc = self.tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
+        enc = self.tokenizer(text, add_special_tokens=False, return_offsets_mapping=True, verbose=False)
         return [(text[s:e], s, e, i) for i, (s, e) in zip(enc["input_ids"], enc["offset_mapping"])]
 
     def word_importance(self, texts: str | list[str], batch_size: int = 128) -> list:
@@ -391,9 +391,18 @@ class CodebookInferenceMixin:
             raise ValueError(f"method must be 'codebook' or 'sent_emb', got {method!r}.")
         if not isinstance(n, int) or n < 1:
             raise ValueError(f"n must be a positive integer, got {n!r}.")
-        sentences = split_sentences(document) if isinstance(document, str) else check_texts(list(document))
+        if isinstance(document, str):
+            sentences = split_sentences(document)
+        elif isinstance(document, (list, tuple)):
+            sentences = list(document)
+        else:  # bytes, numbers, None: iterating them would give sentences that are not strings
+            raise ValueError(f"The document must be a string or a list of sentences, got {type(document).__name__}.")
         if not sentences:
             raise ValueError("The document has no sentences.")
+        try:
+            sentences = check_texts(sentences)
+        except ValueError as error:
+            raise ValueError(f"Bad document sentences: {error}") from None
         text = " ".join(sentences)
         ids = torch.tensor([w[3] for w in self._words_with_offsets(text) if w[3] >= 3], dtype=torch.long)
         if len(ids) == 0:
@@ -434,8 +443,10 @@ class CodebookInferenceMixin:
 
 
 # ----------------------------------------------------------------------------------------------------- helpers
+# Copied from phrasezoo.models.phrase_bert.modeling_phrase_bert._check_texts with _check_texts->check_texts
 def check_texts(texts) -> list[str]:
-    """The texts as a list, or ``ValueError`` for a non-list, an empty list, a non-string or an empty string."""
+    """The texts as a list, or ``ValueError`` naming the first bad one: a non-list, an empty list, a non-string, an
+    empty or whitespace-only string, or a string that is not valid Unicode."""
     if isinstance(texts, str) or not isinstance(texts, (list, tuple)):
         raise ValueError(f"Expected a list of strings, got {type(texts).__name__}.")
     if len(texts) == 0:
@@ -445,7 +456,30 @@ def check_texts(texts) -> list[str]:
             raise ValueError(f"Text {i} is a {type(text).__name__}, not a string: {text!r}.")
         if not text.strip():
             raise ValueError(f"Text {i} is empty or only whitespace; every text needs at least one character.")
+        _check_unicode(text, f"Text {i}")
     return list(texts)
+
+
+# Copied from phrasezoo.models.phrase_bert.modeling_phrase_bert._check_unicode
+def _check_unicode(text: str, what: str) -> None:
+    """``ValueError`` for a string that is not valid Unicode (an unpaired surrogate, e.g. from bytes decoded with
+    ``errors="surrogateescape"``): tokenizers cannot read it and would fail with an unrelated ``TypeError``."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as err:
+        raise ValueError(
+            f"{what} is not valid Unicode: character {err.start} is an unpaired surrogate ({text[err.start]!r}). "
+            "Decode the source with errors='replace' or fix its encoding."
+        ) from None
+
+
+# Copied from phrasezoo.models.phrase_bert.modeling_phrase_bert._check_batch_size
+def _check_batch_size(batch_size) -> int:
+    """``batch_size`` as an int, or ``ValueError`` when it is not a positive integer (0 or a negative size would
+    silently encode nothing)."""
+    if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
+        raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}.")
+    return int(batch_size)
 
 
 def split_sentences(document: str) -> list[str]:

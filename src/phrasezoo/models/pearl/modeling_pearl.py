@@ -386,6 +386,7 @@ class PearlModel(PearlPreTrainedModel):
         )
 
     # ------------------------------------------------------------------------------------------------- inference
+    # Copied from phrasezoo.models.phrase_bert.modeling_phrase_bert.PhraseBertModel.encode with PhraseBert->Pearl, pooled_embeddings->joint_embeddings
     def encode(
         self,
         texts: str | list[str],
@@ -400,11 +401,14 @@ class PearlModel(PearlPreTrainedModel):
 
         Inputs are sorted by token length and batched (``batch_size``), so padding stays small. Texts longer than
         ``config.max_seq_length`` tokens are truncated; ``truncate=False`` raises instead. ``normalize=False``
-        returns the concatenation before the final L2 normalisation (same cosine geometry). Empty lists, empty strings and
-        non-strings raise ``ValueError``. ``show_progress_bar=None`` shows one for more than 10 batches.
+        returns the concatenation before the final L2 normalisation (same cosine geometry). Empty lists, empty
+        strings, non-strings, invalid Unicode, texts without a token and a ``batch_size`` below 1 raise
+        ``ValueError`` naming the first bad text or argument. ``show_progress_bar=None`` shows one for more than 10
+        batches.
         """
         single = isinstance(texts, str)
         texts = _check_texts([texts] if single else texts)
+        batch_size = _check_batch_size(batch_size)
         if not truncate:
             _raise_if_truncated(self.tokenizer, texts, self.config.max_seq_length)
         order = _length_order(self.tokenizer, texts, self.config.max_seq_length)
@@ -431,6 +435,7 @@ class PearlModel(PearlPreTrainedModel):
             embeddings = embeddings[0]
         return embeddings.numpy() if convert_to_numpy else embeddings
 
+    # Copied from phrasezoo.models.phrase_bert.modeling_phrase_bert.PhraseBertModel.encode_tokens
     def encode_tokens(self, texts: list[str], batch_size: int = 32, device: str | torch.device | None = None) -> list:
         """Contextual token vectors of the phrase encoder, one forward pass per text.
 
@@ -438,6 +443,7 @@ class PearlModel(PearlPreTrainedModel):
         (character spans in the text), special tokens excluded. Used to pool arbitrary spans of a passage.
         """
         texts = _check_texts(texts)
+        batch_size = _check_batch_size(batch_size)
         device = torch.device(device) if device is not None else self.device
         results = []
         was_training = self.training
@@ -465,20 +471,26 @@ class PearlModel(PearlPreTrainedModel):
         return results
 
     def predict_type(self, texts: str | list[str], top_k: int = 1, batch_size: int = 128) -> list:
-        """Phrase types with probabilities, e.g. ``[[("NP-ORG", 0.91)], ...]`` (``top_k`` per phrase)."""
+        """Phrase types with probabilities, e.g. ``[[("NP-ORG", 0.91)], ...]`` (``top_k`` per phrase, at most the
+        number of types). Bad input raises ``ValueError`` as in :meth:`encode`."""
         single = isinstance(texts, str)
         texts = _check_texts([texts] if single else texts)
-        top_k = max(1, min(top_k, len(self.config.type_labels)))
-        predictions = []
+        batch_size = _check_batch_size(batch_size)
+        if isinstance(top_k, bool) or not isinstance(top_k, (int, np.integer)) or top_k < 1:
+            raise ValueError(f"top_k must be a positive integer, got {top_k!r}.")
+        top_k = min(int(top_k), len(self.config.type_labels))
+        order = _length_order(self.tokenizer, texts, self.config.max_seq_length)
+        predictions: list = [None] * len(texts)
         was_training = self.training
         self.eval()
         with torch.inference_mode():
             for start in range(0, len(texts), batch_size):
-                features = {k: v.to(self.device) for k, v in self.tokenize(texts[start : start + batch_size]).items()}
+                rows = order[start : start + batch_size]
+                features = {k: v.to(self.device) for k, v in self.tokenize([texts[i] for i in rows]).items()}
                 probs = self(**features).type_logits.float().softmax(-1)
                 values, indices = probs.topk(top_k, dim=-1)
-                for vals, idxs in zip(values.tolist(), indices.tolist()):
-                    predictions.append([(self.config.type_labels[j], v) for j, v in zip(idxs, vals)])
+                for row, vals, idxs in zip(rows, values.tolist(), indices.tolist()):
+                    predictions[row] = [(self.config.type_labels[j], v) for j, v in zip(idxs, vals)]
         if was_training:
             self.train()
         return predictions[0] if single else predictions
@@ -493,6 +505,8 @@ class PearlModel(PearlPreTrainedModel):
 # ------------------------------------------------------------------------------------------------------- helpers
 # Copied from phrasezoo.models.phrase_bert.modeling_phrase_bert._check_texts
 def _check_texts(texts) -> list[str]:
+    """The texts as a list, or ``ValueError`` naming the first bad one: a non-list, an empty list, a non-string, an
+    empty or whitespace-only string, or a string that is not valid Unicode."""
     if isinstance(texts, str) or not isinstance(texts, (list, tuple)):
         raise ValueError(f"Expected a list of strings, got {type(texts).__name__}.")
     if len(texts) == 0:
@@ -502,7 +516,30 @@ def _check_texts(texts) -> list[str]:
             raise ValueError(f"Text {i} is a {type(text).__name__}, not a string: {text!r}.")
         if not text.strip():
             raise ValueError(f"Text {i} is empty or only whitespace; every text needs at least one character.")
+        _check_unicode(text, f"Text {i}")
     return list(texts)
+
+
+# Copied from phrasezoo.models.phrase_bert.modeling_phrase_bert._check_unicode
+def _check_unicode(text: str, what: str) -> None:
+    """``ValueError`` for a string that is not valid Unicode (an unpaired surrogate, e.g. from bytes decoded with
+    ``errors="surrogateescape"``): tokenizers cannot read it and would fail with an unrelated ``TypeError``."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as err:
+        raise ValueError(
+            f"{what} is not valid Unicode: character {err.start} is an unpaired surrogate ({text[err.start]!r}). "
+            "Decode the source with errors='replace' or fix its encoding."
+        ) from None
+
+
+# Copied from phrasezoo.models.phrase_bert.modeling_phrase_bert._check_batch_size
+def _check_batch_size(batch_size) -> int:
+    """``batch_size`` as an int, or ``ValueError`` when it is not a positive integer (0 or a negative size would
+    silently encode nothing)."""
+    if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
+        raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}.")
+    return int(batch_size)
 
 
 # Copied from phrasezoo.models.phrase_bert.modeling_phrase_bert._pretrained_backbone
@@ -522,11 +559,20 @@ def _pretrained_backbone(backbone: str) -> PreTrainedModel:
 
 # Copied from phrasezoo.models.phrase_bert.modeling_phrase_bert._length_order
 def _length_order(tokenizer, texts: list[str], max_length: int) -> list[int]:
-    """Indices of ``texts`` sorted by token count (longest first), so that batches need little padding."""
+    """Indices of ``texts`` sorted by token count (longest first), so that batches need little padding.
+
+    A text without a single token (only characters the tokenizer drops: zero-width, control or lone combining
+    characters) is a ``ValueError``: it would get the same meaningless vector as every other such text."""
     lengths = [
         len(ids)
         for ids in tokenizer(texts, add_special_tokens=False, truncation=True, max_length=max_length)["input_ids"]
     ]
+    empty = [i for i, n in enumerate(lengths) if n == 0]
+    if empty:
+        raise ValueError(
+            f"Text {empty[0]} ({texts[empty[0]][:40]!r}) has no token: the tokenizer drops all of its characters "
+            f"(zero-width, control or lone combining characters); {len(empty)} text(s) like this."
+        )
     return sorted(range(len(texts)), key=lambda i: -lengths[i])
 
 

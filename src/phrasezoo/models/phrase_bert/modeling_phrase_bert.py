@@ -169,10 +169,13 @@ class PhraseBertModel(PhraseBertPreTrainedModel):
         Inputs are sorted by token length and batched (``batch_size``), so padding stays small. Texts longer than
         ``config.max_seq_length`` tokens are truncated; ``truncate=False`` raises instead. ``normalize=False``
         returns the raw mean-pooled vectors (the space of the paper's Euclidean triplet loss). Empty lists, empty
-        strings and non-strings raise ``ValueError``. ``show_progress_bar=None`` shows one for more than 10 batches.
+        strings, non-strings, invalid Unicode, texts without a token and a ``batch_size`` below 1 raise
+        ``ValueError`` naming the first bad text or argument. ``show_progress_bar=None`` shows one for more than 10
+        batches.
         """
         single = isinstance(texts, str)
         texts = _check_texts([texts] if single else texts)
+        batch_size = _check_batch_size(batch_size)
         if not truncate:
             _raise_if_truncated(self.tokenizer, texts, self.config.max_seq_length)
         order = _length_order(self.tokenizer, texts, self.config.max_seq_length)
@@ -206,6 +209,7 @@ class PhraseBertModel(PhraseBertPreTrainedModel):
         (character spans in the text), special tokens excluded. Used to pool arbitrary spans of a passage.
         """
         texts = _check_texts(texts)
+        batch_size = _check_batch_size(batch_size)
         device = torch.device(device) if device is not None else self.device
         results = []
         was_training = self.training
@@ -241,6 +245,8 @@ class PhraseBertModel(PhraseBertPreTrainedModel):
 
 # ------------------------------------------------------------------------------------------------------- helpers
 def _check_texts(texts) -> list[str]:
+    """The texts as a list, or ``ValueError`` naming the first bad one: a non-list, an empty list, a non-string, an
+    empty or whitespace-only string, or a string that is not valid Unicode."""
     if isinstance(texts, str) or not isinstance(texts, (list, tuple)):
         raise ValueError(f"Expected a list of strings, got {type(texts).__name__}.")
     if len(texts) == 0:
@@ -250,7 +256,28 @@ def _check_texts(texts) -> list[str]:
             raise ValueError(f"Text {i} is a {type(text).__name__}, not a string: {text!r}.")
         if not text.strip():
             raise ValueError(f"Text {i} is empty or only whitespace; every text needs at least one character.")
+        _check_unicode(text, f"Text {i}")
     return list(texts)
+
+
+def _check_unicode(text: str, what: str) -> None:
+    """``ValueError`` for a string that is not valid Unicode (an unpaired surrogate, e.g. from bytes decoded with
+    ``errors="surrogateescape"``): tokenizers cannot read it and would fail with an unrelated ``TypeError``."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as err:
+        raise ValueError(
+            f"{what} is not valid Unicode: character {err.start} is an unpaired surrogate ({text[err.start]!r}). "
+            "Decode the source with errors='replace' or fix its encoding."
+        ) from None
+
+
+def _check_batch_size(batch_size) -> int:
+    """``batch_size`` as an int, or ``ValueError`` when it is not a positive integer (0 or a negative size would
+    silently encode nothing)."""
+    if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
+        raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}.")
+    return int(batch_size)
 
 
 def _pretrained_backbone(backbone: str) -> PreTrainedModel:
@@ -268,11 +295,20 @@ def _pretrained_backbone(backbone: str) -> PreTrainedModel:
 
 
 def _length_order(tokenizer, texts: list[str], max_length: int) -> list[int]:
-    """Indices of ``texts`` sorted by token count (longest first), so that batches need little padding."""
+    """Indices of ``texts`` sorted by token count (longest first), so that batches need little padding.
+
+    A text without a single token (only characters the tokenizer drops: zero-width, control or lone combining
+    characters) is a ``ValueError``: it would get the same meaningless vector as every other such text."""
     lengths = [
         len(ids)
         for ids in tokenizer(texts, add_special_tokens=False, truncation=True, max_length=max_length)["input_ids"]
     ]
+    empty = [i for i, n in enumerate(lengths) if n == 0]
+    if empty:
+        raise ValueError(
+            f"Text {empty[0]} ({texts[empty[0]][:40]!r}) has no token: the tokenizer drops all of its characters "
+            f"(zero-width, control or lone combining characters); {len(empty)} text(s) like this."
+        )
     return sorted(range(len(texts)), key=lambda i: -lengths[i])
 
 

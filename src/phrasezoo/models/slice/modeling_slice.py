@@ -84,6 +84,7 @@ class SpanEmbeddings:
     texts: list[str]
 
 
+# Copied from phrasezoo.models.phrase_bert.modeling_phrase_bert.PhraseBertPreTrainedModel with PhraseBert->Slice, phrase_bert->slice
 class SlicePreTrainedModel(PreTrainedModel):
     config_class = SliceConfig
     base_model_prefix = "slice"
@@ -93,6 +94,7 @@ class SlicePreTrainedModel(PreTrainedModel):
 class SliceModel(SlicePreTrainedModel):
     """SLICE encoder: ``encode`` for queries, token vectors whose span means are comparable with them."""
 
+    # Copied from phrasezoo.models.phrase_bert.modeling_phrase_bert.PhraseBertModel.__init__ with PhraseBert->Slice
     def __init__(self, config: SliceConfig):
         super().__init__(config)
         try:
@@ -130,6 +132,7 @@ class SliceModel(SlicePreTrainedModel):
         return self.backbone.get_input_embeddings()
 
     # ------------------------------------------------------------------------------------------------- tokenizer
+    # Copied from phrasezoo.models.phrase_bert.modeling_phrase_bert.PhraseBertModel.tokenizer with PhraseBert->Slice
     @property
     def tokenizer(self):
         """The tokenizer, loaded lazily from the model's own folder (``name_or_path``) when none was set."""
@@ -221,11 +224,13 @@ class SliceModel(SlicePreTrainedModel):
 
         Returns ``(n, hidden)`` (``(hidden,)`` for a single string). Inputs are sorted by token length and batched
         (``batch_size``). Texts longer than ``config.max_seq_length`` tokens are truncated; ``truncate=False``
-        raises instead. Empty lists, empty strings and non-strings raise ``ValueError``. ``show_progress_bar=None``
+        raises instead. Empty lists, empty strings, non-strings, invalid Unicode, texts without a token and a
+        ``batch_size`` below 1 raise ``ValueError`` naming the first bad text or argument. ``show_progress_bar=None``
         shows one for more than 10 batches.
         """
         single = isinstance(texts, str)
         texts = _check_texts([texts] if single else texts)
+        batch_size = _check_batch_size(batch_size)
         if not truncate:
             _raise_if_truncated(self.tokenizer, texts, self.config.max_seq_length)
         order = _length_order(self.tokenizer, texts, self.config.max_seq_length)
@@ -297,6 +302,7 @@ class SliceModel(SlicePreTrainedModel):
         """
         if not isinstance(text, str) or not text.strip():
             raise ValueError(f"span_embeddings needs one non-empty string, got {text!r}.")
+        _check_unicode(text, "The text")
         min_words, max_words = self._span_lengths(min_words, max_words)
         batch = self.passage_batch([text], span_words=max_words)
         chars = batch.word_chars[0]
@@ -402,8 +408,9 @@ class SliceModel(SlicePreTrainedModel):
             raise ValueError(f"find_spans needs a non-empty query string, got {query!r}.")
         passages = _check_passages(passages)
         min_words, max_words = self._span_lengths(min_words, max_words)
+        vector = _encode_queries(self, [query], batch_size)[0]  # before the index: a bad query fails fast
         index = self.build_index(passages, max_words=max_words, batch_size=batch_size)
-        return index.search(query, top_k=top_k, threshold=threshold, min_words=min_words, nms=nms)
+        return index.search(vector, top_k=top_k, threshold=threshold, min_words=min_words, nms=nms)
 
     def score_passages(
         self,
@@ -421,11 +428,10 @@ class SliceModel(SlicePreTrainedModel):
         """
         if mode not in ("span", "passage"):
             raise ValueError(f"mode must be 'span' or 'passage', got {mode!r}.")
-        queries = _check_texts([queries] if isinstance(queries, str) else queries)
         passages = _check_passages(passages)
         min_words, max_words = self._span_lengths(min_words, max_words)
+        vectors = _encode_queries(self, [queries] if isinstance(queries, str) else queries, batch_size)
         index = self.build_index(passages, max_words=max_words, batch_size=batch_size)
-        vectors = self.encode(queries, batch_size=batch_size)
         if mode == "passage":
             return vectors @ index.passage_vectors.T
         return index.passage_scores(vectors, min_words=min_words, max_words=max_words)
@@ -445,8 +451,7 @@ class SliceModel(SlicePreTrainedModel):
 
     def _run_rows(self, batch: PassageBatch, batch_size: int, device, show: bool, desc: str):
         """Forward the rows of ``batch`` in length-sorted mini-batches; yields ``(row ids, sub-batch, output)``."""
-        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-            raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}.")
+        batch_size = _check_batch_size(batch_size)
         device = self._move_to(device)
         lengths = batch.attention_mask.sum(1)
         order = torch.argsort(lengths, descending=True, stable=True).tolist()
@@ -492,6 +497,8 @@ class _eval_mode:
 
 # Copied from phrasezoo.models.phrase_bert.modeling_phrase_bert._check_texts
 def _check_texts(texts) -> list[str]:
+    """The texts as a list, or ``ValueError`` naming the first bad one: a non-list, an empty list, a non-string, an
+    empty or whitespace-only string, or a string that is not valid Unicode."""
     if isinstance(texts, str) or not isinstance(texts, (list, tuple)):
         raise ValueError(f"Expected a list of strings, got {type(texts).__name__}.")
     if len(texts) == 0:
@@ -501,7 +508,38 @@ def _check_texts(texts) -> list[str]:
             raise ValueError(f"Text {i} is a {type(text).__name__}, not a string: {text!r}.")
         if not text.strip():
             raise ValueError(f"Text {i} is empty or only whitespace; every text needs at least one character.")
+        _check_unicode(text, f"Text {i}")
     return list(texts)
+
+
+# Copied from phrasezoo.models.phrase_bert.modeling_phrase_bert._check_unicode
+def _check_unicode(text: str, what: str) -> None:
+    """``ValueError`` for a string that is not valid Unicode (an unpaired surrogate, e.g. from bytes decoded with
+    ``errors="surrogateescape"``): tokenizers cannot read it and would fail with an unrelated ``TypeError``."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as err:
+        raise ValueError(
+            f"{what} is not valid Unicode: character {err.start} is an unpaired surrogate ({text[err.start]!r}). "
+            "Decode the source with errors='replace' or fix its encoding."
+        ) from None
+
+
+# Copied from phrasezoo.models.phrase_bert.modeling_phrase_bert._check_batch_size
+def _check_batch_size(batch_size) -> int:
+    """``batch_size`` as an int, or ``ValueError`` when it is not a positive integer (0 or a negative size would
+    silently encode nothing)."""
+    if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
+        raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}.")
+    return int(batch_size)
+
+
+def _encode_queries(model: SliceModel, queries, batch_size: int) -> np.ndarray:
+    """``model.encode(queries)``, with its errors marked as being about the queries (not the passages)."""
+    try:
+        return model.encode(queries, batch_size=batch_size)
+    except ValueError as error:
+        raise ValueError(f"Bad query: {error}") from None
 
 
 def _check_passages(passages) -> list[str]:
@@ -515,11 +553,20 @@ def _check_passages(passages) -> list[str]:
 
 # Copied from phrasezoo.models.phrase_bert.modeling_phrase_bert._length_order
 def _length_order(tokenizer, texts: list[str], max_length: int) -> list[int]:
-    """Indices of ``texts`` sorted by token count (longest first), so that batches need little padding."""
+    """Indices of ``texts`` sorted by token count (longest first), so that batches need little padding.
+
+    A text without a single token (only characters the tokenizer drops: zero-width, control or lone combining
+    characters) is a ``ValueError``: it would get the same meaningless vector as every other such text."""
     lengths = [
         len(ids)
         for ids in tokenizer(texts, add_special_tokens=False, truncation=True, max_length=max_length)["input_ids"]
     ]
+    empty = [i for i, n in enumerate(lengths) if n == 0]
+    if empty:
+        raise ValueError(
+            f"Text {empty[0]} ({texts[empty[0]][:40]!r}) has no token: the tokenizer drops all of its characters "
+            f"(zero-width, control or lone combining characters); {len(empty)} text(s) like this."
+        )
     return sorted(range(len(texts)), key=lambda i: -lengths[i])
 
 

@@ -175,6 +175,10 @@ class SpanIndex:
         min_words, max_words = self._lengths(min_words, max_words)
         if isinstance(top_k, bool) or not isinstance(top_k, (int, np.integer)) or top_k < 1:
             raise ValueError(f"top_k must be a positive integer, got {top_k!r}.")
+        if threshold is not None and (
+            isinstance(threshold, bool) or not isinstance(threshold, (int, float, np.number)) or np.isnan(threshold)
+        ):
+            raise ValueError(f"threshold must be a number (a cosine) or None, got {threshold!r}.")
         if first_stage not in (None, "passage", "word"):
             raise ValueError(f"first_stage must be None, 'passage' or 'word', got {first_stage!r}.")
         results = []

@@ -327,7 +327,8 @@ def passage_batch(
     capacity = max_length - len(before) - len(after)
     if capacity < 1:
         raise ValueError(f"max_length={max_length} leaves no room for content after the special tokens.")
-    encoding = tokenizer(list(passages), add_special_tokens=False, return_offsets_mapping=True)
+    # verbose=False: passages longer than the model takes are windowed below, not fed whole (no length warning)
+    encoding = tokenizer(list(passages), add_special_tokens=False, return_offsets_mapping=True, verbose=False)
     pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
     rows: list[tuple] = []  # ids, token words, passage, first word, n words, owned starts, token offsets
     word_chars = []

@@ -437,11 +437,13 @@ class UCTopicModel(UCTopicPreTrainedModel):
         sentence shares one forward pass; passes are sorted by length and batched (``batch_size`` sequences).
         ``normalize=False`` returns the MLP output before L2 normalisation. Sentences longer than
         ``config.max_seq_length`` tokens are cut to a window around the span (``truncate=False`` raises instead).
-        Bad input (empty list, non-strings, empty text, spans outside the sentence or empty) raises ``ValueError``.
+        Bad input (empty list, non-strings, empty text, invalid Unicode, spans outside the sentence or empty, text
+        without a token, a ``batch_size`` below 1) raises ``ValueError`` naming the mention or argument.
         ``show_progress_bar=None`` shows one for more than 10 batches.
         """
         single = _is_single(mentions)
         prepared = self.prepare_mentions([mentions] if single else mentions, mask_mention, truncate)
+        batch_size = _check_batch_size(batch_size)
         device = torch.device(device) if device is not None else self.device
         if device != self.device:
             self.to(device)
@@ -483,6 +485,7 @@ class UCTopicModel(UCTopicPreTrainedModel):
             groups.setdefault(key, (p.input_ids, []))[1].append((index, p.span_start, p.span_end))
         return sorted(groups.values(), key=lambda group: -len(group[0]))
 
+    # Adapted from phrasezoo.models.phrase_bert.modeling_phrase_bert.PhraseBertModel.encode_tokens (the backbone gets input ids and attention mask only, no token_type_ids)
     def encode_tokens(self, texts: list[str], batch_size: int = 32, device: str | torch.device | None = None) -> list:
         """Contextual token vectors of the backbone (no entity input), one forward pass per text.
 
@@ -490,6 +493,7 @@ class UCTopicModel(UCTopicPreTrainedModel):
         (character spans in the text), special tokens excluded; texts are truncated to ``config.max_seq_length``.
         """
         texts = _check_texts(texts)
+        batch_size = _check_batch_size(batch_size)
         device = torch.device(device) if device is not None else self.device
         results = []
         was_training = self.training
@@ -545,6 +549,7 @@ def _check_mentions(mentions) -> list[tuple[str, int, int]]:
         if isinstance(mention, str):
             if not mention.strip():
                 raise ValueError(f"Text {i} is empty or only whitespace; every text needs at least one character.")
+            _check_unicode(mention, f"Text {i}")
             start = len(mention) - len(mention.lstrip())
             items.append((mention, start, len(mention.rstrip())))
             continue
@@ -558,6 +563,7 @@ def _check_mentions(mentions) -> list[tuple[str, int, int]]:
             raise ValueError(f"Mention {i}: the sentence is a {type(sentence).__name__}, not a string: {sentence!r}.")
         if not sentence.strip():
             raise ValueError(f"Mention {i}: the sentence is empty or only whitespace.")
+        _check_unicode(sentence, f"Mention {i}: the sentence")
         try:
             start, end = (operator.index(x) for x in span)
         except (TypeError, ValueError):
@@ -606,6 +612,8 @@ def _pretrained_backbone(backbone: str) -> PreTrainedModel:
 
 # Copied from phrasezoo.models.phrase_bert.modeling_phrase_bert._check_texts
 def _check_texts(texts) -> list[str]:
+    """The texts as a list, or ``ValueError`` naming the first bad one: a non-list, an empty list, a non-string, an
+    empty or whitespace-only string, or a string that is not valid Unicode."""
     if isinstance(texts, str) or not isinstance(texts, (list, tuple)):
         raise ValueError(f"Expected a list of strings, got {type(texts).__name__}.")
     if len(texts) == 0:
@@ -615,7 +623,30 @@ def _check_texts(texts) -> list[str]:
             raise ValueError(f"Text {i} is a {type(text).__name__}, not a string: {text!r}.")
         if not text.strip():
             raise ValueError(f"Text {i} is empty or only whitespace; every text needs at least one character.")
+        _check_unicode(text, f"Text {i}")
     return list(texts)
+
+
+# Copied from phrasezoo.models.phrase_bert.modeling_phrase_bert._check_unicode
+def _check_unicode(text: str, what: str) -> None:
+    """``ValueError`` for a string that is not valid Unicode (an unpaired surrogate, e.g. from bytes decoded with
+    ``errors="surrogateescape"``): tokenizers cannot read it and would fail with an unrelated ``TypeError``."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as err:
+        raise ValueError(
+            f"{what} is not valid Unicode: character {err.start} is an unpaired surrogate ({text[err.start]!r}). "
+            "Decode the source with errors='replace' or fix its encoding."
+        ) from None
+
+
+# Copied from phrasezoo.models.phrase_bert.modeling_phrase_bert._check_batch_size
+def _check_batch_size(batch_size) -> int:
+    """``batch_size`` as an int, or ``ValueError`` when it is not a positive integer (0 or a negative size would
+    silently encode nothing)."""
+    if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
+        raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}.")
+    return int(batch_size)
 
 
 # Copied from phrasezoo.models.phrase_bert.modeling_phrase_bert._progress

@@ -31,7 +31,7 @@ import torch
 from safetensors.torch import save_file
 
 from phrasezoo.files import atomic_write_text, current_umask
-from phrasezoo.recipes import HubConfig
+from phrasezoo.recipes import Recipe
 from phrasezoo.training.device_job.codec import task_fingerprint, write_task_state
 from phrasezoo.training.device_job.weights import (
     cut_rows,
@@ -162,7 +162,7 @@ def scan_rows(task, training, seeds: list[int], vocab_size: int, progress: bool 
 
 
 # ----------------------------------------------------------------------------------------------------- build
-def build_models_and_tasks(cfg: HubConfig, progress: bool = True):
+def build_models_and_tasks(cfg: Recipe, progress: bool = True):
     """``[(seed, model, task)]`` per seed, built as :func:`phrasezoo.training.run.run_training` builds them."""
     from accelerate import Accelerator
 
@@ -185,7 +185,7 @@ def build_models_and_tasks(cfg: HubConfig, progress: bool = True):
 
 
 def build_pack(
-    cfg: HubConfig,
+    cfg: Recipe,
     overrides: list[str],
     out: Path,
     row_cut: str = "auto",

@@ -32,7 +32,7 @@ import torch
 from safetensors.torch import load_file
 
 from phrasezoo.files import atomic_write_text
-from phrasezoo.recipes import hub_config_from_dict
+from phrasezoo.recipes import recipe_from_dict
 from phrasezoo.training.device_job.codec import import_class, read_task_state
 from phrasezoo.training.device_job.pack import (
     RETURN_FILE_MIB,
@@ -178,7 +178,7 @@ def run_pack(
         raise SystemExit(f"--max-steps must be in 1..{planned} (the pack's planned steps: its rows cover no more).")
     steps = max_steps or planned
     budget = manifest.get("device_minutes") if budget_minutes is None else budget_minutes  # 0: no safety stop
-    cfg = hub_config_from_dict(manifest["recipe"])
+    cfg = recipe_from_dict(manifest["recipe"])
     seeds = manifest["seeds"]
     model_class = import_class(manifest["model_class"])
     from transformers import AutoTokenizer

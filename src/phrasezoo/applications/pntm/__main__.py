@@ -1,7 +1,0 @@
-"""``python -m phrasezoo.applications.pntm pntm --model ...``: the ``phrasezoo topics pntm`` command on its own."""
-
-import sys
-
-from phrasezoo.applications.commands import main
-
-sys.exit(main(["topics", "pntm", *sys.argv[1:]]) if sys.argv[1:2] != ["pntm"] else main())

@@ -1,7 +1,0 @@
-"""``python -m phrasezoo.applications.topic_mining mine --model ... --corpus embedded``: see :mod:`.commands`."""
-
-import sys
-
-from phrasezoo.applications.commands import main
-
-sys.exit(main())

@@ -1,1 +1,0 @@
-"""Tests of the applications built on zoo encoders."""

@@ -1,1 +1,0 @@
-"""Tests of PNTM, mirroring src/phrasezoo/applications/pntm."""

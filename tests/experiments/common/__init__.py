@@ -1,0 +1,1 @@
+"""Tests of experiments/common/: the dev-suite tools."""

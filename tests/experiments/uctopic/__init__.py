@@ -1,0 +1,1 @@
+"""Tests of experiments/uctopic/: the CCL studies."""

@@ -1,0 +1,1 @@
+"""Tests of PNTM, mirroring src/phrasezoo/methods/phrase_bert/pntm."""

@@ -1,0 +1,1 @@
+"""Tests of phrasezoo.objectives: losses, the teacher, the lexicon term, weight averaging."""

@@ -1,0 +1,146 @@
+"""The teacher cache (a real encoder: the embedded MiniLM) and the similarity-distillation loss."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from phrasezoo.objectives.losses import similarity_distillation
+from phrasezoo.objectives.teacher import teacher_embeddings
+
+
+def test_similarity_distillation_is_zero_for_the_same_geometry_and_width_free():
+    torch.manual_seed(0)
+    x = torch.randn(6, 8)
+    rotation, _ = torch.linalg.qr(torch.randn(8, 8))
+    # the same similarities in another basis and another width: nothing to learn
+    wider = torch.cat([x @ rotation, torch.zeros(6, 4)], dim=1)
+    assert similarity_distillation(x, wider).item() == pytest.approx(0.0, abs=1e-6)
+    assert similarity_distillation(x, torch.randn(6, 5)).item() > 0.01
+
+
+def test_similarity_distillation_mask_and_gradient():
+    torch.manual_seed(0)
+    student = torch.randn(5, 4, requires_grad=True)
+    teacher = torch.randn(5, 9)
+    mask = torch.tensor([True, True, False, True, False])
+    loss = similarity_distillation(student, teacher, mask)
+    loss.backward()
+    assert student.grad[2].abs().sum() == 0 and student.grad[0].abs().sum() > 0
+    # fewer than two rows with a teacher: nothing to compare, a zero loss that still backpropagates
+    assert similarity_distillation(student, teacher, torch.tensor([True, False, False, False, False])).item() == 0.0
+    with pytest.raises(ValueError, match="same rows"):
+        similarity_distillation(student, teacher[:3])
+
+
+def test_teacher_embeddings_are_cached_and_looked_up(tmp_path, monkeypatch):
+    monkeypatch.setenv("PHRASEZOO_CACHE", str(tmp_path))
+    texts = ["new york times", "machine learning", "new york times", "deep learning"]
+    first = teacher_embeddings(texts, teacher="minilm-l6", progress=False)
+    assert len(first) == 3 and first.vectors.shape == (3, 384)
+    assert torch.allclose(first.vectors.norm(dim=1), torch.ones(3), atol=1e-5)
+    cached = list((tmp_path / "teacher").glob("*.npy"))
+    assert len(cached) == 1
+    again = teacher_embeddings(list(reversed(texts)), teacher="minilm-l6", progress=False)
+    assert torch.equal(again.vectors, first.vectors)  # same strings -> the cached matrix
+    rows, found = first.lookup(["deep learning", "unknown phrase"])
+    assert found.tolist() == [True, False] and rows[1].abs().sum() == 0
+    assert torch.equal(rows[0], first.vectors[first.index["deep learning"]])
+    with pytest.raises(ValueError, match="non-empty"):
+        teacher_embeddings(["ok", "  "], teacher="minilm-l6")
+
+
+def test_teacher_precision_is_part_of_the_cache_key(tmp_path, monkeypatch):
+    from phrasezoo.objectives import teacher as teacher_module
+
+    monkeypatch.setenv("PHRASEZOO_CACHE", str(tmp_path))
+    texts = ["new york times", "deep learning"]
+    exact = teacher_embeddings(texts, teacher="minilm-l6", progress=False, precision="fp32")
+    monkeypatch.setattr(teacher_module, "has_fast_bf16", lambda device: True)
+    fast = teacher_embeddings(texts, teacher="minilm-l6", progress=False, precision="auto")
+    assert len(list((tmp_path / "teacher").glob("*.npy"))) == 2  # two precisions, two cache files
+    cosines = (exact.vectors * fast.vectors).sum(dim=1)
+    assert bool((cosines > 0.99).all())  # bf16 autocast keeps the rows (>= 0.9999 measured for mpnet)
+    with pytest.raises(ValueError, match="precision"):
+        teacher_embeddings(texts, teacher="minilm-l6", precision="fp16")
+
+
+def test_a_new_string_set_encodes_only_the_strings_no_cache_holds(tmp_path, monkeypatch):
+    from phrasezoo.objectives import teacher as teacher_module
+
+    monkeypatch.setenv("PHRASEZOO_CACHE", str(tmp_path))
+    first = teacher_embeddings(["new york times", "deep learning"], teacher="minilm-l6", progress=False)
+    encoded: list[list[str]] = []
+    from phrasezoo.encoders import load_encoder
+
+    def spy_encoder(spec, **kwargs):
+        encoder = load_encoder(spec, **kwargs)
+        original = encoder.encode
+
+        def encode(texts):
+            encoded.append(list(texts))
+            return original(texts)
+
+        encoder.encode = encode
+        return encoder
+
+    monkeypatch.setattr("phrasezoo.encoders.load_encoder", spy_encoder)
+    more = teacher_embeddings(["new york times", "deep learning", "machine learning"], teacher="minilm-l6",
+                              progress=False)  # fmt: skip
+    assert encoded == [["machine learning"]]  # the two known strings came from the first cache file
+    for text in ("new york times", "deep learning"):
+        assert torch.equal(more.vectors[more.index[text]], first.vectors[first.index[text]])
+    assert len(list((tmp_path / "teacher").glob("*.strings.json"))) == 2 and teacher_module.DEFAULT_TEACHER
+
+
+def test_a_blended_teacher_has_the_weighted_mean_of_its_encoders_cosines(monkeypatch):
+    from phrasezoo.objectives import teacher as teacher_module
+    from phrasezoo.objectives.teacher import TeacherEmbeddings
+
+    texts = ["b phrase", "a phrase", "c phrase", "a phrase"]
+    unique = sorted(set(texts))
+    generator = torch.Generator().manual_seed(0)
+    rows = {
+        name: torch.nn.functional.normalize(torch.randn(len(unique), dim, generator=generator), dim=1)
+        for name, dim in (("wide", 12), ("narrow", 5))
+    }
+
+    def fake_encoder_rows(strings, teacher, *args):
+        assert sorted(set(strings)) == unique
+        return TeacherEmbeddings(teacher, {t: i for i, t in enumerate(unique)}, rows[teacher])
+
+    monkeypatch.setattr(teacher_module, "_encoder_embeddings", fake_encoder_rows)
+    blend = teacher_embeddings(texts, teacher={"wide": 3, "narrow": 1}, progress=False)
+    assert blend.teacher == "0.75 wide + 0.25 narrow" and blend.vectors.shape == (3, 17)
+    assert torch.allclose(blend.vectors.norm(dim=1), torch.ones(3), atol=1e-6)  # unit rows, like a single teacher
+    expected = 0.75 * rows["wide"] @ rows["wide"].T + 0.25 * rows["narrow"] @ rows["narrow"].T
+    assert torch.allclose(blend.vectors @ blend.vectors.T, expected, atol=1e-6)
+    found_rows, found = blend.lookup(["c phrase", "unknown"])
+    assert found.tolist() == [True, False] and torch.equal(found_rows[0], blend.vectors[unique.index("c phrase")])
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ({}, "non-empty mapping"),
+        ({"minilm-l6": 0.0}, "positive"),
+        ({"minilm-l6": float("nan")}, "positive"),
+        (3, "encoder name"),
+    ],
+)
+def test_bad_teacher_blends_are_refused_with_an_example(spec, message):
+    with pytest.raises(ValueError, match=message):
+        teacher_embeddings(["deep learning"], teacher=spec, progress=False)
+
+
+def test_a_blend_of_one_encoder_under_two_names_keeps_its_cosines(tmp_path, monkeypatch):
+    from phrasezoo.resources import resolve_backbone
+
+    monkeypatch.setenv("PHRASEZOO_CACHE", str(tmp_path))
+    texts = ["new york times", "machine learning", "deep learning"]
+    single = teacher_embeddings(texts, teacher="minilm-l6", progress=False)
+    blend = teacher_embeddings(
+        texts, teacher={"minilm-l6": 0.3, str(resolve_backbone("minilm-l6")): 0.7}, progress=False
+    )
+    assert blend.vectors.shape == (3, 768)
+    assert torch.allclose(blend.vectors @ blend.vectors.T, single.vectors @ single.vectors.T, atol=1e-5)

@@ -1,0 +1,97 @@
+"""Installable as users install it: a wheel built from the repository, installed into a clean environment and run
+outside the checkout, lists and loads every recipe and finds every model-card template (issue 35).
+
+The clean environment is a fresh venv that sees this project's dependencies (its site-packages as a plain path, so
+the editable install of the checkout is not active there) and gets the wheel with ``--no-deps``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+import venv
+from pathlib import Path
+
+import pytest
+
+from phrasezoo.files import REPO_ROOT
+
+#: what ``pip wheel .`` reads from the repository
+BUILD_FOLDERS = ("src", "hub_configs", "model_cards")
+BUILD_FILES = ("pyproject.toml", "setup.py", "MANIFEST.in", "README.md")
+CHECK = """
+import json, phrasezoo
+from phrasezoo.recipes import RECIPES_DIR, list_recipes, load_recipe
+from phrasezoo.registry import get_method, list_methods, validate_recipe
+for name in list_recipes():
+    validate_recipe(load_recipe(name))
+print(json.dumps({
+    "package": phrasezoo.__file__,
+    "recipes_dir": str(RECIPES_DIR),
+    "recipes": list_recipes(),
+    "cards": {m: str(get_method(m).card_template) for m in list_methods() if get_method(m).card_template.is_file()},
+}))
+"""
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory) -> Path:
+    """A venv with the freshly built wheel installed (no dependencies), its interpreter's bin folder returned."""
+    tmp = tmp_path_factory.mktemp("wheel")
+    source = tmp / "source"  # a clean copy: no build/ leftovers of an earlier build, no build/ litter in the checkout
+    skip = shutil.ignore_patterns("__pycache__", "*.egg-info")
+    for folder in BUILD_FOLDERS:
+        shutil.copytree(REPO_ROOT / folder, source / folder, ignore=skip)
+    for file in BUILD_FILES:
+        shutil.copy2(REPO_ROOT / file, source / file)
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", str(source), "--no-deps", "--no-build-isolation", "-q",
+         "--disable-pip-version-check", "-w", str(tmp / "dist")],
+        check=True, cwd=tmp,
+    )  # fmt: skip
+    wheel = next((tmp / "dist").glob("phrasezoo-*.whl"))
+    env_dir = tmp / "venv"
+    venv.EnvBuilder(with_pip=False).create(env_dir)
+    bin_dir = env_dir / ("Scripts" if os.name == "nt" else "bin")
+    target = subprocess.run(
+        [str(bin_dir / "python"), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        check=True, capture_output=True, text=True,
+    ).stdout.strip()  # fmt: skip
+    # the project's dependencies, as a plain path: the checkout's editable install (a .pth there) stays inactive
+    Path(target, "project_dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    subprocess.run(
+        [sys.executable, "-m", "pip", "--python", str(bin_dir / "python"), "install", "--no-deps", "-q",
+         "--disable-pip-version-check", str(wheel)],
+        check=True, cwd=tmp,
+    )  # fmt: skip
+    return bin_dir
+
+
+def _run(command: list[str], cwd: Path) -> str:
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    done = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done.stdout
+
+
+def test_the_installed_wheel_lists_every_recipe_outside_the_checkout(installed, tmp_path):
+    shipped = sorted(p.stem for p in (REPO_ROOT / "hub_configs").glob("*.yaml"))
+    assert shipped
+    out = _run([str(installed / "phrasezoo"), "list"], cwd=tmp_path)
+    listed = out.split("recipes (hub_configs/*.yaml):", 1)[1]
+    for name in shipped:
+        assert f"  {name} " in listed, f"{name} is not listed by the installed wheel:\n{out}"
+
+
+def test_the_installed_wheel_loads_every_recipe_and_finds_every_card_template(installed, tmp_path):
+    found = json.loads(_run([str(installed / "python"), "-c", CHECK], cwd=tmp_path).strip().splitlines()[-1])
+    site = str(installed.parent)
+    assert found["package"].startswith(site), f"the checkout was imported, not the wheel: {found['package']}"
+    assert found["recipes_dir"].startswith(site)
+    assert found["recipes"] == sorted(p.stem for p in (REPO_ROOT / "hub_configs").glob("*.yaml"))
+    templates = sorted(p.stem for p in (REPO_ROOT / "model_cards").glob("*.md"))
+    assert sorted(found["cards"]) == templates and all(path.startswith(site) for path in found["cards"].values())
