@@ -44,7 +44,7 @@ EPILOG = """examples:
   phrasezoo device pack codebook-phrase-gpu              pack into .devicepack/codebook-phrase-gpu/, self-test, print the call
   phrasezoo device call .devicepack/codebook-phrase-gpu  print the run tool call of an existing pack again
   PYTHONPATH=src python3 -m phrasezoo.device run .devicepack/codebook-phrase-gpu --out $OUT   (on the GPU machine)
-  phrasezoo device unpack codebook-phrase-gpu --from /work/.device/<files_at>   reassemble, select, compare, evaluate
+  phrasezoo device unpack <files_at> --recipe codebook-phrase-gpu   reassemble, select, compare on dev, evaluate, card
 """
 
 
@@ -141,8 +141,9 @@ def record_pack(path: Path, pack: Path, manifest: dict, test: dict | None, timeo
 
 
 def render_packs(records: dict) -> str:
-    """The docs' table of packs and one ``run`` call per recipe, from the packs record (the order to fire them in
-    is the lease plan's, in docs/gpu-job.md)."""
+    """The docs' table of packs and, per recipe, its prepared sequence (pack and check here, the CPU recipe's dev
+    scores, one ``run`` call on the lease, unpack, the table), from the packs record and the recipes (the order to
+    fire them in is the lease plan's, in docs/gpu-job.md)."""
     names = sorted(records)
     lines = [
         "| recipe | runs x steps | training examples | pack (MiB) | with the repository (MiB) | weights back (MiB) "
@@ -155,18 +156,86 @@ def render_packs(records: dict) -> str:
         lines.append(
             f"| {name} | {len(r['seeds'])} x {r['steps_per_seed']:,} | {r['training_examples']:,} | {r['pack_mib']:.1f} "
             f"| {r['pack_mib'] + r['repository_mib']:.1f} | {r['returned_weights_mib']:.1f} | {test} "
-            f"| {r['commit'][:10] if r['commit'] else '?'} |"
+            f"| {r['commit'][:10] if r['commit'] else '?'}{' (dirty)' if r.get('dirty') else ''} |"
         )
     lines.append("")
     for name in names:
-        r = records[name]
-        lines.append(f"**{name}**" + (f": {r['row_cut']}." if r["row_cut"] else "."))
-        lines += ["", "```json", json.dumps(r["call"], indent=1), "```", ""]
+        lines += _sequence(name, records[name])
     lines.append(
-        "Generated from `results/device-packs.json` (written by `phrasezoo device pack ... --record`) with "
-        "`phrasezoo device table --readme docs/gpu-job.md`."
+        "Generated from `results/device-packs.json` (written by `phrasezoo device pack ... --record`) and the recipes "
+        "with `phrasezoo device table --readme docs/gpu-job.md`."
     )
     return "\n".join(lines)
+
+
+def _sequence(name: str, record: dict) -> list[str]:
+    """One recipe's prepared commands, in order, as markdown (code blocks unindented: the call is copied exactly)."""
+    from phrasezoo.evaluation.dev_suite import resolve_dev_tasks
+    from phrasezoo.recipes import load_recipe
+
+    call = record["call"]
+    pack = call["carry"][0]
+    sets = "".join(f" --set {o}" for o in record.get("overrides") or [])
+    rule = load_recipe(name, record.get("overrides") or []).eval.get("beat_on_dev")
+    lines = [f"### {name}", ""]
+    if record["row_cut"]:
+        lines += [f"The pack: {record['row_cut']}.", ""]
+    lines += [
+        "**1. Here, before the lease.** Build the pack (git-ignored: a fresh clone, or a change to `src/` or the "
+        "recipe since the commit above, needs it rebuilt; the data caches are needed, not a GPU), then check it "
+        "(files, sizes, the recipe, one CPU step from the pack):",
+        "",
+        "```bash",
+        f"OMP_NUM_THREADS=1 .venv/bin/phrasezoo device pack {name}{sets}",
+        f"OMP_NUM_THREADS=1 .venv/bin/phrasezoo device call {pack}",
+        "```",
+        "",
+    ]
+    step = 2
+    if rule:
+        cpu, tasks = rule["recipe"], ",".join(resolve_dev_tasks(rule.get("tasks")))
+        lines += [
+            f"**{step}. Here: {cpu}'s dev scores**, which unpack compares with (not needed when "
+            f"`results/{cpu}-dev-selection.json` or `results/dev-{cpu}.json` already holds these tasks: unpack reads "
+            "those first, and stops before any long work when it finds none):",
+            "",
+            "```bash",
+            f".venv/bin/phrasezoo dev-eval --model outputs/{cpu} --tasks {tasks} --output results/dev-{cpu}.json",
+            "```",
+            "",
+        ]
+        step += 1
+    publish = (
+        f"it compares with {rule['recipe']} on dev and only if it beats it evaluates it with its baselines and "
+        f"writes the card (which says where it trained) and `results/{name}.json`; a loser goes to "
+        f"`outputs/{name}{REJECTED_SUFFIX}/`, with `results/{name}-dev-comparison.json`:"
+        if rule
+        else f"it evaluates it with its baselines and writes the card and `results/{name}.json`:"
+    )
+    lines += [
+        f"**{step}. On the lease: one `run` tool call**, exactly this (`timeout_s` {call['timeout_s']} leaves time "
+        "to rerun it once), then `give_back` unless the lease plan fires the next recipe at once:",
+        "",
+        "```json",
+        json.dumps(call, indent=1),
+        "```",
+        "",
+        f"**{step + 1}. Here: unpack** the folder the reply names (`files_at`). It reassembles the shards into "
+        f"`outputs/{name}/checkpoints/`, exports and runs the recipe's dev selection; {publish}",
+        "",
+        "```bash",
+        f".venv/bin/phrasezoo device unpack <files_at> --recipe {name} --benchmarks-dir ../shared/benchmarks",
+        "```",
+        "",
+        f"**{step + 2}. Here: the table**, when it was published, then commit `results/` and `docs/`:",
+        "",
+        "```bash",
+        f".venv/bin/phrasezoo report {' '.join(f'results/{n}.json' for n in ([rule['recipe']] if rule else []) + [name])}"
+        f" --readme docs/gpu-job.md --block {name}-results",
+        "```",
+        "",
+    ]
+    return lines
 
 
 def table_command(args: argparse.Namespace) -> int:
@@ -547,7 +616,7 @@ def register(subparsers) -> None:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="device_command", required=True, metavar="STEP")
     pack = sub.add_parser("pack", help="pack a recipe into .devicepack/<name>/, self-test it, print the run call")
-    pack.add_argument("config", help="hub config name or path, e.g. codebook-phrase-gpu")
+    pack.add_argument("config", help="recipe name or path, e.g. codebook-phrase-gpu")
     pack.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                       help="override a recipe value (recorded in the pack and reapplied by unpack)")  # fmt: skip
     pack.add_argument("--to", help="pack folder (default .devicepack/<name>; .devicepack/ is git-ignored)")

@@ -222,6 +222,20 @@ def test_the_docs_hold_each_gpu_recipes_call_and_the_lease_plan():
         call = run_call(f".devicepack/{name}")
         assert json.dumps(call, indent=1) in docs and records[name]["call"] == call
         assert records[name]["pack_mib"] <= 55 and records[name]["pack_mib"] + records[name]["repository_mib"] <= 64
+        # the prepared sequence, in order: pack and check here, the CPU recipe's dev scores, the call, unpack, table
+        section = docs.split(f"### {name}\n", 1)[1].split("\n### ", 1)[0]
+        cpu = load_recipe(name).eval["beat_on_dev"]["recipe"]
+        steps = [
+            f"phrasezoo device pack {name}",
+            f"phrasezoo device call .devicepack/{name}",
+            f"phrasezoo dev-eval --model outputs/{cpu} ",
+            json.dumps(call, indent=1),
+            f"phrasezoo device unpack <files_at> --recipe {name} ",
+            f"--readme docs/gpu-job.md --block {name}-results",
+        ]
+        places = [section.find(step) for step in steps]
+        assert -1 not in places and places == sorted(places), (name, places)
+        assert f"<!-- {name}-results:start -->" in docs  # the block the last step writes
     plan = docs.split("## The lease plan", 1)[1].split("\n## ", 1)[0]
     fired = re.findall(r"^\d+\. \*\*([a-z0-9-]+)\*\*", plan, flags=re.MULTILINE)
     assert sorted(fired) == gpu  # every GPU recipe has its place in the order the leases fire them
