@@ -67,8 +67,9 @@ class Block:
 
 README = "README.md"
 #: pages of the experiment logs (the history moved out of the README); one per method plus the shared one
-LOG = {m: README for m in ("pearl", "phrase-bert", "uctopic", "slice", "codebook", "common")}
-PEARL_SECTION = README  # the page that holds the method's headline table
+LOG = {m: f"docs/experiments/{m}.md" for m in ("pearl", "phrase-bert", "uctopic", "slice", "codebook", "common")}
+#: the method pages (usage, the paper, our recipe, the current results)
+PAGE = {m: f"docs/methods/{m}.md" for m in ("pearl", "phrase-bert", "uctopic", "slice", "codebook")}
 
 
 def _report(name: str, doc: str, *files: str, tasks: str | None = None, reference: bool = True) -> Block:
@@ -147,13 +148,15 @@ def _released_soup(name: str) -> list[str]:
 
 
 BLOCKS: list[Block] = [
+    Block("zoo", README, "render", "zoo", ("(results of every released checkpoint: zoo_rows())",)),
+    Block("zoo", "docs/index.md", "render", "zoo", ("(results of every released checkpoint: zoo_rows())",)),
     # --- PEARL
     _report(
-        "pearl-mini", README, "pearl-mini.json", "baseline-minilm-l6.json", "baseline-mpnet-base.json", tasks="pearl"
+        "pearl-mini", PAGE["pearl"], "pearl-mini.json", "baseline-minilm-l6.json", "baseline-mpnet-base.json", tasks="pearl"
     ),
     _seeds(
         "pearl-mini-seeds",
-        README,
+        PAGE["pearl"],
         "pearl-mini",
         _soups("pearl-mini"),
         _released_soup("pearl-mini"),
@@ -239,7 +242,7 @@ BLOCKS: list[Block] = [
     # --- Phrase-BERT
     _report(
         "phrase-bert-mini",
-        README,
+        PAGE["phrase-bert"],
         "phrase-bert-mini.json",
         "baseline-minilm-l6.json",
         tasks="turney,bird,ppdb_filtered",
@@ -256,7 +259,7 @@ BLOCKS: list[Block] = [
     ),
     _seeds(
         "phrase-bert-mini-seeds",
-        README,
+        PAGE["phrase-bert"],
         "phrase-bert-mini",
         _soups("phrase-bert-mini"),
         _released_soup("phrase-bert-mini"),
@@ -318,15 +321,15 @@ BLOCKS: list[Block] = [
         None,
         baseline="baseline-minilm-l6-2026-11-23.json",
     ),
-    Block("pntm", LOG["phrase-bert"], "render", "pntm", ("@pntm-embedded-k20.json",)),
+    Block("pntm", PAGE["phrase-bert"], "render", "pntm", ("@pntm-embedded-k20.json",)),
     # --- UCTopic
     _ccl_dev("uctopic-ccl-dev-seeds", LOG["uctopic"], "uctopic-ccl-dev-seeds.jsonl"),
     _dev_compare("uctopic-mini-soup-dev", LOG["uctopic"]),
     _dev_compare("uctopic-mini-lexicon-dev", LOG["uctopic"]),
-    _report("uctopic-mini", README, "uctopic-mini.json", "baseline-minilm-l6.json", tasks="uctopic"),
+    _report("uctopic-mini", PAGE["uctopic"], "uctopic-mini.json", "baseline-minilm-l6.json", tasks="uctopic"),
     _seeds(
         "uctopic-mini-seeds",
-        README,
+        PAGE["uctopic"],
         "uctopic-mini",
         _soups("uctopic-mini"),
         _released_soup("uctopic-mini"),
@@ -378,7 +381,7 @@ BLOCKS: list[Block] = [
     # --- codebook, SLICE
     Block(
         "codebook",
-        README,
+        PAGE["codebook"],
         "module",
         "phrasezoo.methods.codebook.report",
         (
@@ -400,7 +403,7 @@ BLOCKS: list[Block] = [
     ),
     Block(
         "slice",
-        README,
+        PAGE["slice"],
         "module",
         "phrasezoo.methods.slice.report",
         (
@@ -419,10 +422,10 @@ BLOCKS: list[Block] = [
         ),
     ),
     # --- speed, evaluation, applications
-    Block("speed", README, "render", "speed", ("@speed-encode.json",)),
+    Block("speed", PAGE["pearl"], "render", "speed", ("@speed-encode.json",)),
     Block(
         "speed-train",
-        README,
+        "docs/training.md",
         "script",
         "benchmarks/speed_train.py",
         (
@@ -436,7 +439,7 @@ BLOCKS: list[Block] = [
     ),
     Block(
         "dev-suite",
-        README,
+        "docs/evaluation.md",
         "phrasezoo",
         "",
         (
@@ -452,21 +455,21 @@ BLOCKS: list[Block] = [
     ),
     Block(
         "fuzzy-join",
-        README,
+        "docs/fuzzy-joins.md",
         "script",
         "benchmarks/fuzzy_join.py",
         ("--from-results", "@fuzzy-join.json", "--readme", "{doc}", "--block", "fuzzy-join"),
     ),
     Block(
         "fuzzy-join-zoo",
-        README,
+        "docs/fuzzy-joins.md",
         "script",
         "benchmarks/fuzzy_join.py",
         ("--from-results", "@fuzzy-join-zoo.json", "--readme", "{doc}", "--block", "fuzzy-join-zoo"),
     ),
     Block(
         "space-load",
-        README,
+        "docs/spaces.md",
         "script",
         "benchmarks/space_load.py",
         ("--from-results", "@space-load.json", "--readme", "{doc}"),
@@ -506,6 +509,148 @@ def _render_dev_validity(path: str) -> str:
     return _script("experiments/common/dev_validity.py")["render"](doc["pairs"], doc["runs"])
 
 
+# ---------------------------------------------------------------------------------------------------- the zoo table
+@dataclass(frozen=True)
+class ZooTask:
+    """One headline number of a checkpoint: ``task``/``metric`` in each run's results file (``avg:t1,t2,...``: the
+    mean of those tasks' first metrics); the backbone's from ``baseline_metric`` (default: the same metric) of the
+    backbone's file; the paper's from ``paper`` (a fraction) with a note."""
+
+    label: str
+    task: str
+    metric: str | None = None
+    baseline_metric: str | None = None
+    paper: float | None = None
+    paper_note: str = ""
+
+
+@dataclass(frozen=True)
+class ZooRow:
+    checkpoint: str
+    runs: tuple[str, ...]  # results files of the released runs (soups or seeds); their spread is the noise
+    backbone: str  # results file of the backbone measured in the same run ("" = the runs' own files)
+    backbone_label: str
+    tasks: tuple[ZooTask, ...]
+    paper_label: str
+
+
+PEARL_7 = "avg:turney,bird,ppdb,ppdb_filtered,conll2003,bc5cdr,autofj"
+
+
+def _paper(method: str, row: str, key: str) -> float | None:
+    from phrasezoo.registry import get_method
+
+    values = get_method(method).paper_rows[row]
+    if key.startswith("avg:"):
+        found = [values.get(t) for t in key[4:].split(",")]
+        return None if None in found else sum(found) / len(found)
+    return values.get(key)
+
+
+def zoo_rows() -> list[ZooRow]:
+    """The released checkpoints and their headline tasks (the tasks their papers lead with, and any the checkpoint
+    loses on: a loss is never left out)."""
+    from phrasezoo.methods.codebook.report import PAPER_STS, PAPER_TURNEY
+
+    pearl = "PEARL-small, 40M (paper)"
+    pbert = "Phrase-BERT (paper)"
+    uct = "UCTopic CCL (paper)†"
+    minilm = "all-MiniLM-L6-v2 (mean pooling)"
+    return [
+        ZooRow("pearl-mini", tuple(_soups("pearl-mini")), "baseline-minilm-l6.json", minilm, (
+            ZooTask("avg w/o KB (7)", PEARL_7, paper=_paper("pearl", pearl, PEARL_7)),
+            ZooTask("Turney", "turney", paper=_paper("pearl", pearl, "turney")),
+            ZooTask("BC5CDR NMI", "bc5cdr", paper=_paper("pearl", pearl, "bc5cdr")),
+            ZooTask("AutoFJ", "autofj", paper=_paper("pearl", pearl, "autofj")),
+        ), "PEARL-small"),
+        ZooRow("phrase-bert-mini", tuple(_soups("phrase-bert-mini")), "baseline-minilm-l6.json", minilm, (
+            ZooTask("Turney", "turney", paper=_paper("phrase_bert", pbert, "turney")),
+            ZooTask("BiRD", "bird", paper=_paper("phrase_bert", pbert, "bird")),
+            ZooTask("PPDB-f", "ppdb_filtered", paper=_paper("phrase_bert", pbert, "ppdb_filtered")),
+        ), "Phrase-BERT"),
+        ZooRow("uctopic-mini", tuple(_soups("uctopic-mini")), "baseline-minilm-l6.json", minilm, (
+            ZooTask("CoNLL ctx NMI", "conll2003_context", "nmi",
+                    paper=_paper("uctopic", uct, "conll2003_context_ccl:nmi"), paper_note="†"),
+            ZooTask("BC5CDR ctx NMI", "bc5cdr_context", "nmi",
+                    paper=_paper("uctopic", uct, "bc5cdr_context_ccl:nmi"), paper_note="†"),
+        ), "UCTopic"),
+        ZooRow("slice-mini", ("slice-mini.json", "slice-mini-seed7.json"), "slice-untrained-minilm-l6.json",
+               "all-MiniLM-L6-v2, SLICE pooling", (
+            ZooTask("STS-B-Context (C) r", "stsb_context", "pearson_spans_single_pass",
+                    paper=_paper("slice", "SLICE (paper)", "stsb_context:pearson_spans_single_pass")),
+            ZooTask("STS-B-Context (A) r", "stsb_context", "pearson_passage",
+                    paper=_paper("slice", "SLICE (paper)", "stsb_context:pearson_passage")),
+        ), "SLICE, BERT-base"),
+        ZooRow("codebook-phrase-mini", ("codebook-phrase-mini.json",), "", "GloVe 6B 50-d average", (
+            ZooTask("Turney(5)", "facets_turney", "turney5:emb", "turney5:glove_avg",
+                    paper=PAPER_TURNEY["emb_k10"][0] / 100, paper_note="§"),
+            ZooTask("BiRD r", "facets_bird", "pearson:emb", "pearson:glove_avg"),
+        ), "Chang et al., K = 10"),
+        ZooRow("codebook-sentence-mini", ("codebook-sentence-mini.json",), "", "GloVe 6B 50-d average", (
+            ZooTask("STS-B subset r, Avg + facet weights", "facets_stsb_subset", "pearson_all:avg:ours",
+                    "pearson_all:avg:none", paper=PAPER_STS[("avg", "k10")][0] / 100, paper_note="§"),
+        ), "Chang et al., K = 10"),
+    ]  # fmt: skip
+
+
+def _zoo_value(doc: dict, task: str, metric: str | None) -> float | None:
+    from phrasezoo.evaluation.results import get_value
+
+    if task.startswith("avg:"):
+        found = [get_value(doc, t) for t in task[4:].split(",")]
+        return None if None in found else sum(found) / len(found)
+    return get_value(doc, task, metric)
+
+
+def _render_zoo(_: str) -> str:
+    """Markdown: one row per released checkpoint, its headline tasks against its backbone and the paper."""
+    from phrasezoo.evaluation.results import read_results
+
+    lines = [
+        "| checkpoint | headline task | ours | backbone, same run | paper | beats the backbone by more than the "
+        "seed spread |",
+        "|---|---|:---:|:---:|:---:|:---:|",
+    ]
+    for row in zoo_rows():
+        docs = [read_results(ROOT / res(f)) for f in row.runs]
+        base = read_results(ROOT / res(row.backbone)) if row.backbone else None
+        cells: dict[str, list[str]] = {"task": [], "ours": [], "base": [], "paper": [], "verdict": []}
+        for task in row.tasks:
+            values = [_zoo_value(d, task.task, task.metric) for d in docs]
+            base_doc = base if base is not None else docs[0]
+            backbone = _zoo_value(base_doc, task.task, task.baseline_metric or task.metric)
+            if None in values or backbone is None:
+                raise ValueError(f"{row.checkpoint}: {task.label} is missing from its results files")
+            mean = sum(values) / len(values)
+            spread = max(values) - min(values)
+            margin = mean - backbone
+            if len(values) == 1:
+                verdict = f"**no** ({100 * margin:+.1f})" if margin <= 0 else f"{100 * margin:+.1f}, one run: no spread"
+            else:
+                word = "yes" if margin > spread else "**no**"
+                verdict = f"{word} ({100 * margin:+.1f} vs {100 * spread:.1f})"
+            cells["task"].append(task.label)
+            cells["ours"].append(f"{100 * mean:.1f}")
+            cells["base"].append(f"{100 * backbone:.1f}")
+            cells["paper"].append("–" if task.paper is None else f"{100 * task.paper:.1f}{task.paper_note}")
+            cells["verdict"].append(verdict)
+        runs = f"{len(docs)} {'soups' if 'soup2' in ''.join(row.runs) else 'runs'}" if len(docs) > 1 else "1 run"
+        first = f"**{row.checkpoint}** ({runs}; backbone: {row.backbone_label}; paper: {row.paper_label})"
+        lines.append(f"| {first} | " + " | ".join("<br>".join(cells[k]) for k in cells) + " |")
+    lines += [
+        "",
+        "- Percentages (accuracy, Pearson r, NMI x 100) from the benchmark suite on `../shared/benchmarks`. Ours: the "
+        "mean over the released soups or training seeds (the released checkpoint is the first of them); the last "
+        "column compares the margin over the backbone with their spread (max - min), as `margin vs spread`.",
+        "- Paper: the published number of the paper's own model (BERT-base size unless named), trained at paper scale; "
+        "for reference, not re-run here. † UCTopic's paper reports only after CCL (all splits pooled, best score "
+        "selected on gold labels). § The codebook paper's own split and GloVe 42B/840B 300-d vectors (our subset "
+        "and GloVe 6B 50-d differ).",
+        "- Per-task tables, seeds and the dev-suite choices are on each method's docs page.",
+    ]
+    return "\n".join(lines)
+
+
 #: renderers of blocks whose script has no "from results" mode: a function of the block's results file
 RENDERERS: dict[str, Callable[[str], str]] = {
     "pntm": _render_pntm,
@@ -513,6 +658,7 @@ RENDERERS: dict[str, Callable[[str], str]] = {
     "match-scale": _render_match_scale,
     "splink-dev": lambda path: _script("benchmarks/splink_autofj_dev.py")["table"](_json(path)),
     "dev-validity": _render_dev_validity,
+    "zoo": _render_zoo,
 }
 
 
@@ -606,13 +752,13 @@ def unregistered() -> list[str]:
 
 
 def select(names: list[str]) -> list[Block]:
+    """The registered blocks named ``names`` (every page a name appears on), or all of them."""
     if not names:
         return BLOCKS
-    by_name = {b.name: b for b in BLOCKS}
-    unknown = [n for n in names if n not in by_name]
+    unknown = sorted(set(names) - {b.name for b in BLOCKS})
     if unknown:
         raise SystemExit(f"unknown block(s): {', '.join(unknown)}; `scripts/blocks.py --list` lists them.")
-    return [by_name[n] for n in names]
+    return [b for b in BLOCKS if b.name in names]
 
 
 def main(argv: list[str] | None = None) -> int:
