@@ -16,6 +16,7 @@ EPILOG = """examples:
   phrasezoo push outputs/pearl-mini --repo-id me/pearl-mini
   phrasezoo export pearl-mini --format sentence-transformers      SentenceTransformer-loadable copy
   phrasezoo match join --left a.csv --right b.csv --output joined.csv   fuzzy join (also: match link)
+  phrasezoo device pack codebook-phrase-gpu            pack a recipe for a lent GPU (then run, unpack: docs/gpu-job.md)
 """
 
 #: Entry-point groups through which packages outside the import ladder (phrasezoo.match, phrasezoo.integrations)
@@ -118,6 +119,9 @@ def build_parser() -> argparse.ArgumentParser:
     from phrasezoo.applications.commands import register as register_topics
 
     register_topics(sub)
+    from phrasezoo.device import register as register_device
+
+    register_device(sub)
     for name, entry_point in sorted(plugins(COMMAND_PLUGINS).items()):
         try:
             entry_point.load()(sub)

@@ -160,6 +160,11 @@ def train(
                 f"{found} is a model soup (an average of other runs), not a run to resume: train under another "
                 "name (--set name=...) or retrain from scratch with --no-resume."
             )
+        if not optimizer_state:
+            raise ValueError(
+                f"{found} holds a finished model without optimizer state (unpacked from a GPU run), not a run to "
+                "resume: train under another name (--set name=...) or retrain from scratch with --no-resume."
+            )
         model.load_state_dict(model_state)
         configured = [group["base_lr"] for group in optimizer.param_groups]
         optimizer.load_state_dict(optimizer_state)
