@@ -140,3 +140,12 @@ def test_bash_blocks_run(sandbox, block):
         cwd=sandbox, env=_env(), capture_output=True, text=True, timeout=600,
     )  # fmt: skip
     assert run.returncode == 0, f"{block.id} failed:\n{run.stdout[-3000:]}{run.stderr[-3000:]}"
+
+
+def test_ci_runs_the_readme_test_command():
+    """CI (.ci/run) runs exactly the test command the README shows, so a newcomer runs what CI runs."""
+    ci = [line.strip() for line in (ROOT / ".ci" / "run").read_text().splitlines()]
+    command = [line for line in ci if line and not line.startswith(("#", "set ", "cd "))]
+    assert command == ["bash scripts/run_tests.sh"], command
+    readme = (ROOT / "README.md").read_text()
+    assert re.search(r"^bash scripts/run_tests\.sh\s+#", readme, re.M), "the README must show the CI test command"
