@@ -26,8 +26,8 @@ again.
         baseline:minilm-l6 suite:results/baseline-mpnet-base.json blend:baseline:minilm-l6 hybrid \
         --vector-cache --output results/matching/matcher-comparison.json
     .venv/bin/python benchmarks/matcher_comparison.py --from-results results/matching/matcher-comparison.json \
-        --docs docs/matching.md --readme README.md     # regenerate the tables only
-    .venv/bin/python benchmarks/matcher_comparison.py --docs docs/matching.md --block matcher-zoo-codebook \
+        --docs docs/fuzzy-joins.md     # regenerate the tables only (or: python scripts/blocks.py --write)
+    .venv/bin/python benchmarks/matcher_comparison.py --docs docs/fuzzy-joins.md --block matcher-zoo-codebook \
         --from-results results/matching/matcher-comparison-codebook-2026-11-23.json   # the codebook run
 """
 
@@ -257,27 +257,6 @@ def precision_table(report: dict) -> str:
     return "\n".join(lines) + "\n\n" + "\n".join(notes)
 
 
-def readme_table(report: dict) -> str:
-    """The README's short version: accuracy on the headline tasks and AutoFJ rows/s; details in docs/matching.md."""
-    tasks = [t for t in ("autofj_test", "yago", "umls") if any(t in m["tasks"] for m in report["models"])]
-    lines = ["| matcher | " + " | ".join(f"{TASK_NAMES[t]}" for t in tasks) + " | AutoFJ rows/s |",
-             "|---|" + "---:|" * (len(tasks) + 1)]  # fmt: skip
-    best = {t: max(m["tasks"][t]["accuracy"] for m in report["models"] if t in m["tasks"]) for t in tasks}
-    for model in report["models"]:
-        cells = []
-        for t in tasks:
-            r = model["tasks"].get(t)
-            acc = "–" if r is None else _pct(r["accuracy"])
-            cells.append(f"**{acc}**" if r is not None and r["accuracy"] == best[t] else acc)
-        speed = model["tasks"].get("autofj_test", {}).get("rows_per_second")
-        cells.append("–" if speed is None else f"{speed:,.0f}")
-        lines.append(f"| {model['name']} | " + " | ".join(cells) + " |")
-    note = (f"Accuracy (%); the default was chosen on the other 10 AutoFJ datasets, never on these; ‡ against the "
-            f"gold-name KB. Generated from `results/matching/matcher-comparison.json` (measured "
-            f"{report['created'][:10]}); all-50, precision/recall, rows/s and how: `docs/matching.md`.")  # fmt: skip
-    return "\n".join(lines) + "\n\n" + note
-
-
 def _notes(report: dict) -> list[str]:
     first = next(
         (m["tasks"]["autofj"] for m in report["models"] if "autofj" in m["tasks"] and not m.get("source")), None
@@ -305,9 +284,9 @@ def _notes(report: dict) -> list[str]:
     ] + [line for line in extra if line]
 
 
-def write_tables(report: dict, docs: str | None, readme: str | None, block: str | None = None) -> None:
-    """The docs' blocks (``matcher-comparison``, ``matcher-precision``; or only the accuracy table into ``block``)
-    and the README's short ``fuzzy-join`` block, through the one block writer."""
+def write_tables(report: dict, docs: str | None, block: str | None = None) -> None:
+    """The page's blocks (``matcher-comparison``, ``matcher-precision``; or only the accuracy table into ``block``),
+    through the one block writer (docs/blocks.yaml renders the same functions for its drift check)."""
     from phrasezoo.files import write_readme_table
 
     if docs and block:
@@ -315,8 +294,6 @@ def write_tables(report: dict, docs: str | None, readme: str | None, block: str 
     elif docs:
         write_readme_table(docs, accuracy_table(report), "matcher-comparison")
         write_readme_table(docs, precision_table(report), "matcher-precision")
-    if readme:
-        write_readme_table(readme, readme_table(report), "fuzzy-join")
 
 
 def merged(path: str, report: dict, zoo: list[str]) -> dict:
@@ -346,8 +323,9 @@ def main() -> None:
     parser.add_argument("--tasks", default="autofj,yago,umls")
     parser.add_argument("--benchmarks-dir", default=os.environ.get("PHRASEZOO_BENCHMARKS", "../shared/benchmarks"))
     parser.add_argument("--output", help="results JSON (e.g. results/matching/matcher-comparison.json)")
-    parser.add_argument("--docs", help="rewrite the matcher-comparison / matcher-precision blocks of this page")
-    parser.add_argument("--readme", help="rewrite the fuzzy-join block of this README")
+    parser.add_argument(
+        "--docs", help="rewrite the matcher-comparison / matcher-precision blocks of this page (docs/fuzzy-joins.md)"
+    )
     parser.add_argument("--from-results", help="only regenerate the tables from this results file")
     parser.add_argument("--block", help="with --from-results: write only the accuracy table, into this block of --docs")
     parser.add_argument("--merge", help="add this run's models to an existing results file (same tasks)")
@@ -361,7 +339,7 @@ def main() -> None:
     args = parser.parse_args()
 
     if args.from_results:
-        write_tables(json.loads(Path(args.from_results).read_text()), args.docs, args.readme, args.block)
+        write_tables(json.loads(Path(args.from_results).read_text()), args.docs, args.block)
         return
 
     from phrasezoo.evaluation.tasks.autofj import autofj_names, read_autofj
@@ -426,7 +404,7 @@ def main() -> None:
         save(args.output, report)
     print(accuracy_table(report))
     print(precision_table(report))
-    write_tables(report, args.docs, args.readme)
+    write_tables(report, args.docs)
 
 
 if __name__ == "__main__":

@@ -487,7 +487,7 @@ def evaluate(args) -> None:
 
 # ------------------------------------------------------------------------------------------------------- log
 LOG = Path("docs/experiments/matching.md")
-DOCS = Path("docs/matching.md")
+DOCS = Path("docs/fuzzy-joins.md")
 
 
 def _row_cells(result: dict) -> list[str]:
@@ -588,46 +588,65 @@ def fit_table(report: dict) -> str:
     return "\n".join(lines) + f"\n\nFrom `{report['file']}` (`{meta['command']}`, created {meta['created'][:16]})."
 
 
+def _with_file(name: str, report: dict) -> dict:
+    return {**report, "file": str(RESULTS / name)}
+
+
+def render_dev_study(report: dict) -> str:
+    return study_table(_with_file("dev-study-baseline-minilm-l6.json", report))
+
+
+def render_study_alias_proxy(report: dict) -> str:
+    rows = [r for r in ("emb alone", "char alone", "blend emb + 0.5 char", "listwise +hub") if r in report["rows"]]
+    return proxy_table(_with_file("dev-study-baseline-minilm-l6.json", report), rows)
+
+
+def render_alias_check(report: dict) -> str:
+    return proxy_table(_with_file("alias-check-baseline-minilm-l6.json", report), list(report["rows"]))
+
+
+def render_dev_candidates(report: dict) -> str:
+    return simple_table(_with_file("dev-candidates-baseline-minilm-l6.json", report), "candidates per channel", [
+        ("accuracy", "accuracy", "pct"), ("recall_at_p90", "recall at P 0.9", "pct"),
+        ("candidate_recall", "candidates hold gold", "pct"),
+        ("feature_seconds", "seconds (candidates + features, dev-10)", "raw")])  # fmt: skip
+
+
+def render_dev_embedded(report: dict) -> str:
+    return simple_table(_with_file("dev-embedded-lexical-baseline-minilm-l6.json", report),
+                        "embedded lexical channel (one cosine)", [
+        ("accuracy", "dev accuracy", "pct"), ("alias_proxy.name->alias", "alias proxy name->alias", "mrr"),
+        ("alias_proxy.alias->name", "alias->name", "mrr")])  # fmt: skip
+
+
+def render_dev_fit(report: dict) -> str:
+    return fit_table(_with_file("fit-baseline-minilm-l6.json", report))
+
+
+def render_evaluate_test(report: dict) -> str:
+    return evaluate_table(_with_file("evaluate-test-baseline-minilm-l6.json", report))
+
+
+#: block -> (page, results file under RESULTS, renderer); docs/blocks.yaml registers the same renderers
+BLOCKS = {
+    "dev-study": (LOG, "dev-study-baseline-minilm-l6.json", render_dev_study),
+    "alias-proxy-study": (LOG, "dev-study-baseline-minilm-l6.json", render_study_alias_proxy),
+    "alias-proxy": (DOCS, "alias-check-baseline-minilm-l6.json", render_alias_check),
+    "dev-candidates": (LOG, "dev-candidates-baseline-minilm-l6.json", render_dev_candidates),
+    "dev-embedded": (LOG, "dev-embedded-lexical-baseline-minilm-l6.json", render_dev_embedded),
+    "dev-fit": (LOG, "fit-baseline-minilm-l6.json", render_dev_fit),
+    "evaluate-test-baseline-minilm-l6": (LOG, "evaluate-test-baseline-minilm-l6.json", render_evaluate_test),
+}
+
+
 def write_log(args) -> None:
-    """Render the study's results files into the blocks of docs/experiments/matching.md (one block writer)."""
+    """Render the study's results files into their blocks (docs/experiments/matching.md, docs/fuzzy-joins.md)."""
     from phrasezoo.files import write_readme_table
 
-    def load(name: str) -> dict | None:
-        path = RESULTS / name
-        if not path.exists():
-            return None
-        report = json.loads(path.read_text())
-        report["file"] = str(path)
-        return report
-
-    study = load("dev-study-baseline-minilm-l6.json")
-    if study:
-        write_readme_table(LOG, study_table(study), "dev-study")
-        proxy_rows = ["emb alone", "char alone", "blend emb + 0.5 char", "listwise +hub"]
-        table = proxy_table(study, [r for r in proxy_rows if r in study["rows"]])
-        write_readme_table(LOG, table, "alias-proxy")
-    check = load("alias-check-baseline-minilm-l6.json")
-    if check:
-        write_readme_table(DOCS, proxy_table(check, list(check["rows"])), "alias-proxy")
-    candidates = load("dev-candidates-baseline-minilm-l6.json")
-    if candidates:
-        write_readme_table(LOG, simple_table(candidates, "candidates per channel", [
-            ("accuracy", "accuracy", "pct"), ("recall_at_p90", "recall at P 0.9", "pct"),
-            ("candidate_recall", "candidates hold gold", "pct"),
-            ("feature_seconds", "seconds (candidates + features, dev-10)", "raw")]), "dev-candidates")  # fmt: skip
-    embedded = load("dev-embedded-lexical-baseline-minilm-l6.json")
-    if embedded:
-        write_readme_table(LOG, simple_table(embedded, "embedded lexical channel (one cosine)", [
-            ("accuracy", "dev accuracy", "pct"), ("alias_proxy.name->alias", "alias proxy name->alias", "mrr"),
-            ("alias_proxy.alias->name", "alias->name", "mrr")]), "dev-embedded")  # fmt: skip
-    fitted = load("fit-baseline-minilm-l6.json")
-    if fitted:
-        write_readme_table(LOG, fit_table(fitted), "dev-fit")
-    for split in ("test",):
-        for path in sorted(RESULTS.glob(f"evaluate-{split}-*.json")):
-            report = load(path.name)
-            write_readme_table(LOG, evaluate_table(report), f"evaluate-{split}-{path.stem.split('-', 2)[2]}")
-    print(f"wrote the blocks of {LOG}", file=sys.stderr)
+    for block, (page, name, render) in BLOCKS.items():
+        if (RESULTS / name).exists():
+            write_readme_table(page, render(json.loads((RESULTS / name).read_text())), block)
+    print(f"wrote the blocks of {LOG} and {DOCS}", file=sys.stderr)
 
 
 def alias_check(args) -> None:
