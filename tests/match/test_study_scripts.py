@@ -123,4 +123,3 @@ def test_the_timing_sample_is_every_tenth_test_dataset_and_the_first_mentions():
     sample = matcher_comparison.timing_data({"autofj": tables, "yago": (list("abcd"), list("abcd"))}, 2)
     assert [t.name for t in sample["autofj"]] == autofj_names("test")[::10]
     assert sample["yago"] == (["a", "b"], ["a", "b"])
-
