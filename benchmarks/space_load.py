@@ -73,7 +73,7 @@ def _expect(condition: bool, message: str) -> None:
 
 @functools.cache
 def autofj_titles(limit: int = 200) -> list[str]:
-    from phrasezoo.evaluation.tasks.fuzzy_join import read_autofj
+    from phrasezoo.evaluation.tasks.autofj import read_autofj
 
     return [t for table in read_autofj() for t in table.left[:limit]]
 

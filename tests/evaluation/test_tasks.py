@@ -7,8 +7,8 @@ import pytest
 
 from phrasezoo.evaluation.harness import evaluate
 from phrasezoo.evaluation.tasks import GROUPS, TaskContext, get_task, resolve_tasks
+from phrasezoo.evaluation.tasks.autofj import JoinTable, read_autofj
 from phrasezoo.evaluation.tasks.clustering import ClusteringData, read_ner_jsonl
-from phrasezoo.evaluation.tasks.fuzzy_join import JoinTable, read_autofj
 from phrasezoo.evaluation.tasks.probe import (
     PROBE_SEEDS,
     PROBE_THREADS,
