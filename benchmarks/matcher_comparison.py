@@ -23,7 +23,7 @@ protocols (accuracy only): all-mpnet-base-v2 would need hours of single-thread C
 again.
 
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/matcher_comparison.py --models rapidfuzz:WRatio tfidf:char \
-        baseline:minilm-l6 suite:results/baseline-mpnet-base.json blend:baseline:minilm-l6 hybrid \
+        baseline:minilm-l6 suite:results/baselines/baseline-mpnet-base.json blend:baseline:minilm-l6 hybrid \
         --vector-cache --output results/matching/matcher-comparison.json
     .venv/bin/python benchmarks/matcher_comparison.py --from-results results/matching/matcher-comparison.json \
         --docs docs/fuzzy-joins.md     # regenerate the tables only (or: python scripts/blocks.py --write)

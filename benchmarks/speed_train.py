@@ -17,7 +17,7 @@ recipe trains with, for a number of steps on each device asked for. It reports s
 steps, the whole recipe's projected time and the speed-up over the first device named:
 
     python benchmarks/speed_train.py time .speedpack/uctopic-mini --devices cpu cuda --steps 20 300 \\
-        --output results/speed-train-uctopic-mini.json
+        --output results/speed/speed-train-uctopic-mini.json
 
 Only the time is measured: the weights are random, so no score of these runs means anything. Teacher rows of the
 lexicon term are a random subset (``--lexicon-strings``) with neighbour lists redrawn inside it: a step draws the

@@ -71,8 +71,8 @@ def test_pipeline_trains_exports_evaluates_and_writes_the_table(tmp_path, monkey
 
     # another recipe's task already in the shared baseline file: measured again only for this recipe's tasks
     other = {"task": "turney", "metric": "accuracy", "value": 0.5, "n": 1, "seconds": 0.0, "notes": "other recipe"}
-    (tmp_path / "results").mkdir()
-    (tmp_path / "results" / "baseline-minilm-l6.json").write_text(
+    (tmp_path / "results" / "baselines").mkdir(parents=True)  # results/README.md: baselines/, <method>/
+    (tmp_path / "results" / "baselines" / "baseline-minilm-l6.json").write_text(
         json.dumps({"model": "baseline:minilm-l6", "model_revision": "x", "created": "x", "results": [other]})
     )
 
@@ -80,8 +80,8 @@ def test_pipeline_trains_exports_evaluates_and_writes_the_table(tmp_path, monkey
 
     assert doc["model"] == "pearl-tiny" and [r["task"] for r in doc["results"]] == ["bird"]
     assert 0.0 < doc["results"][0]["value"] < 1.0
-    assert json.loads((tmp_path / "results" / "pearl-tiny.json").read_text())["results"] == doc["results"]
-    baseline = json.loads((tmp_path / "results" / "baseline-minilm-l6.json").read_text())
+    assert json.loads((tmp_path / "results" / "pearl" / "pearl-tiny.json").read_text())["results"] == doc["results"]
+    baseline = json.loads((tmp_path / "results" / "baselines" / "baseline-minilm-l6.json").read_text())
     assert [r["task"] for r in baseline["results"]] == ["turney", "bird"] and baseline["results"][0] == other
     card = (tmp_path / "outputs" / "pearl-tiny" / "README.md").read_text()
     assert "model-index" in card and "bird" in card and "Training" in card and "pearl-tiny" in card
@@ -141,7 +141,7 @@ def test_dev_selection_chooses_the_mix_on_the_dev_suite_and_exports_it(tmp_path,
     grid = {"weight_average": [0.0, 1.0], "char_weight": [0.0, 0.5]}
     selection = select_on_dev(cfg, grid, progress=False, dev_tasks=["fuzzy", "topics"], max_items=40)
 
-    written = json.loads((tmp_path / "results" / "pearl-dev-dev-selection.json").read_text())
+    written = json.loads((tmp_path / "results" / "pearl" / "pearl-dev-dev-selection.json").read_text())
     assert written["chosen"] == selection["chosen"] and written["dev_tasks"] == ["dev_fuzzy", "dev_topics"]
     # coordinate search: 2 weight_average rows, then the char_weight row not yet seen
     assert len(selection["rows"]) == 3
@@ -172,7 +172,7 @@ def test_dev_selection_chooses_the_mix_on_the_dev_suite_and_exports_it(tmp_path,
     Path(config).write_text(yaml.safe_dump(with_selection))
     dev_doc = run_pipeline(config, train=False, dev_only=True)
     assert dev_doc["dev_tasks"] == ["dev_fuzzy"] and len(dev_doc["rows"]) == 2
-    assert not (tmp_path / "results" / "pearl-dev.json").exists()
+    assert not (tmp_path / "results" / "pearl" / "pearl-dev.json").exists()
 
     # worst_margin: the smallest per-task margin over the baseline, scored on the same dev tasks in the same call
     worst = select_on_dev(

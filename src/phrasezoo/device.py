@@ -34,7 +34,7 @@ from typing import Any
 from phrasezoo.files import REPO_ROOT
 
 PACK_ROOT = Path(".devicepack")
-PACKS_RECORD = Path("results") / "device-packs.json"
+PACKS_RECORD = Path("results") / "gpu-job" / "device-packs.json"
 DEFAULT_TIMEOUT_S = 540
 DEFAULT_DEVICE_MINUTES = 6.5
 REJECTED_SUFFIX = ".rejected"
@@ -109,7 +109,7 @@ def selftest(pack: Path, steps: int = 3) -> dict[str, Any]:
 
 
 def record_pack(path: Path, pack: Path, manifest: dict, test: dict | None, timeout_s: int) -> None:
-    """Add this pack's facts and run call to the packs record (``results/device-packs.json``): the docs' table."""
+    """Add this pack's facts and run call to the packs record (``results/gpu-job/device-packs.json``): the docs' table."""
     from phrasezoo.files import atomic_write_text
     from phrasezoo.training.device_job.pack import MiB, travel_size
 
@@ -162,7 +162,7 @@ def render_packs(records: dict) -> str:
     for name in names:
         lines += _sequence(name, records[name])
     lines.append(
-        "Generated from `results/device-packs.json` (written by `phrasezoo device pack ... --record`) and the recipes "
+        "Generated from `results/gpu-job/device-packs.json` (written by `phrasezoo device pack ... --record`) and the recipes "
         "with `phrasezoo device table --readme docs/gpu-job.md`."
     )
     return "\n".join(lines)
@@ -171,7 +171,7 @@ def render_packs(records: dict) -> str:
 def _sequence(name: str, record: dict) -> list[str]:
     """One recipe's prepared commands, in order, as markdown (code blocks unindented: the call is copied exactly)."""
     from phrasezoo.evaluation.dev_suite import resolve_dev_tasks
-    from phrasezoo.recipes import load_recipe
+    from phrasezoo.recipes import load_recipe, results_path
 
     call = record["call"]
     pack = call["carry"][0]
@@ -196,21 +196,21 @@ def _sequence(name: str, record: dict) -> list[str]:
         cpu, tasks = rule["recipe"], ",".join(resolve_dev_tasks(rule.get("tasks")))
         lines += [
             f"**{step}. Here: {cpu}'s dev scores**, which unpack compares with (not needed when "
-            f"`results/{cpu}-dev-selection.json` or `results/dev-{cpu}.json` already holds these tasks: unpack reads "
+            f"`{results_path(cpu).with_name(cpu + '-dev-selection.json')}` or `{results_path(cpu).with_name('dev-' + cpu + '.json')}` already holds these tasks: unpack reads "
             "those first, and stops before any long work when it finds none):",
             "",
             "```bash",
-            f".venv/bin/phrasezoo dev-eval --model outputs/{cpu} --tasks {tasks} --output results/dev-{cpu}.json",
+            f".venv/bin/phrasezoo dev-eval --model outputs/{cpu} --tasks {tasks} --output {results_path(cpu).with_name('dev-' + cpu + '.json')}",
             "```",
             "",
         ]
         step += 1
     publish = (
         f"it compares with {rule['recipe']} on dev and only if it beats it evaluates it with its baselines and "
-        f"writes the card (which says where it trained) and `results/{name}.json`; a loser goes to "
-        f"`outputs/{name}{REJECTED_SUFFIX}/`, with `results/{name}-dev-comparison.json`:"
+        f"writes the card (which says where it trained) and `{results_path(name)}`; a loser goes to "
+        f"`outputs/{name}{REJECTED_SUFFIX}/`, with `{results_path(name).with_name(name + '-dev-comparison.json')}`:"
         if rule
-        else f"it evaluates it with its baselines and writes the card and `results/{name}.json`:"
+        else f"it evaluates it with its baselines and writes the card and `{results_path(name)}`:"
     )
     lines += [
         f"**{step}. On the lease: one `run` tool call**, exactly this (`timeout_s` {call['timeout_s']} leaves time "
@@ -230,7 +230,7 @@ def _sequence(name: str, record: dict) -> list[str]:
         f"**{step + 2}. Here: the table**, when it was published, then commit `results/` and `docs/`:",
         "",
         "```bash",
-        f".venv/bin/phrasezoo report {' '.join(f'results/{n}.json' for n in ([rule['recipe']] if rule else []) + [name])}"
+        f".venv/bin/phrasezoo report {' '.join(str(results_path(n)) for n in ([rule['recipe']] if rule else []) + [name])}"
         f" --readme docs/gpu-job.md --block {name}-results",
         "```",
         "",
@@ -629,7 +629,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     pack.add_argument("--no-selftest", action="store_true", help="skip the two-step CPU run from the pack alone")
     pack.add_argument("--no-progress", action="store_true", help="no progress bars")
     pack.add_argument("--record", default=str(PACKS_RECORD),
-                      help="add the pack's facts and call to this record (default results/device-packs.json; '' for none)")  # fmt: skip
+                      help="add the pack's facts and call to this record (default results/gpu-job/device-packs.json; '' for none)")  # fmt: skip
     table = sub.add_parser("table", help="the docs' table of packs and their run calls, from the packs record")
     table.add_argument("--record", default=str(PACKS_RECORD))
     table.add_argument(

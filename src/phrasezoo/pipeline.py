@@ -155,7 +155,7 @@ def select_on_dev(
     search, each key at the best value of those before it), by the dev suite's mean score
     (:func:`phrasezoo.evaluation.dev_suite.evaluate_dev`: resources disjoint from every test benchmark). The chosen
     model is exported over ``cfg.output_dir``; the search is written to ``output`` (default
-    ``results/<name>-dev-selection.json``) and returned. ``dev_tasks``/``max_items`` restrict the dev suite (all
+    ``results/<method>/<name>-dev-selection.json``) and returned. ``dev_tasks``/``max_items`` restrict the dev suite (all
     tasks, full size by default). In a recipe: ``eval.select_on_dev: {grid: {weight_average: [...], ...}}`` (plus
     optional ``tasks``, ``max_items``, ``objective`` and ``baseline``).
 

@@ -37,7 +37,8 @@ def test_the_chosen_rows_are_compared_and_the_verdict_written(tmp_path, monkeypa
     won = comparison.compare_on_dev(_cfg(rule), _selection({"dev_conll_context": 0.40, "dev_bc5cdr_context": 0.62}))
     assert won["beats"] and won["means"] == {"thing-gpu": 0.51, "thing-mini": 0.495}
     assert "chosen row" in won["sources"]["thing-mini"]
-    written = json.loads((tmp_path / "results" / "thing-gpu-dev-comparison.json").read_text())
+    cfg = _cfg(rule)  # the comparison goes beside the recipe's results (results/<method>/)
+    written = json.loads(cfg.results_path.with_name("thing-gpu-dev-comparison.json").read_text())
     assert written["beats"] and written["tasks"] == TASKS
     lost = comparison.compare_on_dev(_cfg(rule), _selection({"dev_conll_context": 0.30, "dev_bc5cdr_context": 0.62}))
     assert not lost["beats"] and "does not beat it" in lost["verdict"]

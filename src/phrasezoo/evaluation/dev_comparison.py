@@ -12,19 +12,18 @@ else the dev suite run on the exported folder. The other recipe's come from ``re
 its dev selection (``results/<recipe>-dev-selection.json``, the chosen row), else a dev-suite document
 (``results/dev-<recipe>.json``, written by ``phrasezoo dev-eval``), else its exported folder ``outputs/<recipe>/``
 is scored now and that document written. It beats the other when the mean over the shared tasks is higher; the
-comparison is written to ``results/<name>-dev-comparison.json``.
+comparison is written to ``results/<method>/<name>-dev-comparison.json``.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import json
-from pathlib import Path
 from typing import Any
 
 from phrasezoo.evaluation.dev_suite import evaluate_dev, resolve_dev_tasks
 from phrasezoo.files import atomic_write_text
-from phrasezoo.recipes import OUTPUTS_DIR, RESULTS_DIR
+from phrasezoo.recipes import OUTPUTS_DIR, RESULTS_DIR, results_path
 
 RULE_KEY = "beat_on_dev"
 
@@ -44,12 +43,12 @@ def dev_document_scores(doc: dict[str, Any]) -> dict[str, float]:
 
 def recipe_dev_scores(recipe: str, tasks: list[str], progress: bool = True) -> tuple[dict[str, float], str]:
     """``(scores, where they came from)`` of ``recipe`` on ``tasks`` (see the module docstring for the order)."""
-    selection = RESULTS_DIR / f"{recipe}-dev-selection.json"
+    selection = results_path(recipe).with_name(f"{recipe}-dev-selection.json")
     if selection.exists():
         scores = chosen_scores(json.loads(selection.read_text()))
         if set(tasks) <= set(scores):
             return scores, f"{selection} (chosen row)"
-    document = RESULTS_DIR / f"dev-{recipe}.json"
+    document = results_path(recipe).with_name(f"dev-{recipe}.json")
     if document.exists():
         scores = dev_document_scores(json.loads(document.read_text()))
         if set(tasks) <= set(scores):
@@ -82,7 +81,7 @@ def compare_on_dev(
     cfg, selection: dict[str, Any] | None, record: dict | None = None, progress: bool = True, rule=None
 ) -> dict[str, Any] | None:
     """The comparison of ``cfg``'s exported model with the recipe named in ``eval.beat_on_dev``, written to
-    ``results/<name>-dev-comparison.json``; None when the recipe states no such rule. ``rule``: what
+    ``results/<method>/<name>-dev-comparison.json``; None when the recipe states no such rule. ``rule``: what
     :func:`rule_scores` returned, if it was called already."""
     rule = rule or rule_scores(cfg, progress)
     if rule is None:
@@ -116,7 +115,7 @@ def compare_on_dev(
     }
     if record is not None:
         comparison["trained_on"] = record.get("device_name")
-    path = Path(RESULTS_DIR) / f"{cfg.name}-dev-comparison.json"
+    path = cfg.results_path.with_name(f"{cfg.name}-dev-comparison.json")
     path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write_text(path, json.dumps(comparison, indent=1) + "\n")
     print(f">> dev comparison: {verdict} ({path})", flush=True)
