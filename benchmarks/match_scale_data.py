@@ -58,7 +58,7 @@ def name_key(text: str) -> str:
 def _autofj() -> Iterator[str]:
     import pandas as pd
 
-    from phrasezoo.evaluation.tasks.fuzzy_join import autofj_names, autofj_root
+    from phrasezoo.evaluation.tasks.autofj import autofj_names, autofj_root
 
     for name in autofj_names():
         yield from pd.read_csv(autofj_root() / name / "left.csv")["title"].astype(str)

@@ -18,8 +18,8 @@ recipe on the embedded pretrained weights (all-MiniLM-L6-v2; GloVe 6B 50-d for t
 heads cost the same compute as trained ones; the results file says which. ``--label`` names the code state of a run
 (e.g. before/after a fix); results are merged into ``--output`` by (space, label, allocator).
 
-    .venv/bin/python benchmarks/space_load.py --output results/space-load.json --readme README.md
-    .venv/bin/python benchmarks/space_load.py --from-results results/space-load.json --readme README.md
+    .venv/bin/python benchmarks/space_load.py --output results/spaces/space-load.json --readme README.md
+    .venv/bin/python benchmarks/space_load.py --from-results results/spaces/space-load.json --readme README.md
 """
 
 from __future__ import annotations
@@ -73,7 +73,7 @@ def _expect(condition: bool, message: str) -> None:
 
 @functools.cache
 def autofj_titles(limit: int = 200) -> list[str]:
-    from phrasezoo.evaluation.tasks.fuzzy_join import read_autofj
+    from phrasezoo.evaluation.tasks.autofj import read_autofj
 
     return [t for table in read_autofj() for t in table.left[:limit]]
 
@@ -502,7 +502,7 @@ def load_table(report: dict) -> str:
         f"{first.get('warmup_requests', '?')} warm-up requests, send the planned requests until all are answered or "
         f"{first.get('max_seconds', 0):.0f} s have passed; every answer is checked (a wrong one counts as failed). "
         f"Machine: {machine}, with the load average at the start of each run in the last column. Generated from "
-        "`results/space-load.json` by `.venv/bin/python benchmarks/space_load.py`.",
+        "`results/spaces/space-load.json` by `.venv/bin/python benchmarks/space_load.py`.",
         "",
         "| Space | code | server allocator | answered / planned | failed | requests/s | p50 / p95 latency | "
         "RSS at start / end of load | RSS trend, 2nd half (± 2 s.e.) | run time | load avg |",
@@ -564,7 +564,7 @@ def main() -> None:
                         "MALLOC_* thresholds lowered, one after the other)")  # fmt: skip
     parser.add_argument("--label", default="as committed", help="the code state, a column of the table")
     parser.add_argument("--workdir", help="folder for the built models and server logs (default: a new temp folder)")
-    parser.add_argument("--output", help="results JSON to merge the runs into (e.g. results/space-load.json)")
+    parser.add_argument("--output", help="results JSON to merge the runs into (e.g. results/spaces/space-load.json)")
     parser.add_argument("--readme", help="rewrite the <!-- space-load:start --> block of this README")
     parser.add_argument("--from-results", help="only regenerate the README block from this results file")
     args = parser.parse_args()

@@ -15,7 +15,7 @@ solvers run the same batches in the same process with the same torch thread coun
 ``--repeats`` timings are reported.
 
     .venv/bin/python benchmarks/speed_codebook_nnsc.py                                  # ~1-2 minutes on 1 thread
-    .venv/bin/python benchmarks/speed_codebook_nnsc.py --model outputs/codebook-sentence-mini --output results/speed-nnsc.json
+    .venv/bin/python benchmarks/speed_codebook_nnsc.py --model outputs/codebook-sentence-mini --output results/speed/speed-codebook-nnsc.json
 """
 
 from __future__ import annotations
@@ -176,7 +176,9 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3, help="timed runs per solver and batch (median)")
     parser.add_argument("--threads", type=int, default=1, help="torch threads for both solvers (default 1)")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--output", default="results/speed-nnsc.json", help="JSON results file ('' to skip)")
+    parser.add_argument(
+        "--output", default="results/speed/speed-codebook-nnsc.json", help="JSON results file ('' to skip)"
+    )
     args = parser.parse_args()
     if args.batches < 1 or args.batch_size < 2 or args.repeats < 1 or args.threads < 1:
         parser.error("--batches, --repeats and --threads must be >= 1 and --batch-size >= 2")

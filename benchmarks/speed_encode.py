@@ -6,7 +6,7 @@ same batch size, in the same process, alternating runs so that machine load affe
 PEARL does more work per phrase (its character encoder); the ratio says whether it pays for it.
 
     .venv/bin/python benchmarks/speed_encode.py                      # fresh PEARL on the embedded MiniLM
-    .venv/bin/python benchmarks/speed_encode.py --model outputs/pearl-mini --output results/speed-encode.json
+    .venv/bin/python benchmarks/speed_encode.py --model outputs/pearl-mini --output results/speed/speed-encode.json
 """
 
 from __future__ import annotations

@@ -319,7 +319,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3, help="timed runs of the fast paths (median)")
     parser.add_argument("--threads", type=int, default=1, help="torch threads (default 1: steadier on a shared CPU)")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--output", default="results/speed-slice.json", help="JSON results file ('' to skip)")
+    parser.add_argument("--output", default="results/speed/speed-slice.json", help="JSON results file ('' to skip)")
     args = parser.parse_args()
     if min(args.passages, args.pool, args.collection, args.naive_passages, args.queries, args.threads) < 1:
         parser.error("sizes and --threads must be >= 1")

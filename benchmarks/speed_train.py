@@ -1,7 +1,8 @@
 """Training steps per second of a recipe on a GPU against a CPU, both measured in the same run by the real loop.
 
 The GPU machine this project is lent now and then has no network, no copy of the data caches and none of the data
-builders' libraries (datasets, spaCy, faiss), and at most 64 MiB may travel to it. So the benchmark has two halves:
+builders' libraries (datasets, spaCy, faiss), and at most 64 MiB may travel to it. So the benchmark has two halves
+(the GPU job, ``phrasezoo device``, trains the same way from a pack with real weights: docs/gpu-job.md):
 
 ``pack`` (where the recipe's caches are) builds the recipe's real training task exactly as ``phrasezoo train`` does,
 then writes its batch source (the mention dataset, and the lexicon term's teacher rows) with the model's config and
@@ -16,7 +17,7 @@ recipe trains with, for a number of steps on each device asked for. It reports s
 steps, the whole recipe's projected time and the speed-up over the first device named:
 
     python benchmarks/speed_train.py time .speedpack/uctopic-mini --devices cpu cuda --steps 20 300 \\
-        --output results/speed-train-uctopic-mini.json
+        --output results/speed/speed-train-uctopic-mini.json
 
 Only the time is measured: the weights are random, so no score of these runs means anything. Teacher rows of the
 lexicon term are a random subset (``--lexicon-strings``) with neighbour lists redrawn inside it: a step draws the
@@ -28,10 +29,8 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import datetime as dt
-import gzip
 import json
 import os
-import pickle
 import platform
 import random
 import statistics
@@ -39,7 +38,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import types
 from pathlib import Path
 
 import torch
@@ -61,26 +59,23 @@ def _shrink_lexicon(lexicon, strings: int, seed: int = 0) -> None:
 
 
 def write_pack(out: Path, meta: dict, training: dict, model, task, lexicon_strings: int) -> Path:
-    """Write the task's batch source (pickled, without the model), the model's config and tokenizer and ``meta``.
+    """Write the task's batch source (the GPU job's codec: JSON + arrays, without the model), the model's config
+    and tokenizer and ``meta``.
 
-    The task's lexicon term, if any, is shrunk in place to ``lexicon_strings`` rows first; its model is put back."""
+    The task's lexicon term, if any, is shrunk in place to ``lexicon_strings`` rows first."""
+    from phrasezoo.training.device_job.codec import write_task_state
+
     if getattr(task, "lexicon", None) is not None:
         _shrink_lexicon(task.lexicon, lexicon_strings)
     out.mkdir(parents=True, exist_ok=True)
     model.config.save_pretrained(out)
     model.tokenizer.save_pretrained(out / "tokenizer")  # beside no config.json: loading it runs no remote code
-    held, task.model = task.model, None
     try:
-        with gzip.open(out / "task.pkl.gz", "wb") as handle:
-            try:
-                pickle.dump(task, handle, protocol=pickle.HIGHEST_PROTOCOL)
-            except (pickle.PicklingError, TypeError, AttributeError) as error:
-                raise SystemExit(
-                    f"{type(task).__name__} cannot be packed ({error}): speed_train needs a task whose batch source "
-                    "pickles (plain lists, tensors); time this recipe where its data caches are instead."
-                ) from error
-    finally:
-        task.model = held
+        write_task_state(task, model, out)
+    except TypeError as error:
+        raise SystemExit(
+            f"{type(task).__name__} cannot be packed ({error}); time this recipe where its data caches are instead."
+        ) from error
     lexicon = getattr(task, "lexicon", None)
     meta = {
         **meta,
@@ -112,30 +107,13 @@ def pack(args: argparse.Namespace) -> None:
     print(f"packed {cfg.name} ({task.num_examples()} training examples) into {out}: {size:.1f} MiB")
 
 
-def _import_alone(module_path: str) -> None:
-    """Import a module without running its packages' ``__init__`` (a method package's imports the data builders:
-    datasets, spaCy, which the pickled task never calls and a GPU image may lack)."""
-    import importlib
-
-    import phrasezoo
-
-    parts = module_path.split(".")
-    for depth in range(2, len(parts)):
-        name = ".".join(parts[:depth])
-        if name not in sys.modules:
-            package = types.ModuleType(name)
-            package.__path__ = [str(Path(phrasezoo.__path__[0], *parts[1:depth]))]
-            sys.modules[name] = package
-    importlib.import_module(module_path)
-
-
 def _load_model(pack_dir: Path, class_path: str):
-    import importlib
-
     from transformers import AutoTokenizer
 
+    from phrasezoo.training.device_job.codec import import_class
+
     module_name, class_name = class_path.rsplit(".", 1)
-    model_class = getattr(importlib.import_module(module_name), class_name)
+    model_class = import_class(f"{module_name}:{class_name}")
     config = model_class.config_class.from_pretrained(pack_dir)
     model = model_class(config)
     model.set_tokenizer(AutoTokenizer.from_pretrained(pack_dir / "tokenizer"))
@@ -158,19 +136,17 @@ def time_device(pack_dir: Path, device: str, steps: int, warmup: int, threads: i
     from accelerate import Accelerator
 
     from phrasezoo.recipes import TrainingConfig
+    from phrasezoo.training.device_job.codec import read_task_state
     from phrasezoo.training.trainer import seed_everything, train
 
     meta = json.loads((pack_dir / "pack.json").read_text())
-    _import_alone(meta["task_class"].rsplit(".", 1)[0])
-    with gzip.open(pack_dir / "task.pkl.gz", "rb") as handle:
-        task = pickle.load(handle)
     training = dict(meta["training"])
     total = training["max_steps"]
     training.update(max_steps=steps, checkpoint_every=10**9, log_every=1, time_budget_minutes=None, num_threads=threads)
     cfg = TrainingConfig(**training)
     seed_everything(cfg.seed)
     model = _load_model(pack_dir, meta["model_class"])
-    task.model = model
+    task = read_task_state(pack_dir, model)
     accelerator = Accelerator(cpu=device == "cpu")
     stamps: list[float] = []
     real_step = task.compute_loss

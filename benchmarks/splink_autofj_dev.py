@@ -40,10 +40,10 @@ CONFIGS = ("splink", "splink + embedding blocking", "splink + embedding blocking
 
 
 def dev_names() -> list[str]:
-    """The AutoFJ dev datasets: sorted names at index % 5 == 0."""
-    from phrasezoo.evaluation.tasks.fuzzy_join import autofj_names
+    """The AutoFJ dev datasets of the ``autofj_dev`` task (the one definition of the split)."""
+    from phrasezoo.evaluation.tasks.autofj import AutoFJDev, autofj_names
 
-    return autofj_names()[::5]
+    return autofj_names(AutoFJDev.split)
 
 
 def prepare(titles: list[str]):
@@ -131,7 +131,7 @@ def scores(predicted: set, best: set, compared: set, truth: set) -> dict:
 def evaluate(names: list[str], model: str, k: int, seed: int) -> dict:
     import pandas as pd
 
-    from phrasezoo.evaluation.tasks.fuzzy_join import read_autofj
+    from phrasezoo.evaluation.tasks.autofj import read_autofj
     from phrasezoo.integrations.splink import add_embedding_column, add_neighbour_blocks
     from phrasezoo.integrations.splink_tables import resolve_encoder
 

@@ -1,6 +1,6 @@
 """The package's import ladder (CONTRIBUTING.md): each level imports only from the levels below it.
 
-1 entry (cli, pipeline, ``__main__`` modules) > 2 workflows (training, evaluation, hub, applications; no imports
+1 entry (cli, pipeline, device, ``__main__`` modules) > 2 workflows (training, evaluation, hub, applications; no imports
 between them; a method's plug-ins into a workflow, ``methods/<name>/tasks`` and ``/report``, stand with it) > 3 the
 zoo (methods, each on its own, over the registry) > 4 shared pieces, in sublevels: objectives > data | encoders >
 resources, corpora, splits > the core (files, errors, progress, precision, recipes) > 5 models.
@@ -56,7 +56,7 @@ def level(module: str) -> tuple[float, str]:
     head = parts[0] if parts else ""
     if head in SIDE_ENTRIES:
         return 1, head
-    if not parts or head in ("cli", "pipeline", "__main__") or parts[-1] == "__main__":
+    if not parts or head in ("cli", "pipeline", "device", "__main__") or parts[-1] == "__main__":
         return 1, "entry"
     if head in WORKFLOWS:
         return 2, head

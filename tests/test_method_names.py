@@ -36,8 +36,10 @@ ALLOWED = {
     ("tests/integrations/*.py", "*"): "integration adapters are tested per method (sentence-transformers, spaCy)",
     ("tests/training/*.py", "pearl"): "the trainer is tested on a real task, PEARL's, over a hand-made phrase table",
     ("tests/test_pipeline.py", "pearl"): "the main job end to end on a tiny PEARL recipe",
-    ("benchmarks/speed_encode.py", "pearl"): "the zoo's encode-speed benchmark; README and results/speed-encode.json "
-    "name this path",
+    (
+        "benchmarks/speed_encode.py",
+        "pearl",
+    ): "the zoo's encode-speed benchmark; README and results/speed/speed-encode.json name this path",
     ("benchmarks/space_load.py", "*"): "load test of every Space; each Space demos one method and serves its recipe's "
     "model",
 }

@@ -82,8 +82,8 @@ def test_pipeline_trains_exports_evaluates_and_writes_the_table(tmp_path, monkey
 
     # another recipe's task already in the shared baseline file: measured again only for this recipe's tasks
     other = {"task": "turney", "metric": "accuracy", "value": 0.5, "n": 1, "seconds": 0.0, "notes": "other recipe"}
-    (tmp_path / "results").mkdir()
-    (tmp_path / "results" / "baseline-minilm-l6.json").write_text(
+    (tmp_path / "results" / "baselines").mkdir(parents=True)  # results/README.md: baselines/, <method>/
+    (tmp_path / "results" / "baselines" / "baseline-minilm-l6.json").write_text(
         json.dumps({"model": "baseline:minilm-l6", "model_revision": "x", "created": "x", "results": [other]})
     )
 
@@ -91,8 +91,8 @@ def test_pipeline_trains_exports_evaluates_and_writes_the_table(tmp_path, monkey
 
     assert doc["model"] == "pearl-tiny" and [r["task"] for r in doc["results"]] == ["bird"]
     assert 0.0 < doc["results"][0]["value"] < 1.0
-    assert json.loads((tmp_path / "results" / "pearl-tiny.json").read_text())["results"] == doc["results"]
-    baseline = json.loads((tmp_path / "results" / "baseline-minilm-l6.json").read_text())
+    assert json.loads((tmp_path / "results" / "pearl" / "pearl-tiny.json").read_text())["results"] == doc["results"]
+    baseline = json.loads((tmp_path / "results" / "baselines" / "baseline-minilm-l6.json").read_text())
     assert [r["task"] for r in baseline["results"]] == ["turney", "bird"] and baseline["results"][0] == other
     card = (tmp_path / "outputs" / "pearl-tiny" / "README.md").read_text()
     assert "model-index" in card and "bird" in card and "Training" in card and "pearl-tiny" in card
@@ -156,7 +156,7 @@ def test_dev_selection_chooses_the_mix_on_the_dev_suite(tmp_path, monkeypatch, b
         cfg, grid, evaluate_dev, model, progress=False, dev_tasks=["fuzzy", "topics"], max_items=40
     )
 
-    written = json.loads((tmp_path / "results" / "pearl-dev-dev-selection.json").read_text())
+    written = json.loads((tmp_path / "results" / "pearl" / "pearl-dev-dev-selection.json").read_text())
     assert written["chosen"] == selection["chosen"] and written["dev_tasks"] == ["dev_fuzzy", "dev_topics"]
     # coordinate search: 2 weight_average rows, then the char_weight row not yet seen
     assert len(selection["rows"]) == 3
@@ -186,7 +186,7 @@ def test_dev_selection_chooses_the_mix_on_the_dev_suite(tmp_path, monkeypatch, b
     monkeypatch.setattr("phrasezoo.hub.export.export_model", _counting(calls := []))
     dev_doc = run_pipeline(config, dev_only=True)  # resumes the finished run, selects and exports once
     assert dev_doc["dev_tasks"] == ["dev_fuzzy"] and len(dev_doc["rows"]) == 2
-    assert not (tmp_path / "results" / "pearl-dev.json").exists() and len(calls) == 1
+    assert not (tmp_path / "results" / "pearl" / "pearl-dev.json").exists() and len(calls) == 1
     exported = load_file(tmp_path / "outputs" / "pearl-dev" / "model.safetensors")
     w = dev_doc["chosen"]["weight_average"]
     assert torch.allclose(exported[key], (1 - w) * finetuned[key] + w * initial[key], atol=1e-6)

@@ -5,9 +5,9 @@ touching the benchmarks: the dev suite is disjoint from Turney, BiRD and the hel
 ``--set`` overrides the recipe the checkpoints were trained with (e.g. a longer trial run of an older recipe).
 
     .venv/bin/python experiments/codebook/dev_curve.py codebook-phrase-mini RUN_DIR step-000500 step-001000 \
-        --set data.extra_vocabulary=0 --set training.max_steps=1500 > results/codebook-phrase-dev-curve.jsonl
+        --set data.extra_vocabulary=0 --set training.max_steps=1500 > results/codebook/experiments/codebook-phrase-dev-curve.jsonl
     .venv/bin/python experiments/codebook/dev_curve.py codebook-phrase-mini outputs/codebook-phrase-mini step-000200 \
-        --no-reference >> results/codebook-phrase-dev-curve.jsonl       # the recipe's own run
+        --no-reference >> results/codebook/experiments/codebook-phrase-dev-curve.jsonl       # the recipe's own run
 """
 
 import argparse

@@ -6,7 +6,7 @@ the added rows start from their word vectors, as they would in training, where t
 scores every candidate size on the dev suite (never on the benchmarks), and the recipe keeps the best:
 
     .venv/bin/python experiments/codebook/vocab_dev.py codebook-phrase-mini outputs/codebook-phrase-mini step-000500 \
-        0 50000 100000 200000 > results/codebook-phrase-vocab-dev.jsonl
+        0 50000 100000 200000 > results/codebook/experiments/codebook-phrase-vocabulary-dev.jsonl
 """
 
 import json

@@ -6,7 +6,7 @@ For choices that need a training run per value (e.g. the teacher's ``distill_wei
 score its checkpoints on the dev suite (never on the benchmarks) and keep the best.
 
     WA=0,0.25 .venv/bin/python experiments/common/dev_checkpoints.py pearl-mini outputs/pearl-mini-d3000 step-000250 \
-        > results/pearl-mini-d3000-dev.jsonl
+        > results/pearl/experiments/pearl-mini-distill-weight-3000-dev.jsonl
 """
 
 import json

@@ -1,4 +1,4 @@
-"""Compare recipe variants on the dev suite: the chosen row of each run's ``results/<run>-dev-selection.json``.
+"""Compare recipe variants on the dev suite: the chosen row of each run's ``results/<method>/<run>-dev-selection.json``.
 
 For choices that need one training run per value (e.g. Phrase-BERT's paraphraser): train each variant with
 ``phrasezoo pipeline --dev-only`` (which writes the dev-selection file and evaluates no benchmark), one or more
@@ -8,8 +8,8 @@ dictionary, split by phrase), so that a gain there alone does not decide.
 
     .venv/bin/python experiments/common/dev_compare.py A-dev-selection.json A-seed7-dev-selection.json \\
         B-dev-selection.json B-seed7-dev-selection.json --labels offline offline pivot+offline pivot+offline \\
-        --without dev_paraphrase > results/phrase-bert-mini-paraphraser-dev.jsonl
-    .venv/bin/python experiments/common/dev_compare.py --render results/phrase-bert-mini-paraphraser-dev.jsonl \\
+        --without dev_paraphrase > results/phrase-bert/experiments/phrase-bert-mini-paraphraser-dev.jsonl
+    .venv/bin/python experiments/common/dev_compare.py --render results/phrase-bert/experiments/phrase-bert-mini-paraphraser-dev.jsonl \\
         --readme README.md --block phrase-bert-mini-paraphraser-dev
 """
 
@@ -69,14 +69,14 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
         description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("selections", nargs="*", help="dev-selection files (results/<run>-dev-selection.json)")
+    parser.add_argument("selections", nargs="*", help="dev-selection files (results/<method>/<run>-dev-selection.json)")
     parser.add_argument("--without", nargs="*", default=[], help="dev tasks to leave out of a second average")
     parser.add_argument("--labels", nargs="*", help="the variant of each file (files of one variant are its seeds)")
     parser.add_argument(
         "--runs",
         nargs="*",
         help="the run name of each file (default: its 'model' field; give the file's name when a record file was "
-        "renamed after its run, e.g. results/pearl-mini-wnnf-dev-selection.json still says model pearl-mini)",
+        "renamed after its run, e.g. results/pearl/earlier-releases/wordnet-names-before-lexicon/pearl-mini-wordnet-names-before-lexicon-dev-selection.json still says model pearl-mini)",
     )
     parser.add_argument("--render", help="print (or with --readme, write) the markdown table of this JSONL output")
     parser.add_argument("--readme", help="README whose block --block gets the rendered table")

@@ -2,12 +2,12 @@
 
 Every recipe choice is made on the dev suite, never on the benchmarks; this checks, after the fact, whether the
 dev scores move with the test scores. Each run contributes the dev scores of its exported model (the chosen row of
-``results/<run>-dev-selection.json``) and its benchmark results (``results/<run>.json``); a run without both is
+``results/<method>/<run>-dev-selection.json``) and its benchmark results (``results/<method>/<run>.json``); a run without both is
 skipped. Per stand-in pair it reports the number of runs, Pearson's r and Spearman's rho. It reads test results, so
 it is a diagnostic of the dev suite only: a recipe chosen by a pair's correlation would be chosen on test data.
 
-    .venv/bin/python experiments/common/dev_validity.py results/pearl-mini*-dev-selection.json \\
-        --output results/pearl-mini-dev-validity.json --readme README.md --block pearl-mini-dev-validity
+    .venv/bin/python experiments/common/dev_validity.py results/pearl/pearl-mini*-dev-selection.json results/pearl/earlier-releases/*/pearl-mini*-dev-selection.json \\
+        --output results/pearl/experiments/pearl-mini-dev-validity.json --readme README.md --block pearl-mini-dev-validity
 """
 
 from __future__ import annotations
@@ -89,7 +89,7 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
         description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("selections", nargs="+", help="dev-selection files (results/<run>-dev-selection.json)")
+    parser.add_argument("selections", nargs="+", help="dev-selection files (results/<method>/<run>-dev-selection.json)")
     parser.add_argument("--output", help="write the table's data as JSON here")
     parser.add_argument("--readme", help="README whose block --block gets the table")
     parser.add_argument("--block", default="dev-validity", help="README block name (<!-- NAME:start -->)")

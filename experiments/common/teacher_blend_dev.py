@@ -8,8 +8,8 @@ no test benchmark.
 
     .venv/bin/python experiments/common/teacher_blend_dev.py --encoders mpnet-base minilm-l6 --weights 1 0.75 0.5 0.25 0 \\
         --tasks dev_paraphrase,dev_description,dev_topics,dev_fuzzy,dev_wordsim,dev_compound,dev_alias,dev_conll,dev_bc5cdr \\
-        --output results/teacher-blend-dev.jsonl
-    .venv/bin/python experiments/common/dev_compare.py --render results/teacher-blend-dev.jsonl --readme README.md \
+        --output results/experiments/teacher-blend-dev.jsonl
+    .venv/bin/python experiments/common/dev_compare.py --render results/experiments/teacher-blend-dev.jsonl --readme README.md \
         --block teacher-blend-dev
 """
 

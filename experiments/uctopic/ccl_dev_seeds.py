@@ -9,8 +9,8 @@ raises dev NMI for every model on every split (what "CCL improves the model" nee
 one setting with different CCL seeds and asks every seed to raise every model on every split.
 No test mention is read.
 
-    .venv/bin/python experiments/uctopic/ccl_dev_seeds.py results/uctopic-ccl-dev-seeds.jsonl \\
-        --plot results/uctopic-ccl-dev-seeds.png --readme README.md --block uctopic-ccl-dev-seeds
+    .venv/bin/python experiments/uctopic/ccl_dev_seeds.py results/uctopic/experiments/contrastive-clustering/uctopic-ccl-dev-seeds.jsonl \\
+        --plot results/uctopic/experiments/contrastive-clustering/uctopic-ccl-dev-seeds.png --readme README.md --block uctopic-ccl-dev-seeds
 """
 
 from __future__ import annotations

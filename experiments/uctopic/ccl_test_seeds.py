@@ -15,9 +15,9 @@ file per (model, CCL seed), and reports per dataset:
 All runs of one dataset must share the CCL options except the seed (checked). ``--jsonl`` writes one line per run
 (the data the README block is made from); ``--from-jsonl`` re-renders from it without the results files::
 
-    .venv/bin/python experiments/uctopic/ccl_test_seeds.py /tmp/r20/*.json results/uctopic-mini*.json \\
-        --jsonl results/uctopic-ccl-test-seeds.jsonl --readme README.md --block uctopic-ccl-test-seeds \\
-        --plot results/uctopic-ccl-test-seeds.png
+    .venv/bin/python experiments/uctopic/ccl_test_seeds.py /tmp/r20/*.json results/uctopic/uctopic-mini*.json \\
+        --jsonl results/uctopic/experiments/contrastive-clustering/uctopic-ccl-test-seeds.jsonl --readme README.md --block uctopic-ccl-test-seeds \\
+        --plot results/uctopic/experiments/contrastive-clustering/uctopic-ccl-test-seeds.png
 """
 
 from __future__ import annotations

@@ -7,8 +7,8 @@ scoring as the CoNLL/BC5CDR context-clustering tasks (:func:`cluster_scores`). O
 
     .venv/bin/python experiments/uctopic/dev_checkpoints.py --recipe uctopic-mini --run outputs/uctopic-mini \\
         --checkpoints step-000100 step-000200 step-000300 --baselines baseline:minilm-l6 \\
-        > results/uctopic-mini-dev-checkpoints.jsonl
-    .venv/bin/python experiments/uctopic/dev_checkpoints.py --render results/uctopic-mini-dev-checkpoints.jsonl \
+        > results/uctopic/experiments/uctopic-mini-dev-checkpoints.jsonl
+    .venv/bin/python experiments/uctopic/dev_checkpoints.py --render results/uctopic/experiments/uctopic-mini-dev-checkpoints.jsonl \
         --readme README.md --block uctopic-mini-dev
 """
 

@@ -10,12 +10,13 @@ EPILOG = """examples:
   phrasezoo pipeline hub_configs/pearl-mini.yaml       train + evaluate + export + comparison table (main job)
   phrasezoo train pearl-mini --set training.max_steps=50
   accelerate launch train.py hub_configs/pearl-mini.yaml   (same training, several processes/GPUs)
-  phrasezoo evaluate --model outputs/pearl-mini --tasks all --output results/pearl-mini.json
-  phrasezoo report results/*.json
+  phrasezoo evaluate --model outputs/pearl-mini --tasks all --output results/pearl/pearl-mini.json
+  phrasezoo report results/*/*.json
   phrasezoo dev-eval --model outputs/pearl-mini           dev-suite score for model selection (no test data)
   phrasezoo push outputs/pearl-mini --repo-id me/pearl-mini
   phrasezoo export pearl-mini --format sentence-transformers      SentenceTransformer-loadable copy
   phrasezoo match join --left a.csv --right b.csv --output joined.csv   fuzzy join (also: match link)
+  phrasezoo device pack codebook-phrase-gpu            pack a recipe for a lent GPU (then run, unpack: docs/gpu-job.md)
 """
 
 #: Entry-point groups through which packages outside the import ladder (phrasezoo.match, phrasezoo.integrations)
@@ -91,7 +92,9 @@ def build_parser() -> argparse.ArgumentParser:
         "training checkpoint when the run was interrupted (--from-checkpoint).",
     )
     export.add_argument("config", help="recipe name or path")
-    export.add_argument("--results", help="results file of this model for the card (default results/<name>.json)")
+    export.add_argument(
+        "--results", help="results file of this model for the card (default results/<method>/<name>.json)"
+    )
     export.add_argument("--baseline", action="append", default=[], help="results files of baselines for the card table")
     export.add_argument("--from-checkpoint", action="store_true", help="export the latest checkpoint's weights")
     export.add_argument(
@@ -118,6 +121,9 @@ def build_parser() -> argparse.ArgumentParser:
     from phrasezoo.applications.commands import register as register_topics
 
     register_topics(sub)
+    from phrasezoo.device import register as register_device
+
+    register_device(sub)
     for name, entry_point in sorted(plugins(COMMAND_PLUGINS).items()):
         try:
             entry_point.load()(sub)

@@ -10,6 +10,7 @@ model card all read the same file, so a published card always states the recipe 
 from __future__ import annotations
 
 import copy
+import json
 import re
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
@@ -23,6 +24,7 @@ from phrasezoo.files import read_user_text, shipped_folder
 #: the recipes: ``hub_configs/`` of a checkout, or the copy an installed wheel ships (:func:`shipped_folder`)
 RECIPES_DIR = shipped_folder("hub_configs")
 RESULTS_DIR = Path("results")
+BASELINES_DIR = RESULTS_DIR / "baselines"
 OUTPUTS_DIR = Path("outputs")
 
 
@@ -36,9 +38,32 @@ def results_file_name(spec: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "--", name)
 
 
-def results_path(spec: str) -> Path:
-    """``results/<results_file_name(spec)>.json``: where the results of a recipe, model folder or baseline go."""
-    return RESULTS_DIR / f"{results_file_name(spec)}.json"
+def results_path(spec: str, method: str | None = None) -> Path:
+    """Where the results of a recipe, model folder or baseline go (results/README.md): a baseline's in
+    ``results/baselines/``, a model's in its method's folder, ``results/<method>/<results_file_name(spec)>.json``
+    (``phrase_bert`` -> ``phrase-bert/``). ``method`` defaults to the recipe's of that name or the folder's
+    ``config.json`` ``model_type``; a spec that names neither goes to ``results/`` itself."""
+    folder = BASELINES_DIR if spec.startswith("baseline:") else RESULTS_DIR / (method or _method_of(spec) or "")
+    return folder / f"{results_file_name(spec)}.json"
+
+
+def _method_of(spec: str) -> str | None:
+    """The method of a recipe name or a model folder, as its results folder spells it (``-`` for ``_``)."""
+    recipe = RECIPES_DIR / f"{results_file_name(spec)}.yaml"
+    config = Path(spec) / "config.json"
+    try:
+        if recipe.is_file():
+            method = (yaml.safe_load(recipe.read_text()) or {}).get("method")
+        elif (
+            config.is_file()
+        ):  # an exported model: every zoo model_type is "phrasezoo-<method>" or "phrasezoo_<method>"
+            model_type = str(json.loads(config.read_text()).get("model_type", ""))
+            method = model_type[len("phrasezoo") + 1 :] if model_type.startswith("phrasezoo") else None
+        else:
+            return None
+    except (OSError, ValueError, yaml.YAMLError, AttributeError):
+        return None
+    return str(method).replace("_", "-") if method else None
 
 
 @dataclass
@@ -100,7 +125,7 @@ class Recipe:
 
     @property
     def results_path(self) -> Path:
-        return results_path(self.name)
+        return results_path(self.name, self.method.replace("_", "-"))
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)

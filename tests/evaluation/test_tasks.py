@@ -7,9 +7,16 @@ import pytest
 
 from phrasezoo.evaluation.harness import evaluate
 from phrasezoo.evaluation.tasks import GROUPS, TaskContext, get_task, resolve_tasks
+from phrasezoo.evaluation.tasks.autofj import JoinTable, read_autofj
 from phrasezoo.evaluation.tasks.clustering import ClusteringData, read_ner_jsonl
-from phrasezoo.evaluation.tasks.fuzzy_join import JoinTable, read_autofj
-from phrasezoo.evaluation.tasks.probe import PROBE_SEEDS, PairLabelData, read_ppdb, split_indices, train_probe
+from phrasezoo.evaluation.tasks.probe import (
+    PROBE_SEEDS,
+    PROBE_THREADS,
+    PairLabelData,
+    read_ppdb,
+    split_indices,
+    train_probe,
+)
 from phrasezoo.evaluation.tasks.retrieval import RetrievalData, read_pairs_tsv
 from phrasezoo.evaluation.tasks.similarity import MultipleChoiceData, PairScoreData, read_bird, read_turney
 from phrasezoo.evaluation.tasks.stsb_context import (
@@ -138,6 +145,33 @@ def test_ppdb_task_end_to_end_on_toy_pairs():
     assert [r["seed"] for r in per_seed] == [CTX.seed + i for i in range(PROBE_SEEDS)]
     assert result.value == pytest.approx(np.mean([r["test"] for r in per_seed]), abs=1e-6)
     assert len({r["test"] for r in per_seed}) > 1  # different splits really were drawn
+
+
+def test_ppdb_probe_is_bit_identical_across_runs_and_records_its_seeds_and_threads():
+    import torch
+
+    rng = np.random.default_rng(2)
+    vectors, left, right, labels = {}, [], [], []
+    for i in range(400):
+        label = i % 2
+        shift = 0.6 if label else -0.6  # a noisy signal: scores sit away from 1.0, where rounding would show
+        vectors[f"l{i}"] = np.concatenate([[shift], rng.normal(size=7)])
+        vectors[f"r{i}"] = np.concatenate([[shift], rng.normal(size=7)])
+        left.append(f"l{i}")
+        right.append(f"r{i}")
+        labels.append(label)
+    data = PairLabelData(left, right, labels)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(2)  # the caller's count: the probe trains on PROBE_THREADS and gives this back
+    try:
+        first, second = (get_task("ppdb_filtered").score(FakeEncoder(vectors), data, CTX)[0] for _ in range(2))
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(threads)
+    assert first.value == second.value and first.details == second.details  # bit-identical, every seed
+    assert first.details["probe_seeds"] == [CTX.seed + i for i in range(PROBE_SEEDS)]
+    assert first.details["probe_threads"] == PROBE_THREADS == 1
+    assert first.to_dict()["details"]["probe_seeds"] == first.details["probe_seeds"]  # what results files carry
 
 
 def test_word_and_token_mapping():

@@ -76,7 +76,7 @@ def test_pearl_export_is_still_an_automodel_folder(tmp_path):
 
 def test_real_minilm_pearl_matches_on_autofj_titles(tmp_path):
     """A PEARL model on the real all-MiniLM-L6-v2 weights (character encoder untrained), 200 real titles."""
-    from phrasezoo.evaluation.tasks.fuzzy_join import read_autofj
+    from phrasezoo.evaluation.tasks.autofj import read_autofj
     from phrasezoo.models.pearl.modeling_pearl import PearlModel
     from phrasezoo.resources import resolve_backbone
 

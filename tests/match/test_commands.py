@@ -66,3 +66,49 @@ def test_phrasezoo_match_subcommand(tmp_path):
     ]
     assert cli_main(args) == 0
     assert pd.read_csv(output)["left"].tolist() == ["banana bread"]
+
+
+def test_a_csv_in_another_encoding_is_a_clear_error_and_encoding_reads_it(tmp_path):
+    left, right, output = tmp_path / "left.csv", tmp_path / "right.csv", tmp_path / "out.csv"
+    left.write_bytes("title\nCafé de Flore\nZürich Hauptbahnhof\n".encode("latin-1"))
+    right.write_text("title\nCafe de Flore\n", encoding="utf-8")
+    done = run_cli("join", "--left", str(left), "--right", str(right), "--model", "rapidfuzz:ratio", "-o", str(output))
+    assert done.returncode == 2
+    assert "not valid utf-8" in done.stderr and "--encoding latin-1" in done.stderr
+    done = run_cli("join", "--left", str(left), "--right", str(right), "--model", "rapidfuzz:ratio", "-o", str(output),
+                   "--encoding", "latin-1")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert pd.read_csv(output)["left"].tolist() == ["Café de Flore"]
+
+
+def test_missing_cells_are_skipped_and_reported(tmp_path):
+    left, right, output = tmp_path / "left.csv", tmp_path / "right.csv", tmp_path / "out.csv"
+    pd.DataFrame({"title": ["apple pie", "banana bread"]}).to_csv(left, index=False)
+    right.write_text('title\nbanana bred\n""\napple\n', encoding="utf-8")
+    done = run_cli("join", "--left", str(left), "--right", str(right), "--model", "rapidfuzz:ratio", "-o", str(output))
+    assert done.returncode == 2 and "missing or empty" in done.stderr and "rows 1" in done.stderr
+    done = run_cli("join", "--left", str(left), "--right", str(right), "--model", "rapidfuzz:ratio", "-o", str(output),
+                   "--skip-missing", "--threshold", "0.9")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "skipped 1 right row(s)" in done.stderr and "1 row(s) had no match" in done.stderr
+    assert pd.read_csv(output)["right"].tolist() == ["banana bred"]
+
+
+def test_fit_once_then_apply_to_new_names(tmp_path):
+    reference, queries = tmp_path / "names.csv", tmp_path / "new.csv"
+    folder, output = tmp_path / "names.matcher", tmp_path / "matched.csv"
+    pd.DataFrame({"qid": ["Q1", "Q2", "Q3"], "name": ["The New York Times", "Washington Post", "apple pie"]}).to_csv(
+        reference, index=False
+    )
+    pd.DataFrame({"name": ["NY Times", "", "apple pies"]}).to_csv(queries, index=False)
+    done = run_cli("fit", "--reference", str(reference), "--column", "name", "--id-column", "qid",
+                   "--model", "tfidf:char", "-o", str(folder))  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert (folder / "matcher.json").exists() and (folder / "matcher.safetensors").exists()
+    done = run_cli("apply", "--matcher", str(folder), "--queries", str(queries), "--column", "name",
+                   "--skip-missing", "-o", str(output))  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    matched = pd.read_csv(output)
+    assert matched["left_index"].tolist() == ["Q1", "Q3"] and "skipped 1 queries row(s)" in done.stderr
+    done = run_cli("apply", "--matcher", str(tmp_path), "--queries", str(queries), "-o", str(output))
+    assert done.returncode == 2 and "no saved matcher" in done.stderr

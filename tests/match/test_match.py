@@ -10,7 +10,7 @@ import pytest
 
 from phrasezoo.match import Matcher, join, link
 from phrasezoo.match.blocking import BlockIndex, char3, first_token, tokens
-from phrasezoo.match.matcher import top_k_rows
+from phrasezoo.match.index import top_k_rows
 
 LEFT = ["The New York Times", "Washington Post", "apple pie", "banana bread", "Los Angeles Times"]
 RIGHT = ["NY Times", "banana bred", "apple pies", "Washington Post (newspaper)"]
@@ -123,7 +123,7 @@ def test_top_k_rows_orders_and_pads():
 
 
 def test_same_accuracy_as_the_benchmark_suite_on_an_autofj_table(minilm):
-    from phrasezoo.evaluation.tasks.fuzzy_join import join_accuracy, read_autofj
+    from phrasezoo.evaluation.tasks.autofj import join_accuracy, read_autofj
 
     table = read_autofj(["ShoppingMall"])[0]
     queries = table.queries()

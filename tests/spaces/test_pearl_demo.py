@@ -35,9 +35,23 @@ def test_rank_orders_candidates_by_cosine(client):
     assert scores == sorted(scores, reverse=True)
 
 
-def test_fuzzy_join_matches_every_right_value(client):
-    result = client.predict("apple pie\nbanana bread", "banana bread\napple pie", 0.0, api_name="/fuzzy_join")
-    assert [row[:2] for row in result["data"]] == [["banana bread", "banana bread"], ["apple pie", "apple pie"]]
+def test_join_tables_uses_the_default_matcher_and_shows_its_threshold(client):
+    rows, note = client.predict("apple pie\nbanana bread\n2012 Summer Olympics",
+                                "banana bread\napple pie\n2012 Summer Olympics\nzzqx", 0.9, api_name="/join_tables")  # fmt: skip
+    data = rows["data"]
+    assert [row[0] for row in data] == ["banana bread", "apple pie", "2012 Summer Olympics", "zzqx"]
+    assert [row[1] for row in data[:3]] == ["banana bread", "apple pie", "2012 Summer Olympics"]  # exact names
+    assert data[3][1] in ("(no match)", "apple pie", "banana bread", "2012 Summer Olympics")
+    assert all(0.0 <= row[2] <= 1.0 for row in data if row[2] is not None)
+    assert "Threshold" in note and "precision of 0.90" in note
+
+
+def test_join_tables_threshold_rises_with_the_target_precision(client):
+    thresholds = []
+    for target in (0.8, 0.95):
+        _, note = client.predict("apple pie", "apple pies", target, api_name="/join_tables")
+        thresholds.append(float(note.split("**Threshold ")[1].split("**")[0]))
+    assert thresholds[0] <= thresholds[1]
 
 
 def test_phrase_types_lists_three_types(client):

@@ -4,7 +4,7 @@ Python API::
 
     from phrasezoo.evaluation import evaluate, format_report
     doc = evaluate("baseline:minilm-l6", tasks="pearl", benchmarks_dir="../shared/benchmarks",
-                   output="results/baseline-minilm-l6.json")
+                   output="results/baselines/baseline-minilm-l6.json")
     print(format_report([doc]))
 
 CLI: ``phrasezoo evaluate ...`` / ``phrasezoo report ...`` (see :mod:`phrasezoo.evaluation.commands`).

@@ -1,6 +1,6 @@
 """The baselines of a recipe's comparison table, measured in the same run as the model (or reused from results/).
 
-One results file per baseline (``results/baseline-<name>.json``) is shared by every recipe: a run measures the
+One results file per baseline (``results/baselines/baseline-<name>.json``) is shared by every recipe: a run measures the
 recipe's tasks and keeps the other recipes' tasks in the file. The main job may measure them in a process of its own
 while a core is free (the last soup ingredient trains alone): :meth:`Baselines.start` starts it,
 :meth:`Baselines.results` waits for it, or measures in this process when nothing was started. The numbers do not

@@ -29,7 +29,7 @@ tasks (--tasks all | pearl | comma-separated names):
   groups: all = the ten above; pearl = the nine PEARL tasks (all but stsb_context)
 
 examples:
-  phrasezoo evaluate --model baseline:minilm-l6 --tasks all --output results/baseline-minilm-l6.json
+  phrasezoo evaluate --model baseline:minilm-l6 --tasks all --output results/baselines/baseline-minilm-l6.json
   phrasezoo evaluate --model outputs/pearl-mini --tasks pearl
   phrasezoo evaluate --model baseline:char-jaccard --tasks autofj,turney,bird
 """
@@ -52,7 +52,9 @@ def register(subparsers) -> None:
         metavar="DIR",
         help="folder with bird/, turney/, ppdb/, ... (default: $PHRASEZOO_BENCHMARKS or ../shared/benchmarks)",
     )
-    evaluate.add_argument("--output", metavar="FILE", help="results JSON to write (default: results/<model name>.json)")
+    evaluate.add_argument(
+        "--output", metavar="FILE", help="results JSON to write (default: results/<method>/<model name>.json)"
+    )
     evaluate.add_argument(
         "--batch-size", type=int, default=DEFAULT_BATCH_SIZE, help=f"encoding batch size (default {DEFAULT_BATCH_SIZE})"
     )
@@ -119,7 +121,7 @@ dev tasks (--tasks all | comma-separated names):
   dev_avg = mean of the tasks that ran
 
 examples:
-  phrasezoo dev-eval --model baseline:minilm-l6 --output results/dev-baseline-minilm-l6.json
+  phrasezoo dev-eval --model baseline:minilm-l6 --output results/baselines/dev-baseline-minilm-l6.json
   phrasezoo dev-eval --model outputs/pearl-mini --tasks dev_fuzzy,dev_topics
 """
 
@@ -143,7 +145,7 @@ def register_dev_eval(subparsers) -> None:
     dev.add_argument("--readme", metavar="README", help="with --table: rewrite this README's block")
     dev.add_argument("--block", default="dev-suite", help="README block name for --table (default: dev-suite)")
     dev.add_argument("--tasks", default="all", help="'all' or comma-separated dev task names (default: all)")
-    dev.add_argument("--output", metavar="FILE", help="JSON to write (default: results/dev-<model name>.json)")
+    dev.add_argument("--output", metavar="FILE", help="JSON to write (default: results/<method>/dev-<model name>.json)")
     dev.add_argument("--max-items", type=int, metavar="N", help="cap items per task (quick checks; default: no cap)")
     dev.add_argument("--batch-size", type=int, default=DEFAULT_BATCH_SIZE, help="encoding batch size")
     dev.add_argument(

@@ -50,7 +50,7 @@ tasks are named when a recipe wants them (``DEV_GROUPS`` has ``"extended"``: all
     doc = evaluate_dev(model_or_spec, tasks=None, progress=False)
     doc["dev_avg"], doc["tasks"]["dev_fuzzy"]["score"]
 
-CLI: ``phrasezoo dev-eval --model baseline:minilm-l6 --output results/dev-baseline-minilm-l6.json``.
+CLI: ``phrasezoo dev-eval --model baseline:minilm-l6 --output results/baselines/dev-baseline-minilm-l6.json``.
 """
 
 from __future__ import annotations
@@ -521,6 +521,6 @@ def format_dev_table(docs: Sequence[dict[str, Any]]) -> str:
     lines += [
         "",
         "- Percentages (top-1 accuracy, NMI x 100, Spearman x 100); – = skipped (resource missing). Generated from "
-        "`results/dev-*.json` by `phrasezoo dev-eval --table`.",
+        "`results/baselines/dev-*.json` by `phrasezoo dev-eval --table`.",
     ]
     return "\n".join(lines)

@@ -6,8 +6,8 @@ margin of the mean over the baseline, and whether that margin is larger than the
 spread" criterion of the zoo's checkpoints). Averages (the suite's 7 tasks without the gold-name KB ones, and all
 9) are computed per seed first, then summarised the same way.
 
-``python -m phrasezoo.evaluation.seeds_report --baseline results/baseline-minilm-l6.json \\
-    --model pearl-mini results/pearl-mini-seed*.json --readme README.md --block pearl-mini-seeds``
+``python -m phrasezoo.evaluation.seeds_report --baseline results/baselines/baseline-minilm-l6.json \\
+    --model pearl-mini results/pearl/pearl-mini-seed*.json --readme README.md --block pearl-mini-seeds``
 
 ``--effect AFTER=BEFORE`` (task names, e.g. ``conll2003_context_ccl=conll2003_context``) adds a table of what a
 step of the recipe does per seed (UCTopic's CCL: the score after it minus the score before it, same metric).
@@ -105,7 +105,7 @@ def baseline_dev_average(baseline_dev: dict, tasks: list[str] | None) -> float |
 
 
 def chosen_row(selection: dict) -> dict:
-    """The grid row of a dev selection's chosen values (``results/<run>-dev-selection.json``): the dev scores of
+    """The grid row of a dev selection's chosen values (``results/<method>/<run>-dev-selection.json``): the dev scores of
     the exported model."""
     for row in selection["rows"]:
         if all(row.get(k) == v for k, v in selection["chosen"].items()):
@@ -114,7 +114,7 @@ def chosen_row(selection: dict) -> dict:
 
 
 def format_selection_table(selections: list[dict], baseline_dev: dict | None = None) -> str:
-    """Markdown: what each run chose on the dev suite (``results/<name>-dev-selection.json``) and its dev score
+    """Markdown: what each run chose on the dev suite (``results/<method>/<name>-dev-selection.json``) and its dev score
     (and, for runs chosen by ``worst_margin``, the chosen values' smallest margin over the baseline)."""
     keys = list(selections[0]["chosen"]) if selections else []
     worst = any(sel.get("objective") == "worst_margin" for sel in selections)

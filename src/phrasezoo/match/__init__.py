@@ -12,19 +12,24 @@ Command line: ``python -m phrasezoo.match join --left a.csv --right b.csv --outp
 
 from __future__ import annotations
 
-from .api import JOIN_COLUMNS, LINK_COLUMNS, join, link
+from .api import join, link
 from .blocking import SCHEMES as BLOCKING_SCHEMES
+from .combinations import Combination
 from .index import INDEX_TYPES
 from .matcher import Matcher
-from .scorers import DEFAULT_MODEL, RAPIDFUZZ_SCORERS
+from .results import JOIN_COLUMNS, LINK_COLUMNS
+from .scorers import DEFAULT_ENCODER, DEFAULT_MODEL, RAPIDFUZZ_SCORERS, TFIDF_KINDS
 
 __all__ = [
     "BLOCKING_SCHEMES",
+    "DEFAULT_ENCODER",
     "DEFAULT_MODEL",
     "INDEX_TYPES",
     "JOIN_COLUMNS",
     "LINK_COLUMNS",
     "RAPIDFUZZ_SCORERS",
+    "TFIDF_KINDS",
+    "Combination",
     "Matcher",
     "join",
     "link",

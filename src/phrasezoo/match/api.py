@@ -4,22 +4,22 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
 from .blocking import KeyFunction
 from .inputs import as_column, as_kb
 from .matcher import Matcher
+from .results import JOIN_COLUMNS, LINK_COLUMNS, check_threshold, check_top_k, match_rows
 from .scorers import DEFAULT_MODEL
 
-JOIN_COLUMNS = ["right_index", "right", "left_index", "left", "score", "rank"]
-LINK_COLUMNS = ["mention_index", "mention", "entity_id", "entity", "score", "rank"]
+__all__ = ["JOIN_COLUMNS", "LINK_COLUMNS", "join", "link"]
 
 
-def _check_threshold(threshold: float | None) -> None:
-    if threshold is not None and not (isinstance(threshold, (int, float)) and -1.0 <= threshold <= 1.0):
-        raise ValueError(
-            f"threshold must be a number in [-1, 1] (cosine; rapidfuzz scores are / 100), got {threshold!r}."
-        )
+def _fitted(matcher: Matcher | None, reference, labels, what: str, options: dict[str, Any]) -> Matcher:
+    """A matcher fitted on ``reference``: the given one (checked), or a new one built from ``options``."""
+    if matcher is None:
+        return Matcher(**options).fit(reference.values, labels)
+    if matcher.reference != reference.values:
+        raise ValueError(f"The matcher was fitted on another {what}; fit it on this one or pass matcher=None.")
+    return matcher
 
 
 def join(
@@ -27,11 +27,12 @@ def join(
     right: Any,
     model: Any = DEFAULT_MODEL,
     top_k: int = 1,
-    threshold: float | None = None,
+    threshold: float | str | None = None,
     blocking: str | KeyFunction | None = None,
     *,
     left_column: str | None = None,
     right_column: str | None = None,
+    target_precision: float = 0.9,
     index: str = "auto",
     blocking_fallback: str = "all",
     keep_unmatched: bool = False,
@@ -45,31 +46,30 @@ def join(
     ``left`` is the reference table (as in AutoFJ); ``left``/``right`` are lists of strings, pandas Series or
     DataFrames (name the text column with ``left_column``/``right_column``). Returns a DataFrame with columns
     ``right_index, right, left_index, left, score, rank`` (index labels of the inputs, the matched values, the
-    cosine similarity, 1 for the best match), one row per match, in right-table order. Matches scoring below
-    ``threshold`` are dropped; ``keep_unmatched=True`` keeps right values without any match as one row with empty
-    left columns. ``model``, ``index``, ``blocking``: see :class:`phrasezoo.match.Matcher`; a fitted ``matcher``
-    may be passed to reuse its left-table index (``left`` must then be the table it was fitted on).
+    score, 1 for the best match), one row per match, in right-table order.
+
+    ``model``: ``"hybrid"`` (default: all-MiniLM-L6-v2 + character/word TF-IDF + number and acronym clues, combined
+    by a model learned on AutoFJ's dev datasets; the score is a match probability), an encoder alone, ``"tfidf:char"``,
+    ``"rapidfuzz:WRatio"``...: see :class:`phrasezoo.match.Matcher`.
+
+    ``threshold``: matches scoring below it are dropped; ``"auto"`` uses the threshold that reached
+    ``target_precision`` (default 0.9) on AutoFJ's dev datasets (default model only), so the join keeps the rows it
+    is sure of rather than forcing a nearest neighbour on every row. Every right row is accounted for: it is in the
+    result, or (no match passed the threshold) its label is in ``result.attrs["unmatched"]`` (``keep_unmatched=True``
+    keeps it as a row with empty left columns), or (a missing value with ``on_missing="skip"``) in
+    ``result.attrs["skipped"]["right"]``. ``result.attrs["threshold"]`` is the threshold used. An empty right table
+    gives an empty result; an empty left table is an error. A fitted ``matcher`` may be passed to reuse its
+    left-table index (``left`` must then be the table it was fitted on).
     """
-    _check_threshold(threshold)
+    check_threshold(threshold)
+    check_top_k(top_k)
     left_col = as_column(left, left_column, what="left", on_missing=on_missing)
-    right_col = as_column(right, right_column, what="right", on_missing=on_missing)
-    if matcher is None:
-        matcher = Matcher(model, index=index, blocking=blocking, blocking_fallback=blocking_fallback,
-                          batch_size=batch_size, progress=progress).fit(left_col.values)  # fmt: skip
-    elif matcher.reference != left_col.values:
-        raise ValueError("The matcher was fitted on another left table; fit it on this one or pass matcher=None.")
-    scores, ids = matcher.search(right_col.values, top_k)
-    rows = []
-    for r, (value, label) in enumerate(zip(right_col.values, right_col.labels)):
-        rank = 0
-        for score, i in zip(scores[r], ids[r]):
-            if i < 0 or (threshold is not None and score < threshold):
-                continue
-            rank += 1
-            rows.append((label, value, left_col.labels[i], left_col.values[i], float(score), rank))
-        if rank == 0 and keep_unmatched:
-            rows.append((label, value, None, None, np.nan, np.nan))
-    return _frame(rows, JOIN_COLUMNS)
+    right_col = as_column(right, right_column, what="right", on_missing=on_missing, allow_empty=True)
+    options = {"model": model, "index": index, "blocking": blocking, "blocking_fallback": blocking_fallback,
+               "batch_size": batch_size, "progress": progress}  # fmt: skip
+    fitted = _fitted(matcher, left_col, left_col.labels, "left table", options)
+    return match_rows(fitted, right_col, top_k, threshold, target_precision, keep_unmatched, left_col.labels,
+                      left_col.originals, skipped={"right": right_col.skipped, "left": left_col.skipped})  # fmt: skip
 
 
 def link(
@@ -77,12 +77,13 @@ def link(
     kb: Any,
     model: Any = DEFAULT_MODEL,
     top_k: int = 1,
-    threshold: float | None = None,
+    threshold: float | str | None = None,
     blocking: str | KeyFunction | None = None,
     *,
     mention_column: str | None = None,
     kb_name_column: str | None = None,
     kb_id_column: str | None = None,
+    target_precision: float = 0.9,
     index: str = "auto",
     blocking_fallback: str = "all",
     keep_unmatched: bool = False,
@@ -96,49 +97,16 @@ def link(
     ``kb`` is a list of names, a Series (ids = index), a dict ``{id: name or [aliases]}`` or a DataFrame with a
     name column (``kb_name_column``, default ``"name"``) and an id column (``kb_id_column``, default ``"id"`` when
     present, else the index). An entity with several names is scored by its best-matching name and listed once.
-    Returns a DataFrame with ``mention_index, mention, entity_id, entity (the matched name), score, rank``.
+    Returns a DataFrame with ``mention_index, mention, entity_id, entity (the matched name), score, rank``;
+    ``threshold``, ``keep_unmatched``, ``on_missing`` and the ``attrs`` report as in :func:`join`.
     """
-    _check_threshold(threshold)
-    mention_col = as_column(mentions, mention_column, what="mentions", on_missing=on_missing)
+    check_threshold(threshold)
+    check_top_k(top_k)
+    mention_col = as_column(mentions, mention_column, what="mentions", on_missing=on_missing, allow_empty=True)
     names, ids = as_kb(kb, kb_name_column, kb_id_column, on_missing=on_missing)
-    if matcher is None:
-        matcher = Matcher(model, index=index, blocking=blocking, blocking_fallback=blocking_fallback,
-                          batch_size=batch_size, progress=progress).fit(names.values)  # fmt: skip
-    elif matcher.reference != names.values:
-        raise ValueError("The matcher was fitted on another KB; fit it on this one or pass matcher=None.")
-    aliases_per_entity = len(ids) / max(1, len(set(map(_hashable, ids))))
-    search_k = min(len(ids), max(top_k, int(np.ceil(top_k * aliases_per_entity)) + top_k))
-    scores, found = matcher.search(mention_col.values, search_k)
-    rows = []
-    for m, (value, label) in enumerate(zip(mention_col.values, mention_col.labels)):
-        seen: set = set()
-        for score, i in zip(scores[m], found[m]):
-            if i < 0 or (threshold is not None and score < threshold):
-                continue
-            key = _hashable(ids[i])
-            if key in seen:
-                continue  # a better-scoring alias of this entity is already listed
-            seen.add(key)
-            rows.append((label, value, ids[i], names.values[i], float(score), len(seen)))
-            if len(seen) == top_k:
-                break
-        if not seen and keep_unmatched:
-            rows.append((label, value, None, None, np.nan, np.nan))
-    return _frame(rows, LINK_COLUMNS)
-
-
-def _hashable(value: Any) -> Any:
-    try:
-        hash(value)
-        return value
-    except TypeError:
-        return repr(value)
-
-
-def _frame(rows: list[tuple], columns: list[str]):
-    import pandas as pd
-
-    frame = pd.DataFrame(rows, columns=columns)
-    frame["score"] = frame["score"].astype("float64")
-    frame["rank"] = frame["rank"].astype("Int64")
-    return frame
+    options = {"model": model, "index": index, "blocking": blocking, "blocking_fallback": blocking_fallback,
+               "batch_size": batch_size, "progress": progress}  # fmt: skip
+    fitted = _fitted(matcher, names, ids, "KB", options)
+    return match_rows(fitted, mention_col, top_k, threshold, target_precision, keep_unmatched, ids, names.originals,
+                      entity_ids=ids, columns=LINK_COLUMNS,
+                      skipped={"mentions": mention_col.skipped, "kb": names.skipped})  # fmt: skip

@@ -11,22 +11,36 @@ from .index import INDEX_TYPES
 from .scorers import DEFAULT_MODEL, RAPIDFUZZ_SCORERS
 
 EPILOG = f"""models (--model):
-  baseline:minilm-l6        raw all-MiniLM-L6-v2 with mean pooling (default, embedded offline)
-  outputs/pearl-mini        an exported zoo folder, or a recipe name such as pearl-mini
+  hybrid                    the default: all-MiniLM-L6-v2 (embedded offline) + character/word TF-IDF + number and
+                            acronym clues, combined by a model learned on AutoFJ's dev datasets; scores are match
+                            probabilities, so --threshold auto works
+  hybrid:<encoder>          the same with another encoder (an exported zoo folder, baseline:<hub id or path>)
+  baseline:minilm-l6        raw all-MiniLM-L6-v2 cosine (mean pooling)
+  outputs/pearl-mini        an exported zoo folder, or a recipe name such as pearl-mini (cosine)
+  tfidf:char, tfidf:word    TF-IDF cosine over character 2-4 grams (as PolyFuzz / skrub) or words
   rapidfuzz:<scorer>        string similarity without embeddings: {", ".join(RAPIDFUZZ_SCORERS)}
+
+thresholds (--threshold): a number drops matches scoring below it; 'auto' keeps the matches of the default model
+  that reached --target-precision (default 0.9) on AutoFJ's dev datasets, so rows it is unsure of stay unmatched.
+  Every input row is accounted for: written, or counted as unmatched / skipped on stderr.
 
 examples:
   phrasezoo match join --left companies.csv --right invoices.csv --left-column name --right-column vendor \\
-      --model outputs/pearl-mini --threshold 0.7 --output joined.csv
+      --threshold auto --output joined.csv
   phrasezoo match link --mentions mentions.csv --kb kb.csv --kb-name-column name --kb-id-column qid --top-k 3 \\
       --output links.csv
 """
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--model", default=DEFAULT_MODEL, help=f"encoder or rapidfuzz scorer (default {DEFAULT_MODEL})")
+    parser.add_argument(
+        "--model", default=DEFAULT_MODEL, help=f"what scores pairs (default {DEFAULT_MODEL}; see below)"
+    )
     parser.add_argument("--top-k", type=int, default=1, help="matches per row (default 1)")
-    parser.add_argument("--threshold", type=float, help="drop matches scoring below this (cosine, or rapidfuzz / 100)")
+    parser.add_argument("--threshold", type=_threshold, help="drop matches scoring below this number, or 'auto'")
+    parser.add_argument("--target-precision", type=float, default=0.9,
+                        help="precision --threshold auto aims at (default 0.9)")  # fmt: skip
+    parser.add_argument("--encoding", default="utf-8", help="text encoding of the input files (default utf-8)")
     parser.add_argument("--blocking", choices=SCHEMES, help="only compare rows sharing a key (large tables)")
     parser.add_argument("--index", choices=INDEX_TYPES, default="auto", help="faiss index (default: auto)")
     parser.add_argument("--keep-unmatched", action="store_true", help="write rows without a match too")
@@ -36,6 +50,15 @@ def _common(parser: argparse.ArgumentParser) -> None:
         "--output", "-o", required=True, help="output file (.csv, .tsv, .parquet, .jsonl) or - for stdout"
     )
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
+
+
+def _threshold(value: str) -> float | str:
+    if value == "auto":
+        return value
+    try:
+        return float(value)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(f"expected a number or 'auto', got {value!r}") from err
 
 
 def register(subparsers) -> argparse.ArgumentParser:
@@ -53,7 +76,7 @@ def register(subparsers) -> argparse.ArgumentParser:
 
 
 def build_arguments(parser: argparse.ArgumentParser) -> None:
-    sub = parser.add_subparsers(dest="match_command", required=True, metavar="{join,link}")
+    sub = parser.add_subparsers(dest="match_command", required=True, metavar="{join,link,fit,apply}")
     join = sub.add_parser("join", help="match each right-table row to its most similar left-table rows",
                           epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
     join.add_argument("--left", required=True, help="reference table (CSV/TSV/parquet)")
@@ -69,21 +92,86 @@ def build_arguments(parser: argparse.ArgumentParser) -> None:
     link.add_argument("--kb-name-column", help="column of entity names (default: name)")
     link.add_argument("--kb-id-column", help="column of entity ids (default: id when present, else the row number)")
     _common(link)
+    fit = sub.add_parser("fit", help="fit a matcher on a reference table once and save it (matcher.json + .safetensors)",
+                         epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    fit.add_argument("--reference", required=True, help="reference table: the canonical names (CSV/TSV/parquet)")
+    fit.add_argument("--column", help="text column of the reference table")
+    fit.add_argument("--id-column", help="column whose values are reported as left_index (default: the row number)")
+    fit.add_argument("--model", default=DEFAULT_MODEL, help=f"what scores pairs (default {DEFAULT_MODEL})")
+    fit.add_argument("--blocking", choices=SCHEMES, help="only compare rows sharing a key (large tables)")
+    fit.add_argument("--index", choices=INDEX_TYPES, default="auto", help="faiss index (default: auto)")
+    fit.add_argument("--encoding", default="utf-8", help="text encoding of the input file (default utf-8)")
+    fit.add_argument("--batch-size", type=int, help="encoder batch size")
+    fit.add_argument("--output", "-o", required=True, help="folder to save the fitted matcher in")
+    fit.add_argument("--no-progress", action="store_true", help="no progress bars")
+    apply = sub.add_parser("apply", help="match a table of new names with a saved matcher (no re-encoding)",
+                           epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    apply.add_argument("--matcher", required=True, help="folder written by `match fit`")
+    apply.add_argument("--queries", required=True, help="table of names to match (CSV/TSV/parquet)")
+    apply.add_argument("--column", help="text column of the queries table")
+    apply.add_argument("--top-k", type=int, default=1, help="matches per row (default 1)")
+    apply.add_argument("--threshold", type=_threshold, help="drop matches scoring below this number, or 'auto'")
+    apply.add_argument("--target-precision", type=float, default=0.9, help="precision --threshold auto aims at")
+    apply.add_argument("--keep-unmatched", action="store_true", help="write rows without a match too")
+    apply.add_argument("--skip-missing", action="store_true", help="skip empty cells instead of failing")
+    apply.add_argument("--encoding", default="utf-8", help="text encoding of the input file (default utf-8)")
+    apply.add_argument("--output", "-o", required=True, help="output file (.csv, .tsv, .parquet, .jsonl) or -")
+    apply.add_argument("--no-progress", action="store_true", help="no progress bars")
 
 
-def read_table(path: str):
-    """A DataFrame from CSV, TSV, parquet or JSON lines (by suffix); clear error when the file is missing."""
+def _fit_or_apply(args: argparse.Namespace):
+    """``match fit`` (returns None after saving) or ``match apply`` (returns the result frame)."""
+    from .inputs import as_column
+    from .matcher import Matcher
+
+    if args.match_command == "fit":
+        table = read_table(args.reference, args.encoding)
+        column = as_column(table, args.column, what="reference")
+        labels = column.labels
+        if args.id_column is not None:
+            if args.id_column not in table.columns:
+                raise ValueError(
+                    f"The reference has no column {args.id_column!r}; columns: {', '.join(table.columns)}."
+                )
+            labels = list(table[args.id_column].iloc[column.positions])
+        matcher = Matcher(args.model, index=args.index, blocking=args.blocking, batch_size=args.batch_size,
+                          progress=not args.no_progress).fit(column.values, labels)  # fmt: skip
+        matcher.save(args.output)
+        print(f">> saved a {matcher.name} matcher over {len(column)} names to {args.output}", file=sys.stderr)
+        return None
+    table = read_table(args.queries, args.encoding)
+    name = as_column(table, args.column, what="queries", on_missing="skip", allow_empty=True).name  # checks the column
+    matcher = Matcher.load(args.matcher, progress=not args.no_progress)
+    return matcher.transform(table[name], top_k=args.top_k, threshold=args.threshold,
+                             target_precision=args.target_precision, keep_unmatched=args.keep_unmatched,
+                             on_missing="skip" if args.skip_missing else "raise")  # fmt: skip
+
+
+def read_table(path: str, encoding: str = "utf-8"):
+    """A DataFrame from CSV, TSV, parquet or JSON lines (by suffix); clear errors for a missing file, a file in
+    another encoding and a malformed table."""
     import pandas as pd
 
     file = Path(path)
     if not file.is_file():
         raise FileNotFoundError(f"No such table: {path}")
     suffix = file.suffix.lower()
-    if suffix == ".parquet":
-        return pd.read_parquet(file)
-    if suffix in (".jsonl", ".ndjson"):
-        return pd.read_json(file, lines=True)
-    return pd.read_csv(file, sep="\t" if suffix in (".tsv", ".tab") else ",", dtype=str, keep_default_na=False)
+    try:
+        if suffix == ".parquet":
+            return pd.read_parquet(file)
+        if suffix in (".jsonl", ".ndjson"):
+            return pd.read_json(file, lines=True, encoding=encoding)
+        return pd.read_csv(file, sep="\t" if suffix in (".tsv", ".tab") else ",", dtype=str, keep_default_na=False,
+                           encoding=encoding)  # fmt: skip
+    except UnicodeDecodeError as err:
+        raise ValueError(
+            f"{path} is not valid {encoding} (byte {err.object[err.start : err.start + 1]!r} at position {err.start}); "
+            "pass its encoding, e.g. --encoding latin-1 or --encoding cp1252."
+        ) from err
+    except LookupError as err:
+        raise ValueError(f"Unknown encoding {encoding!r}: {err}") from err
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError) as err:
+        raise ValueError(f"Could not read {path} as a {suffix.lstrip('.') or 'csv'} table: {err}") from err
 
 
 def write_table(frame, path: str) -> None:
@@ -102,26 +190,57 @@ def write_table(frame, path: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    import warnings
+
     from .api import join, link
 
+    if args.match_command in ("fit", "apply"):
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", UserWarning)  # skipped rows are reported below instead
+                frame = _fit_or_apply(args)
+        except (ValueError, FileNotFoundError) as err:
+            print(f"error: {err}", file=sys.stderr)
+            return 2
+        if frame is None:
+            return 0
+        return _write(frame, args)
     common = {
         "model": args.model, "top_k": args.top_k, "threshold": args.threshold, "blocking": args.blocking,
         "index": args.index, "keep_unmatched": args.keep_unmatched, "batch_size": args.batch_size,
         "on_missing": "skip" if args.skip_missing else "raise", "progress": not args.no_progress,
+        "target_precision": args.target_precision,
     }  # fmt: skip
     try:
-        if args.match_command == "join":
-            frame = join(read_table(args.left), read_table(args.right), left_column=args.left_column,
-                         right_column=args.right_column, **common)  # fmt: skip
-        else:
-            frame = link(read_table(args.mentions), read_table(args.kb), mention_column=args.mention_column,
-                         kb_name_column=args.kb_name_column, kb_id_column=args.kb_id_column, **common)  # fmt: skip
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)  # skipped rows are reported below instead
+            if args.match_command == "join":
+                frame = join(read_table(args.left, args.encoding), read_table(args.right, args.encoding),
+                             left_column=args.left_column, right_column=args.right_column, **common)  # fmt: skip
+            else:
+                frame = link(read_table(args.mentions, args.encoding), read_table(args.kb, args.encoding),
+                             mention_column=args.mention_column, kb_name_column=args.kb_name_column,
+                             kb_id_column=args.kb_id_column, **common)  # fmt: skip
     except (ValueError, FileNotFoundError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
+    return _write(frame, args)
+
+
+def _write(frame, args: argparse.Namespace) -> int:
+    """Write the result and report on stderr what is not in it (threshold, unmatched and skipped rows)."""
     write_table(frame, args.output)
     if args.output != "-":
         print(f">> wrote {len(frame)} rows to {args.output}", file=sys.stderr)
+    if frame.attrs.get("threshold") is not None:
+        print(f">> threshold {frame.attrs['threshold']:.4f}" + (
+            f" (auto: target precision {frame.attrs['target_precision']:.2f} on AutoFJ dev)"
+            if "target_precision" in frame.attrs else ""), file=sys.stderr)  # fmt: skip
+    if frame.attrs.get("unmatched") and not args.keep_unmatched:
+        print(f">> {len(frame.attrs['unmatched'])} row(s) had no match above the threshold (not written; "
+              "--keep-unmatched writes them)", file=sys.stderr)  # fmt: skip
+    for table, labels in frame.attrs.get("skipped", {}).items():
+        print(f">> skipped {len(labels)} {table} row(s) with missing values: {labels[:10]}", file=sys.stderr)
     return 0
 
 

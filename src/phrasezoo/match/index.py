@@ -55,3 +55,19 @@ def search(
             progress.update(len(s))
     scores[ids < 0] = -np.inf
     return scores, ids
+
+
+def top_k_rows(scores: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Best ``k`` columns per row of a score matrix, highest first (ties: lower column first); pads with -1."""
+    n, m = scores.shape
+    ids = np.full((n, k), -1, dtype=np.int64)
+    best = np.full((n, k), -np.inf, dtype=np.float32)
+    if m == 0:
+        return best, ids
+    take = min(k, m)
+    part = np.argpartition(-scores, take - 1, axis=1)[:, :take] if take < m else np.tile(np.arange(m), (n, 1))
+    part_scores = np.take_along_axis(scores, part, axis=1)
+    order = np.lexsort((part, -part_scores), axis=1)
+    ids[:, :take] = np.take_along_axis(part, order, axis=1)
+    best[:, :take] = np.take_along_axis(part_scores, order, axis=1)
+    return best, ids

@@ -1,58 +1,56 @@
-"""The matching engine behind :func:`phrasezoo.match.join` and :func:`phrasezoo.match.link`.
+"""The matching engine behind :func:`phrasezoo.match.join` and :func:`phrasezoo.match.link`: fit once, match later.
 
-A :class:`Matcher` embeds (or, for rapidfuzz, keeps) a reference table once and answers top-k queries against it:
-exact or approximate faiss search over normalised vectors, optionally restricted to blocks of rows that share a
-key with the query (see :mod:`phrasezoo.match.blocking`).
+A :class:`Matcher` is fitted on a reference table (the left table, the canonical names, a KB's names): it embeds it
+once, fits the TF-IDF vocabulary on it and builds the search index. ``search`` answers top-k queries against it,
+optionally restricted to blocks of rows that share a key with the query (:mod:`phrasezoo.match.blocking`);
+``transform`` returns the matches as a DataFrame. ``save``/``load`` keep a fitted matcher in a folder (JSON +
+safetensors, no pickle), so new names are matched later without re-encoding the reference.
+
+```python
+matcher = Matcher().fit(canonical_names)          # the hybrid default
+matcher.save("companies.matcher")
+Matcher.load("companies.matcher").transform(["JPM", "Goldman"], threshold="auto")
+```
 """
 
 from __future__ import annotations
 
+import json
+import os
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from .blocking import FALLBACKS, BlockIndex, KeyFunction
-from .index import build_index, search
-from .scorers import DEFAULT_MODEL, make_scorer
+from .hybrid import HybridScorer
+from .index import INDEX_TYPES, top_k_rows
+from .inputs import as_column, check_strings
+from .results import match_rows
+from .scorers import DEFAULT_MODEL
+from .specs import make_scorer
 
-MAX_CDIST_CELLS = 20_000_000  # rapidfuzz score matrix chunk (queries x reference), float32: 80 MB
+FORMAT_VERSION = 1
+STATE_FILE = "matcher.json"
+ARRAYS_FILE = "matcher.safetensors"
 
 
 def _progress(total: int, desc: str, enabled: bool):
     from tqdm.auto import tqdm
 
-    try:
-        from phrasezoo.progress import progress_enabled
-    except ImportError:  # pragma: no cover
-
-        def progress_enabled(requested: bool = True) -> bool:  # noqa: E306
-            return requested
+    from phrasezoo.progress import progress_enabled
 
     return tqdm(total=total, desc=desc, unit="row", disable=not progress_enabled(enabled) or total < 2000, leave=False)
-
-
-def top_k_rows(scores: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """Best ``k`` columns per row of a score matrix, highest first (ties: lower column first); pads with -1."""
-    n, m = scores.shape
-    ids = np.full((n, k), -1, dtype=np.int64)
-    best = np.full((n, k), -np.inf, dtype=np.float32)
-    if m == 0:
-        return best, ids
-    take = min(k, m)
-    part = np.argpartition(-scores, take - 1, axis=1)[:, :take] if take < m else np.tile(np.arange(m), (n, 1))
-    part_scores = np.take_along_axis(scores, part, axis=1)
-    order = np.lexsort((part, -part_scores), axis=1)
-    ids[:, :take] = np.take_along_axis(part, order, axis=1)
-    best[:, :take] = np.take_along_axis(part_scores, order, axis=1)
-    return best, ids
 
 
 class Matcher:
     """Top-k matching of query strings against a fitted reference table.
 
     Args:
-        model: what scores pairs (see :mod:`phrasezoo.match.scorers`): ``"baseline:minilm-l6"`` (default), an
-            exported zoo folder, a recipe name, a loaded model with ``encode``, or ``"rapidfuzz:<scorer>"``.
+        model: what scores pairs (see :mod:`phrasezoo.match.scorers`): ``"hybrid"`` (default: all-MiniLM-L6-v2 +
+            lexical channels, learned combination), ``"hybrid:<encoder>"``, an encoder alone (``"baseline:minilm-l6"``,
+            an exported zoo folder, a recipe name, a loaded model with ``encode``), ``"tfidf:char"``/``"tfidf:word"``
+            or ``"rapidfuzz:<scorer>"``.
         index: ``"auto"``, ``"flat"`` (exact), ``"ivf"`` or ``"hnsw"`` (approximate, for large tables).
         blocking: ``None`` (compare with every row), ``"first_token"``, ``"tokens"``, ``"char3"`` or a key function.
         blocking_fallback: ``"all"``: queries with no candidate in their blocks search the whole table; ``"none"``:
@@ -75,95 +73,172 @@ class Matcher:
     ) -> None:
         if blocking_fallback not in FALLBACKS:
             raise ValueError(f"blocking_fallback must be one of {FALLBACKS}, got {blocking_fallback!r}.")
-        self.scorer = make_scorer(model, batch_size=batch_size, progress=progress)
+        if index not in INDEX_TYPES:
+            raise ValueError(f"index must be one of {', '.join(INDEX_TYPES)}, got {index!r}.")
+        if blocking is not None:
+            BlockIndex([], blocking)  # validate the scheme name now, not after encoding
         self.index_kind = index
+        self.index_options = {"nprobe": nprobe, "hnsw_m": hnsw_m, "ef_search": ef_search}
+        self.scorer = make_scorer(model, batch_size=batch_size, progress=progress, index=index,
+                                  index_options=self.index_options)  # fmt: skip
         self.blocking = blocking
         self.blocking_fallback = blocking_fallback
         self.progress = progress
-        self.index_options = {"nprobe": nprobe, "hnsw_m": hnsw_m, "ef_search": ef_search}
         self.reference: list[str] | None = None
-        self._vectors: np.ndarray | None = None
-        self._index = None
+        self.labels: list[Any] | None = None
         self._blocks: BlockIndex | None = None
-        if blocking is not None:
-            BlockIndex([], blocking)  # validate the scheme name now, not after encoding
 
     @property
     def name(self) -> str:
         return self.scorer.name
 
-    def fit(self, reference: list[str]) -> Matcher:
-        """Embed and index the reference strings (the left table, or the names of a knowledge base)."""
-        if not reference:
-            raise ValueError("The reference table is empty: nothing to match against.")
-        self.reference = list(reference)
-        self._index = None
-        if self.scorer.has_vectors:
-            self._vectors = self.scorer.encode(self.reference)
-            if self.blocking is None:
-                self._index = build_index(self._vectors, self.index_kind, **self.index_options)
-        if self.blocking is not None:
-            self._blocks = BlockIndex(self.reference, self.blocking)
+    def fit(self, reference: list[str], labels: list[Any] | None = None) -> Matcher:
+        """Embed, vectorise and index the reference strings (the left table, or the names of a knowledge base).
+
+        ``labels`` (one per string, default the positions) are what :meth:`transform` reports as ``left_index``.
+        """
+        reference = check_strings(reference, "reference")
+        if labels is not None and len(labels) != len(reference):
+            raise ValueError(f"labels has {len(labels)} entries for {len(reference)} reference strings.")
+        self.reference = reference
+        self.labels = list(labels) if labels is not None else list(range(len(reference)))
+        self.scorer.fit(self.reference)
+        self._blocks = BlockIndex(self.reference, self.blocking) if self.blocking is not None else None
         return self
+
+    def threshold_for(self, target_precision: float = 0.9) -> float:
+        """The score threshold that kept matches at ``target_precision`` on AutoFJ's dev datasets (default
+        matcher only: its score is a calibrated match probability)."""
+        combination = getattr(self.scorer, "combination", None)
+        if combination is None or not combination.calibration:
+            raise ValueError(
+                f"threshold='auto' needs a calibrated matcher (the default 'hybrid'); {self.name} scores are not "
+                "calibrated: pass a number as threshold."
+            )
+        if not isinstance(target_precision, (int, float)) or not 0 < target_precision < 1:
+            raise ValueError(f"target_precision must be a number in (0, 1), got {target_precision!r}.")
+        return combination.threshold_for(float(target_precision))
 
     def search(self, queries: list[str], top_k: int = 1) -> tuple[np.ndarray, np.ndarray]:
         """``(scores, ids)`` of shape ``(len(queries), top_k)``, best first; id -1 where there is no candidate."""
         if self.reference is None:
             raise RuntimeError("Call fit(reference) before search(queries).")
-        if not isinstance(top_k, int) or top_k < 1:
+        if isinstance(top_k, bool) or not isinstance(top_k, (int, np.integer)) or top_k < 1:
             raise ValueError(f"top_k must be a positive integer, got {top_k!r}.")
+        top_k = int(top_k)
+        queries = list(queries)
         if not queries:
             return np.zeros((0, top_k), dtype=np.float32), np.zeros((0, top_k), dtype=np.int64)
-        query_vectors = self.scorer.encode(list(queries)) if self.scorer.has_vectors else None
         if self._blocks is not None:
-            return self._search_blocked(list(queries), query_vectors, top_k)
-        if query_vectors is not None:
-            with _progress(len(queries), f"search {self.name}", self.progress) as bar:
-                return search(self._index, query_vectors, top_k, progress=bar)
-        return self._search_strings(list(queries), np.arange(len(self.reference)), top_k)
+            return self._search_blocked(queries, top_k)
+        with _progress(len(queries), f"search {self.name}", self.progress) as bar:
+            scores, ids = self.scorer.search(queries, top_k, progress=bar)
+        scores[ids < 0] = -np.inf
+        return scores, ids
+
+    def transform(self, queries: list[str], top_k: int = 1, threshold: float | str | None = None,
+                  target_precision: float = 0.9, keep_unmatched: bool = False, on_missing: str = "raise"):  # fmt: skip
+        """Match new strings against the fitted reference: a DataFrame like :func:`phrasezoo.match.join`'s
+        (``right`` = the query, ``left`` = the reference string, ``left_index`` = its label); the other arguments
+        and the ``attrs`` report are :func:`~phrasezoo.match.join`'s."""
+        column = as_column(queries, None, what="queries", on_missing=on_missing, allow_empty=True)
+        return match_rows(self, column, top_k, threshold, target_precision, keep_unmatched, self.labels,
+                          self.reference, skipped={"queries": column.skipped})  # fmt: skip
+
+    # ------------------------------------------------------------------------------------------------ save/load
+    def save(self, folder: str | os.PathLike) -> Path:
+        """Write the fitted matcher to ``folder`` (``matcher.json`` + ``matcher.safetensors``; no pickle)."""
+        from safetensors.numpy import save_file
+
+        from phrasezoo.files import atomic_write_text
+
+        if self.reference is None:
+            raise RuntimeError("Fit the matcher before saving it.")
+        if self.blocking is not None and not isinstance(self.blocking, str):
+            raise ValueError("A matcher with a blocking function cannot be saved; use a named scheme or none.")
+        meta, arrays = self.scorer.state()
+        try:
+            labels = json.loads(json.dumps(self.labels))
+        except TypeError as err:
+            raise ValueError("The reference labels must be JSON values (str/int/float) to save the matcher.") from err
+        state = {
+            "format": FORMAT_VERSION, "scorer": meta, "reference": self.reference, "labels": labels,
+            "blocking": self.blocking, "blocking_fallback": self.blocking_fallback, "index": self.index_kind,
+            "index_options": self.index_options,
+        }  # fmt: skip
+        folder = Path(folder)
+        folder.mkdir(parents=True, exist_ok=True)
+        tmp = folder / f".{ARRAYS_FILE}.tmp"
+        save_file({k: np.ascontiguousarray(v) for k, v in arrays.items()} or {"empty": np.zeros(0)}, str(tmp))
+        os.replace(tmp, folder / ARRAYS_FILE)
+        atomic_write_text(folder / STATE_FILE, json.dumps(state, ensure_ascii=False))
+        return folder
+
+    @classmethod
+    def load(cls, folder: str | os.PathLike, progress: bool = True, batch_size: int | None = None) -> Matcher:
+        """A matcher saved with :meth:`save`; the encoder is loaded for new queries, the reference is not re-encoded."""
+        from safetensors.numpy import load_file
+
+        folder = Path(folder)
+        if not (folder / STATE_FILE).is_file():
+            raise FileNotFoundError(f"{folder} holds no saved matcher ({STATE_FILE} is missing).")
+        state = json.loads((folder / STATE_FILE).read_text(encoding="utf-8"))
+        if state.get("format") != FORMAT_VERSION:
+            raise ValueError(f"{folder}: matcher format {state.get('format')} is not {FORMAT_VERSION}.")
+        arrays = load_file(str(folder / ARRAYS_FILE))
+        meta = state["scorer"]
+        matcher = cls.__new__(cls)
+        matcher.index_kind = state["index"]
+        matcher.index_options = state["index_options"]
+        matcher.blocking = state["blocking"]
+        matcher.blocking_fallback = state["blocking_fallback"]
+        matcher.progress = progress
+        matcher.reference = state["reference"]
+        matcher.labels = state["labels"]
+        matcher.scorer = _restore_scorer(meta, arrays, matcher.reference, batch_size, progress, matcher.index_options)
+        matcher._blocks = BlockIndex(matcher.reference, matcher.blocking) if matcher.blocking is not None else None
+        return matcher
 
     # ----------------------------------------------------------------------------------------------- internals
-    def _search_strings(self, queries: list[str], candidates: np.ndarray, top_k: int) -> tuple[np.ndarray, np.ndarray]:
-        """Rapidfuzz scores of queries against the reference rows ``candidates``, in chunks of queries."""
-        keys = [self.reference[i] for i in candidates]
-        chunk = max(1, MAX_CDIST_CELLS // max(1, len(keys)))
-        scores = np.empty((len(queries), top_k), dtype=np.float32)
-        ids = np.empty((len(queries), top_k), dtype=np.int64)
-        with _progress(len(queries), f"search {self.name}", self.progress) as bar:
-            for start in range(0, len(queries), chunk):
-                matrix = self.scorer.scores(queries[start : start + chunk], keys)
-                s, i = top_k_rows(matrix, top_k)
-                scores[start : start + chunk] = s
-                ids[start : start + chunk] = np.where(i >= 0, candidates[np.maximum(i, 0)], -1)
-                bar.update(len(s))
-        return scores, ids
-
-    def _search_blocked(
-        self, queries: list[str], query_vectors: np.ndarray | None, top_k: int
-    ) -> tuple[np.ndarray, np.ndarray]:
+    def _search_blocked(self, queries: list[str], top_k: int) -> tuple[np.ndarray, np.ndarray]:
         scores = np.full((len(queries), top_k), -np.inf, dtype=np.float32)
         ids = np.full((len(queries), top_k), -1, dtype=np.int64)
-        fallback: list[int] = []
+        blocks = [self._blocks.candidates(text) for text in queries]
+        fallback = [row for row, found in enumerate(blocks) if found.size == 0]
         with _progress(len(queries), f"search {self.name} (blocked)", self.progress) as bar:
-            for row, text in enumerate(queries):
-                candidates = self._blocks.candidates(text)
+            for row, found in enumerate(blocks):
                 bar.update(1)
-                if candidates.size == 0:
-                    fallback.append(row)
+                if found.size == 0:
                     continue
-                if query_vectors is not None:
-                    row_scores = (self._vectors[candidates] @ query_vectors[row])[None, :]
-                else:
-                    row_scores = self.scorer.scores([text], [self.reference[i] for i in candidates])
+                row_scores = self.scorer.pair_scores([queries[row]], found[None, :])
                 s, i = top_k_rows(row_scores, top_k)
-                scores[row], ids[row] = s[0], np.where(i[0] >= 0, candidates[np.maximum(i[0], 0)], -1)
+                scores[row], ids[row] = s[0], np.where(i[0] >= 0, found[np.maximum(i[0], 0)], -1)
         if fallback and self.blocking_fallback == "all":
-            everything = np.arange(len(self.reference))
-            if query_vectors is not None:
-                if self._index is None:
-                    self._index = build_index(self._vectors, self.index_kind, **self.index_options)
-                s, i = search(self._index, query_vectors[fallback], top_k)
-            else:
-                s, i = self._search_strings([queries[r] for r in fallback], everything, top_k)
+            s, i = self.scorer.search([queries[r] for r in fallback], top_k)
             scores[fallback], ids[fallback] = s, i
+        scores[ids < 0] = -np.inf
         return scores, ids
+
+
+def _restore_scorer(meta: dict, arrays: dict, reference: list[str], batch_size, progress: bool, index_options: dict):
+    kind = meta["kind"]
+    if kind == "rapidfuzz":
+        scorer = make_scorer(f"rapidfuzz:{meta['scorer']}")
+        scorer.fit(reference)
+        return scorer
+    if kind == "tfidf":
+        scorer = make_scorer(f"tfidf:{meta['channel']}")
+        scorer.restore(arrays, meta, reference)
+        return scorer
+    if kind == "vectors":
+        scorer = make_scorer(meta["model"], batch_size=batch_size, progress=progress, index=meta["index"],
+                             index_options=index_options)  # fmt: skip
+        scorer.restore(arrays)
+        return scorer
+    if kind == "hybrid":
+        scorer = HybridScorer(meta.get("model"), combination=meta["combination"], candidates=meta["candidates"],
+                              batch_size=batch_size, progress=progress, index=meta.get("index", "auto"),
+                              index_options=index_options)  # fmt: skip
+        scorer.restore(arrays, meta, reference)
+        return scorer
+    raise ValueError(f"Unknown scorer kind {kind!r} in a saved matcher.")

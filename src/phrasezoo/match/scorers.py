@@ -1,10 +1,20 @@
-"""What scores a pair of strings: a zoo model / baseline encoder (vectors) or a rapidfuzz string scorer.
+"""What scores a pair of strings: the hybrid default, an embedding model alone, a TF-IDF channel or a rapidfuzz scorer.
 
-``model=`` accepts everything the zoo's encoder loader does (``baseline:minilm-l6``, an exported folder such as
-``outputs/pearl-mini``, a recipe name, a Hub id via ``baseline:<id>``, or a loaded model with ``encode``) plus
-``rapidfuzz:<scorer>`` (``token_sort_ratio``, ``WRatio``, ``ratio``, ``token_set_ratio``, ``partial_ratio``) for a
-non-neural string-similarity join. Rapidfuzz scores are divided by 100, so every score lies in [-1, 1] (cosine)
-or [0, 1] (rapidfuzz).
+``model=`` (in :func:`phrasezoo.match.join`, :func:`~phrasezoo.match.link` and :class:`~phrasezoo.match.Matcher`):
+
+* ``"hybrid"`` (the default) or ``"hybrid:<encoder spec>"``: candidates from embedding and character TF-IDF
+  neighbours, reranked by the combination learned on AutoFJ's dev datasets (:mod:`phrasezoo.match.hybrid`); the
+  score is the estimated probability of a match, so ``threshold="auto"`` works.
+* an encoder spec alone (``baseline:minilm-l6``, an exported zoo folder such as ``outputs/<name>``, a recipe name, a
+  Hub id via ``baseline:<id>``, or a loaded model with ``encode``): embedding cosine.
+* ``"tfidf:char"`` / ``"tfidf:word"``: TF-IDF cosine over character 2-4 grams (PolyFuzz's / skrub's default) or
+  words, fitted on the reference table.
+* ``"rapidfuzz:<scorer>"`` (``token_sort_ratio``, ``WRatio``, ``ratio``, ``token_set_ratio``, ``partial_ratio``,
+  ``QRatio``): string similarity / 100.
+
+Every scorer has the same small interface: ``fit(reference)``, ``search(queries, top_k)`` and ``pair_scores(queries,
+candidates)`` (scores of given reference rows, used by blocking), plus ``state()``/``from_state`` for
+:meth:`phrasezoo.match.Matcher.save`.
 """
 
 from __future__ import annotations
@@ -13,8 +23,14 @@ from typing import Any
 
 import numpy as np
 
-DEFAULT_MODEL = "baseline:minilm-l6"
+from .index import build_index, search, top_k_rows
+from .lexical import TfidfChannel, channel_from_state, channel_state, sparse_top_k
+
+DEFAULT_ENCODER = "baseline:minilm-l6"
+DEFAULT_MODEL = "hybrid"
 RAPIDFUZZ_SCORERS = ("token_sort_ratio", "WRatio", "ratio", "token_set_ratio", "partial_ratio", "QRatio")
+TFIDF_KINDS = ("char", "word")
+MAX_CDIST_CELLS = 20_000_000  # rapidfuzz score matrix chunk (queries x reference), float32: 80 MB
 
 
 def _load_encoder(spec: Any, batch_size: int | None, progress: bool):
@@ -23,20 +39,56 @@ def _load_encoder(spec: Any, batch_size: int | None, progress: bool):
     return load_encoder(spec, batch_size=batch_size, progress=progress)
 
 
-class VectorScorer:
-    """Cosine similarity of L2-normalised embeddings from a zoo encoder."""
+def gather_scores(matrix_fn, queries: list[str], candidates: np.ndarray) -> np.ndarray:
+    """``(n, p)`` scores of each query against its candidate rows (-1 = none -> -inf), from a per-query score
+    function ``matrix_fn(query_index, ids) -> scores``."""
+    out = np.full(candidates.shape, -np.inf, dtype=np.float32)
+    for row in range(len(queries)):
+        ids = candidates[row]
+        valid = ids >= 0
+        if valid.any():
+            out[row, valid] = matrix_fn(row, ids[valid])
+    return out
 
+
+class VectorScorer:
+    """Cosine similarity of L2-normalised embeddings from a zoo encoder, searched with faiss."""
+
+    kind = "vectors"
     has_vectors = True
 
-    def __init__(self, model: Any = DEFAULT_MODEL, batch_size: int | None = None, progress: bool = True) -> None:
+    def __init__(self, model: Any = DEFAULT_ENCODER, batch_size: int | None = None, progress: bool = True,
+                 index: str = "auto", index_options: dict | None = None) -> None:  # fmt: skip
         self.encoder = _load_encoder(model, batch_size, progress)
+        self.spec = model if isinstance(model, str) else None
         self.name = self.encoder.name
+        self.index_kind = index
+        self.index_options = index_options or {}
+        self.vectors: np.ndarray | None = None
+        self._index = None
 
     def encode(self, texts: list[str]) -> np.ndarray:
         vectors = np.ascontiguousarray(self.encoder.encode(texts), dtype=np.float32)
         if vectors.ndim != 2 or vectors.shape[0] != len(texts):
             raise RuntimeError(f"{self.name} returned vectors of shape {vectors.shape} for {len(texts)} texts.")
         return vectors
+
+    def fit(self, reference: list[str]) -> None:
+        self.vectors = self.encode(reference)
+        self._index = None
+
+    @property
+    def index(self):
+        if self._index is None:
+            self._index = build_index(self.vectors, self.index_kind, **self.index_options)
+        return self._index
+
+    def search(self, queries: list[str], top_k: int, progress=None) -> tuple[np.ndarray, np.ndarray]:
+        return search(self.index, self.encode(queries), top_k, progress=progress)
+
+    def pair_scores(self, queries: list[str], candidates: np.ndarray) -> np.ndarray:
+        q = self.encode(queries)
+        return gather_scores(lambda r, ids: self.vectors[ids] @ q[r], queries, candidates)
 
     def clear_cache(self) -> None:
         """Forget the per-run string cache (the encoder keeps every string it has embedded)."""
@@ -45,10 +97,75 @@ class VectorScorer:
             if isinstance(cache, dict):
                 cache.clear()
 
+    def state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+        if self.spec is None:
+            raise ValueError("A matcher built on an in-memory model cannot be saved; pass a model path or spec.")
+        return {"kind": self.kind, "model": self.spec, "index": self.index_kind}, {"vectors": self.vectors}
+
+    def restore(self, arrays: dict[str, np.ndarray]) -> None:
+        self.vectors = np.ascontiguousarray(arrays["vectors"], dtype=np.float32)
+        self._index = None
+
+
+class TfidfScorer:
+    """TF-IDF cosine of character 2-4 grams (``tfidf:char``) or words (``tfidf:word``), fitted on the reference."""
+
+    kind = "tfidf"
+    has_vectors = False
+
+    def __init__(self, channel: str = "char") -> None:
+        if channel not in TFIDF_KINDS:
+            raise ValueError(f"Unknown TF-IDF channel {channel!r}; use tfidf:char or tfidf:word.")
+        self.channel = TfidfChannel(channel)
+        self.name = f"tfidf:{channel}"
+        self.matrix = None
+
+    def fit(self, reference: list[str]) -> None:
+        self.channel.fit(reference)
+        self.matrix = self.channel.transform(reference)
+
+    def search(self, queries: list[str], top_k: int, progress=None) -> tuple[np.ndarray, np.ndarray]:
+        scores, ids = sparse_top_k(self.channel.transform(queries), self.matrix, top_k)
+        if progress is not None:
+            progress.update(len(queries))
+        return _fill_zero_scores(scores, ids, self.matrix.shape[0])
+
+    def pair_scores(self, queries: list[str], candidates: np.ndarray) -> np.ndarray:
+        q = self.channel.transform(queries)
+        return gather_scores(lambda r, ids: (self.matrix[ids] @ q[r].T).toarray().ravel(), queries, candidates)
+
+    def clear_cache(self) -> None:
+        pass
+
+    def state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+        meta, arrays = channel_state("tfidf", self.channel)
+        return {"kind": self.kind, "channel": self.channel.kind, **meta}, arrays
+
+    def restore(self, arrays: dict[str, np.ndarray], meta: dict[str, Any], reference: list[str]) -> None:
+        self.channel = channel_from_state(meta["tfidf"], arrays, "tfidf")
+        self.matrix = self.channel.transform(reference)
+
+
+def _fill_zero_scores(scores: np.ndarray, ids: np.ndarray, n_reference: int) -> tuple[np.ndarray, np.ndarray]:
+    """Rows that share no n-gram with some reference rows still get ``top_k`` answers: the missing slots are the
+    lowest-numbered other rows with score 0 (as an exhaustive search would rank them), so every query is answered."""
+    missing = ids < 0
+    if not missing.any():
+        return scores, ids
+    k = ids.shape[1]
+    for row in np.flatnonzero(missing.any(axis=1)):
+        have = set(ids[row][ids[row] >= 0].tolist())
+        fill = [i for i in range(min(n_reference, k + len(have))) if i not in have][: int(missing[row].sum())]
+        slots = np.flatnonzero(missing[row])[: len(fill)]
+        ids[row, slots] = fill
+        scores[row, slots] = 0.0
+    return scores, ids
+
 
 class RapidfuzzScorer:
     """A rapidfuzz string scorer (``rapidfuzz.fuzz.<name>`` with ``utils.default_process``), scores / 100."""
 
+    kind = "rapidfuzz"
     has_vectors = False
 
     def __init__(self, scorer: str = "token_sort_ratio", workers: int = -1) -> None:
@@ -59,6 +176,7 @@ class RapidfuzzScorer:
         self.scorer = getattr(fuzz, scorer)
         self.workers = workers
         self.name = f"rapidfuzz:{scorer}"
+        self.reference: list[str] = []
 
     def scores(self, queries: list[str], keys: list[str]) -> np.ndarray:
         """``(len(queries), len(keys))`` similarity in [0, 1]."""
@@ -70,14 +188,27 @@ class RapidfuzzScorer:
         )  # fmt: skip
         return matrix / 100.0
 
+    def fit(self, reference: list[str]) -> None:
+        self.reference = list(reference)
+
+    def search(self, queries: list[str], top_k: int, progress=None) -> tuple[np.ndarray, np.ndarray]:
+        chunk = max(1, MAX_CDIST_CELLS // max(1, len(self.reference)))
+        scores = np.empty((len(queries), top_k), dtype=np.float32)
+        ids = np.empty((len(queries), top_k), dtype=np.int64)
+        for start in range(0, len(queries), chunk):
+            s, i = top_k_rows(self.scores(queries[start : start + chunk], self.reference), top_k)
+            scores[start : start + chunk], ids[start : start + chunk] = s, i
+            if progress is not None:
+                progress.update(len(s))
+        return scores, ids
+
+    def pair_scores(self, queries: list[str], candidates: np.ndarray) -> np.ndarray:
+        return gather_scores(
+            lambda r, ids: self.scores([queries[r]], [self.reference[i] for i in ids])[0], queries, candidates
+        )
+
     def clear_cache(self) -> None:
         pass
 
-
-def make_scorer(model: Any = DEFAULT_MODEL, batch_size: int | None = None, progress: bool = True):
-    """A scorer for ``model`` (see the module docstring); an existing scorer is returned as is."""
-    if isinstance(model, (VectorScorer, RapidfuzzScorer)):
-        return model
-    if isinstance(model, str) and model.startswith("rapidfuzz:"):
-        return RapidfuzzScorer(model.split(":", 1)[1])
-    return VectorScorer(model, batch_size=batch_size, progress=progress)
+    def state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+        return {"kind": self.kind, "scorer": self.name.split(":", 1)[1]}, {}

@@ -41,6 +41,9 @@ LEXICON_DEFAULTS: dict[str, Any] = {
     "group": 7,  # neighbours drawn per anchor (of its `neighbours` nearest under the teacher)
     "neighbours": 16,  # teacher neighbours kept per string
     "temperature": 0.05,  # softmax temperature of both rankings
+    # at most this many strings (None: all), drawn at random (seeded) before the teacher embeds them, neighbourhoods
+    # found within them: for a run whose teacher rows must travel in a few MiB (the GPU job)
+    "max_strings": None,
 }
 
 
@@ -184,6 +187,9 @@ def build_lexicon_distillation(
     logger.info(
         "lexicon: %d of %d strings kept after the benchmark (%s) and dev-suite filters", len(kept), len(strings), mode
     )
+    if opts["max_strings"] is not None and len(kept) > int(opts["max_strings"]):
+        kept = random.Random(0).sample(sorted(set(kept)), int(opts["max_strings"]))
+        logger.info("lexicon: %d strings drawn at random by max_strings", len(kept))
     if len(kept) < 3:
         raise ValueError("The lexicon holds fewer than 3 strings after the filters; check its sources.")
     neighbourhoods = teacher_neighbourhoods(

@@ -67,7 +67,7 @@ def select_on_dev(
 
     ``model``: the trained model (its weights are replaced by blends of the last checkpoint and the starting
     weights); it is left at the chosen blend and values, and ``cfg`` records them. The search is written to ``output`` (default
-    ``results/<name>-dev-selection.json``). ``dev_tasks``/``max_items`` restrict the dev suite. ``objective``:
+    ``results/<method>/<name>-dev-selection.json``). ``dev_tasks``/``max_items`` restrict the dev suite. ``objective``:
     ``"mean"`` maximises the dev average; ``"worst_margin"`` maximises the smallest margin over ``baseline`` (an
     encoder spec, e.g. ``"baseline:minilm-l6"``, scored on the same dev tasks in this call), for a recipe whose goal
     is to beat its backbone on each of its benchmarks rather than on average.

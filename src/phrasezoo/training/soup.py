@@ -254,7 +254,7 @@ def write_soup_checkpoint(
     start = load_file(initials[0])
     for path in initials[1:]:
         other = load_file(path)
-        if set(other) != set(start) or any(not torch.equal(other[k], start[k]) for k in start):
+        if set(other) != set(start) or any(not _same_start(other[k], start[k]) for k in start):
             raise ValueError(f"{path} differs from {initials[0]}: soup ingredients must start from the same weights.")
     soup = soup_state_dicts([load_file(c / "model.safetensors") for c in found], list(start))
 
@@ -271,3 +271,10 @@ def write_soup_checkpoint(
         "randomly initialised modules from the first run",
         "soup ingredients": ingredients,
     }
+
+
+def _same_start(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """Equal tensors, NaN in the same places counting as equal (the GPU job marks rows that did not travel NaN)."""
+    return torch.equal(a, b) or (
+        a.shape == b.shape and torch.equal(a.isnan(), b.isnan()) and torch.equal(a.nan_to_num(), b.nan_to_num())
+    )

@@ -229,6 +229,11 @@ def _restore_checkpoint(run: _Run) -> None:
             f"{run.found} is a model soup (an average of other runs), not a run to resume: train under another "
             "name (--set name=...) or retrain from scratch with --no-resume."
         )
+    if not optimizer_state:
+        raise ValueError(
+            f"{run.found} holds a finished model without optimizer state (unpacked from a GPU run), not a run to "
+            "resume: train under another name (--set name=...) or retrain from scratch with --no-resume."
+        )
     run.model.load_state_dict(model_state)
     configured = [group["base_lr"] for group in run.optimizer.param_groups]
     run.optimizer.load_state_dict(optimizer_state)

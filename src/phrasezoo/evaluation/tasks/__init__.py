@@ -14,9 +14,9 @@ variants of the context tasks (group ``context_ccl``) and the facets tasks of FA
 from phrasezoo.registry import method_parts
 
 from . import (  # noqa: F401  (registration)
+    autofj,
     clustering,
     context_clustering,
-    fuzzy_join,
     probe,
     retrieval,
     similarity,

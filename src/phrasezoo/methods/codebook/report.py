@@ -1,7 +1,7 @@
 """A README section for FACETS models, generated from their results files (no number typed by hand).
 
 ``python -m phrasezoo.methods.codebook.report --sentence S10 S1 --phrase P10 P1 --readme README.md --block B``
-reads ``results/<name>.json`` of a K = 10 and a K = 1 sentence recipe and of a K = 10 and a K = 1 phrase recipe
+reads ``results/codebook/<name>.json`` of a K = 10 and a K = 1 sentence recipe and of a K = 10 and a K = 1 phrase recipe
 (results of the ``facets_sentence`` / ``facets_phrase`` task groups) and rewrites the README block between
 ``<!-- B:start -->`` and ``<!-- B:end -->``; without ``--readme`` it prints the section. ``--training-facts DIR``
 first copies each model's ``DIR/<name>/training_facts.json`` (steps, minutes, data) into its results file under
@@ -248,7 +248,7 @@ def facet_words_table(docs: dict[str, dict | None]) -> list[str]:
     return lines
 
 
-def facets_section(results_dir: str | Path = "results", dev_curve: str | Path | None = None) -> str:
+def facets_section(results_dir: str | Path = "results/codebook", dev_curve: str | Path | None = None) -> str:
     """Markdown of all tables and claims from the four recipes' results files (see :data:`RECIPES`), with the dev
     curve of the phrase model's Emb when ``dev_curve`` names its file."""
     results_dir = Path(results_dir)
@@ -305,7 +305,7 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sentence", nargs=2, metavar=("K10", "K1"), required=True, help="sentence recipe names")
     parser.add_argument("--phrase", nargs=2, metavar=("K10", "K1"), required=True, help="phrase recipe names")
-    parser.add_argument("--results-dir", default="results")
+    parser.add_argument("--results-dir", default="results/codebook")
     parser.add_argument("--training-facts", metavar="DIR", help="merge DIR/<name>/training_facts.json first")
     parser.add_argument("--readme", help="README to rewrite the block of")
     parser.add_argument("--block", default="facets", help="README block name (default: facets)")

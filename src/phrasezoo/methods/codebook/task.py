@@ -10,10 +10,12 @@ the model's: ``model(..., target_ids=..., target_mask=...)`` returns it. This ta
 from __future__ import annotations
 
 import random
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
-from datasets import Dataset
+
+if TYPE_CHECKING:  # the GPU job rebuilds this task where datasets is not installed
+    from datasets import Dataset
 
 
 class CodebookTask:

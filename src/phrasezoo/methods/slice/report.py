@@ -9,8 +9,8 @@ suite's results file; the per-item scores it keeps make the significance tests p
 paper's numbers as a reference row) followed by Williams' one-sided tests on Pearson r between every listed pair of
 models, per setup (:mod:`phrasezoo.methods.slice.significance`); ``--readme`` writes it into a README block::
 
-    python -m phrasezoo.methods.slice.report evaluate --model outputs/slice-mini --output results/slice-mini.json
-    python -m phrasezoo.methods.slice.report table results/baseline-minilm-l6-stsb.json results/slice-mini.json \\
+    python -m phrasezoo.methods.slice.report evaluate --model outputs/slice-mini --output results/slice/slice-mini.json
+    python -m phrasezoo.methods.slice.report table results/baselines/baseline-minilm-l6-stsb.json results/slice/slice-mini.json \\
         --pair "slice-mini vs baseline:minilm-l6" --readme README.md --block slice
 """
 

@@ -40,7 +40,7 @@ from phrasezoo.evaluation.tasks.context_clustering import (
 #:   p 0.5): with masking, CoNLL-dev NMI fell for the seed-7 and seed-1 models at every step count and every t
 #:   tried, even with gold types in place of the pseudo labels; unmasked, both dev splits rose for every seed;
 #: - a fixed 50 steps: the largest worst-case dev gain over the seeds and both splits.
-#: Traces: results/uctopic-ccl-dev-seeds.jsonl (README block ``uctopic-ccl-dev-seeds``). No silhouette monitor: on
+#: Traces: results/uctopic/experiments/contrastive-clustering/uctopic-ccl-dev-seeds.jsonl (README block ``uctopic-ccl-dev-seeds``). No silhouette monitor: on
 #: CoNLL-dev it rose while NMI fell. A fixed count uses no label at test time.
 CCL_OPTIONS = {
     "top_fraction": 0.1,

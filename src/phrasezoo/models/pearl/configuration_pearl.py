@@ -46,6 +46,14 @@ class PearlConfig(PretrainedConfig):
             before concatenation, so cosine(a, b) = (cos_phrase + w^2 cos_char) / (1 + w^2).
         char_dropout: dropout inside the character encoder.
         type_labels: names of the phrase-type classes of the type head (95 by default).
+        lexical_dim: size of the optional lexical channel (0, the default: none). When set, ``encode`` concatenates
+            a hashed character n-gram vector (``char_wb`` n-grams of ``lexical_ngram_range``, lower-cased, signed
+            feature hashing into ``lexical_dim`` buckets, sublinear tf x IDF from a corpus, L2-normalised) weighted by
+            ``lexical_weight``, so a plain cosine (faiss, splink, any user code) sees spelling as a TF-IDF matcher
+            does: cosine(a, b) = (cos_phrase + w_char^2 cos_char + w_lex^2 cos_lex) / (1 + w_char^2 + w_lex^2). The
+            IDF is a buffer of the weights (``PearlModel.set_lexical_channel`` fits it). The type head ignores it.
+        lexical_weight: weight of the lexical channel in the concatenation.
+        lexical_ngram_range: smallest and largest n-gram length of the lexical channel.
     """
 
     model_type = "phrasezoo-pearl"
@@ -68,6 +76,9 @@ class PearlConfig(PretrainedConfig):
         char_weight: float = 0.5,
         char_dropout: float = 0.1,
         type_labels: list[str] | tuple[str, ...] | None = None,
+        lexical_dim: int = 0,
+        lexical_weight: float = 0.0,
+        lexical_ngram_range: list[int] | tuple[int, int] = (2, 4),
         **kwargs,
     ):
         if backbone_config is None:
@@ -91,6 +102,13 @@ class PearlConfig(PretrainedConfig):
         self.char_weight = char_weight
         self.char_dropout = char_dropout
         self.type_labels = list(type_labels) if type_labels is not None else list(DEFAULT_TYPE_LABELS)
+        if lexical_dim < 0 or lexical_weight < 0:
+            raise ValueError(f"lexical_dim and lexical_weight must be >= 0, got {lexical_dim} and {lexical_weight}.")
+        if len(lexical_ngram_range) != 2 or not 1 <= lexical_ngram_range[0] <= lexical_ngram_range[1]:
+            raise ValueError(f"lexical_ngram_range must be (min, max) with 1 <= min <= max, got {lexical_ngram_range}.")
+        self.lexical_dim = int(lexical_dim)
+        self.lexical_weight = float(lexical_weight)
+        self.lexical_ngram_range = [int(n) for n in lexical_ngram_range]
         super().__init__(**kwargs)
 
     @property
@@ -98,6 +116,11 @@ class PearlConfig(PretrainedConfig):
         return self.backbone_config.hidden_size
 
     @property
-    def embedding_dim(self) -> int:
-        """Size of the vectors ``encode`` returns."""
+    def joint_dim(self) -> int:
+        """Size of the phrase + character concatenation (what the type head reads)."""
         return self.phrase_dim + (self.char_proj_dim if self.use_char_encoder else 0)
+
+    @property
+    def embedding_dim(self) -> int:
+        """Size of the vectors ``encode`` returns (the joint vector plus the lexical channel, if any)."""
+        return self.joint_dim + self.lexical_dim

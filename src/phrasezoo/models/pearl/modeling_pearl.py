@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import math
 import os
+import re
+import zlib
 from dataclasses import dataclass
 
 import numpy as np
@@ -208,7 +210,9 @@ class PearlModel(PearlPreTrainedModel):
         except TypeError:  # backbones without a pooler option
             self.backbone = AutoModel.from_config(config.backbone_config)
         self.char_encoder = CharacterEncoder(config) if config.use_char_encoder else None
-        self.type_head = nn.Linear(config.embedding_dim, len(config.type_labels))
+        self.type_head = nn.Linear(config.joint_dim, len(config.type_labels))
+        if config.lexical_dim:
+            self.register_buffer("lexical_idf", torch.ones(config.lexical_dim))
         self._tokenizer = None
         self.post_init()
 
@@ -273,7 +277,41 @@ class PearlModel(PearlPreTrainedModel):
         features = {key: encoding[key] for key in ("input_ids", "attention_mask", "token_type_ids") if key in encoding}
         if self.config.use_char_encoder:
             features.update(self._char_features(encoding, texts))
+        if self.config.lexical_dim:
+            features["lexical"] = self.lexical_vectors(texts)
         return features
+
+    # ------------------------------------------------------------------------------------------ lexical channel
+    def lexical_vectors(self, texts: list[str]) -> torch.Tensor:
+        """The lexical channel of ``texts``: hashed character n-gram TF-IDF vectors, L2-normalised, ``(n, lexical_dim)``."""
+        cfg = self.config
+        if not cfg.lexical_dim:
+            raise ValueError("This model has no lexical channel (config.lexical_dim is 0); see set_lexical_channel.")
+        rows, columns, values = _hashed_ngrams(texts, cfg.lexical_dim, *cfg.lexical_ngram_range)
+        dense = torch.zeros((len(texts), cfg.lexical_dim), dtype=torch.float32)
+        if rows:
+            idf = self.lexical_idf.detach().float().cpu()
+            index = (torch.tensor(rows), torch.tensor(columns))
+            dense.index_put_(index, torch.tensor(values, dtype=torch.float32) * idf[index[1]], accumulate=True)
+        return F.normalize(dense, dim=-1).to(self.lexical_idf.device)
+
+    @torch.no_grad()
+    def set_lexical_channel(self, corpus: list[str], dim: int = 2048, weight: float = 0.7,
+                            ngram_range: tuple[int, int] = (2, 4)) -> None:  # fmt: skip
+        """Add (or refit) the lexical channel: IDF of the hashed n-gram buckets over ``corpus`` (smoothed, as
+        scikit-learn's ``TfidfVectorizer``), ``dim`` buckets, concatenated with weight ``weight`` (see the config)."""
+        corpus = _check_texts(corpus)
+        if dim < 1 or weight < 0:
+            raise ValueError(f"dim must be >= 1 and weight >= 0, got {dim} and {weight}.")
+        rows, columns, _ = _hashed_ngrams(corpus, dim, *ngram_range)
+        seen = np.zeros(dim, dtype=np.int64)
+        pairs = np.unique(np.stack([np.asarray(rows, dtype=np.int64), np.asarray(columns, dtype=np.int64)]), axis=1)
+        np.add.at(seen, pairs[1], 1)
+        idf = np.log((1 + len(corpus)) / (1 + seen)) + 1.0
+        self.config.lexical_dim, self.config.lexical_weight = int(dim), float(weight)
+        self.config.lexical_ngram_range = [int(ngram_range[0]), int(ngram_range[1])]
+        device = self.type_head.weight.device
+        self.register_buffer("lexical_idf", torch.tensor(idf, dtype=torch.float32, device=device))
 
     def _char_features(self, encoding, texts: list[str]) -> dict[str, torch.Tensor]:
         """Flat character-encoder inputs: whitespace words of every text, their characters and word pieces.
@@ -352,6 +390,7 @@ class PearlModel(PearlPreTrainedModel):
         char_ids: torch.Tensor | None = None,
         piece_ids: torch.Tensor | None = None,
         word_phrase: torch.Tensor | None = None,
+        lexical: torch.Tensor | None = None,
         type_labels: torch.Tensor | None = None,
         return_dict: bool | None = None,
         **kwargs,
@@ -374,6 +413,10 @@ class PearlModel(PearlPreTrainedModel):
             parts.append(self.config.char_weight * F.normalize(char, dim=-1))
         joint = torch.cat(parts, dim=-1)
         type_logits = self.type_head(joint)
+        if self.config.lexical_dim:
+            if lexical is None:
+                raise ValueError("This PEARL model has a lexical channel: pass lexical (see tokenize).")
+            joint = torch.cat([joint, self.config.lexical_weight * lexical.to(joint.dtype)], dim=-1)
         loss = F.cross_entropy(type_logits, type_labels) if type_labels is not None else None
         return PearlOutput(
             loss=loss,
@@ -518,6 +561,42 @@ def _check_texts(texts) -> list[str]:
             raise ValueError(f"Text {i} is empty or only whitespace; every text needs at least one character.")
         _check_unicode(text, f"Text {i}")
     return list(texts)
+
+
+_WHITESPACE = re.compile(r"\s\s+")
+
+
+def char_wb_ngrams(text: str, low: int, high: int) -> list[str]:
+    """Character n-grams inside word boundaries, as scikit-learn's ``analyzer="char_wb"`` (lower-cased): every
+    whitespace word padded with one space on each side; a word shorter than n gives itself once."""
+    grams = []
+    for word in _WHITESPACE.sub(" ", text.lower()).split():
+        padded = f" {word} "
+        for n in range(low, high + 1):
+            offset = 0
+            grams.append(padded[offset : offset + n])
+            while offset + n < len(padded):
+                offset += 1
+                grams.append(padded[offset : offset + n])
+            if offset == 0:
+                break
+    return grams
+
+
+def _hashed_ngrams(texts: list[str], dim: int, low: int, high: int) -> tuple[list[int], list[int], list[float]]:
+    """Signed feature hashing (CRC-32: the same in every process) of each text's n-grams, sublinear tf:
+    ``(row, bucket, sign * (1 + log count))`` triples (a bucket may repeat within a row; callers sum)."""
+    rows, columns, values = [], [], []
+    for i, text in enumerate(texts):
+        counts: dict[str, int] = {}
+        for gram in char_wb_ngrams(text[:1000], low, high):
+            counts[gram] = counts.get(gram, 0) + 1
+        for gram, count in counts.items():
+            h = zlib.crc32(gram.encode("utf-8"))
+            rows.append(i)
+            columns.append(h % dim)
+            values.append((1.0 + math.log(count)) * (1.0 if (h >> 31) & 1 else -1.0))
+    return rows, columns, values
 
 
 # Copied from phrasezoo.models.phrase_bert.modeling_phrase_bert._check_unicode

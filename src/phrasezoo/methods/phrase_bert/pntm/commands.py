@@ -18,7 +18,7 @@ import numpy as np
 EPILOG = """\
 examples:
   phrasezoo topics pntm --model phrase-bert-mini --model baseline:minilm-l6 --corpus embedded --k 20 \\
-      --output results/pntm-embedded-k20.json --plot results/pntm-embedded-k20.png
+      --output results/phrase-bert/experiments/topic-model/pntm-embedded-20-topics.json --plot results/phrase-bert/experiments/topic-model/pntm-embedded-20-topics.png
   phrasezoo topics pntm --model outputs/phrase-bert-mini --k 50 --sentences 2000 --save-dir outputs/pntm-k50
 
 --model takes what `phrasezoo evaluate` takes: a trained config name (outputs/<name>/), an exported folder, or
@@ -64,7 +64,11 @@ def add_pntm_command(sub) -> None:
     pntm.add_argument("--no-lda", action="store_true", help="skip the LDA baseline")
     pntm.add_argument("--queries", type=int, default=300, help="query phrases of the neighbour metrics (default 300)")
     pntm.add_argument("--neighbours", type=int, default=10, help="neighbours per query (default 10)")
-    pntm.add_argument("--output", metavar="FILE", help="results JSON (default results/pntm-<corpus>-k<K>.json)")
+    pntm.add_argument(
+        "--output",
+        metavar="FILE",
+        help="results JSON (default results/phrase-bert/experiments/topic-model/pntm-<corpus>-<K>-topics.json)",
+    )
     pntm.add_argument("--plot", metavar="PNG", help="bar charts of the first model's topics (LDA's go to *-lda.png)")
     pntm.add_argument("--save-dir", metavar="DIR", help="save each trained PNTM under DIR/<model name>/")
     pntm.add_argument("--readme", metavar="FILE", help="also rewrite the <!-- pntm:start --> block of this README")
@@ -73,7 +77,9 @@ def add_pntm_command(sub) -> None:
 
 
 def run_pntm_command(args: argparse.Namespace) -> int:
-    output = Path(args.output or f"results/pntm-{_slug(args.corpus)}-k{args.k}.json")
+    output = Path(
+        args.output or f"results/phrase-bert/experiments/topic-model/pntm-{_slug(args.corpus)}-{args.k}-topics.json"
+    )
     doc = compare_topic_models(
         models=args.model,
         corpus=args.corpus,

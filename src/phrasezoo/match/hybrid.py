@@ -1,0 +1,310 @@
+"""The hybrid matcher: candidates from embedding and character TF-IDF neighbours, reranked by a learned combination of
+the embedding cosine with lexical clues.
+
+For each query the candidates are the reference rows among its ``candidates`` nearest by embedding cosine (faiss) and
+its ``candidates`` nearest by character TF-IDF cosine (sparse dot products). Every candidate pair gets the features
+of :data:`FEATURES` (cosines, the margin of each cosine over the query's best other candidate, number/year agreement,
+acronyms), and a :class:`Combination` (a logistic regression trained on AutoFJ's dev datasets, see
+``benchmarks/matching_dev.py``) turns them into one score: the estimated probability that the pair is a match.
+A calibration table maps a target precision to a score threshold (``threshold="auto"``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .combinations import Combination, default_combination, margins
+from .index import search, top_k_rows
+from .lexical import (
+    TfidfChannel,
+    acronym_expansions,
+    acronym_form,
+    acronym_match,
+    channel_from_state,
+    channel_state,
+    core_name,
+    normal_form,
+    number_agreement,
+    numbers_of,
+    sparse_top_k,
+)
+from .scorers import DEFAULT_ENCODER, VectorScorer
+
+NEEDS_EMBEDDING = frozenset({"emb", "emb_margin"})
+NEEDS_WORD = frozenset({"word", "word_margin"})
+NEEDS_HUB = frozenset({"emb_hub", "char_hub"})
+
+
+class PairFeatures:
+    """Feature computation for candidate pairs between queries and a fitted reference table (see :data:`FEATURES`)."""
+
+    def __init__(self, reference: list[str], char: TfidfChannel | None, word: TfidfChannel | None,
+                 hub: dict[str, np.ndarray] | None = None) -> None:  # fmt: skip
+        self.reference = reference
+        self.hub = hub or {}
+        self.char, self.word = char, word
+        self.ref_char = char.transform(reference) if char is not None else None
+        self.ref_word = word.transform(reference) if word is not None else None
+        self.ref_numbers = [numbers_of(t) for t in reference]
+        self.ref_acronym = [acronym_form(t) is not None for t in reference]
+        self.ref_core = [core_name(t) for t in reference]
+        self.ref_normal = [normal_form(t) for t in reference]
+
+    def compute(
+        self,
+        names: list[str],
+        queries: list[str],
+        candidates: np.ndarray,
+        query_vectors: np.ndarray | None,
+        ref_vectors: np.ndarray | None,
+    ) -> np.ndarray:
+        """``(n_queries, n_candidates, len(names))`` features; padded candidates (id -1) get zeros."""
+        n, p = candidates.shape
+        valid = candidates >= 0
+        q_rows = np.repeat(np.arange(n), p)[valid.ravel()]
+        c_rows = candidates[valid]
+        columns: dict[str, np.ndarray] = {}
+
+        def full(values: np.ndarray) -> np.ndarray:
+            out = np.zeros((n, p), dtype=np.float32)
+            out[valid] = values
+            return out
+
+        wanted = set(names)
+        if wanted & {"emb", "emb_margin"}:
+            if query_vectors is None or ref_vectors is None:
+                raise ValueError("This combination uses the embedding cosine: the matcher needs an encoder.")
+            columns["emb"] = full(np.einsum("ij,ij->i", query_vectors[q_rows], ref_vectors[c_rows]))
+        for kind, channel, ref in (("char", self.char, self.ref_char), ("word", self.word, self.ref_word)):
+            if wanted & {kind, f"{kind}_margin"}:
+                q = channel.transform(queries)
+                columns[kind] = full(np.asarray(q[q_rows].multiply(ref[c_rows]).sum(axis=1)).ravel())
+        for kind in ("emb", "char", "word"):
+            if f"{kind}_margin" in wanted:
+                columns[f"{kind}_margin"] = margins(columns[kind], valid)
+        if wanted & {"num_agree", "num_conflict", "num_one_side"}:
+            q_numbers = [numbers_of(t) for t in queries]
+            agree = np.zeros(len(q_rows), dtype=np.float32)
+            conflict = np.zeros(len(q_rows), dtype=np.float32)
+            one_side = np.zeros(len(q_rows), dtype=np.float32)
+            for i, (qi, ci) in enumerate(zip(q_rows.tolist(), c_rows.tolist())):
+                a, b = q_numbers[qi], self.ref_numbers[ci]
+                if a and b:
+                    agree[i], conflict[i] = number_agreement(a, b)
+                elif a or b:
+                    one_side[i] = 1.0
+            columns.update(num_agree=full(agree), num_conflict=full(conflict), num_one_side=full(one_side))
+        if "acronym" in wanted:
+            q_acronym = [acronym_form(t) is not None for t in queries]
+            values = np.zeros(len(q_rows), dtype=np.float32)
+            for i, (qi, ci) in enumerate(zip(q_rows.tolist(), c_rows.tolist())):
+                if q_acronym[qi] != self.ref_acronym[ci]:  # only an acronym against a longer name can match
+                    values[i] = acronym_match(queries[qi], self.reference[ci])
+            columns["acronym"] = full(values)
+        if "acronym_tokens" in wanted:
+            values = np.array([acronym_expansions(queries[qi], self.reference[ci])
+                               for qi, ci in zip(q_rows.tolist(), c_rows.tolist())], dtype=np.float32)  # fmt: skip
+            columns["acronym_tokens"] = full(values)
+        if "same_core" in wanted:
+            cores = [core_name(t) for t in queries]
+            values = np.array([cores[qi] == self.ref_core[ci] for qi, ci in zip(q_rows.tolist(), c_rows.tolist())],
+                              dtype=np.float32)  # fmt: skip
+            columns["same_core"] = full(values)
+        for name in NEEDS_HUB & wanted:
+            if name not in self.hub:
+                raise ValueError(f"Feature {name} needs the reference's neighbourhood statistics (fit the matcher).")
+            columns[name] = full(self.hub[name][c_rows])
+        if "same_normal" in wanted:
+            normals = [normal_form(t) for t in queries]
+            values = np.array([normals[qi] == self.ref_normal[ci] for qi, ci in zip(q_rows.tolist(), c_rows.tolist())],
+                              dtype=np.float32)  # fmt: skip
+            columns["same_normal"] = full(values)
+        return np.stack([columns[name] for name in names], axis=-1)
+
+
+def union_candidates(*id_sets: np.ndarray) -> np.ndarray:
+    """Row-wise union of candidate id arrays (each ``(n, k)``, -1 = none), padded with -1; first-seen order."""
+    n = id_sets[0].shape[0]
+    merged = np.concatenate(id_sets, axis=1)
+    width = merged.shape[1]
+    out = np.full((n, width), -1, dtype=np.int64)
+    longest = 0
+    for row in range(n):
+        seen = dict.fromkeys(int(i) for i in merged[row] if i >= 0)
+        ids = list(seen)
+        out[row, : len(ids)] = ids
+        longest = max(longest, len(ids))
+    return out[:, : max(1, longest)]
+
+
+def char_candidates(channel: TfidfChannel, ref_matrix, queries: list[str], k: int) -> np.ndarray:
+    """Ids of each query's ``k`` nearest reference rows by character TF-IDF cosine (-1 padded)."""
+    return sparse_top_k(channel.transform(queries), ref_matrix, k)[1]
+
+
+DEFAULT_CANDIDATES = 10
+
+
+class HybridScorer:
+    """Embedding + lexical candidates, reranked by a :class:`Combination` (see the module docstring).
+
+    Args:
+        model: the encoder spec (default all-MiniLM-L6-v2) or a loaded model; ``None`` when the combination uses
+            no embedding feature.
+        combination: a :class:`Combination` or its dict; default: the one learned for the encoder
+            (:func:`phrasezoo.match.combinations.default_combination`).
+        candidates: neighbours taken from each of the embedding and character TF-IDF channels per query.
+    """
+
+    kind = "hybrid"
+    has_vectors = False
+
+    def __init__(
+        self,
+        model: Any = DEFAULT_ENCODER,
+        combination: Combination | dict | None = None,
+        candidates: int = DEFAULT_CANDIDATES,
+        batch_size: int | None = None,
+        progress: bool = True,
+        index: str = "auto",
+        index_options: dict | None = None,
+    ) -> None:
+        if not isinstance(candidates, int) or candidates < 1:
+            raise ValueError(f"candidates must be a positive integer, got {candidates!r}.")
+        self.vectors = (
+            VectorScorer(model, batch_size=batch_size, progress=progress, index=index, index_options=index_options)
+            if model is not None
+            else None
+        )
+        encoder_name = self.vectors.name if self.vectors is not None else None
+        if combination is None:
+            combination = default_combination(encoder_name)
+        self.combination = combination if isinstance(combination, Combination) else Combination.from_dict(combination)
+        if self.vectors is None and NEEDS_EMBEDDING & set(self.combination.features):
+            raise ValueError("This combination uses the embedding cosine: give the hybrid matcher a model.")
+        self.candidates = candidates
+        self.name = f"hybrid:{encoder_name}" if encoder_name else "hybrid"
+        self.char = TfidfChannel("char")
+        self.word = TfidfChannel("word") if NEEDS_WORD & set(self.combination.features) else None
+        self.reference: list[str] = []
+        self.char_matrix = None
+        self.hub: dict[str, np.ndarray] = {}
+        self.pairs: PairFeatures | None = None
+
+    @property
+    def uses_embedding(self) -> bool:
+        return self.vectors is not None
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        return self.vectors.encode(texts)
+
+    def fit(self, reference: list[str]) -> None:
+        self.reference = list(reference)
+        if self.vectors is not None:
+            self.vectors.fit(self.reference)
+        self.char.fit(self.reference)
+        if self.word is not None:
+            self.word.fit(self.reference)
+        self.hub = {}
+        self._prepare()
+        if NEEDS_HUB & set(self.combination.features):
+            self.hub = self.neighbourhood()
+            self._prepare()
+
+    def _prepare(self) -> None:
+        self.char_matrix = self.char.transform(self.reference)
+        self.pairs = PairFeatures(self.reference, self.char, self.word, self.hub)
+
+    def neighbourhood(self) -> dict[str, np.ndarray]:
+        """Each reference row's best embedding and character cosine to another row (over its own candidates): how
+        crowded its neighbourhood is. A match to a row with a near twin ("... 2012 season" next to "... 2013 season")
+        needs more evidence than a match to a row that stands alone."""
+        ref_vectors = self.vectors.vectors if self.vectors is not None else None
+        out = {name: np.zeros(len(self.reference), dtype=np.float32) for name in NEEDS_HUB}
+        chunk = 4096
+        for start in range(0, len(self.reference), chunk):
+            part = self.reference[start : start + chunk]
+            rows = np.arange(start, start + len(part))
+            qv = ref_vectors[rows] if ref_vectors is not None else None
+            cands = self.candidate_ids(part, qv, extra=1)
+            cands = np.where(cands == rows[:, None], -1, cands)  # not the row itself
+            names = ["char"] + (["emb"] if qv is not None else [])
+            feats = self.pairs.compute(names, part, cands, qv, ref_vectors)
+            for j, name in enumerate(names):
+                values = np.where(cands >= 0, feats[..., j], -np.inf).max(1)
+                out[f"{name}_hub"][rows] = np.where(np.isfinite(values), values, 0.0)
+        return out
+
+    def candidate_ids(self, queries: list[str], query_vectors: np.ndarray | None, extra: int = 0) -> np.ndarray:
+        """Each query's candidate rows: its ``candidates + extra`` embedding and character TF-IDF nearest neighbours
+        (union, -1 padded)."""
+        k = min(self.candidates + extra, len(self.reference))
+        found = [char_candidates(self.char, self.char_matrix, queries, k)]
+        if query_vectors is not None:
+            found.insert(0, search(self.vectors.index, query_vectors, k)[1])
+        return union_candidates(*found)
+
+    def features(self, queries: list[str], candidates: np.ndarray, query_vectors: np.ndarray | None,
+                 names: list[str] | tuple[str, ...] | None = None) -> np.ndarray:  # fmt: skip
+        """Pair features (``names``, default the combination's) of each query against its candidate rows."""
+        ref_vectors = self.vectors.vectors if self.vectors is not None else None
+        return self.pairs.compute(list(names or self.combination.features), queries, candidates, query_vectors,
+                                  ref_vectors)  # fmt: skip
+
+    def pair_scores(self, queries: list[str], candidates: np.ndarray) -> np.ndarray:
+        query_vectors = self.encode(queries) if self.vectors is not None else None
+        valid = candidates >= 0
+        scores = self.combination.score(self.features(queries, candidates, query_vectors), valid)
+        return np.where(valid, scores, -np.inf).astype(np.float32)
+
+    def search(self, queries: list[str], top_k: int, progress=None) -> tuple[np.ndarray, np.ndarray]:
+        query_vectors = self.encode(queries) if self.vectors is not None else None
+        scores = np.full((len(queries), top_k), -np.inf, dtype=np.float32)
+        ids = np.full((len(queries), top_k), -1, dtype=np.int64)
+        chunk = 4096
+        for start in range(0, len(queries), chunk):
+            part = queries[start : start + chunk]
+            qv = query_vectors[start : start + chunk] if query_vectors is not None else None
+            cands = self.candidate_ids(part, qv, extra=max(0, top_k - self.candidates))
+            s = self.combination.score(self.features(part, cands, qv), cands >= 0)
+            s = np.where(cands >= 0, s, -np.inf)
+            best, order = top_k_rows(s, top_k)
+            scores[start : start + len(part)] = best
+            ids[start : start + len(part)] = np.where(
+                order >= 0, np.take_along_axis(cands, np.maximum(order, 0), 1), -1
+            )
+            if progress is not None:
+                progress.update(len(part))
+        ids[~np.isfinite(scores)] = -1
+        return scores, ids
+
+    def clear_cache(self) -> None:
+        if self.vectors is not None:
+            self.vectors.clear_cache()
+
+    def state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+        meta: dict[str, Any] = {"kind": self.kind, "candidates": self.candidates,
+                                "combination": self.combination.to_dict()}  # fmt: skip
+        arrays: dict[str, np.ndarray] = {}
+        if self.vectors is not None:
+            vector_meta, vector_arrays = self.vectors.state()
+            meta["model"], meta["index"] = vector_meta["model"], vector_meta["index"]
+            arrays.update(vector_arrays)
+        for prefix, channel in (("char", self.char), ("word", self.word)):
+            if channel is not None:
+                channel_meta, channel_arrays = channel_state(prefix, channel)
+                meta.update(channel_meta)
+                arrays.update(channel_arrays)
+        arrays.update(self.hub)
+        return meta, arrays
+
+    def restore(self, arrays: dict[str, np.ndarray], meta: dict[str, Any], reference: list[str]) -> None:
+        self.reference = list(reference)
+        if self.vectors is not None:
+            self.vectors.restore(arrays)
+        self.char = channel_from_state(meta["char"], arrays, "char")
+        self.word = channel_from_state(meta["word"], arrays, "word") if "word" in meta else None
+        self.hub = {name: np.asarray(arrays[name], dtype=np.float32) for name in NEEDS_HUB if name in arrays}
+        self._prepare()

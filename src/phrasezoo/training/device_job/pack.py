@@ -1,0 +1,350 @@
+"""Pack a recipe's training run for a machine that has a GPU but no data caches, data builders or network.
+
+:func:`build_pack` builds the recipe's real model and training task exactly as ``phrasezoo train`` does (one per
+soup seed), then writes into one folder (``.devicepack/<recipe>/`` by default):
+
+* ``manifest.json``: the resolved recipe, its overrides, the git commit, the data fingerprint (digest of the task
+  state), the planned steps per seed, the classes to rebuild, the cuts made to fit, file sizes and digests;
+* ``model/config.json`` and ``tokenizer/``: the model's config and tokenizer;
+* ``weights.safetensors``: the first seed's initial weights in fp16 (:mod:`.weights`), and
+  ``weights-seed-<s>.safetensors`` with the tensors another seed initialises differently (a soup's heads);
+* ``rows.safetensors``: the vocabulary rows that travelled, when the weights were row-cut to fit;
+* ``task.json.gz`` + ``task.npz``: the task's examples and state (:mod:`.codec`; no pickle).
+
+Everything must fit ``max_mib`` (the machine receives at most 64 MiB, the repository included): the pack refuses
+with a clear message otherwise. :func:`travel_size` measures the repository part (``git ls-files``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import json
+import shutil
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import torch
+from safetensors.torch import save_file
+
+from phrasezoo.files import atomic_write_text, current_umask
+from phrasezoo.recipes import Recipe
+from phrasezoo.training.device_job.codec import task_fingerprint, write_task_state
+from phrasezoo.training.device_job.weights import (
+    cut_rows,
+    row_cut_allowed,
+    sha256_file,
+    state_bytes,
+    token_ids,
+    travel_dtypes,
+    vocabulary_tensors,
+)
+
+PACK_FORMAT = "phrasezoo-device-pack/1"
+MANIFEST = "manifest.json"
+MiB = 1 << 20
+#: the most that travels to the machine (repository + carried pack), and at most how much may come back
+TRAVEL_LIMIT_MIB = 64.0
+#: files that may come back from a run, each at most RETURN_FILE_MIB
+RETURN_FILES = 8
+RETURN_FILE_MIB = 16.0
+#: files a run writes besides the weight shards: the loss log, the run manifest and the console log (tee)
+RETURN_OTHER_FILES = 3
+#: largest weight shard a run writes (under RETURN_FILE_MIB, with room for the safetensors header)
+SHARD_MIB = 15.0
+
+
+class PackTooLarge(ValueError):
+    """The pack, or what the run would send back, does not fit the machine's transfer limits."""
+
+
+def device_seeds(training) -> list[int]:
+    """The seeds a recipe trains: one per soup ingredient, else its seed."""
+    return list(training.soup_seeds) if training.soup_seeds else [training.seed]
+
+
+def git_commit(repo: Path) -> dict[str, Any]:
+    """The checkout's commit and whether its code or recipes (``src/``, ``hub_configs/``) differ from it."""
+    try:
+        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True, text=True, check=True)
+        status = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no", "--", "src", "hub_configs"],
+            cwd=repo,
+            capture_output=True,
+            text=True,
+        )
+        return {"commit": head.stdout.strip(), "dirty": bool(status.stdout.strip())}
+    except (OSError, subprocess.CalledProcessError):
+        return {"commit": None, "dirty": None}
+
+
+def travel_size(repo: Path) -> int:
+    """Bytes of the working tree that travels: tracked files plus untracked files git does not ignore."""
+    listed = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=repo,
+        capture_output=True,
+        check=True,
+    ).stdout
+    total = 0
+    for name in filter(None, listed.decode("utf8", "surrogateescape").split("\0")):
+        path = repo / name
+        if path.is_file() and not path.is_symlink():
+            total += path.stat().st_size
+    return total
+
+
+def folder_size(folder: Path) -> int:
+    return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
+
+
+# --------------------------------------------------------------------------------------------- the row scan
+class _RowScan:
+    """A task that only makes the real task's batches and records the token ids in them (see :func:`scan_rows`)."""
+
+    averaged_prefixes: tuple[str, ...] = ()
+    lora_modules_to_save: list[str] = []
+
+    def __init__(self, task, vocab_size: int):
+        self.task = task
+        self.vocab_size = vocab_size
+        self.ids: set[int] = set()
+
+    def num_examples(self) -> int:
+        return self.task.num_examples()
+
+    def make_batch(self, indices, rng):
+        token_ids(self.task.make_batch(indices, rng), self.vocab_size, self.ids)
+        return {}
+
+    def compute_loss(self, model, batch):
+        return model.weight.sum() * 0.0, {}
+
+    def prepare(self, model, accelerator) -> None:
+        """Nothing: the scan trains no model."""
+
+    def facts(self) -> dict[str, Any]:
+        return {}
+
+
+def scan_rows(task, training, seeds: list[int], vocab_size: int, progress: bool = True) -> set[int]:
+    """Token ids that the batches of the planned run read, over every seed.
+
+    The schedule is the real loop's (:func:`phrasezoo.training.trainer.train` on a one-weight stand-in model):
+    the same indices, per-step random generators and torch seeds, so the ids are those the run will read.
+    """
+    from accelerate import Accelerator
+
+    from phrasezoo.training.trainer import train
+
+    scan = _RowScan(task, vocab_size)
+    accelerator = Accelerator(cpu=True)
+    for seed in seeds:
+        cfg = dataclasses.replace(
+            training,
+            seed=seed,
+            soup_seeds=None,
+            lora=None,
+            weight_average=0.0,
+            mixed_precision="no",
+            checkpoint_every=10**9,
+            log_every=10**9,
+            time_budget_minutes=None,
+            num_threads=None,
+        )
+        with tempfile.TemporaryDirectory() as scratch:
+            train(torch.nn.Linear(1, 1), scan, cfg, Path(scratch), accelerator=accelerator, resume=False,
+                  progress=progress)  # fmt: skip
+    return scan.ids
+
+
+# ----------------------------------------------------------------------------------------------------- build
+def build_models_and_tasks(cfg: Recipe, progress: bool = True):
+    """``[(seed, model, task)]`` per seed, built as :func:`phrasezoo.training.run.run_training` builds them."""
+    from accelerate import Accelerator
+
+    from phrasezoo.registry import create_model, validate_recipe
+    from phrasezoo.training.trainer import seed_everything
+
+    method = validate_recipe(cfg)
+    accelerator = Accelerator(cpu=True)
+    built = []
+    for seed in device_seeds(cfg.training):
+        seeded = dataclasses.replace(cfg, training=dataclasses.replace(cfg.training, seed=seed, soup_seeds=None))
+        seed_everything(seed)
+        model = create_model(seeded, accelerator)
+        seed_everything(seed)
+        task = method.build_task(seeded, model, accelerator)
+        built.append((seed, model, task))
+        if progress:
+            print(f">> built seed {seed}: {task.num_examples()} training examples", flush=True)
+    return built
+
+
+def build_pack(
+    cfg: Recipe,
+    overrides: list[str],
+    out: Path,
+    row_cut: str = "auto",
+    max_mib: float = 55.0,
+    repo: Path | None = None,
+    progress: bool = True,
+    extra: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Build ``cfg``'s models and task and write the pack to ``out`` (replaced); returns its manifest.
+
+    ``row_cut``: ``"auto"`` cuts vocabulary rows only when the pack would not fit ``max_mib`` otherwise; ``"on"``
+    always; ``"off"`` never. Raises :class:`PackTooLarge` when it does not fit anyway, or when the trained weights
+    would not come back in the run's files.
+    """
+    from phrasezoo.training.trainer import plan_steps
+
+    if row_cut not in ("auto", "on", "off"):
+        raise ValueError(f"row_cut must be auto, on or off, got {row_cut!r}.")
+    if cfg.training.lora:
+        raise ValueError(f"{cfg.name}: LoRA recipes are not supported by the GPU job (its weights come back whole).")
+    started = time.monotonic()
+    built = build_models_and_tasks(cfg, progress)
+    seed0, model, task = built[0]
+    _, total_steps = plan_steps(cfg.training, task.num_examples(), 1)
+
+    out = Path(out)
+    if out.exists():
+        shutil.rmtree(out)
+    out.mkdir(parents=True)
+    state_info = write_task_state(task, model, out)
+    for seed, other_model, other_task in built[1:]:
+        if task_fingerprint(other_task, other_model) != state_info["digest"]:
+            raise ValueError(
+                f"{cfg.name}: the task of seed {seed} differs from seed {seed0}'s; the GPU job ships one task for "
+                "every soup seed, so data builds must not depend on the training seed."
+            )
+
+    parameters = [name for name, p in model.named_parameters() if p.requires_grad]
+    initial = model.state_dict()
+    travelling = travel_dtypes(initial, parameters)
+    vocab_size = len(model.tokenizer)
+    row_names = vocabulary_tensors(travelling, vocab_size)
+    model.config.save_pretrained(out / "model")
+    model.tokenizer.save_pretrained(out / "tokenizer")  # beside no config.json: loading it runs no remote code
+
+    uncut = folder_size(out) + state_bytes(travelling)
+    cut_reason = row_cut_allowed(cfg.training)
+    want_cut = row_cut == "on" or (row_cut == "auto" and uncut > max_mib * MiB)
+    rows = None
+    if want_cut and row_names:
+        if cut_reason:
+            raise PackTooLarge(f"{cfg.name}: a vocabulary-row cut is needed to fit, but {cut_reason}.")
+        print(f">> scanning the planned run's batches for the vocabulary rows they read ({row_names})", flush=True)
+        ids = scan_rows(task, cfg.training, device_seeds(cfg.training), vocab_size, progress)
+        rows = torch.tensor(sorted(ids), dtype=torch.int64)
+        travelling = cut_rows(travelling, row_names, rows)
+        save_file({"rows": rows}, str(out / "rows.safetensors"))
+    save_file(travelling, str(out / "weights.safetensors"), metadata={"format": "pt"})
+    seed_files = {}
+    for seed, other_model, _ in built[1:]:
+        other = travel_dtypes(other_model.state_dict(), parameters)
+        if rows is not None:
+            other = cut_rows(other, row_names, rows)
+        differing = {k: v for k, v in other.items() if not torch.equal(v, travelling[k])}
+        name = f"weights-seed-{seed}.safetensors"
+        save_file(differing, str(out / name), metadata={"format": "pt"})
+        seed_files[str(seed)] = {"file": name, "tensors": sorted(differing)}
+
+    returned = state_bytes({k: travelling[k] for k in parameters})
+    shards_allowed = RETURN_FILES - RETURN_OTHER_FILES
+    if returned > shards_allowed * SHARD_MIB * MiB:
+        raise PackTooLarge(
+            f"{cfg.name}: the trained weights ({returned / MiB:.1f} MiB in fp16) would not come back in "
+            f"{shards_allowed} shards of {SHARD_MIB:g} MiB; cut rows (--row-cut on) or train a smaller model."
+        )
+    for path in out.rglob("*"):  # safetensors writes owner-only files; a pack is plain data
+        path.chmod((0o777 if path.is_dir() else 0o666) & ~current_umask())
+    commit = git_commit(repo or Path.cwd())
+    files = {
+        str(p.relative_to(out)): {"bytes": p.stat().st_size, "sha256": sha256_file(p)}
+        for p in sorted(out.rglob("*"))
+        if p.is_file()
+    }
+    size = sum(f["bytes"] for f in files.values())
+    manifest = {
+        "format": PACK_FORMAT,
+        "recipe_name": cfg.name,
+        "recipe": cfg.to_dict(),
+        "overrides": list(overrides),
+        **commit,
+        "created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        "data_fingerprint": state_info["digest"],
+        "task_class": f"{type(task).__module__}:{type(task).__qualname__}",
+        "model_class": f"{type(model).__module__}:{type(model).__qualname__}",
+        "training_examples": task.num_examples(),
+        "seeds": device_seeds(cfg.training),
+        "steps_per_seed": total_steps,
+        "steps": total_steps * len(built),
+        "trainable_tensors": parameters,
+        "vocabulary_size": vocab_size,
+        "row_cut": None
+        if rows is None
+        else {
+            "tensors": row_names,
+            "rows": len(rows),
+            "of": vocab_size,
+            "note": f"{len(rows):,} of {vocab_size:,} vocabulary rows travel: those the planned run's batches read; "
+            "the others keep their starting values (no batch reads them), replayed with the recipe's weight decay",
+        },
+        "seed_weights": seed_files,
+        "halved_task_tensors": state_info["halved"],
+        "returned_weights_mib": round(returned / MiB, 2),
+        "pack_mib": round(size / MiB, 2),
+        "pack_seconds": round(time.monotonic() - started),
+        "files": files,
+        **(extra or {}),
+    }
+    atomic_write_text(out / MANIFEST, json.dumps(manifest, indent=1) + "\n")
+    check_fits(out, max_mib, repo)
+    return manifest
+
+
+def check_fits(pack: Path, max_mib: float, repo: Path | None = None) -> tuple[float, float | None]:
+    """``(pack MiB, repository MiB)``; raises :class:`PackTooLarge` when the pack exceeds ``max_mib`` or the two
+    together exceed the machine's transfer limit (the repository part only where ``repo`` is a git checkout)."""
+    size = folder_size(pack) / MiB
+    if size > max_mib:
+        raise PackTooLarge(
+            f"{pack} is {size:.1f} MiB, over the {max_mib:g} MiB a pack may use (the machine receives at most "
+            f"{TRAVEL_LIMIT_MIB:g} MiB with the repository): shrink the recipe's data, or cut vocabulary rows "
+            "(--row-cut on)."
+        )
+    tree = None
+    if repo is not None and (repo / ".git").exists():
+        tree = travel_size(repo) / MiB
+        if tree + size > TRAVEL_LIMIT_MIB:
+            raise PackTooLarge(
+                f"the repository ({tree:.1f} MiB that travel: tracked and untracked-but-not-ignored files) plus "
+                f"{pack} ({size:.1f} MiB) is over the {TRAVEL_LIMIT_MIB:g} MiB that may travel: remove untracked "
+                "files, or pack less."
+            )
+    return size, tree
+
+
+def read_manifest(pack: Path) -> dict[str, Any]:
+    path = Path(pack) / MANIFEST
+    if not path.exists():
+        raise FileNotFoundError(f"{pack} holds no {MANIFEST}: build it with `phrasezoo device pack <recipe>`.")
+    manifest = json.loads(path.read_text())
+    if manifest.get("format") != PACK_FORMAT:
+        raise ValueError(f"{pack} is a {manifest.get('format')!r} pack, not {PACK_FORMAT!r}: rebuild it.")
+    return manifest
+
+
+def verify_files(pack: Path, manifest: dict[str, Any]) -> None:
+    """Raise when a file of the pack is missing or differs from what the manifest recorded."""
+    for name, info in manifest["files"].items():
+        path = Path(pack) / name
+        if not path.exists():
+            raise FileNotFoundError(f"{path} is missing from the pack: was it carried (the run call's carry list)?")
+        if path.stat().st_size != info["bytes"] or sha256_file(path) != info["sha256"]:
+            raise ValueError(f"{path} differs from the pack's manifest (corrupted or changed): rebuild the pack.")

@@ -1,0 +1,343 @@
+"""Train a pack (:mod:`.pack`) on the machine it was carried to, with the project's training loop, and write what
+comes back: fp16 weight shards, the loss log and a run manifest.
+
+Needs only torch, transformers, accelerate, safetensors, numpy, pyyaml and tqdm (and phrasezoo's source on
+``PYTHONPATH``): the task comes from JSON and arrays, the model from its config and the pack's weights, and each
+seed trains with :func:`phrasezoo.training.trainer.train`, the loop of every CPU run. A soup recipe trains one run
+per seed and averages them with :func:`phrasezoo.training.soup.write_soup_checkpoint`, as ``phrasezoo train`` does.
+
+What comes back (at most 8 files of at most 16 MiB, the machine's limits):
+
+* ``weights-0000N.safetensors``: the trained parameters of the last checkpoint (before any final weight averaging,
+  which unpack applies, as a CPU export does), fp16, row-cut like the pack's, with the travelled row ids
+  (``__rows__``); at most 15 MiB each;
+* ``loss_log.json``: per seed, per logged step: the loss and its parts, the learning rate and seconds since start;
+* ``run_manifest.json``: device, versions, steps and seconds per seed, the training facts, checks and file digests.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import json
+import os
+import platform
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import torch
+from safetensors.torch import load_file
+
+from phrasezoo.files import atomic_write_text
+from phrasezoo.recipes import recipe_from_dict
+from phrasezoo.training.device_job.codec import import_class, read_task_state
+from phrasezoo.training.device_job.pack import (
+    RETURN_FILE_MIB,
+    RETURN_FILES,
+    RETURN_OTHER_FILES,
+    SHARD_MIB,
+    MiB,
+    read_manifest,
+    verify_files,
+)
+from phrasezoo.training.device_job.weights import (
+    as_float32,
+    check_cut_rows,
+    cut_rows,
+    expand_rows,
+    sha256_file,
+    travel_dtypes,
+    write_shards,
+)
+
+RUN_FORMAT = "phrasezoo-device-run/1"
+RUN_MANIFEST = "run_manifest.json"
+LOSS_LOG = "loss_log.json"
+ROWS_KEY = "__rows__"
+#: libraries the machine lacks; ``--forbid-imports`` makes them unimportable here too, to prove a pack needs none
+DATA_LIBRARIES = ("datasets", "spacy", "faiss")
+
+
+def forbid_imports(names=DATA_LIBRARIES) -> None:
+    """Make ``names`` unimportable in this process, as on a machine without them (``import`` fails,
+    ``importlib.util.find_spec`` returns None). Refuses when one is already imported."""
+    loaded = [n for n in names if sys.modules.get(n) is not None]
+    if loaded:
+        raise RuntimeError(f"{loaded} already imported: forbid them before anything else is imported.")
+    for name in names:
+        sys.modules[name] = None  # type: ignore[assignment]
+
+
+def device_name(device: str) -> str:
+    if device == "cuda":
+        return torch.cuda.get_device_name()
+    for line in Path("/proc/cpuinfo").read_text().splitlines() if Path("/proc/cpuinfo").exists() else []:
+        if line.startswith("model name"):
+            return line.split(":", 1)[1].strip()
+    return platform.processor() or platform.machine()
+
+
+def resolve_device(device: str) -> str:
+    if device == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if device == "cuda" and not torch.cuda.is_available():
+        raise SystemExit(
+            "--device cuda: torch sees no GPU here (torch.cuda.is_available() is False). Nothing was trained; on a "
+            "machine without a GPU pass --device cpu."
+        )
+    return device
+
+
+class _StepClock:
+    """Wraps a task's ``make_batch`` to stamp the start of every step, and prints progress now and then."""
+
+    def __init__(self, task, total: int, label: str):
+        self.task, self.total, self.label = task, total, label
+        self.stamps: list[float] = []
+        self.every = max(1, total // 10)
+        self.make_batch = task.make_batch
+        task.make_batch = self
+
+    def __call__(self, indices, rng):
+        now = time.monotonic()
+        self.stamps.append(now)
+        done = len(self.stamps) - 1
+        if done and done % self.every == 0:
+            rate = (now - self.stamps[0]) / done
+            print(f"   {self.label}: step {done}/{self.total}, {rate:.3f} s/step", flush=True)
+        return self.make_batch(indices, rng)
+
+    def median_step(self) -> float | None:
+        """Median seconds between step starts (the first step, with its warm-up, left out)."""
+        gaps = sorted(b - a for a, b in zip(self.stamps[1:], self.stamps[2:]))
+        return round(gaps[len(gaps) // 2], 4) if gaps else None
+
+    def seconds_at(self, step: int, end: float) -> float:
+        """Seconds from the first step's start to the end of ``step`` (1-based)."""
+        finish = self.stamps[step] if step < len(self.stamps) else end
+        return finish - self.stamps[0]
+
+
+def _load_seed_state(pack: Path, manifest: dict, seed: int, rows, vocab_size: int) -> dict[str, torch.Tensor]:
+    state = load_file(str(pack / "weights.safetensors"))
+    extra = manifest["seed_weights"].get(str(seed))
+    if extra:
+        state.update(load_file(str(pack / extra["file"])))
+    if rows is not None:
+        state = expand_rows(state, manifest["row_cut"]["tensors"], rows, vocab_size)
+    return as_float32(state)
+
+
+def _loss_rows(log_path: Path, clock: _StepClock, end: float, seed: int) -> list[dict[str, Any]]:
+    rows = []
+    if not log_path.exists():
+        return rows
+    for line in log_path.read_text().splitlines():
+        record = json.loads(line)
+        if "loss" not in record:
+            continue
+        rows.append({"seed": seed, **record, "seconds": round(clock.seconds_at(record["step"], end), 3)})
+    return rows
+
+
+def _same(a: torch.Tensor, b: torch.Tensor) -> bool:
+    return a.shape == b.shape and torch.equal(torch.nan_to_num(a.float()), torch.nan_to_num(b.float()))
+
+
+def run_pack(
+    pack: Path,
+    out: Path,
+    device: str = "auto",
+    max_steps: int | None = None,
+    budget_minutes: float | None = None,
+    progress: bool = False,
+) -> dict[str, Any]:
+    """Train the pack in ``pack`` and write the returned files to ``out``; returns the run manifest.
+
+    ``max_steps`` (at most the planned steps) shortens every seed's run, for checks: such a run is not the
+    recipe's, and says so. ``budget_minutes`` is a safety stop over all seeds (the loop checkpoints and stops; the
+    manifest and card say so); default: the pack's ``device_minutes``.
+    """
+    from accelerate import Accelerator
+
+    from phrasezoo.training.checkpoint import latest_checkpoint
+    from phrasezoo.training.run import training_facts
+    from phrasezoo.training.soup import write_soup_checkpoint
+    from phrasezoo.training.trainer import seed_everything, train
+
+    started = time.monotonic()
+    pack, out = Path(pack), Path(out)
+    manifest = read_manifest(pack)
+    verify_files(pack, manifest)
+    device = resolve_device(device)
+    planned = manifest["steps_per_seed"]
+    if max_steps is not None and not 0 < max_steps <= planned:
+        raise SystemExit(f"--max-steps must be in 1..{planned} (the pack's planned steps: its rows cover no more).")
+    steps = max_steps or planned
+    budget = manifest.get("device_minutes") if budget_minutes is None else budget_minutes  # 0: no safety stop
+    cfg = recipe_from_dict(manifest["recipe"])
+    seeds = manifest["seeds"]
+    model_class = import_class(manifest["model_class"])
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(str(pack / "tokenizer"))
+    config = model_class.config_class.from_pretrained(str(pack / "model"))
+    vocab_size = manifest["vocabulary_size"]
+    rows = load_file(str(pack / "rows.safetensors"))["rows"] if manifest["row_cut"] else None
+    row_names = manifest["row_cut"]["tensors"] if rows is not None else []
+    trainable = manifest["trainable_tensors"]
+    name = device_name(device)
+    print(
+        f">> {manifest['recipe_name']}: {len(seeds)} run(s) x {steps} steps on {device} ({name}); pack "
+        f"{manifest['commit'] or '?'}{' (dirty)' if manifest.get('dirty') else ''}",
+        flush=True,
+    )
+
+    losses: list[dict[str, Any]] = []
+    runs: list[dict[str, Any]] = []
+    problems: list[str] = []
+    with tempfile.TemporaryDirectory(prefix="phrasezoo-device-") as scratch:
+        run_dirs = []
+        for i, seed in enumerate(seeds):
+            seed_everything(seed)
+            initial = _load_seed_state(pack, manifest, seed, rows, vocab_size)
+            model = model_class(config)
+            model.load_state_dict(initial, strict=True)
+            model.set_tokenizer(tokenizer)
+            task = read_task_state(pack, model)
+            left = None
+            if budget:
+                spent = (time.monotonic() - started) / 60
+                left = round(max(0.5, (budget - spent) / (len(seeds) - i)), 2)
+            training = dataclasses.replace(
+                cfg.training,
+                seed=seed,
+                soup_seeds=None,
+                max_steps=steps,
+                checkpoint_every=10**9,  # only the last step (and a stop) is checkpointed: checkpoints cost time
+                keep_checkpoints=1,
+                time_budget_minutes=left,
+                num_threads=cfg.training.num_threads if device == "cpu" else None,
+            )
+            run_dir = Path(scratch) / f"seed-{seed}"
+            clock = _StepClock(task, steps, f"seed {seed}")
+            accelerator = Accelerator(cpu=device == "cpu")
+            limit = f"safety budget {left:.1f} min" if left else "no time budget"
+            print(f">> run {i + 1}/{len(seeds)}: seed {seed}, {steps} steps, {limit}", flush=True)
+            result = train(model, task, training, run_dir, accelerator=accelerator, resume=False, progress=progress)
+            end = time.monotonic()
+            task.make_batch = clock.make_batch
+            seeded = dataclasses.replace(cfg, training=training)
+            facts = training_facts(seeded, result, accelerator, task)
+            losses += _loss_rows(run_dir / "train_log.jsonl", clock, end, seed)
+            start_state = load_file(str(run_dir / "checkpoints" / "initial.safetensors"))
+            moved = sorted(k for k, v in start_state.items() if not _same(v, initial[k]))
+            if moved:
+                problems.append(f"seed {seed}: the task's prepare stage changed starting weights {moved[:5]}")
+            runs.append(
+                {
+                    "seed": seed,
+                    "steps": result.steps,
+                    "planned_steps": planned,
+                    "seconds": round(result.seconds, 1),
+                    "seconds_per_step": round(result.seconds / max(result.steps, 1), 4),
+                    "seconds_per_step_median": clock.median_step(),
+                    "stopped_by_time_budget": result.stopped_early,
+                    "last_losses": {k: round(v, 4) for k, v in result.last_losses.items()},
+                    "facts": facts,
+                }
+            )
+            run_dirs.append(run_dir)
+            print(f">> seed {seed}: {result.steps} steps in {result.seconds / 60:.2f} min", flush=True)
+            averaged_prefixes = list(task.averaged_prefixes)
+            del model, task, result
+            if device == "cuda":
+                torch.cuda.empty_cache()
+        trained, soup_facts, souped = None, {}, len(run_dirs) == 1
+        if len(run_dirs) > 1:
+            try:
+                trained, soup_facts = write_soup_checkpoint(run_dirs, Path(scratch) / "soup")
+                souped = True
+                soup_facts["soup ingredients"] = [f"seed {seed} ({name})" for seed in seeds]
+            except ValueError as error:  # runs stopped by the time budget at different steps
+                soup_facts = {"model soup": f"not made ({error}): the first run's weights"}
+                runs = runs[:1]
+        if trained is None:
+            trained = load_file(str(latest_checkpoint(run_dirs[0] / "checkpoints") / "model.safetensors"))
+    missing = sorted(set(trainable) - set(trained))
+    if missing:
+        problems.append(f"the trained state lacks parameters {missing[:5]}")
+    trained = {k: trained[k] for k in trainable if k in trained}
+    if rows is not None:
+        problems += check_cut_rows(trained, [n for n in row_names if n in trained], rows)
+    nonfinite = sorted(k for k, v in trained.items() if k not in row_names and not torch.isfinite(v).all())
+    if nonfinite:
+        problems.append(f"training diverged: non-finite values in {nonfinite[:5]}")
+    back = travel_dtypes(trained, trainable)
+    if rows is not None:
+        back = cut_rows(back, row_names, rows)
+        back[ROWS_KEY] = rows
+    out.mkdir(parents=True, exist_ok=True)
+    shards = write_shards(back, out, "weights", int(SHARD_MIB * MiB))
+    if len(shards) > RETURN_FILES - RETURN_OTHER_FILES:
+        problems.append(f"{len(shards)} weight shards: more than the {RETURN_FILES - RETURN_OTHER_FILES} that fit")
+    atomic_write_text(out / LOSS_LOG, json.dumps(losses) + "\n")
+    too_big = [p.name for p in [*shards, out / LOSS_LOG] if p.stat().st_size > RETURN_FILE_MIB * MiB]
+    if too_big:
+        problems.append(f"files over {RETURN_FILE_MIB:g} MiB will not come back: {too_big}")
+    seconds = round(time.monotonic() - started, 1)
+    record = {
+        "format": RUN_FORMAT,
+        "recipe_name": manifest["recipe_name"],
+        "pack": {
+            k: manifest.get(k)
+            for k in ("commit", "dirty", "created", "data_fingerprint", "overrides", "recipe_source", "steps")
+        },
+        "pack_manifest_sha256": sha256_file(pack / "manifest.json"),
+        "recipe": manifest["recipe"],
+        "model_class": manifest["model_class"],
+        "row_cut": manifest["row_cut"],
+        "trainable_tensors": trainable,
+        "averaged_prefixes": averaged_prefixes,
+        "device": device,
+        "device_name": name,
+        "host": {"cpu_cores": os.cpu_count(), "platform": platform.platform()},
+        "versions": _versions(),
+        "seeds": seeds,
+        "steps_per_seed": steps,
+        "planned_steps_per_seed": planned,
+        "recipe_steps": steps == planned,
+        # the recipe's run: every planned step of every seed, and the soup made
+        "recipe_run": steps == planned and souped and not any(r["stopped_by_time_budget"] for r in runs),
+        "runs": runs,
+        "soup": soup_facts,
+        "training_seconds": round(sum(r["seconds"] for r in runs), 1),
+        "seconds": seconds,
+        "finished": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        "problems": problems,
+        "files": {p.name: {"bytes": p.stat().st_size, "sha256": sha256_file(p)} for p in [*shards, out / LOSS_LOG]},
+    }
+    atomic_write_text(out / RUN_MANIFEST, json.dumps(record, indent=1, default=str) + "\n")
+    print(
+        f">> wrote {len(shards)} shard(s), {LOSS_LOG} and {RUN_MANIFEST} to {out} ({seconds / 60:.1f} min in all)",
+        flush=True,
+    )
+    if problems:
+        raise SystemExit("the run finished with problems:\n  " + "\n  ".join(problems))
+    return record
+
+
+def _versions() -> dict[str, str]:
+    import accelerate
+    import transformers
+
+    return {
+        "python": platform.python_version(),
+        "torch": torch.__version__,
+        "cuda": str(torch.version.cuda),
+        "transformers": transformers.__version__,
+        "accelerate": accelerate.__version__,
+    }

@@ -1,0 +1,114 @@
+"""The hybrid default matcher: candidates, features, the learned combination, threshold='auto', save/load."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from phrasezoo.match import Combination, Matcher, join, link
+from phrasezoo.match.combinations import BLEND, FEATURES, LEARNED, default_combination, margins
+from phrasezoo.match.hybrid import HybridScorer
+
+LEFT = ["2012 Wisconsin Badgers football team", "2013 Wisconsin Badgers football team", "The New York Times",
+        "Federal Bureau of Investigation", "I Will (The Beatles song)", "Washington Post", "apple pie"]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def fitted():
+    return Matcher(progress=False).fit(LEFT)
+
+
+def test_the_default_is_the_learned_listwise_combination_over_minilm(fitted):
+    scorer = fitted.scorer
+    assert isinstance(scorer, HybridScorer) and scorer.vectors.name == "baseline:minilm-l6"
+    assert scorer.combination.link == "ranked" and scorer.combination.calibration
+    assert scorer.combination.to_dict() == LEARNED["baseline:minilm-l6"]
+    assert set(scorer.combination.features) <= set(FEATURES)
+    assert default_combination("some-other-encoder").to_dict() == LEARNED["baseline:minilm-l6"]
+
+
+def test_numbers_acronyms_and_cores_decide_between_close_names(fitted):
+    out = fitted.transform(["2013 Wisconsin Badgers football", "FBI", "I Will", "NY Times"])
+    assert out["left"].tolist() == [LEFT[1], LEFT[3], LEFT[4], LEFT[2]]
+    assert out["score"].between(0, 1).all()
+
+
+def test_top_k_beyond_the_candidates_is_filled(fitted):
+    out = fitted.transform(["apple pie"], top_k=len(LEFT))
+    assert len(out) == len(LEFT) and out["score"].is_monotonic_decreasing
+
+
+def test_auto_threshold_is_the_calibrated_one_and_rises_with_the_target(fitted):
+    low, high = fitted.threshold_for(0.8), fitted.threshold_for(0.95)
+    assert 0 <= low <= high <= 1
+    out = join(LEFT, ["2013 Wisconsin Badgers football", "zebra crossing qqq"], threshold="auto", matcher=fitted)
+    assert out.attrs["threshold"] == pytest.approx(fitted.threshold_for(0.9))
+    assert out.attrs["target_precision"] == 0.9
+    assert out["right_index"].tolist() + out.attrs["unmatched"] == [0, 1] or sorted(
+        out["right_index"].tolist() + out.attrs["unmatched"]
+    ) == [0, 1]
+    with pytest.raises(ValueError, match="target_precision"):
+        fitted.threshold_for(1.5)
+
+
+def test_save_and_load_answer_the_same_without_reencoding_the_reference(fitted, tmp_path):
+    fitted.save(tmp_path / "m")
+    assert sorted(p.name for p in (tmp_path / "m").iterdir()) == ["matcher.json", "matcher.safetensors"]
+    state = json.loads((tmp_path / "m" / "matcher.json").read_text())
+    assert state["scorer"]["kind"] == "hybrid" and state["reference"] == LEFT
+    loaded = Matcher.load(tmp_path / "m", progress=False)
+    assert loaded.scorer.vectors.encoder.encoded_count == 0  # the reference vectors came from the file
+    queries = ["2013 Wisconsin Badgers football", "FBI", "NYTimes"]
+    a, b = fitted.transform(queries, top_k=2), loaded.transform(queries, top_k=2)
+    assert a["left"].tolist() == b["left"].tolist()
+    np.testing.assert_allclose(a["score"], b["score"], atol=1e-5)
+    assert loaded.scorer.vectors.encoder.encoded_count == len(queries)
+
+
+@pytest.mark.parametrize("model", ["tfidf:char", "tfidf:word", "rapidfuzz:WRatio"])
+def test_save_and_load_single_channels(model, tmp_path):
+    matcher = Matcher(model, progress=False).fit(LEFT, labels=[f"id{i}" for i in range(len(LEFT))])
+    matcher.save(tmp_path / "m")
+    loaded = Matcher.load(tmp_path / "m")
+    a, b = matcher.transform(["NY Times", "apple"]), loaded.transform(["NY Times", "apple"])
+    assert a["left_index"].tolist() == b["left_index"].tolist() and a["left_index"].iloc[0] == "id2"
+    np.testing.assert_allclose(a["score"], b["score"], atol=1e-6)
+
+
+def test_load_errors(tmp_path):
+    with pytest.raises(FileNotFoundError, match="no saved matcher"):
+        Matcher.load(tmp_path)
+    with pytest.raises(RuntimeError, match="Fit the matcher"):
+        Matcher("tfidf:char").save(tmp_path / "x")
+    with pytest.raises(ValueError, match="blocking function"):
+        Matcher("tfidf:char", blocking=lambda t: t[:1]).fit(["ab"]).save(tmp_path / "y")
+
+
+def test_blocked_hybrid_search_ranks_inside_the_blocks(fitted):
+    blocked = Matcher(blocking="tokens", progress=False).fit(LEFT)
+    out = blocked.transform(["2013 Wisconsin Badgers football", "zzz qqq"])
+    assert out["left"].tolist()[0] == LEFT[1] and len(out) == 2  # the second falls back to the whole table
+
+
+def test_link_with_the_default_collapses_aliases():
+    kb = {"Q1": ["Federal Bureau of Investigation", "FBI"], "Q2": "Central Intelligence Agency"}
+    out = link(["the FBI", "CIA"], kb, top_k=2, progress=False)
+    assert out.groupby("mention_index")["entity_id"].apply(lambda s: s.is_unique).all()
+    assert out[out["rank"] == 1]["entity_id"].tolist() == ["Q1", "Q2"]
+
+
+def test_margins_and_combinations():
+    scores = np.array([[0.9, 0.5, 0.1], [0.2, 0.2, -np.inf]], dtype=np.float32)
+    valid = np.array([[True, True, True], [True, True, False]])
+    np.testing.assert_allclose(margins(scores, valid), [[0.4, -0.4, -0.8], [0.0, 0.0, 0.0]], atol=1e-6)
+    assert BLEND.score(np.array([[[1.0, 1.0]]], dtype=np.float32))[0, 0] == pytest.approx(1.0)
+    with pytest.raises(ValueError, match="Unknown feature"):
+        Combination(["cosine"], [1.0])
+    with pytest.raises(ValueError, match="identity combination"):
+        Combination(["emb", "char"], [1.0, 0.5], link="identity")
+    with pytest.raises(ValueError, match="probability"):
+        Combination(["emb"], [1.0], link="ranked", probability=[-1.0, 0.0, 0.0])
+    with pytest.raises(ValueError, match="calibrated"):
+        BLEND.threshold_for(0.9)
