@@ -33,7 +33,7 @@ SELECTED_ON = (
 )
 
 
-def select_from_recipe(cfg: Recipe, evaluate_dev: Callable[..., dict], model=None, baselines=()):
+def select_from_recipe(cfg: Recipe, evaluate_dev: Callable[..., dict], model=None, baselines=(), progress=True):
     """Run the recipe's ``eval.select_on_dev`` block on ``model`` (default: the model exported in
     ``cfg.output_dir``, for ``--no-train``); ``baseline`` defaults to the recipe's first baseline. Returns
     ``(model at the chosen values, selection, card facts)``."""
@@ -45,7 +45,14 @@ def select_from_recipe(cfg: Recipe, evaluate_dev: Callable[..., dict], model=Non
     options = {k: block[k] for k in ("max_items", "objective") if k in block}
     baseline = block.get("baseline") or (baselines[0] if baselines else None)
     selection, facts = select_on_dev(
-        cfg, block["grid"], evaluate_dev, model, dev_tasks=block.get("tasks"), baseline=baseline, **options
+        cfg,
+        block["grid"],
+        evaluate_dev,
+        model,
+        progress=progress,
+        dev_tasks=block.get("tasks"),
+        baseline=baseline,
+        **options,
     )
     return model, selection, facts
 
