@@ -12,9 +12,9 @@ def test_a_background_run_gives_the_numbers_of_this_process_and_keeps_other_reci
     tmp_path, monkeypatch, benchmarks_dir
 ):
     monkeypatch.chdir(tmp_path)
-    (tmp_path / "results").mkdir()
+    (tmp_path / "results" / "baselines").mkdir(parents=True)
     other = {"task": "turney", "metric": "accuracy", "value": 0.5, "n": 1, "seconds": 0.0, "notes": "other recipe"}
-    shared = tmp_path / "results" / "baseline-minilm-l6.json"
+    shared = tmp_path / "results" / "baselines" / "baseline-minilm-l6.json"  # one file per baseline
     shared.write_text(
         json.dumps({"model": "baseline:minilm-l6", "model_revision": "x", "created": "x", "results": [other]})
     )
