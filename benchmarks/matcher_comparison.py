@@ -3,7 +3,7 @@
 Matchers (``--models``): rapidfuzz ``WRatio``, character TF-IDF (``tfidf:char``, what PolyFuzz and skrub users get),
 raw all-MiniLM-L6-v2 and all-mpnet-base-v2 (mean pooling), any exported zoo folder, the ten-line blend of issue 36
 (``blend:<encoder>``: embedding cosine + 0.5 x char TF-IDF cosine) and the default (``hybrid``: the combination
-learned on AutoFJ's dev datasets, ``benchmarks/matching_dev.py``). Exact search, no blocking.
+learned on AutoFJ's dev datasets, ``experiments/matching/matching_dev.py``). Exact search, no blocking.
 
 * AutoFJ (PyPI ``autofj``): each right row is joined to the whole left table (the suite's protocol); accuracy per
   dataset over right rows with a gold match, averaged over ``autofj_test`` (40 datasets: the headline, never used for

@@ -1,6 +1,6 @@
 """Embeddings of every string the matching studies read, cached on disk per model (so dev iterations are cheap).
 
-The matching study (``benchmarks/matching_dev.py``) scores many feature sets and combinations on the same strings:
+The matching study (``experiments/matching/matching_dev.py``) scores many feature sets and combinations on the same strings:
 the AutoFJ tables (all 50: the dev-10 for choices, the test-40 for the final report), the YAGO/UMLS test pairs and
 the offline alias proxy. Encoding them once per model takes minutes to an hour on this 2-core machine, so this
 script encodes them once and stores ``texts.json`` + ``vectors.npy`` under

@@ -23,7 +23,8 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "matching"))
+sys.path.insert(1, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 
 from matching_alias_proxy import alias_mrr, load_alias_groups  # noqa: E402
 from matching_dev import RESULTS, CachedEncoder, lexical_corpus, summarise  # noqa: E402

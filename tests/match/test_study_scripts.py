@@ -10,6 +10,7 @@ import pytest
 
 BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
 sys.path.insert(0, str(BENCHMARKS))
+sys.path.insert(0, str(BENCHMARKS.parent / "experiments" / "matching"))  # the dev study and the alias proxy
 
 import matcher_comparison  # noqa: E402
 import matching_alias_proxy as proxy  # noqa: E402

@@ -5,7 +5,7 @@ For each query the candidates are the reference rows among its ``candidates`` ne
 its ``candidates`` nearest by character TF-IDF cosine (sparse dot products). Every candidate pair gets the features
 of :data:`FEATURES` (cosines, the margin of each cosine over the query's best other candidate, number/year agreement,
 acronyms), and a :class:`Combination` (a logistic regression trained on AutoFJ's dev datasets, see
-``benchmarks/matching_dev.py``) turns them into one score: the estimated probability that the pair is a match.
+``experiments/matching/matching_dev.py``) turns them into one score: the estimated probability that the pair is a match.
 A calibration table maps a target precision to a score threshold (``threshold="auto"``).
 """
 

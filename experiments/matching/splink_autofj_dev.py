@@ -17,7 +17,7 @@ embedding comparison alone. Nothing is tuned: k = 10, the cosine levels (splink'
 the 0.5 cut are fixed in advance, so the dev numbers are not fitted to the dev data. No AutoFJ test dataset is
 read.
 
-    .venv/bin/python benchmarks/splink_autofj_dev.py --output results/matching/splink-dev.json \\
+    .venv/bin/python experiments/matching/splink_autofj_dev.py --output results/matching/splink-dev.json \\
         --docs docs/integrations/splink.md
 """
 
@@ -211,7 +211,8 @@ def main(argv: list[str] | None = None) -> None:
         "model": args.model,
         "k": args.k,
         "date": dt.date.today().isoformat(),
-        "command": "python benchmarks/splink_autofj_dev.py " + " ".join(sys.argv[1:] if argv is None else argv),
+        "command": "python experiments/matching/splink_autofj_dev.py "
+        + " ".join(sys.argv[1:] if argv is None else argv),
         **evaluate(names, args.model, args.k, args.seed),
     }
     results["seconds"] = round(time.perf_counter() - start, 1)

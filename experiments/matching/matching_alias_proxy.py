@@ -22,7 +22,7 @@ Scores (:func:`alias_mrr`): ``name->alias`` (the held-out check's direction: the
 siblings the candidates; reciprocal rank of the best-ranked alias) and ``alias->name`` (the join direction: each
 alias is a query against the name and the siblings).
 
-    .venv/bin/python benchmarks/matching_alias_proxy.py            # build (cached) and print counts + examples
+    .venv/bin/python experiments/matching/matching_alias_proxy.py            # build (cached) and print counts + examples
 """
 
 from __future__ import annotations
