@@ -44,6 +44,17 @@ def _tiny_recipe(tmp_path, name: str, **training) -> str:
     return str(config)
 
 
+def _counting(calls: list):
+    """``export_model`` that records each call (the pipeline imports it at call time, so a patch reaches it)."""
+    from phrasezoo.hub.export import export_model
+
+    def export(*args, **kwargs):
+        calls.append(args[1])
+        return export_model(*args, **kwargs)
+
+    return export
+
+
 def test_pipeline_trains_exports_evaluates_and_writes_the_table(tmp_path, monkeypatch, benchmarks_dir):
     monkeypatch.chdir(tmp_path)
     corpus = tmp_path / "corpus.txt"
@@ -125,21 +136,25 @@ def test_pipeline_dev_only_without_a_selection_block_says_so_before_training(tmp
     assert not (tmp_path / "outputs").exists()
 
 
-def test_dev_selection_chooses_the_mix_on_the_dev_suite_and_exports_it(tmp_path, monkeypatch, benchmarks_dir):
+def test_dev_selection_chooses_the_mix_on_the_dev_suite(tmp_path, monkeypatch, benchmarks_dir):
     import torch
     from safetensors.torch import load_file
 
-    from phrasezoo.pipeline import select_on_dev, train_and_export
+    from phrasezoo.evaluation.dev_suite import evaluate_dev
     from phrasezoo.recipes import load_recipe
+    from phrasezoo.training.selection import select_on_dev
+    from phrasezoo.training.workflow import train_recipe
 
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("PHRASEZOO_BENCHMARKS", str(benchmarks_dir))  # the dev sets drop every benchmark item
     config = _tiny_recipe(tmp_path, "pearl-dev", weight_average=0.5)
     cfg = load_recipe(config)
-    train_and_export(cfg, card=False, progress=False)
+    model = train_recipe(cfg, progress=False).model
 
     grid = {"weight_average": [0.0, 1.0], "char_weight": [0.0, 0.5]}
-    selection = select_on_dev(cfg, grid, progress=False, dev_tasks=["fuzzy", "topics"], max_items=40)
+    selection, facts = select_on_dev(
+        cfg, grid, evaluate_dev, model, progress=False, dev_tasks=["fuzzy", "topics"], max_items=40
+    )
 
     written = json.loads((tmp_path / "results" / "pearl" / "pearl-dev-dev-selection.json").read_text())
     assert written["chosen"] == selection["chosen"] and written["dev_tasks"] == ["dev_fuzzy", "dev_topics"]
@@ -148,18 +163,16 @@ def test_dev_selection_chooses_the_mix_on_the_dev_suite_and_exports_it(tmp_path,
     for key in grid:
         rows = [r for r in selection["rows"] if all(r[k] == selection["chosen"][k] for k in grid if k != key)]
         assert max(rows, key=lambda r: r["dev_avg"])[key] == selection["chosen"][key]
-    # the exported folder holds the chosen blend of the last checkpoint and the starting weights
-    exported = load_file(tmp_path / "outputs" / "pearl-dev" / "model.safetensors")
+    # the model is left at the chosen blend of the last checkpoint and the starting weights, the recipe records it
     ckpt = tmp_path / "outputs" / "pearl-dev" / "checkpoints"
     finetuned = load_file(ckpt / "step-000002" / "model.safetensors")
     initial = load_file(ckpt / "initial.safetensors")
     w = selection["chosen"]["weight_average"]
     key = next(k for k in initial if k.endswith("word_embeddings.weight"))
-    assert torch.allclose(exported[key], (1 - w) * finetuned[key] + w * initial[key], atol=1e-6)
-    config_json = json.loads((tmp_path / "outputs" / "pearl-dev" / "config.json").read_text())
-    assert config_json["char_weight"] == selection["chosen"]["char_weight"]
-    facts = json.loads((tmp_path / "outputs" / "pearl-dev" / "training_facts.json").read_text())
-    assert facts["chosen on the dev suite"] == selection["chosen"]
+    assert torch.allclose(model.state_dict()[key], (1 - w) * finetuned[key] + w * initial[key], atol=1e-6)
+    assert model.config.char_weight == selection["chosen"]["char_weight"] == cfg.model["char_weight"]
+    assert cfg.training.weight_average == w and facts["chosen on the dev suite"] == selection["chosen"]
+    assert not (tmp_path / "outputs" / "pearl-dev" / "model.safetensors").exists()  # exporting is the caller's job
 
     # --dev-only: the pipeline makes the recipe's dev choice and stops before any benchmark is evaluated
     with_selection = {
@@ -170,14 +183,25 @@ def test_dev_selection_chooses_the_mix_on_the_dev_suite_and_exports_it(tmp_path,
         },
     }
     Path(config).write_text(yaml.safe_dump(with_selection))
-    dev_doc = run_pipeline(config, train=False, dev_only=True)
+    monkeypatch.setattr("phrasezoo.hub.export.export_model", _counting(calls := []))
+    dev_doc = run_pipeline(config, dev_only=True)  # resumes the finished run, selects and exports once
     assert dev_doc["dev_tasks"] == ["dev_fuzzy"] and len(dev_doc["rows"]) == 2
-    assert not (tmp_path / "results" / "pearl" / "pearl-dev.json").exists()
+    assert not (tmp_path / "results" / "pearl" / "pearl-dev.json").exists() and len(calls) == 1
+    exported = load_file(tmp_path / "outputs" / "pearl-dev" / "model.safetensors")
+    w = dev_doc["chosen"]["weight_average"]
+    assert torch.allclose(exported[key], (1 - w) * finetuned[key] + w * initial[key], atol=1e-6)
+    facts = json.loads((tmp_path / "outputs" / "pearl-dev" / "training_facts.json").read_text())
+    assert facts["chosen on the dev suite"] == dev_doc["chosen"] and facts["steps"] == 2
+    # --no-train: the selection runs on the exported model with the run's checkpoints, and exports it once more
+    again = run_pipeline(config, train=False, dev_only=True)
+    assert again["rows"] == dev_doc["rows"] and len(calls) == 2
 
     # worst_margin: the smallest per-task margin over the baseline, scored on the same dev tasks in the same call
-    worst = select_on_dev(
+    worst, _ = select_on_dev(
         cfg,
         {"weight_average": [0.0, 1.0]},
+        evaluate_dev,
+        model,
         progress=False,
         dev_tasks=["fuzzy", "topics"],
         max_items=40,
@@ -191,9 +215,9 @@ def test_dev_selection_chooses_the_mix_on_the_dev_suite_and_exports_it(tmp_path,
     best = max(worst["rows"], key=lambda r: r["worst_margin"])
     assert worst["chosen"]["weight_average"] == best["weight_average"]
     with pytest.raises(ValueError, match="objective"):
-        select_on_dev(cfg, {"weight_average": [0.0]}, progress=False, objective="median")
+        select_on_dev(cfg, {"weight_average": [0.0]}, evaluate_dev, model, progress=False, objective="median")
     with pytest.raises(ValueError, match="needs a baseline"):
-        select_on_dev(cfg, {"weight_average": [0.0]}, progress=False, objective="worst_margin")
+        select_on_dev(cfg, {"weight_average": [0.0]}, evaluate_dev, model, progress=False, objective="worst_margin")
 
 
 def test_a_soup_recipe_trains_each_seed_and_exports_their_average(tmp_path, monkeypatch):
@@ -260,3 +284,49 @@ def test_the_recipes_ccl_options_reach_the_models_evaluation_and_misspelt_ones_f
         run_pipeline(str(config))  # before any training
     assert not (tmp_path / "outputs" / "ccl-recipe" / "ingredients").exists()
     assert sorted(p.name for p in (tmp_path / "outputs" / "ccl-recipe").iterdir()) == ["config.json"]
+
+
+def test_one_pipeline_run_writes_the_model_folder_once_and_the_card_once(tmp_path, monkeypatch, benchmarks_dir):
+    """train (a soup) -> select on dev -> export once -> evaluate -> card once: no step goes back up."""
+    import phrasezoo.hub.card
+    import phrasezoo.hub.export
+    import phrasezoo.registry
+    import phrasezoo.training.run
+    import phrasezoo.training.workflow
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PHRASEZOO_BENCHMARKS", str(benchmarks_dir))
+    config = _tiny_recipe(tmp_path, "pearl-once", soup_seeds=[1, 2])
+    recipe = yaml.safe_load(Path(config).read_text())
+    recipe["eval"] = {
+        "tasks": ["bird"],
+        "baselines": [],
+        "select_on_dev": {"grid": {"weight_average": [0.0, 0.5]}, "tasks": ["fuzzy"], "max_items": 40},
+    }
+    Path(config).write_text(yaml.safe_dump(recipe))
+    exports, weights, cards = [], [], []
+    monkeypatch.setattr("phrasezoo.hub.export.export_model", _counting(exports))
+    replace = phrasezoo.hub.export.readable_replace
+    monkeypatch.setattr(
+        phrasezoo.hub.export, "readable_replace", lambda src, dst: weights.append(Path(dst).name) or replace(src, dst)
+    )
+    write_card = phrasezoo.hub.card.write_model_card
+    monkeypatch.setattr(phrasezoo.hub.export, "write_model_card", lambda *a: cards.append(a) or write_card(*a))
+    validations = []
+    validate = phrasezoo.registry.validate_recipe
+    for module in (phrasezoo.registry, phrasezoo.training.run, phrasezoo.training.workflow):  # every caller's name
+        monkeypatch.setattr(
+            module, "validate_recipe", lambda recipe: validations.append(recipe.name) or validate(recipe)
+        )
+
+    doc = run_pipeline(config, benchmarks_dir=str(benchmarks_dir))
+
+    assert validations == ["pearl-once"]  # the recipe is validated once, not again by create_model or per seed
+    assert exports == [Path("outputs/pearl-once")]
+    assert weights.count("model.safetensors") == 1 and weights.count("config.json") == 1
+    assert len(cards) == 1 and cards[0][3] is not None  # the one card has the results
+    out = tmp_path / "outputs" / "pearl-once"
+    card = (out / "README.md").read_text()
+    assert "bird" in card and "model-index" in card and doc["results"][0]["task"] == "bird"
+    facts = json.loads((out / "training_facts.json").read_text())
+    assert facts["seed"] == [1, 2] and "chosen on the dev suite" in facts and "model soup" in facts

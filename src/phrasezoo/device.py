@@ -548,11 +548,13 @@ def _local_model(cfg, record: dict):
 
 
 def _export_and_select(cfg, model, merged, initial, record, losses, facts, args) -> dict | None:
-    """Write the checkpoint, export it as a CPU run exports (final weight averaging included), and run the
-    recipe's dev selection; returns the selection (None without one)."""
+    """Write the checkpoint, run the recipe's dev selection on the reassembled model (as a CPU run does, final
+    weight averaging included) and export the folder once, at the chosen values; returns the selection (None
+    without one)."""
+    from phrasezoo.evaluation.dev_suite import evaluate_dev
     from phrasezoo.hub.export import export_model
-    from phrasezoo.pipeline import select_on_dev
     from phrasezoo.training.checkpoint import blend_with_initial
+    from phrasezoo.training.selection import select_from_recipe
 
     target = write_checkpoint(cfg, merged, initial, record, losses)
     prefixes = tuple(record["averaged_prefixes"])
@@ -561,21 +563,16 @@ def _export_and_select(cfg, model, merged, initial, record, losses, facts, args)
         start = {k: v for k, v in initial.items() if k.startswith(prefixes)}
         state = blend_with_initial(merged, start, cfg.training.weight_average)
     model.load_state_dict(state)
+    selection = None
+    if cfg.eval.get("select_on_dev") and not args.no_eval:
+        baselines = cfg.eval.get("baselines", [])
+        model, selection, chosen_facts = select_from_recipe(
+            cfg, evaluate_dev, model, baselines, progress=not args.no_progress
+        )
+        facts = {**facts, **chosen_facts}
     export_model(model, cfg.output_dir, cfg, facts=facts, card=False)
     print(f">> reassembled {target} and exported {cfg.output_dir}/", flush=True)
-    selection = cfg.eval.get("select_on_dev")
-    if not selection or args.no_eval:
-        return None
-    baselines = cfg.eval.get("baselines", [])
-    return select_on_dev(
-        cfg,
-        selection["grid"],
-        progress=not args.no_progress,
-        dev_tasks=selection.get("tasks"),
-        max_items=selection.get("max_items"),
-        objective=selection.get("objective", "mean"),
-        baseline=selection.get("baseline") or (baselines[0] if baselines else None),
-    )
+    return selection
 
 
 def _chosen_overrides(selection: dict | None) -> list[str]:

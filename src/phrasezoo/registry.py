@@ -325,12 +325,18 @@ def validate_recipe(recipe) -> Method:
     return method
 
 
-def create_model(recipe, accelerator=None):
-    """A fresh model for a recipe (name, path or recipe object): pretrained backbone, or built from the recipe."""
+def create_model(recipe, accelerator=None, method: Method | None = None):
+    """A fresh model for a recipe (name, path or recipe object): pretrained backbone, or built from the recipe.
+
+    ``method``: the recipe's :class:`Method` as :func:`validate_recipe` returned it, when the caller has validated
+    the recipe already (the training workflow does, once); without it the recipe is validated here.
+    """
     from phrasezoo.recipes import Recipe, load_recipe
 
     recipe = recipe if isinstance(recipe, Recipe) else load_recipe(recipe)
-    method = validate_recipe(recipe)
+    method = method or validate_recipe(recipe)
+    if method.name != recipe.method:
+        raise ValueError(f"create_model: recipe {recipe.name} is a '{recipe.method}' recipe, not '{method.name}'.")
     if recipe.backbone:
         from phrasezoo.resources import resolve_backbone
 

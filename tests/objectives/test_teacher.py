@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 import torch
 
@@ -58,11 +59,26 @@ def test_teacher_precision_is_part_of_the_cache_key(tmp_path, monkeypatch):
     exact = teacher_embeddings(texts, teacher="minilm-l6", progress=False, precision="fp32")
     monkeypatch.setattr(teacher_module, "has_fast_bf16", lambda device: True)
     fast = teacher_embeddings(texts, teacher="minilm-l6", progress=False, precision="auto")
-    assert len(list((tmp_path / "teacher").glob("*.npy"))) == 2  # two precisions, two cache files
     cosines = (exact.vectors * fast.vectors).sum(dim=1)
+    assert len(list((tmp_path / "teacher").glob("*.npy"))) == 2  # two precisions, two cache files
     assert bool((cosines > 0.99).all())  # bf16 autocast keeps the rows (>= 0.9999 measured for mpnet)
     with pytest.raises(ValueError, match="precision"):
         teacher_embeddings(texts, teacher="minilm-l6", precision="fp16")
+
+
+def _spy_embedding(monkeypatch) -> list[list[str]]:
+    """The texts of every teacher batch embedded from now on (one list per call)."""
+    from phrasezoo.objectives import teacher_rows
+
+    calls: list[list[str]] = []
+    embed = teacher_rows.embed_padded
+
+    def spy(encoder, texts, length):
+        calls.append(list(texts))
+        return embed(encoder, texts, length)
+
+    monkeypatch.setattr(teacher_rows, "embed_padded", spy)
+    return calls
 
 
 def test_a_new_string_set_encodes_only_the_strings_no_cache_holds(tmp_path, monkeypatch):
@@ -70,23 +86,11 @@ def test_a_new_string_set_encodes_only_the_strings_no_cache_holds(tmp_path, monk
 
     monkeypatch.setenv("PHRASEZOO_CACHE", str(tmp_path))
     first = teacher_embeddings(["new york times", "deep learning"], teacher="minilm-l6", progress=False)
-    encoded: list[list[str]] = []
-    from phrasezoo.encoders import load_encoder
-
-    def spy_encoder(spec, **kwargs):
-        encoder = load_encoder(spec, **kwargs)
-        original = encoder.encode
-
-        def encode(texts):
-            encoded.append(list(texts))
-            return original(texts)
-
-        encoder.encode = encode
-        return encoder
-
-    monkeypatch.setattr("phrasezoo.encoders.load_encoder", spy_encoder)
+    assert first.vectors.shape == (2, 384)  # all rows asked for: embedded and cached
+    encoded = _spy_embedding(monkeypatch)
     more = teacher_embeddings(["new york times", "deep learning", "machine learning"], teacher="minilm-l6",
                               progress=False)  # fmt: skip
+    assert more.vectors.shape == (3, 384)
     assert encoded == [["machine learning"]]  # the two known strings came from the first cache file
     for text in ("new york times", "deep learning"):
         assert torch.equal(more.vectors[more.index[text]], first.vectors[first.index[text]])
@@ -144,3 +148,72 @@ def test_a_blend_of_one_encoder_under_two_names_keeps_its_cosines(tmp_path, monk
     )
     assert blend.vectors.shape == (3, 768)
     assert torch.allclose(blend.vectors @ blend.vectors.T, single.vectors @ single.vectors.T, atol=1e-5)
+
+
+PHRASES = [
+    "new york times", "machine learning", "deep learning", "the european union", "a very long phrase with many words "
+    "in it to make the padding of a batch matter", "war", "civil war", "political philosophy of free associations",
+    "u.s.", "state of the union address", "quickly", "in the morning", "united kingdom", "the united nations in paris",
+]  # fmt: skip
+
+
+def _eager_rows(strings, batch_size, precision, known=None):
+    """The rows an eager pass gives (the teacher before rows were embedded lazily): the strings no earlier set holds,
+    sorted by length and embedded ``batch_size`` at a time, each batch padded to its longest string."""
+    from phrasezoo.encoders import load_encoder
+
+    known = dict(known or {})
+    missing = [s for s in sorted(set(strings)) if s not in known]
+    encoder = load_encoder("baseline:minilm-l6", batch_size=batch_size, progress=False)
+    with torch.autocast("cpu", dtype=torch.bfloat16, enabled=precision == "bf16"):
+        known.update(zip(missing, encoder.encode(missing)))
+    return known
+
+
+@pytest.mark.parametrize("precision", ["fp32", "bf16"])
+def test_lazy_rows_have_the_bits_of_the_eager_pass_over_their_sets(tmp_path, monkeypatch, precision):
+    """Rows looked up a few at a time, prefetched, or asked for as a whole later set carry the bits the eager passes
+    gave: a table first (all its strings), then a second set (only the strings the table did not hold)."""
+    from phrasezoo.objectives import teacher as teacher_module
+
+    monkeypatch.setenv("PHRASEZOO_CACHE", str(tmp_path))
+    monkeypatch.setattr(teacher_module, "has_fast_bf16", lambda device: precision == "bf16")
+    table, lexicon = PHRASES[:10], PHRASES[6:] + ["dictionary", "a word", "words and more words of a dictionary"]
+    expected = _eager_rows(lexicon, 4, precision, _eager_rows(table, 4, precision))
+    lazy = teacher_embeddings(table, teacher="minilm-l6", progress=False, batch_size=4, precision="auto")
+    words = teacher_embeddings(lexicon, teacher="minilm-l6", progress=False, batch_size=4, precision="auto")
+    for batch in (["war", "unknown", PHRASES[4]], ["civil war"], list(reversed(table))):
+        rows, found = lazy.lookup(batch)
+        for row, text, known in zip(rows, batch, found.tolist()):
+            assert known == (text in table)
+            assert torch.equal(row, torch.from_numpy(expected[text]) if known else torch.zeros(384)), text
+    for text, row in zip(sorted(set(lexicon)), words.vectors):
+        assert torch.equal(row, torch.from_numpy(expected[text])), text
+    # a later process reads the plans: the same bits again, from scratch
+    teacher_module._STORES.clear()
+    for file in (tmp_path / "teacher").glob("*.npy"):
+        file.unlink()
+    again = teacher_embeddings(table, teacher="minilm-l6", progress=False, batch_size=4, precision="auto")
+    again.prefetch(table[::-1], progress=False)
+    assert torch.equal(again.vectors, torch.from_numpy(np.stack([expected[t] for t in sorted(set(table))])))
+
+
+def test_lookup_embeds_only_the_strings_drawn_and_caches_them_by_content(tmp_path, monkeypatch):
+    from phrasezoo.objectives import teacher as teacher_module
+
+    monkeypatch.setenv("PHRASEZOO_CACHE", str(tmp_path))
+    calls = _spy_embedding(monkeypatch)
+    table = teacher_embeddings(PHRASES, teacher="minilm-l6", progress=False)
+    assert calls == []  # nothing embedded before a lookup
+    first, _ = table.lookup(["war", "civil war", "unknown"])
+    again, _ = table.lookup(["civil war", "war"])
+    assert calls == [["war", "civil war"]] and torch.equal(again, first[[1, 0]])
+    table._rows.store.flush()  # what happens every flush_every rows and at exit
+    assert not list((tmp_path / "teacher").glob("*.tmp*"))
+    # another process (a soup ingredient, a rerun) reads the rows by content and embeds only what no cache file holds
+    teacher_module._STORES.clear()
+    calls.clear()
+    other = teacher_embeddings(PHRASES[:12], teacher="minilm-l6", progress=False)
+    rows, _ = other.lookup(["civil war", "war", "quickly"])
+    assert calls == [["quickly"]] and torch.equal(rows[:2], first[[1, 0]])
+    assert len(other) == 12 and teacher_module.DEFAULT_TEACHER

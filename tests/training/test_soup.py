@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 
 import pytest
 import torch
@@ -13,6 +14,7 @@ from phrasezoo.registry import get_method
 from phrasezoo.training.checkpoint import latest_checkpoint, load_checkpoint
 from phrasezoo.training.soup import write_soup_checkpoint
 from phrasezoo.training.trainer import train
+from tests.training.test_reproducibility import SENTENCES
 
 tiny_model = get_method("pearl").tiny_model
 
@@ -69,3 +71,61 @@ def test_soup_refuses_runs_from_different_starts(tmp_path, pearl_task, training_
         write_soup_checkpoint([tmp_path / "s3", tmp_path / "s4"], tmp_path / "soup")
     with pytest.raises(ValueError, match="at least two"):
         write_soup_checkpoint([tmp_path / "s3"], tmp_path / "soup")
+
+
+def test_seeds_trained_side_by_side_give_the_soup_of_seeds_trained_in_turn(tmp_path, monkeypatch):
+    """One process per seed (each on one pinned thread) == every seed in this process, one after another: the same
+    ingredients and the same soup, bit for bit (teacher rows embedded lazily in each process included)."""
+    import yaml
+
+    from phrasezoo.recipes import load_recipe
+    from phrasezoo.training.soup import soup_workers
+    from phrasezoo.training.workflow import train_recipe
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PHRASEZOO_CACHE", str(tmp_path / "cache"))
+    (tmp_path / "corpus.txt").write_text("\n".join(SENTENCES * 4) + "\n")  # the reproducibility test's corpus
+    recipe = {
+        "name": "pearl-soup",
+        "method": "pearl",
+        "repo_id": "test/pearl-soup",
+        "backbone": "minilm-l6",
+        "data": {"corpus": str(tmp_path / "corpus.txt"), "min_freq": 1, "use_wordnet": False},
+        "training": {
+            "batch_size": 8,
+            "max_steps": 3,
+            "learning_rate": 1e-3,
+            "num_threads": 1,
+            "soup_seeds": [5, 6, 7],
+            "method_args": {
+                "char_pretrain": {"steps": 1, "batch_size": 8, "vocabulary_size": 100},
+                "distill_weight": 10.0,
+                "teacher": "minilm-l6",
+            },
+        },
+    }
+    (tmp_path / "soup.yaml").write_text(yaml.safe_dump(recipe))
+    cfg = load_recipe(str(tmp_path / "soup.yaml"))
+    assert soup_workers(cfg, 3) == min(3, len(os.sched_getaffinity(0)))
+    monkeypatch.setenv("PHRASEZOO_SOUP_WORKERS", "1")
+    assert soup_workers(cfg, 3) == 1
+
+    in_turn = train_recipe(cfg, tmp_path / "in-turn", progress=False, workers=1)
+    spare: list[int] = []
+    again = load_recipe(str(tmp_path / "soup.yaml"))
+    side_by_side = train_recipe(again, tmp_path / "side", progress=False, workers=2, spare=lambda: spare.append(1))
+
+    logs = sorted(p.parent.name for p in (tmp_path / "side" / "ingredients").glob("*/ingredient.log"))
+    assert logs and "seed-5" not in logs  # seed 5 trains in this process, at least one other in a worker process
+    for seed in (5, 6, 7):
+        a, b = (
+            load_file(latest_checkpoint(root / "ingredients" / f"seed-{seed}" / "checkpoints") / "model.safetensors")
+            for root in (tmp_path / "in-turn", tmp_path / "side")
+        )
+        assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a), f"seed {seed} differs"
+    soup_a, soup_b = in_turn.model.state_dict(), side_by_side.model.state_dict()
+    assert all(torch.equal(soup_a[k], soup_b[k]) for k in soup_a)
+    assert side_by_side.facts["seed"] == [5, 6, 7] and side_by_side.facts["steps"] == 3
+    stages = [stage for stage, _start, _seconds in side_by_side.stages]
+    assert sum(stage.startswith("training run seed") for stage in stages) == 3
+    assert spare == [1]  # 3 seeds on 2 cores: one core fell free while the last seed trained, and was handed on

@@ -1,10 +1,16 @@
 """A teacher for distillation: a stronger sentence encoder's embeddings of the training phrases, computed once.
 
 The mini recipes can learn from all-mpnet-base-v2 (the embedded ``mpnet-base``, 110M parameters, 768-d) while they
-train all-MiniLM-L6-v2 (22.7M, 384-d). The teacher never runs inside the training loop: every phrase of the
-training table is embedded once, before training, and cached on disk (``cache_dir()/teacher/``, keyed by the teacher
-and a hash of the strings), so a rerun or a resumed run reads the cache. Dimensions differ, so the loss compares
-*similarities* (see :func:`phrasezoo.objectives.losses.similarity_distillation`), never the vectors themselves.
+train all-MiniLM-L6-v2 (22.7M, 384-d). Dimensions differ, so the loss compares *similarities* (see
+:func:`phrasezoo.objectives.losses.similarity_distillation`), never the vectors themselves.
+
+A training table holds far more strings than a run draws (pearl-mini: 206,649 strings; its 300 steps look up a
+fraction of them), so rows are embedded *lazily*: when a run first looks them up, or all of a run's strings before
+its first step (:meth:`TeacherEmbeddings.prefetch`), in the order training draws them. Each row is embedded padded as
+an eager pass over the whole table would have padded it, so it has that pass's bits (:mod:`phrasezoo.objectives.teacher_rows`);
+rows are cached on disk by content (``cache_dir()/teacher/``), so a rerun, a resumed run or another soup ingredient
+reads what any run embedded before. :attr:`TeacherEmbeddings.vectors` still gives every row (embedding the missing
+ones), for users that need them all (the lexicon term's nearest neighbours).
 
 A teacher may also be a *blend* of encoders, ``{"mpnet-base": 0.5, "minilm-l6": 0.5}``: each is cached on its own,
 and their unit rows are joined as ``[sqrt(w1) a, sqrt(w2) b]`` (weights summing to 1), so that the blend's cosine
@@ -14,24 +20,20 @@ teacher term from pulling the student wholly towards a teacher that is worse tha
 
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
 import math
-import os
-from collections.abc import Mapping, Sequence
-from contextlib import nullcontext
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
 import torch
 
-from phrasezoo.files import atomic_write_text
+from phrasezoo.objectives.teacher_rows import BF16_TAG, RowStore, save_rows, seconds_spent, strings_key
 from phrasezoo.precision import has_fast_bf16
 from phrasezoo.resources import cache_dir
 
 logger = logging.getLogger(__name__)
+__all__ = ["DEFAULT_TEACHER", "TeacherEmbeddings", "seconds_spent", "teacher_embeddings", "teacher_label"]
 
 #: teacher names a recipe may use; anything else is read as ``baseline:<path or Hub id>`` (mean pooling)
 DEFAULT_TEACHER = "mpnet-base"
@@ -64,58 +66,98 @@ def teacher_label(teacher: TeacherSpec) -> str:
     return " + ".join(f"{w:.3g} {name}" for name, w in blend_weights(teacher).items())
 
 
-@dataclass
 class TeacherEmbeddings:
-    """L2-normalised teacher rows of a fixed set of strings, looked up by string."""
+    """L2-normalised teacher rows of a fixed set of strings, looked up by string and embedded on first use.
 
-    teacher: str
-    index: dict[str, int]
-    vectors: torch.Tensor  # (n, d) float32, unit rows
+    ``index`` maps every string of the set to its row, so that ``lookup`` knows at once which strings the teacher
+    covers; a row is embedded the first time it is looked up (or prefetched). ``vectors`` gives every row. Built by
+    :func:`teacher_embeddings`; a ready matrix is wrapped as ``TeacherEmbeddings(name, index, matrix)``.
+    """
+
+    def __init__(self, teacher: str, index: dict[str, int], vectors: torch.Tensor | None = None, rows=None):
+        if (vectors is None) == (rows is None):
+            raise ValueError("TeacherEmbeddings needs either a ready matrix or a row source, not both.")
+        self.teacher = teacher
+        self.index = index
+        self._vectors = vectors
+        self._rows = rows  # _SetRows or _BlendRows: rows embedded on demand
 
     def __len__(self) -> int:
         return len(self.index)
+
+    @property
+    def vectors(self) -> torch.Tensor:
+        """``(n, d)`` float32 unit rows of every string, in ``index`` order (the missing ones are embedded now)."""
+        if self._vectors is None:
+            self._vectors = self._rows.all_rows()
+            self._rows = None
+        return self._vectors
 
     def lookup(self, texts: Sequence[str]) -> tuple[torch.Tensor, torch.Tensor]:
         """``(rows, found)``: the teacher rows of ``texts`` (zeros where unknown) and a bool mask of known ones."""
         ids = torch.tensor([self.index.get(t, -1) for t in texts], dtype=torch.long)
         found = ids >= 0
-        rows = torch.zeros(len(texts), self.vectors.shape[1], dtype=self.vectors.dtype)
-        if bool(found.any()):
-            rows[found] = self.vectors[ids[found]]
-        return rows, found
+        return self.rows_at(ids[found].tolist(), found), found
+
+    def prefetch(self, texts: Iterable[str], progress: bool = True) -> None:
+        """Embed now, in large batches, the rows of ``texts`` a run will look up (strings outside the set are
+        ignored), so that its steps find them ready."""
+        if self._rows is not None:
+            self._rows.prefetch([t for t in dict.fromkeys(texts) if t in self.index], progress)
+
+    def rows_at(self, ids: list[int], found: torch.Tensor) -> torch.Tensor:
+        """A ``(len(found), d)`` tensor holding the rows ``ids`` where ``found`` is True and zeros elsewhere."""
+        if self._vectors is None:
+            return self._rows.rows_at(ids, found)
+        rows = torch.zeros(len(found), self._vectors.shape[1], dtype=self._vectors.dtype)
+        if ids:
+            rows[found] = self._vectors[torch.tensor(ids, dtype=torch.long)]
+        return rows
 
 
-def _strings_key(teacher: str, texts: Sequence[str]) -> str:
-    digest = hashlib.sha256(teacher.encode())
-    for text in texts:
-        digest.update(text.encode("utf8", "surrogatepass"))
-        digest.update(b"\x00")
-    return digest.hexdigest()[:20]
+class _SetRows:
+    """The rows of one string set from its encoder's :class:`~phrasezoo.objectives.teacher_rows.RowStore`."""
+
+    def __init__(self, store: RowStore, strings: list[str], path: Path | None, dim: int):
+        self.store, self.strings, self.path, self.dim = store, strings, path, dim
+
+    def prefetch(self, texts: list[str], progress: bool) -> None:
+        self.store.embed(texts, progress)
+
+    def rows_at(self, ids: list[int], found: torch.Tensor) -> torch.Tensor:
+        texts = [self.strings[i] for i in ids]
+        self.store.embed(texts)
+        out = torch.zeros(len(found), self.dim, dtype=torch.float32)
+        if texts:
+            out[found] = torch.from_numpy(np.stack([self.store.rows[t] for t in texts]))
+        return out
+
+    def all_rows(self) -> torch.Tensor:
+        self.store.embed(self.strings, progress=True)
+        matrix = np.stack([self.store.rows[t] for t in self.strings]).astype(np.float32)
+        if self.path is not None and not self.path.exists():  # the whole set, under the key of its strings
+            save_rows(self.path, self.store.tag, self.strings, matrix)
+        return torch.from_numpy(np.ascontiguousarray(matrix))
 
 
-def _cached_rows(folder: Path, tag: str, wanted: Sequence[str]) -> dict[str, np.ndarray]:
-    """Rows of ``wanted`` strings already embedded by the same teacher and precision (``tag``) in earlier cache
-    files of ``folder`` (their ``.strings.json`` sidecars list the strings), so a table that gained a few strings
-    encodes only those."""
-    wanted_set = set(wanted)
-    found: dict[str, np.ndarray] = {}
-    for sidecar in sorted(folder.glob("*.strings.json")) if folder.is_dir() else []:
-        matrix_path = sidecar.with_name(sidecar.name.removesuffix(".strings.json") + ".npy")
-        try:
-            meta = json.loads(sidecar.read_text())
-        except (OSError, ValueError):
-            continue
-        if meta.get("teacher") != tag or not matrix_path.exists():
-            continue
-        rows = [i for i, text in enumerate(meta["strings"]) if text in wanted_set and text not in found]
-        if rows:
-            matrix = np.load(matrix_path, mmap_mode="r")
-            if matrix.shape[0] != len(meta["strings"]):
-                continue
-            found.update((meta["strings"][i], np.array(matrix[i])) for i in rows)
-        if len(found) == len(wanted_set):
-            break
-    return found
+class _BlendRows:
+    """A blend's rows: each encoder's rows times the square root of its weight, side by side."""
+
+    def __init__(self, parts: list[TeacherEmbeddings], weights: list[float]):
+        self.parts, self.weights = parts, weights
+
+    def prefetch(self, texts: list[str], progress: bool) -> None:
+        for part in self.parts:
+            part.prefetch(texts, progress)
+
+    def rows_at(self, ids: list[int], found: torch.Tensor) -> torch.Tensor:
+        return torch.cat([w**0.5 * part.rows_at(ids, found) for w, part in zip(self.weights, self.parts)], dim=1)
+
+    def all_rows(self) -> torch.Tensor:
+        return torch.cat([w**0.5 * part.vectors for w, part in zip(self.weights, self.parts)], dim=1).contiguous()
+
+
+_STORES: dict[tuple[str, str, int, str | None], RowStore] = {}
 
 
 def teacher_embeddings(
@@ -126,9 +168,9 @@ def teacher_embeddings(
     cache: bool = True,
     precision: str = "auto",
 ) -> TeacherEmbeddings:
-    """Embed the unique ``texts`` with ``teacher`` (masked mean pooling, L2-normalised, as the sentence-transformers
-    model does) and cache the matrix as ``.npy`` with its strings beside it (written atomically); a second call with
-    the same strings loads it, and a call with other strings encodes only those no earlier cache file holds.
+    """The teacher rows of the unique ``texts``: masked mean pooling, L2-normalised, as the sentence-transformers
+    model does; embedded when looked up or prefetched (or all at once through ``.vectors``), with the bits of an
+    eager pass over the set, and cached by content under ``cache_dir()/teacher/``.
 
     ``teacher`` is a backbone name (``mpnet-base``, ``minilm-l6``), a local model folder or a Hub id, or a blend
     ``{name: weight}`` of them (each encoder cached on its own; rows joined so that cosines are the weighted mean).
@@ -142,8 +184,7 @@ def teacher_embeddings(
     parts = [
         _encoder_embeddings(texts, name, batch_size, progress, cache, precision) for name in weights
     ]  # each sorts the same unique strings, so their indexes agree
-    vectors = torch.cat([w**0.5 * part.vectors for w, part in zip(weights.values(), parts)], dim=1)
-    return TeacherEmbeddings(teacher=teacher_label(teacher), index=parts[0].index, vectors=vectors.contiguous())
+    return TeacherEmbeddings(teacher_label(teacher), parts[0].index, rows=_BlendRows(parts, list(weights.values())))
 
 
 def _encoder_embeddings(
@@ -154,7 +195,8 @@ def _encoder_embeddings(
     cache: bool = True,
     precision: str = "auto",
 ) -> TeacherEmbeddings:
-    """One encoder's cached rows (see :func:`teacher_embeddings`)."""
+    """One encoder's rows (see :func:`teacher_embeddings`): the cached matrix of exactly these strings when there is
+    one, else rows from the cache by content and the others embedded on demand."""
     from phrasezoo.encoders import load_encoder
 
     if precision not in ("auto", "fp32"):
@@ -165,35 +207,18 @@ def _encoder_embeddings(
     if any(not isinstance(t, str) or not t.strip() for t in unique):
         raise ValueError("teacher_embeddings takes non-empty strings only.")
     bf16 = precision == "auto" and has_fast_bf16(torch.device("cpu"))
-    tag = f"{teacher}|bf16" if bf16 else teacher
-    key = _strings_key(tag, unique)
-    path = cache_dir() / "teacher" / f"{Path(teacher).name}-{key}.npy"
-    if cache and path.exists():
-        vectors = np.load(path)
+    tag = f"{teacher}{BF16_TAG}" if bf16 else teacher
+    folder = cache_dir() / "teacher" if cache else None
+    path = folder / f"{Path(teacher).name}-{strings_key(tag, unique)}.npy" if folder else None
+    index = {text: i for i, text in enumerate(unique)}
+    if path is not None and path.exists():
         logger.info("teacher %s: %d cached rows from %s", teacher, len(unique), path)
-    else:
-        known = _cached_rows(path.parent, tag, unique) if cache else {}
-        missing = [t for t in unique if t not in known]
-        if known:
-            logger.info("teacher %s: %d of %d rows from earlier caches", teacher, len(known), len(unique))
-        fresh = np.zeros((0, 0), dtype=np.float32)
-        if missing:
-            encoder = load_encoder(f"baseline:{teacher}", batch_size=batch_size, progress=progress)
-            with torch.autocast("cpu", dtype=torch.bfloat16) if bf16 else nullcontext():
-                fresh = np.asarray(encoder.encode(missing), dtype=np.float32)
-        rows = dict(zip(missing, fresh))
-        vectors = np.stack([known[t] if t in known else rows[t] for t in unique]).astype(np.float32)
-        if cache:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_suffix(f".tmp{os.getpid()}.npy")
-            np.save(tmp, vectors)
-            # the sidecar first: a matrix is only ever found beside the strings it holds
-            atomic_write_text(
-                path.with_suffix(".strings.json"), json.dumps({"teacher": tag, "strings": unique}, ensure_ascii=False)
-            )
-            os.replace(tmp, path)
-    return TeacherEmbeddings(
-        teacher=teacher,
-        index={text: i for i, text in enumerate(unique)},
-        vectors=torch.from_numpy(np.ascontiguousarray(vectors)),
-    )
+        return TeacherEmbeddings(teacher, index, torch.from_numpy(np.ascontiguousarray(np.load(path))))
+    key = (teacher, tag, batch_size, str(folder) if folder else None)
+    if key not in _STORES:
+        load = lambda: load_encoder(f"baseline:{teacher}", batch_size=batch_size, progress=False)  # noqa: E731
+        _STORES[key] = RowStore(teacher, tag, batch_size, folder, load)
+    store = _STORES[key]
+    store.claim(unique)
+    logger.info("teacher %s: %d strings, rows embedded when used", teacher, len(unique))
+    return TeacherEmbeddings(teacher, index, rows=_SetRows(store, unique, path, store.dim()))

@@ -22,6 +22,7 @@ from safetensors.torch import load_file, save_file
 from phrasezoo.files import atomic_write_text, current_umask, readable_replace
 
 STATE_FILE = "trainer_state.json"
+SOUP_KEY = "soup"  # trainer_state.json key that marks a soup checkpoint (phrasezoo.training.soup)
 
 
 def save_state_dict(state: dict[str, torch.Tensor], path: Path) -> None:

@@ -1,7 +1,9 @@
-"""Train a zoo model from its recipe: build the model and task of its method, run the loop, collect the card facts.
+"""Train one run of a recipe: build the model and task of its method, run the loop, collect the card facts.
 
-Export is not done here (the training workflow does not know the hub workflow): :mod:`phrasezoo.pipeline` runs
-train -> export (``train.py``, ``phrasezoo train``) and train -> export -> evaluate -> card (``phrasezoo pipeline``).
+A recipe with ``training.soup_seeds`` is several such runs (:mod:`phrasezoo.training.soup`);
+:func:`phrasezoo.training.workflow.train_recipe` validates a recipe once and trains it either way. Export is not done
+here (the training workflow does not know the hub workflow): :mod:`phrasezoo.pipeline` runs train -> export
+(``train.py``, ``phrasezoo train``) and train -> select -> export -> evaluate -> card (``phrasezoo pipeline``).
 """
 
 from __future__ import annotations
@@ -10,6 +12,8 @@ import argparse
 import datetime as dt
 import os
 import platform
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -17,7 +21,7 @@ from typing import Any
 import torch
 
 from phrasezoo.recipes import Recipe
-from phrasezoo.registry import create_model, validate_recipe
+from phrasezoo.registry import Method, create_model, validate_recipe
 from phrasezoo.resources import backbone_hub_id
 from phrasezoo.training.recipe_guard import check_and_record_recipe
 from phrasezoo.training.trainer import TrainResult, effective_mixed_precision, seed_everything, train
@@ -25,12 +29,28 @@ from phrasezoo.training.trainer import TrainResult, effective_mixed_precision, s
 
 @dataclass
 class TrainedRun:
-    """A finished training run: the loop's result, the facts for the card, and whether this is the main process."""
+    """A finished training run: the loop's result, the facts for the card, whether this is the main process, and
+    the wall-clock times of its stages (``(stage, start, seconds)``, for the main job's table)."""
 
     result: TrainResult
     output_dir: Path
     is_main_process: bool = True
     facts: dict[str, Any] = field(default_factory=dict)
+    stages: list[tuple[str, float, float]] = field(default_factory=list)
+
+
+@dataclass
+class TrainedModel:
+    """A recipe's final model, trained (one run or a soup) but not exported: what the pipeline selects and exports.
+
+    ``facts`` are the card's training facts; ``stages`` the wall-clock ``(stage, start, seconds)`` of its runs.
+    """
+
+    model: Any
+    output_dir: Path
+    facts: dict[str, Any]
+    is_main_process: bool = True
+    stages: list[tuple[str, float, float]] = field(default_factory=list)
 
 
 def run_training(
@@ -39,8 +59,57 @@ def run_training(
     resume: bool = True,
     stop_after_steps: int | None = None,
     progress: bool = True,
+    method: Method | None = None,
+    ready: Callable[[], None] | None = None,
 ) -> TrainedRun:
-    """Build the model and task of ``cfg.method`` and train it (resuming from the last checkpoint)."""
+    """Build the model and task of ``cfg.method`` and train it (resuming from the last checkpoint).
+
+    ``method``: the recipe's method when the caller validated the recipe already (it is validated here otherwise).
+    ``ready`` is called once the task is built, i.e. once the data and teacher caches hold what this recipe needs
+    (the soup starts its other ingredients' processes then).
+    """
+    from phrasezoo.objectives import teacher
+
+    accelerator = _accelerator(cfg)
+    output_dir = Path(output_dir or cfg.output_dir)
+    method = method or validate_recipe(cfg)
+    if accelerator.is_main_process:  # before the data build: a changed recipe fails at once, not after minutes
+        check_and_record_recipe(cfg, output_dir, resume)
+    accelerator.wait_for_everyone()
+    accelerator.print(
+        f">> {cfg.name}: {method.description}; backbone {cfg.backbone or 'none (built from the recipe)'}; "
+        f"output {output_dir}; {accelerator.num_processes} process(es), {accelerator.distributed_type}"
+    )
+    started, teacher_before = time.time(), teacher.seconds_spent()
+    # same recipe + seed -> same weights: fresh modules are initialised from the seeded generator (not torch's
+    # per-process random seed), and the data build starts from the same state whether or not its cache was warm
+    seed_everything(cfg.training.seed)
+    model = create_model(cfg, accelerator, method=method)
+    seed_everything(cfg.training.seed)
+    task = method.build_task(cfg, model, accelerator)
+    built, teacher_built = time.time(), teacher.seconds_spent()
+    if ready is not None:
+        ready()
+    result = train(model, task, cfg.training, output_dir, accelerator, resume, stop_after_steps, progress)
+    stages = _stages(cfg.training.seed, started, built, time.time(), teacher_built - teacher_before,
+                     teacher.seconds_spent() - teacher_built)  # fmt: skip
+    facts = training_facts(cfg, result, accelerator, task) if accelerator.is_main_process else {}
+    return TrainedRun(result, output_dir, accelerator.is_main_process, facts, stages)
+
+
+def _stages(seed: int, started: float, built: float, finished: float, teacher_build: float, teacher_run: float):
+    """The run's ``(stage, start, seconds)`` rows: the data build and the teacher rows embedded with it (the lexicon,
+    the table's plan) come before ``built``; the teacher rows of the run's own draws, then its steps, after it."""
+    return [
+        (f"data build + model (seed {seed})", started, built - started - teacher_build),
+        (f"teacher: rows the data build needs (seed {seed})", built - teacher_build, teacher_build),
+        (f"teacher: rows seed {seed} draws, before its first step", built, teacher_run),
+        (f"training run seed {seed}", built + teacher_run, finished - built - teacher_run),
+    ]
+
+
+def _accelerator(cfg: Recipe):
+    """The run's Accelerator (and one thread pool per process when several share a CPU)."""
     from accelerate import Accelerator
 
     # several processes (torchrun / accelerate launch --multi_gpu) on a machine without CUDA: Accelerate only
@@ -51,35 +120,10 @@ def run_training(
     if accelerator.device.type == "cpu" and accelerator.num_processes > 1:
         # several CPU processes share the cores: one thread pool per process, not one per core each
         torch.set_num_threads(max(1, (os.cpu_count() or 2) // accelerator.num_processes))
-    if cfg.training.num_threads:
-        torch.set_num_threads(cfg.training.num_threads)
-    output_dir = Path(output_dir or cfg.output_dir)
-    method = validate_recipe(cfg)
-    if accelerator.is_main_process:  # before the data build: a changed recipe fails at once, not after minutes
-        check_and_record_recipe(cfg, output_dir, resume)
-    accelerator.wait_for_everyone()
-    accelerator.print(
-        f">> {cfg.name}: {method.description}; backbone {cfg.backbone or 'none (built from the recipe)'}; "
-        f"output {output_dir}; {accelerator.num_processes} process(es), {accelerator.distributed_type}"
-    )
-    # same recipe + seed -> same weights: fresh modules are initialised from the seeded generator (not torch's
-    # per-process random seed), and the data build starts from the same state whether or not its cache was warm
-    seed_everything(cfg.training.seed)
-    model = create_model(cfg, accelerator)
-    seed_everything(cfg.training.seed)
-    task = method.build_task(cfg, model, accelerator)
-    result = train(
-        model,
-        task,
-        cfg.training,
-        output_dir,
-        accelerator=accelerator,
-        resume=resume,
-        stop_after_steps=stop_after_steps,
-        progress=progress,
-    )
-    facts = training_facts(cfg, result, accelerator, task) if accelerator.is_main_process else {}
-    return TrainedRun(result, output_dir, accelerator.is_main_process, facts)
+    # the recipe's training.num_threads is set by the trainer, for the run itself: the data build and the teacher
+    # before it use the cores they have (encoders give the same bits whatever the thread count, see
+    # phrasezoo.objectives.teacher_rows), which on a 2-core machine halves the build while no other ingredient runs yet
+    return accelerator
 
 
 def training_facts(cfg: Recipe, result: TrainResult, accelerator, task) -> dict:

@@ -35,8 +35,13 @@ from phrasezoo.files import atomic_write_text
 from phrasezoo.precision import has_fast_bf16
 from phrasezoo.progress import progress_enabled
 from phrasezoo.recipes import TrainingConfig
-from phrasezoo.training.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint, save_state_dict
-from phrasezoo.training.soup import SOUP_KEY
+from phrasezoo.training.checkpoint import (
+    SOUP_KEY,
+    latest_checkpoint,
+    load_checkpoint,
+    save_checkpoint,
+    save_state_dict,
+)
 
 
 class TrainingTask(Protocol):
@@ -58,6 +63,9 @@ class TrainingTask(Protocol):
 
     def facts(self) -> dict[str, Any]:
         """Training-data facts for the model card."""
+
+    # optional: ``prefetch(steps)`` sees the ``(indices, rng)`` of every step to come before the first one, e.g. to
+    # embed the teacher rows they will look up in large batches (it must leave the task as it found it)
 
 
 class TrainingInterrupted(RuntimeError):
@@ -105,6 +113,40 @@ def plan_steps(cfg: TrainingConfig, num_examples: int, world_size: int) -> tuple
     return cfg.batch_size // world_size, total
 
 
+@dataclass
+class _Run:
+    """The state of one training run that its steps share (see :func:`train`)."""
+
+    model: Any
+    task: TrainingTask
+    cfg: TrainingConfig
+    accelerator: Any
+    output_dir: Path
+    local_batch: int
+    total_steps: int
+    found: Path | None = None  # the checkpoint resumed from
+    initial: dict[str, torch.Tensor] = field(default_factory=dict)
+    optimizer: Any = None
+    params: list = field(default_factory=list)
+    step: int = 0
+    start_step: int = 0
+    elapsed_before: float = 0.0
+    started: float = 0.0
+    losses: dict[str, float] = field(default_factory=dict)
+    stopped_early: bool = False
+
+    @property
+    def ckpt_dir(self) -> Path:
+        return self.output_dir / "checkpoints"
+
+    @property
+    def log_path(self) -> Path:
+        return self.output_dir / "train_log.jsonl"
+
+    def seconds(self) -> float:
+        return self.elapsed_before + time.monotonic() - self.started
+
+
 def train(
     model,
     task: TrainingTask,
@@ -117,153 +159,223 @@ def train(
 ) -> TrainResult:
     """Train ``model`` on ``task``; checkpoints and the log go to ``output_dir/checkpoints`` and ``train_log.jsonl``.
 
-    ``stop_after_steps`` simulates a crash after that step (no final save), for resume tests.
+    The steps, in order: :func:`_plan_run` (devices, threads, step plan), :func:`_start_or_resume_state` (the
+    ``prepare`` stage and the starting weights, or the checkpoint to resume), :func:`_build_optimizer` (LoRA,
+    parameter groups, the resumed optimizer state), :func:`_run_loop` (the steps, checkpoints, budget and Ctrl-C)
+    and :func:`_finish` (last checkpoint, LoRA merge, weight averaging). ``stop_after_steps`` simulates a crash
+    after that step (no final save), for resume tests.
     """
+    run = _plan_run(model, task, cfg, output_dir, accelerator)
+    _start_or_resume_state(run, resume)
+    _build_optimizer(run)
+    _run_loop(run, stop_after_steps, progress)
+    return _finish(run)
+
+
+def _plan_run(model, task: TrainingTask, cfg: TrainingConfig, output_dir: Path, accelerator) -> _Run:
+    """Accelerator, torch threads and the step plan; warns when the recipe's precision is not available here."""
     from accelerate import Accelerator
 
     accelerator = accelerator or Accelerator()
     if cfg.num_threads:
         torch.set_num_threads(cfg.num_threads)
-    output_dir = Path(output_dir)
-    ckpt_dir = output_dir / "checkpoints"
-    rank, world = accelerator.process_index, accelerator.num_processes
-    local_batch, total_steps = plan_steps(cfg, task.num_examples(), world)
-    steps_per_epoch = task.num_examples() // cfg.batch_size
-
+    local_batch, total_steps = plan_steps(cfg, task.num_examples(), accelerator.num_processes)
     precision = effective_mixed_precision(cfg.mixed_precision, accelerator.device)
     if precision != (cfg.mixed_precision or "no"):
         accelerator.print(
             f">> mixed_precision {cfg.mixed_precision} requested, but this CPU has no native bf16: training in fp32 "
             "(emulated bf16 is many times slower). The card records the precision used."
         )
-    found = latest_checkpoint(ckpt_dir) if resume else None
-    if found is None:
-        with _seeded(cfg.seed):
-            task.prepare(model, accelerator)
-        initial = {k: v.detach().clone() for k, v in model.state_dict().items() if k.startswith(task.averaged_prefixes)}
+    return _Run(model, task, cfg, accelerator, Path(output_dir), local_batch, total_steps)
+
+
+def _start_or_resume_state(run: _Run, resume: bool) -> None:
+    """A fresh run: the task's ``prepare`` stage (seeded), then the starting weights saved as
+    ``checkpoints/initial.safetensors``. A resumed run finds its last checkpoint instead (``prepare`` is not rerun).
+    The starting weights are read back when the run averages with them at the end."""
+    accelerator, task = run.accelerator, run.task
+    run.found = latest_checkpoint(run.ckpt_dir) if resume else None
+    if run.found is None:
+        with _seeded(run.cfg.seed):
+            task.prepare(run.model, accelerator)
+        state = run.model.state_dict()
+        initial = {k: v.detach().clone() for k, v in state.items() if k.startswith(task.averaged_prefixes)}
         if accelerator.is_main_process:
-            ckpt_dir.mkdir(parents=True, exist_ok=True)
-            save_state_dict(initial, ckpt_dir / "initial.safetensors")
+            run.ckpt_dir.mkdir(parents=True, exist_ok=True)
+            save_state_dict(initial, run.ckpt_dir / "initial.safetensors")
     accelerator.wait_for_everyone()
-    initial = load_file(ckpt_dir / "initial.safetensors") if cfg.weight_average else {}
+    run.initial = load_file(run.ckpt_dir / "initial.safetensors") if run.cfg.weight_average else {}
 
+
+def _build_optimizer(run: _Run) -> None:
+    """LoRA adapters (if any), the optimizer's parameter groups, the resumed weights and optimizer state, and the
+    model and optimizer prepared for the accelerator's devices and processes."""
+    cfg, accelerator = run.cfg, run.accelerator
     if cfg.lora:
-        model = _apply_lora(model, cfg.lora, task.lora_modules_to_save)
-    params = [p for p in model.parameters() if p.requires_grad]
-    optimizer = _make_optimizer(cfg, _parameter_groups(model, cfg))
+        run.model = _apply_lora(run.model, cfg.lora, run.task.lora_modules_to_save)
+    run.params = [p for p in run.model.parameters() if p.requires_grad]
+    run.optimizer = _make_optimizer(cfg, _parameter_groups(run.model, cfg))
+    if run.found is not None:
+        _restore_checkpoint(run)
+    run.model, run.optimizer = accelerator.prepare(run.model, run.optimizer)
+    run.model.train()
 
-    start_step, elapsed_before = 0, 0.0
-    if found is not None:
-        model_state, optimizer_state, state = load_checkpoint(found)
-        if SOUP_KEY in state:
-            raise ValueError(
-                f"{found} is a model soup (an average of other runs), not a run to resume: train under another "
-                "name (--set name=...) or retrain from scratch with --no-resume."
-            )
-        if not optimizer_state:
-            raise ValueError(
-                f"{found} holds a finished model without optimizer state (unpacked from a GPU run), not a run to "
-                "resume: train under another name (--set name=...) or retrain from scratch with --no-resume."
-            )
-        model.load_state_dict(model_state)
-        configured = [group["base_lr"] for group in optimizer.param_groups]
-        optimizer.load_state_dict(optimizer_state)
-        for group, base_lr in zip(optimizer.param_groups, configured, strict=True):
-            group.setdefault("base_lr", base_lr)  # checkpoints from before per-group learning rates lack it
-        start_step, elapsed_before = state["step"], state.get("elapsed_seconds", 0.0)
-        accelerator.print(f">> resuming from {found} (step {start_step}/{total_steps})")
-    model, optimizer = accelerator.prepare(model, optimizer)
-    model.train()
 
-    log_path = output_dir / "train_log.jsonl"
+def _restore_checkpoint(run: _Run) -> None:
+    """Load the weights, optimizer state and step of ``run.found`` (a soup is a finished model, never resumed)."""
+    model_state, optimizer_state, state = load_checkpoint(run.found)
+    if SOUP_KEY in state:
+        raise ValueError(
+            f"{run.found} is a model soup (an average of other runs), not a run to resume: train under another "
+            "name (--set name=...) or retrain from scratch with --no-resume."
+        )
+    if not optimizer_state:
+        raise ValueError(
+            f"{run.found} holds a finished model without optimizer state (unpacked from a GPU run), not a run to "
+            "resume: train under another name (--set name=...) or retrain from scratch with --no-resume."
+        )
+    run.model.load_state_dict(model_state)
+    configured = [group["base_lr"] for group in run.optimizer.param_groups]
+    run.optimizer.load_state_dict(optimizer_state)
+    for group, base_lr in zip(run.optimizer.param_groups, configured, strict=True):
+        group.setdefault("base_lr", base_lr)  # checkpoints from before per-group learning rates lack it
+    run.start_step, run.elapsed_before = state["step"], state.get("elapsed_seconds", 0.0)
+    run.accelerator.print(f">> resuming from {run.found} (step {run.start_step}/{run.total_steps})")
+
+
+def _checkpoint(run: _Run) -> None:
+    """Save the current step (the main process writes; every process waits for it)."""
+    if run.accelerator.is_main_process:
+        save_checkpoint(
+            run.ckpt_dir,
+            run.step,
+            run.accelerator.unwrap_model(run.model).state_dict(),
+            run.optimizer,
+            extra={"elapsed_seconds": run.seconds(), "total_steps": run.total_steps},
+            keep=run.cfg.keep_checkpoints,
+        )
+    run.accelerator.wait_for_everyone()
+
+
+def _run_loop(run: _Run, stop_after_steps: int | None, progress: bool) -> None:
+    """Train from ``run.start_step`` to the planned steps: checkpoints every ``checkpoint_every`` steps, on Ctrl-C
+    and when the safety time budget fires (which ends the run early, logged)."""
+    cfg, accelerator = run.cfg, run.accelerator
     if accelerator.is_main_process:
-        _truncate_log(log_path, start_step)  # the log describes this run: no lines of an earlier or interrupted one
-    started = time.monotonic()
+        _truncate_log(run.log_path, run.start_step)  # the log describes this run: no lines of an abandoned one
+    run.step = run.start_step
+    batches = _batch_plan(run)
+    _look_ahead(run, batches)
+    run.started = time.monotonic()
     budget = cfg.time_budget_minutes * 60 if cfg.time_budget_minutes else None
     bar = tqdm(
-        total=total_steps,
-        initial=start_step,
+        total=run.total_steps,
+        initial=run.start_step,
         desc="training",
         disable=not progress_enabled(progress and accelerator.is_main_process),
     )
-    step, losses, stopped_early, permutation, perm_epoch = start_step, {}, False, None, -1
-
-    def checkpoint() -> None:
-        if accelerator.is_main_process:
-            save_checkpoint(
-                ckpt_dir,
-                step,
-                accelerator.unwrap_model(model).state_dict(),
-                optimizer,
-                extra={"elapsed_seconds": elapsed_before + time.monotonic() - started, "total_steps": total_steps},
-                keep=cfg.keep_checkpoints,
-            )
-        accelerator.wait_for_everyone()
-
     try:
-        while step < total_steps:
-            epoch, position = divmod(step, steps_per_epoch)
-            if epoch != perm_epoch:
-                permutation = np.random.default_rng(cfg.seed + epoch).permutation(task.num_examples())
-                perm_epoch = epoch
-            first = position * cfg.batch_size + rank * local_batch
-            indices = permutation[first : first + local_batch].tolist()
-            seed = step_seed(cfg.seed, step, rank)
-            torch.manual_seed(seed)
-            batch = task.make_batch(indices, random.Random(seed))
-            factor = learning_rate_factor(cfg, step, total_steps)
-            for group in optimizer.param_groups:
-                group["lr"] = group["base_lr"] * factor
-            with _autocast(cfg.mixed_precision, accelerator.device):
-                loss, logs = task.compute_loss(model, batch)
-            accelerator.backward(loss)
-            if cfg.max_grad_norm:
-                accelerator.clip_grad_norm_(params, cfg.max_grad_norm)
-            optimizer.step()
-            optimizer.zero_grad(set_to_none=True)
-            step += 1
-            losses = {"loss": float(loss.detach()), **logs}
+        while run.step < run.total_steps:
+            _train_step(run, batches)
             bar.update(1)
-            bar.set_postfix({k: f"{v:.3f}" for k, v in losses.items()})
-            if accelerator.is_main_process and (step % cfg.log_every == 0 or step == total_steps):
-                _append_log(log_path, {"step": step, "lr": optimizer.param_groups[0]["lr"], **losses})
-            if step == stop_after_steps and step < total_steps:
-                raise TrainingInterrupted(f"simulated interruption after step {step}")
-            if step % cfg.checkpoint_every == 0 and step < total_steps:
-                checkpoint()
-            if budget is not None and time.monotonic() - started > budget and step < total_steps:
-                accelerator.print(
-                    f">> WARNING: the safety time budget of {cfg.time_budget_minutes} min fired at step "
-                    f"{step}/{total_steps}: this model is NOT the recipe's run (the card says so). Rerun the same "
-                    "command to resume to the planned steps."
-                )
-                if accelerator.is_main_process:
-                    _append_log(log_path, {"step": step, "stopped_by_time_budget": True, "planned_steps": total_steps})
-                checkpoint()
-                stopped_early = True
+            bar.set_postfix({k: f"{v:.3f}" for k, v in run.losses.items()})
+            if run.step == stop_after_steps and run.step < run.total_steps:
+                raise TrainingInterrupted(f"simulated interruption after step {run.step}")
+            if run.step % cfg.checkpoint_every == 0 and run.step < run.total_steps:
+                _checkpoint(run)
+            if budget is not None and time.monotonic() - run.started > budget and run.step < run.total_steps:
+                _stop_for_time_budget(run)
                 break
     except KeyboardInterrupt:
-        accelerator.print(f">> interrupted at step {step}: saving a checkpoint to resume from")
-        checkpoint()
+        accelerator.print(f">> interrupted at step {run.step}: saving a checkpoint to resume from")
+        _checkpoint(run)
         raise
     finally:
         bar.close()
 
-    checkpoint()
-    final = accelerator.unwrap_model(model)
-    if cfg.lora:
+
+def _batch_plan(run: _Run):
+    """``indices(step)``: this process's dataset indices at a step, from a seeded permutation per epoch (a pure
+    function of seed, step and rank, so a resumed run draws what an uninterrupted one would)."""
+    cfg, n = run.cfg, run.task.num_examples()
+    steps_per_epoch = n // cfg.batch_size
+    rank = run.accelerator.process_index
+    permutations: dict[int, np.ndarray] = {}
+
+    def indices(step: int) -> list[int]:
+        epoch, position = divmod(step, steps_per_epoch)
+        if epoch not in permutations:
+            permutations.clear()
+            permutations[epoch] = np.random.default_rng(cfg.seed + epoch).permutation(n)
+        first = position * cfg.batch_size + rank * run.local_batch
+        return permutations[epoch][first : first + run.local_batch].tolist()
+
+    return indices
+
+
+def _look_ahead(run: _Run, indices) -> None:
+    """Show a task with a ``prefetch`` the batches of the steps to come (their indices and seeded generators, the
+    ones the steps will use), before the first step and outside the time budget."""
+    prefetch = getattr(run.task, "prefetch", None)
+    if prefetch is not None and run.step < run.total_steps:
+        rank = run.accelerator.process_index
+        steps = range(run.step, run.total_steps)
+        prefetch((indices(step), random.Random(step_seed(run.cfg.seed, step, rank))) for step in steps)
+
+
+def _train_step(run: _Run, indices) -> None:
+    """One optimizer step: the seeded batch, the learning rate of the step, forward (autocast), backward, clip."""
+    cfg, accelerator, optimizer = run.cfg, run.accelerator, run.optimizer
+    seed = step_seed(cfg.seed, run.step, accelerator.process_index)
+    torch.manual_seed(seed)
+    batch = run.task.make_batch(indices(run.step), random.Random(seed))
+    factor = learning_rate_factor(cfg, run.step, run.total_steps)
+    for group in optimizer.param_groups:
+        group["lr"] = group["base_lr"] * factor
+    with _autocast(cfg.mixed_precision, accelerator.device):
+        loss, logs = run.task.compute_loss(run.model, batch)
+    accelerator.backward(loss)
+    if cfg.max_grad_norm:
+        accelerator.clip_grad_norm_(run.params, cfg.max_grad_norm)
+    optimizer.step()
+    optimizer.zero_grad(set_to_none=True)
+    run.step += 1
+    run.losses = {"loss": float(loss.detach()), **logs}
+    if accelerator.is_main_process and (run.step % cfg.log_every == 0 or run.step == run.total_steps):
+        _append_log(run.log_path, {"step": run.step, "lr": optimizer.param_groups[0]["lr"], **run.losses})
+
+
+def _stop_for_time_budget(run: _Run) -> None:
+    """The safety budget fired: say so, log it and checkpoint; a rerun resumes to the planned steps."""
+    run.accelerator.print(
+        f">> WARNING: the safety time budget of {run.cfg.time_budget_minutes} min fired at step "
+        f"{run.step}/{run.total_steps}: this model is NOT the recipe's run (the card says so). Rerun the same "
+        "command to resume to the planned steps."
+    )
+    if run.accelerator.is_main_process:
+        record = {"step": run.step, "stopped_by_time_budget": True, "planned_steps": run.total_steps}
+        _append_log(run.log_path, record)
+    _checkpoint(run)
+    run.stopped_early = True
+
+
+def _finish(run: _Run) -> TrainResult:
+    """The last checkpoint (un-averaged weights), then the final model: LoRA merged, weights averaged."""
+    _checkpoint(run)
+    final = run.accelerator.unwrap_model(run.model)
+    if run.cfg.lora:
         final = final.merge_and_unload()
-    if cfg.weight_average:
-        _average_weights(final, initial, cfg.weight_average)
+    if run.cfg.weight_average:
+        _average_weights(final, run.initial, run.cfg.weight_average)
     return TrainResult(
         model=final,
-        steps=step,
-        total_steps=total_steps,
-        seconds=elapsed_before + time.monotonic() - started,
-        stopped_early=stopped_early,
-        resumed_from=None if found is None else start_step,
-        last_losses=losses,
-        log_path=log_path,
+        steps=run.step,
+        total_steps=run.total_steps,
+        seconds=run.seconds(),
+        stopped_early=run.stopped_early,
+        resumed_from=None if run.found is None else run.start_step,
+        last_losses=run.losses,
+        log_path=run.log_path,
     )
 
 

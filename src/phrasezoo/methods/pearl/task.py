@@ -10,8 +10,9 @@ Training follows the paper (section 3.4) and the official code's choices listed 
   default) from characters and word pieces, with typos of the words as extra inputs;
 * at the end, weight averaging blends the phrase encoder with its pretrained weights (``training.weight_average``);
 * optionally (``distill_weight > 0``, not in the paper), a teacher's similarities: the phrase encoder's cosine
-  matrix over the batch is pulled towards all-mpnet-base-v2's (:func:`phrasezoo.objectives.losses.similarity_distillation`;
-  the teacher embeds the phrase table once, before training, see :mod:`phrasezoo.objectives.teacher`). With
+  matrix over the batch is pulled towards all-mpnet-base-v2's
+  (:func:`phrasezoo.objectives.losses.similarity_distillation`; the teacher embeds the phrases a run draws before its
+  first step, see :mod:`phrasezoo.objectives.teacher`). With
   ``distill_words > 0`` the batch also holds up to that many words of each multiword anchor that the teacher knows
   (the phrase table's own one-word entries): they join the distillation matrix only (no NT-Xent, no type label), so
   the student learns how similar a phrase is to its own words, the confound of Turney's distractors;
@@ -94,7 +95,9 @@ class PearlTask:
         lexicon = self.lexicon.facts() if self.lexicon is not None else {}
         return {"training_phrases": len(self.phrases), **self._facts, **lexicon}
 
-    def make_batch(self, indices: list[int], rng: random.Random) -> dict[str, Any]:
+    def batch_texts(self, indices: list[int], rng: random.Random) -> tuple[list[str], list[int], int]:
+        """``(texts, type ids, number of contrastive rows)`` of a batch: anchors, their views and hard negatives (and
+        anchors' words with ``distill_words``), drawn from ``rng`` in that order."""
         anchors = [self.phrases[i] for i in indices]
         positives = [self.augment(self.phrases[i], rng) for i in indices]
         negatives: list[str] = []
@@ -110,10 +113,14 @@ class PearlTask:
             words = self.anchor_words(anchors, rng)
             texts += words
             types += [-100] * len(words)
+        return texts, types, n_contrastive
+
+    def make_batch(self, indices: list[int], rng: random.Random) -> dict[str, Any]:
+        texts, types, n_contrastive = self.batch_texts(indices, rng)
         batch = {
             "features": self.model.tokenize(texts),
             "texts": texts,
-            "n_anchors": len(anchors),
+            "n_anchors": len(indices),
             "n_contrastive": n_contrastive,
             "type_ids": torch.tensor(types),
         }
@@ -164,6 +171,12 @@ class PearlTask:
             loss = loss + self.lexicon_weight * lexicon
             logs["lexicon"] = float(lexicon.detach())
         return loss, logs
+
+    def prefetch(self, steps) -> None:
+        """Embed the teacher rows of the coming steps' texts (drawn as :meth:`make_batch` draws them) before the
+        first step, in large batches, instead of a few in every step."""
+        if self.distill_weight and hasattr(self.teacher, "prefetch"):
+            self.teacher.prefetch(text for indices, rng in steps for text in self.batch_texts(indices, rng)[0])
 
     def prepare(self, model: PearlModel, accelerator) -> None:
         """Pretrain the character encoder to mimic word vectors (LOVE) before the main loop."""

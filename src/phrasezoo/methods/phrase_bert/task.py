@@ -9,8 +9,9 @@ Training follows the paper (section 3.1) and its released code (sentence-transfo
   distance and margin 1, averaged over the batch's triples;
 * the ablations Phrase-BERT-phrase and Phrase-BERT-context are ``data.objectives: [paraphrase]`` / ``[context]``;
 * optionally (``distill_weight > 0``, not in the paper), a teacher's similarities: the cosine matrix of the batch's
-  phrases (not the contexts) is pulled towards all-mpnet-base-v2's (:func:`phrasezoo.objectives.losses.similarity_distillation`;
-  the teacher embeds every phrase of the triples once, before training, see :mod:`phrasezoo.objectives.teacher`);
+  phrases (not the contexts) is pulled towards all-mpnet-base-v2's
+  (:func:`phrasezoo.objectives.losses.similarity_distillation`; the teacher embeds the phrases a run draws before its
+  first step, see :mod:`phrasezoo.objectives.teacher`);
 * optionally (``lexicon_weight > 0``, not in the paper), the lexicon term: each step also draws WordNet words and
   their teacher neighbours, and the encoder's ranking of them is pulled towards the teacher's
   (:mod:`phrasezoo.objectives.lexicon_distillation`).
@@ -83,6 +84,18 @@ class PhraseBertTask:
 
     def prepare(self, model, accelerator) -> None:
         """Nothing to pretrain: Phrase-BERT fine-tunes the backbone directly."""
+
+    def prefetch(self, steps) -> None:
+        """Embed the teacher rows of the coming steps' phrases (group 0 of :meth:`make_batch`) before the first step,
+        in large batches, instead of a few in every step."""
+        if self.distill_weight and hasattr(self.teacher, "prefetch"):
+            self.teacher.prefetch(
+                text
+                for indices, _rng in steps
+                for i in indices
+                for position, text in enumerate(self.triples[i])
+                if not (i >= self.n_paraphrase and position > 0)
+            )
 
     def make_batch(self, indices: list[int], rng: random.Random) -> dict[str, Any]:
         """Tokenize a batch of triples as two padded groups: phrases (group 0) and contexts (group 1).

@@ -1,0 +1,199 @@
+"""Teacher rows embedded when first needed, with the bits an eager pass over their string set gives.
+
+An eager pass (what :mod:`phrasezoo.objectives.teacher` did before rows were embedded lazily) sorts a set's strings by token
+length, embeds them ``batch_size`` at a time and pads each batch to its longest string. On a CPU the bits of a row
+depend on the length it was padded to (and, in float32, on whether it was alone in its batch), but not on the other
+rows of the batch or on the thread count (measured for all-mpnet-base-v2 and MiniLM, bf16 and float32:
+``tests/test_teacher.py``). So a row embedded later, padded to the length the eager pass would have given it, in a
+batch of at least two rows, has the eager pass's bits; and the eager pass's lengths follow from the set alone.
+
+A *plan* records them: when a set is first asked for, its strings that no cache file or earlier plan holds (the ones
+an eager pass would have embedded: the others came from the cache) get their padded lengths, saved as
+``<cache>/teacher/*.plan.json``. Rows are embedded when looked up or prefetched, grouped by padded length, and saved
+by content as ``*.npy`` matrices with their strings beside them (``*.strings.json``), so that every process and
+every later run reads them instead of embedding them again.
+"""
+
+from __future__ import annotations
+
+import atexit
+import hashlib
+import json
+import logging
+import os
+import time
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from phrasezoo.files import atomic_write_text
+
+logger = logging.getLogger(__name__)
+BF16_TAG = "|bf16"
+_SPENT = [0.0]  # seconds this process spent embedding teacher rows (for the main job's stage table)
+
+
+def seconds_spent() -> float:
+    """Seconds this process has spent embedding teacher rows so far."""
+    return _SPENT[0]
+
+
+def strings_key(tag: str, texts: Sequence[str]) -> str:
+    digest = hashlib.sha256(tag.encode())
+    for text in texts:
+        digest.update(text.encode("utf8", "surrogatepass"))
+        digest.update(b"\x00")
+    return digest.hexdigest()[:20]
+
+
+def save_rows(path: Path, tag: str, strings: list[str], matrix: np.ndarray) -> None:
+    """Write ``matrix`` with its strings beside it, atomically (the sidecar first: a matrix is only ever found beside
+    the strings it holds)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(f".tmp{os.getpid()}.npy")
+    np.save(tmp, matrix)
+    atomic_write_text(path.with_suffix(".strings.json"), json.dumps({"teacher": tag, "strings": strings}))
+    os.replace(tmp, path)
+
+
+class RowStore:
+    """One encoder's rows (one teacher, precision and batch size) in this process: the rows embedded or read so far
+    and the planned padded length of every string claimed, shared by every string set of that encoder."""
+
+    flush_every = 4096
+
+    def __init__(self, teacher: str, tag: str, batch_size: int, folder: Path | None, load: Callable[[], Any]):
+        self.teacher, self.tag, self.batch_size, self.folder, self._load = teacher, tag, batch_size, folder, load
+        self.rows: dict[str, np.ndarray] = {}
+        self.lengths: dict[str, int] = {}
+        self.unsaved: list[str] = []
+        self.encoder = None
+        self.scanned: set[Path] = set()
+        if folder is not None:
+            atexit.register(self.flush)
+
+    def claim(self, strings: list[str]) -> None:
+        """Make every string of a sorted unique set embeddable: rows from the cache files, padded lengths from the
+        plans, and a new plan for the strings neither holds (the ones an eager pass over the set would embed)."""
+        self._scan(set(strings))
+        fresh = [s for s in strings if s not in self.rows and s not in self.lengths]
+        if fresh:
+            lengths = planned_lengths(self._encoder(), fresh, self.batch_size)
+            self.lengths.update(zip(fresh, lengths))
+            if self.folder is not None:
+                plan = {"teacher": self.tag, "batch_size": self.batch_size, "strings": fresh, "lengths": lengths}
+                path = self.folder / f"{Path(self.teacher).name}-{strings_key(self.tag, fresh)}.plan.json"
+                self.folder.mkdir(parents=True, exist_ok=True)
+                atomic_write_text(path, json.dumps(plan))
+                self.scanned.add(path)
+        if any(s not in self.rows for s in strings):
+            self._encoder()  # loaded now, before any training step: nothing it does can touch a step's random state
+
+    def _scan(self, wanted: set[str]) -> None:
+        """Rows (``*.strings.json`` + ``*.npy``) and plans (``*.plan.json``) of this encoder in the cache folder."""
+        if self.folder is None or not self.folder.is_dir():
+            return
+        for path in sorted(self.folder.glob("*.json")):
+            if path in self.scanned or not path.name.endswith((".strings.json", ".plan.json")):
+                continue
+            try:
+                meta = json.loads(path.read_text())
+            except (OSError, ValueError):
+                continue
+            if meta.get("teacher") != self.tag:
+                continue
+            if path.name.endswith(".plan.json"):
+                if meta.get("batch_size") == self.batch_size:
+                    self.lengths.update(zip(meta["strings"], meta["lengths"]))
+                    self.scanned.add(path)
+                continue
+            matrix_path = path.with_name(path.name.removesuffix(".strings.json") + ".npy")
+            if not matrix_path.exists():
+                continue
+            self.scanned.add(path)
+            rows = [i for i, text in enumerate(meta["strings"]) if text in wanted and text not in self.rows]
+            if rows:
+                matrix = np.load(matrix_path, mmap_mode="r")
+                if matrix.shape[0] == len(meta["strings"]):
+                    self.rows.update((meta["strings"][i], np.array(matrix[i])) for i in rows)
+                else:
+                    self.scanned.discard(path)
+
+    def _encoder(self):
+        if self.encoder is None:
+            self.encoder = self._load()
+        return self.encoder
+
+    def dim(self) -> int:
+        """The width of a row."""
+        return next(iter(self.rows.values())).shape[0] if self.rows else self._encoder().model.config.hidden_size
+
+    def embed(self, strings: Iterable[str], progress: bool = False) -> None:
+        """Embed the strings that have no row yet: grouped by planned padded length, ``batch_size`` at a time."""
+        missing = [s for s in dict.fromkeys(strings) if s not in self.rows]
+        if not missing:
+            return
+        started = time.perf_counter()
+        groups: dict[int, list[str]] = {}
+        for text in missing:
+            groups.setdefault(self.lengths[text], []).append(text)
+        batches = [(n, g[i : i + self.batch_size]) for n, g in sorted(groups.items()) for i in range(0, len(g), self.batch_size)]  # fmt: skip
+        from tqdm.auto import tqdm
+
+        from phrasezoo.progress import progress_enabled
+
+        bar = tqdm(total=len(missing), desc=f"teacher {self.teacher}", unit="text", disable=not progress_enabled(progress), leave=False)  # fmt: skip
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=self.tag.endswith(BF16_TAG)):
+            for length, batch in batches:
+                self.rows.update(zip(batch, embed_padded(self._encoder(), batch, length)))
+                bar.update(len(batch))
+        bar.close()
+        self.unsaved.extend(missing)
+        _SPENT[0] += time.perf_counter() - started
+        if len(self.unsaved) >= self.flush_every:
+            self.flush()
+
+    def flush(self) -> None:
+        """Save the rows embedded since the last flush (a cache file of their own, found by content later)."""
+        if self.folder is None or not self.unsaved:
+            return
+        strings = sorted(set(self.unsaved))
+        path = self.folder / f"{Path(self.teacher).name}-rows-{strings_key(self.tag, strings)}.npy"
+        save_rows(path, self.tag, strings, np.stack([self.rows[s] for s in strings]).astype(np.float32))
+        self.scanned.add(path.with_suffix(".strings.json"))
+        self.unsaved.clear()
+
+
+def planned_lengths(encoder, strings: list[str], batch_size: int) -> list[int]:
+    """The length each string is padded to in an eager pass of ``encoder`` over ``strings`` (in this order): sorted
+    by token length, longest first, ``batch_size`` at a time, each batch padded to its longest string."""
+    tokenizer, limit = encoder.tokenizer, encoder.max_length
+    bare = [len(ids) for ids in tokenizer(strings, add_special_tokens=False, truncation=True, max_length=limit)["input_ids"]]  # fmt: skip
+    full = [len(ids) for ids in tokenizer(strings, truncation=True, max_length=limit)["input_ids"]]
+    order = sorted(range(len(strings)), key=lambda i: -bare[i])  # the encoder's own order (a stable sort)
+    lengths = [0] * len(strings)
+    for start in range(0, len(order), batch_size):
+        chunk = order[start : start + batch_size]
+        longest = max(full[i] for i in chunk)
+        for i in chunk:
+            lengths[i] = longest
+    return lengths
+
+
+def embed_padded(encoder, texts: list[str], length: int) -> np.ndarray:
+    """Unit rows of ``texts`` by the encoder's masked mean pooling, every text padded to ``length`` tokens; a lone
+    text is embedded beside a copy of itself (a batch of one takes other kernels in float32)."""
+    from phrasezoo.encoders.base import l2_normalize
+
+    batch = texts if len(texts) > 1 else texts * 2
+    with torch.inference_mode():
+        enc = encoder.tokenizer(batch, padding="max_length", truncation=True, max_length=length, return_tensors="pt")
+        enc = enc.to(encoder.device)
+        with encoder.tuner.batch(enc["input_ids"].numel()):
+            hidden = encoder.model(**enc).last_hidden_state
+            mask = enc["attention_mask"].unsqueeze(-1).to(hidden.dtype)
+            pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
+    return l2_normalize(pooled.float().cpu().numpy())[: len(texts)]
