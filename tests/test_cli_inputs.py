@@ -247,7 +247,7 @@ def test_train_checks_the_recipe_and_overrides_before_training(workdir, content,
     from phrasezoo.registry import validate_recipe
 
     reached = []
-    monkeypatch.setattr(pipeline, "train_and_export", lambda cfg, **_: reached.append(validate_recipe(cfg)))
+    monkeypatch.setattr(pipeline, "train_and_export", lambda cfg, *_, **__: reached.append(validate_recipe(cfg)))
     path = workdir / "train-recipe.yaml"
     path.write_bytes(content)
     status, _, err = run_cli(["train", str(path), *[f"--set={s}" for s in sets]])
