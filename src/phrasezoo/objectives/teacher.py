@@ -178,7 +178,7 @@ class PackedRows:
     def all_rows(self) -> torch.Tensor:
         raise LookupError(
             f"this teacher holds only the {len(self.matrix)} of {len(self.slots)} rows its run draws (it travelled "
-            "without its encoder): every row is not available here."
+            "without its encoder), so it cannot give every row."
         )
 
 
