@@ -122,3 +122,13 @@ def test_the_run_distills_without_the_teacher_encoder(trip):
     losses = json.loads((out / "loss_log.json").read_text())
     assert len(losses) == 6 and all(r["distill"] > 0 for r in losses)
     assert not (trip["root"] / "empty-cache" / "teacher").exists()  # nothing embedded there
+
+
+def test_a_pack_too_large_says_how_many_teacher_rows_it_carries(tmp_path, monkeypatch):
+    from phrasezoo.training.device_job.pack import PackTooLarge
+
+    monkeypatch.setenv("PHRASEZOO_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(pack_module, "build_models_and_tasks", lambda cfg, progress=True: _built(cfg))
+    cfg = load_recipe("phrase-bert-mini", OVERRIDES)
+    with pytest.raises(PackTooLarge, match="teacher rows, those the planned run draws"):
+        build_pack(cfg, OVERRIDES, tmp_path / "pack", row_cut="off", max_mib=0.01, progress=False)

@@ -318,7 +318,14 @@ def build_pack(
         **(extra or {}),
     }
     atomic_write_text(out / MANIFEST, json.dumps(manifest, indent=1) + "\n")
-    check_fits(out, max_mib, repo)
+    try:
+        check_fits(out, max_mib, repo)
+    except PackTooLarge as error:
+        if not teacher_rows:
+            raise
+        rows = sum(t["rows"] for t in teacher_rows)
+        raise PackTooLarge(f"{error} It carries {rows:,} teacher rows, those the planned run draws: fewer steps or "
+                           "smaller batches carry fewer.") from None  # fmt: skip
     return manifest
 
 
