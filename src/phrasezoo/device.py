@@ -133,6 +133,7 @@ def record_pack(path: Path, pack: Path, manifest: dict, test: dict | None, timeo
         "repository_mib": round(travel_size(REPO_ROOT) / MiB, 2),
         "returned_weights_mib": manifest["returned_weights_mib"],
         "row_cut": manifest["row_cut"]["note"] if manifest["row_cut"] else None,
+        **({"teacher_rows": [t["note"] for t in manifest["teacher_rows"]]} if manifest.get("teacher_rows") else {}),
         "selftest": test,
         "call": run_call(relative, timeout_s),
     }
@@ -180,6 +181,8 @@ def _sequence(name: str, record: dict) -> list[str]:
     lines = [f"### {name}", ""]
     if record["row_cut"]:
         lines += [f"The pack: {record['row_cut']}.", ""]
+    for note in record.get("teacher_rows") or []:
+        lines += [f"The pack: {note}.", ""]
     lines += [
         "**1. Here, before the lease.** Build the pack (git-ignored: a fresh clone, or a change to `src/` or the "
         "recipe since the commit above, needs it rebuilt; the data caches are needed, not a GPU), then check it "

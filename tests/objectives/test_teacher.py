@@ -217,3 +217,27 @@ def test_lookup_embeds_only_the_strings_drawn_and_caches_them_by_content(tmp_pat
     rows, _ = other.lookup(["civil war", "war", "quickly"])
     assert calls == [["quickly"]] and torch.equal(rows[:2], first[[1, 0]])
     assert len(other) == 12 and teacher_module.DEFAULT_TEACHER
+
+
+def test_a_packed_teacher_holds_the_recorded_rows_only(tmp_path, monkeypatch):
+    """What the GPU job carries: the rows a replayed run asked for, as plain tensors, and an error for any other."""
+    monkeypatch.setenv("PHRASEZOO_CACHE", str(tmp_path))
+    table = teacher_embeddings(PHRASES, teacher="minilm-l6", progress=False)
+    assert table.lazy
+    with table.recording() as drawn:
+        table.prefetch(["war", "civil war", "unknown"], progress=False)
+        table.lookup(["quickly", "war"])
+    assert drawn == {table.index[t] for t in ("war", "civil war", "quickly")} and table.lazy  # the row source is back
+    packed = table.packed(drawn)
+    assert not packed.lazy and packed.index == table.index
+    rows, found = packed.lookup(["quickly", "unknown", "civil war"])
+    expected, _ = table.lookup(["quickly", "unknown", "civil war"])
+    assert found.tolist() == [True, False, True] and torch.equal(rows, expected)
+    packed.prefetch(["war", "unknown"])  # carried (and unknown strings are ignored): fine
+    other = next(t for t in PHRASES if table.index[t] not in drawn)
+    with pytest.raises(LookupError, match="not carried"):
+        packed.prefetch([other])
+    with pytest.raises(LookupError, match="not carried"):
+        packed.lookup([other])
+    with pytest.raises(LookupError, match="every row"):
+        _ = packed.vectors

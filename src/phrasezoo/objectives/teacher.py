@@ -20,9 +20,10 @@ teacher term from pulling the student wholly towards a teacher that is worse tha
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -80,7 +81,12 @@ class TeacherEmbeddings:
         self.teacher = teacher
         self.index = index
         self._vectors = vectors
-        self._rows = rows  # _SetRows or _BlendRows: rows embedded on demand
+        self._rows = rows  # _SetRows or _BlendRows: rows embedded on demand; PackedRows: the rows a run draws
+
+    @property
+    def lazy(self) -> bool:
+        """Whether rows are embedded on demand (an encoder stands behind them) rather than held as tensors."""
+        return self._vectors is None and not isinstance(self._rows, PackedRows)
 
     def __len__(self) -> int:
         return len(self.index)
@@ -103,7 +109,8 @@ class TeacherEmbeddings:
         """Embed now, in large batches, the rows of ``texts`` a run will look up (strings outside the set are
         ignored), so that its steps find them ready."""
         if self._rows is not None:
-            self._rows.prefetch([t for t in dict.fromkeys(texts) if t in self.index], progress)
+            known = [t for t in dict.fromkeys(texts) if t in self.index]
+            self._rows.prefetch(known, [self.index[t] for t in known], progress)
 
     def rows_at(self, ids: list[int], found: torch.Tensor) -> torch.Tensor:
         """A ``(len(found), d)`` tensor holding the rows ``ids`` where ``found`` is True and zeros elsewhere."""
@@ -114,6 +121,84 @@ class TeacherEmbeddings:
             rows[found] = self._vectors[torch.tensor(ids, dtype=torch.long)]
         return rows
 
+    @contextlib.contextmanager
+    def recording(self) -> Iterator[set[int]]:
+        """Within the block, collect the ids of every row looked up or prefetched (still embedding them as usual):
+        the rows a run draws, when the block replays its batches."""
+        seen: set[int] = set()
+        inner = self._rows
+        if inner is not None:
+            self._rows = _Recording(inner, seen)
+        try:
+            yield seen
+        finally:
+            if self._rows is not None:
+                self._rows = inner
+
+    def packed(self, ids: Iterable[int]) -> TeacherEmbeddings:
+        """A teacher over the same strings (the whole ``index``) that holds the rows ``ids`` only, embedded now, as
+        plain tensors: what travels to a machine without the encoder (the GPU job). Looking up another row there
+        is an error, never a silent zero."""
+        ids = sorted(set(ids))
+        wanted = set(ids)
+        self.prefetch([text for text, i in self.index.items() if i in wanted], progress=True)
+        matrix = self.rows_at(ids, torch.ones(len(ids), dtype=torch.bool)).contiguous()
+        slots = torch.full((len(self.index),), -1, dtype=torch.int32)
+        slots[torch.tensor(ids, dtype=torch.long)] = torch.arange(len(ids), dtype=torch.int32)
+        return TeacherEmbeddings(self.teacher, self.index, rows=PackedRows(slots, matrix))
+
+
+class PackedRows:
+    """Rows held without their encoder: ``matrix`` holds the rows of the strings a run draws and ``slots[i]`` the
+    place of string ``i``'s row in it (-1: not carried). See :meth:`TeacherEmbeddings.packed`."""
+
+    def __init__(self, slots: torch.Tensor, matrix: torch.Tensor):
+        self.slots, self.matrix = slots, matrix
+
+    def _places(self, ids: list[int]) -> torch.Tensor:
+        places = self.slots[torch.tensor(ids, dtype=torch.long)].long()
+        missing = int((places < 0).sum())
+        if missing:
+            raise LookupError(
+                f"{missing} teacher row(s) asked for that were not carried ({len(self.matrix)} of {len(self.slots)} "
+                "were: those the planned run draws). The run draws other strings than the pack planned: repack "
+                "the recipe with this code (phrasezoo device pack <recipe>)."
+            )
+        return places
+
+    def prefetch(self, texts: list[str], ids: list[int], progress: bool) -> None:
+        self._places(ids)  # before the first step: a row that did not travel fails now, not mid-run
+
+    def rows_at(self, ids: list[int], found: torch.Tensor) -> torch.Tensor:
+        out = torch.zeros(len(found), self.matrix.shape[1], dtype=torch.float32)
+        if ids:
+            out[found] = self.matrix[self._places(ids)].float()
+        return out
+
+    def all_rows(self) -> torch.Tensor:
+        raise LookupError(
+            f"this teacher holds only the {len(self.matrix)} of {len(self.slots)} rows its run draws (it travelled "
+            "without its encoder), so it cannot give every row."
+        )
+
+
+class _Recording:
+    """A row source that notes the ids asked of the one it wraps (:meth:`TeacherEmbeddings.recording`)."""
+
+    def __init__(self, inner, seen: set[int]):
+        self.inner, self.seen = inner, seen
+
+    def prefetch(self, texts: list[str], ids: list[int], progress: bool) -> None:
+        self.seen.update(ids)
+        self.inner.prefetch(texts, ids, progress)
+
+    def rows_at(self, ids: list[int], found: torch.Tensor) -> torch.Tensor:
+        self.seen.update(ids)
+        return self.inner.rows_at(ids, found)
+
+    def all_rows(self) -> torch.Tensor:
+        return self.inner.all_rows()  # every row: the teacher then holds them all, as a plain matrix
+
 
 class _SetRows:
     """The rows of one string set from its encoder's :class:`~phrasezoo.objectives.teacher_rows.RowStore`."""
@@ -121,7 +206,7 @@ class _SetRows:
     def __init__(self, store: RowStore, strings: list[str], path: Path | None, dim: int):
         self.store, self.strings, self.path, self.dim = store, strings, path, dim
 
-    def prefetch(self, texts: list[str], progress: bool) -> None:
+    def prefetch(self, texts: list[str], ids: list[int], progress: bool) -> None:
         self.store.embed(texts, progress)
 
     def rows_at(self, ids: list[int], found: torch.Tensor) -> torch.Tensor:
@@ -146,7 +231,7 @@ class _BlendRows:
     def __init__(self, parts: list[TeacherEmbeddings], weights: list[float]):
         self.parts, self.weights = parts, weights
 
-    def prefetch(self, texts: list[str], progress: bool) -> None:
+    def prefetch(self, texts: list[str], ids: list[int], progress: bool) -> None:
         for part in self.parts:
             part.prefetch(texts, progress)
 

@@ -33,6 +33,7 @@ from safetensors.torch import save_file
 from phrasezoo.files import atomic_write_text, current_umask
 from phrasezoo.recipes import Recipe
 from phrasezoo.training.device_job.codec import task_fingerprint, write_task_state
+from phrasezoo.training.device_job.teachers import pack_teacher_rows
 from phrasezoo.training.device_job.weights import (
     cut_rows,
     row_cut_allowed,
@@ -119,6 +120,12 @@ class _RowScan:
     def make_batch(self, indices, rng):
         token_ids(self.task.make_batch(indices, rng), self.vocab_size, self.ids)
         return {}
+
+    def prefetch(self, steps) -> None:
+        """The real task's look-ahead (its teacher rows are embedded now, and noted when a teacher records)."""
+        prefetch = getattr(self.task, "prefetch", None)
+        if prefetch is not None:
+            prefetch(steps)
 
     def compute_loss(self, model, batch):
         return model.weight.sum() * 0.0, {}
@@ -211,6 +218,12 @@ def build_pack(
     seed0, model, task = built[0]
     _, total_steps = plan_steps(cfg.training, task.num_examples(), 1)
 
+    vocab_size = len(model.tokenizer)
+    seeds = device_seeds(cfg.training)
+    scanned, teacher_rows = pack_teacher_rows(  # the machine has no teacher encoder: its rows travel as arrays
+        built, lambda task: scan_rows(task, cfg.training, seeds, vocab_size, progress)
+    )
+
     out = Path(out)
     if out.exists():
         shutil.rmtree(out)
@@ -226,7 +239,6 @@ def build_pack(
     parameters = [name for name, p in model.named_parameters() if p.requires_grad]
     initial = model.state_dict()
     travelling = travel_dtypes(initial, parameters)
-    vocab_size = len(model.tokenizer)
     row_names = vocabulary_tensors(travelling, vocab_size)
     model.config.save_pretrained(out / "model")
     model.tokenizer.save_pretrained(out / "tokenizer")  # beside no config.json: loading it runs no remote code
@@ -238,8 +250,9 @@ def build_pack(
     if want_cut and row_names:
         if cut_reason:
             raise PackTooLarge(f"{cfg.name}: a vocabulary-row cut is needed to fit, but {cut_reason}.")
-        print(f">> scanning the planned run's batches for the vocabulary rows they read ({row_names})", flush=True)
-        ids = scan_rows(task, cfg.training, device_seeds(cfg.training), vocab_size, progress)
+        if scanned is None:
+            print(f">> scanning the planned run's batches for the vocabulary rows they read ({row_names})", flush=True)
+        ids = scan_rows(task, cfg.training, seeds, vocab_size, progress) if scanned is None else scanned
         rows = torch.tensor(sorted(ids), dtype=torch.int64)
         travelling = cut_rows(travelling, row_names, rows)
         save_file({"rows": rows}, str(out / "rows.safetensors"))
@@ -281,7 +294,7 @@ def build_pack(
         "task_class": f"{type(task).__module__}:{type(task).__qualname__}",
         "model_class": f"{type(model).__module__}:{type(model).__qualname__}",
         "training_examples": task.num_examples(),
-        "seeds": device_seeds(cfg.training),
+        "seeds": seeds,
         "steps_per_seed": total_steps,
         "steps": total_steps * len(built),
         "trainable_tensors": parameters,
@@ -295,6 +308,7 @@ def build_pack(
             "note": f"{len(rows):,} of {vocab_size:,} vocabulary rows travel: those the planned run's batches read; "
             "the others keep their starting values (no batch reads them), replayed with the recipe's weight decay",
         },
+        "teacher_rows": teacher_rows,
         "seed_weights": seed_files,
         "halved_task_tensors": state_info["halved"],
         "returned_weights_mib": round(returned / MiB, 2),
@@ -304,7 +318,14 @@ def build_pack(
         **(extra or {}),
     }
     atomic_write_text(out / MANIFEST, json.dumps(manifest, indent=1) + "\n")
-    check_fits(out, max_mib, repo)
+    try:
+        check_fits(out, max_mib, repo)
+    except PackTooLarge as error:
+        if not teacher_rows:
+            raise
+        rows = sum(t["rows"] for t in teacher_rows)
+        raise PackTooLarge(f"{error} It carries {rows:,} teacher rows, those the planned run draws: fewer steps or "
+                           "smaller batches carry fewer.") from None  # fmt: skip
     return manifest
 
 
