@@ -191,6 +191,16 @@ def build_models_and_tasks(cfg: Recipe, progress: bool = True):
     return built
 
 
+@dataclasses.dataclass
+class _Weights:
+    """The first seed's weights as they travel: trainable names, travel dtypes, and the vocabulary-row cut."""
+
+    parameters: list[str]
+    state: dict[str, torch.Tensor]
+    row_names: list[str]
+    rows: torch.Tensor | None = None
+
+
 def build_pack(
     cfg: Recipe,
     overrides: list[str],
@@ -209,13 +219,10 @@ def build_pack(
     """
     from phrasezoo.training.trainer import plan_steps
 
-    if row_cut not in ("auto", "on", "off"):
-        raise ValueError(f"row_cut must be auto, on or off, got {row_cut!r}.")
-    if cfg.training.lora:
-        raise ValueError(f"{cfg.name}: LoRA recipes are not supported by the GPU job (its weights come back whole).")
+    _check_pack_options(cfg, row_cut)
     started = time.monotonic()
     built = build_models_and_tasks(cfg, progress)
-    seed0, model, task = built[0]
+    _, model, task = built[0]
     _, total_steps = plan_steps(cfg.training, task.num_examples(), 1)
 
     vocab_size = len(model.tokenizer)
@@ -224,65 +231,21 @@ def build_pack(
         built, lambda task: scan_rows(task, cfg.training, seeds, vocab_size, progress)
     )
 
-    out = Path(out)
-    if out.exists():
-        shutil.rmtree(out)
-    out.mkdir(parents=True)
-    state_info = write_task_state(task, model, out)
-    for seed, other_model, other_task in built[1:]:
-        if task_fingerprint(other_task, other_model) != state_info["digest"]:
-            raise ValueError(
-                f"{cfg.name}: the task of seed {seed} differs from seed {seed0}'s; the GPU job ships one task for "
-                "every soup seed, so data builds must not depend on the training seed."
-            )
-
-    parameters = [name for name, p in model.named_parameters() if p.requires_grad]
-    initial = model.state_dict()
-    travelling = travel_dtypes(initial, parameters)
-    row_names = vocabulary_tensors(travelling, vocab_size)
-    model.config.save_pretrained(out / "model")
-    model.tokenizer.save_pretrained(out / "tokenizer")  # beside no config.json: loading it runs no remote code
-
-    uncut = folder_size(out) + state_bytes(travelling)
-    cut_reason = row_cut_allowed(cfg.training)
-    want_cut = row_cut == "on" or (row_cut == "auto" and uncut > max_mib * MiB)
-    rows = None
-    if want_cut and row_names:
-        if cut_reason:
-            raise PackTooLarge(f"{cfg.name}: a vocabulary-row cut is needed to fit, but {cut_reason}.")
+    out = _empty_folder(Path(out))
+    state_info = _write_task(cfg, built, out)
+    weights = _write_model(model, out)
+    if _wants_row_cut(cfg, weights, out, row_cut, max_mib):
         if scanned is None:
-            print(f">> scanning the planned run's batches for the vocabulary rows they read ({row_names})", flush=True)
-        ids = scan_rows(task, cfg.training, seeds, vocab_size, progress) if scanned is None else scanned
-        rows = torch.tensor(sorted(ids), dtype=torch.int64)
-        travelling = cut_rows(travelling, row_names, rows)
-        save_file({"rows": rows}, str(out / "rows.safetensors"))
-    save_file(travelling, str(out / "weights.safetensors"), metadata={"format": "pt"})
-    seed_files = {}
-    for seed, other_model, _ in built[1:]:
-        other = travel_dtypes(other_model.state_dict(), parameters)
-        if rows is not None:
-            other = cut_rows(other, row_names, rows)
-        differing = {k: v for k, v in other.items() if not torch.equal(v, travelling[k])}
-        name = f"weights-seed-{seed}.safetensors"
-        save_file(differing, str(out / name), metadata={"format": "pt"})
-        seed_files[str(seed)] = {"file": name, "tensors": sorted(differing)}
-
-    returned = state_bytes({k: travelling[k] for k in parameters})
-    shards_allowed = RETURN_FILES - RETURN_OTHER_FILES
-    if returned > shards_allowed * SHARD_MIB * MiB:
-        raise PackTooLarge(
-            f"{cfg.name}: the trained weights ({returned / MiB:.1f} MiB in fp16) would not come back in "
-            f"{shards_allowed} shards of {SHARD_MIB:g} MiB; cut rows (--row-cut on) or train a smaller model."
-        )
-    for path in out.rglob("*"):  # safetensors writes owner-only files; a pack is plain data
-        path.chmod((0o777 if path.is_dir() else 0o666) & ~current_umask())
+            print(f">> scanning the planned run's batches for the vocabulary rows they read ({weights.row_names})",
+                  flush=True)  # fmt: skip
+            scanned = scan_rows(task, cfg.training, seeds, vocab_size, progress)
+        _cut_weights(weights, scanned, out)
+    save_file(weights.state, str(out / "weights.safetensors"), metadata={"format": "pt"})
+    seed_files = _write_seed_weights(built, weights, out)
+    returned = _check_weights_come_back(cfg, weights)
+    _make_plain_data(out)
     commit = git_commit(repo or Path.cwd())
-    files = {
-        str(p.relative_to(out)): {"bytes": p.stat().st_size, "sha256": sha256_file(p)}
-        for p in sorted(out.rglob("*"))
-        if p.is_file()
-    }
-    size = sum(f["bytes"] for f in files.values())
+    files = _file_records(out)
     manifest = {
         "format": PACK_FORMAT,
         "recipe_name": cfg.name,
@@ -297,27 +260,141 @@ def build_pack(
         "seeds": seeds,
         "steps_per_seed": total_steps,
         "steps": total_steps * len(built),
-        "trainable_tensors": parameters,
+        "trainable_tensors": weights.parameters,
         "vocabulary_size": vocab_size,
-        "row_cut": None
-        if rows is None
-        else {
-            "tensors": row_names,
-            "rows": len(rows),
-            "of": vocab_size,
-            "note": f"{len(rows):,} of {vocab_size:,} vocabulary rows travel: those the planned run's batches read; "
-            "the others keep their starting values (no batch reads them), replayed with the recipe's weight decay",
-        },
+        "row_cut": _row_cut_record(weights, vocab_size),
         "teacher_rows": teacher_rows,
         "seed_weights": seed_files,
         "halved_task_tensors": state_info["halved"],
         "returned_weights_mib": round(returned / MiB, 2),
-        "pack_mib": round(size / MiB, 2),
+        "pack_mib": round(sum(f["bytes"] for f in files.values()) / MiB, 2),
         "pack_seconds": round(time.monotonic() - started),
         "files": files,
         **(extra or {}),
     }
     atomic_write_text(out / MANIFEST, json.dumps(manifest, indent=1) + "\n")
+    _check_pack_fits(out, max_mib, repo, teacher_rows)
+    return manifest
+
+
+def _check_pack_options(cfg: Recipe, row_cut: str) -> None:
+    """Refuse what the GPU job cannot do before anything is built (building a recipe's data takes minutes)."""
+    if row_cut not in ("auto", "on", "off"):
+        raise ValueError(f"row_cut must be auto, on or off, got {row_cut!r}.")
+    if cfg.training.lora:
+        raise ValueError(f"{cfg.name}: LoRA recipes are not supported by the GPU job (its weights come back whole).")
+
+
+def _empty_folder(out: Path) -> Path:
+    """``out``, emptied: a pack is always written whole, so no file of an older pack survives into it."""
+    if out.exists():
+        shutil.rmtree(out)
+    out.mkdir(parents=True)
+    return out
+
+
+def _write_task(cfg: Recipe, built, out: Path) -> dict[str, Any]:
+    """Write the first seed's task state; refuse when another seed's task differs, as one task travels for all."""
+    seed0, model, task = built[0]
+    state_info = write_task_state(task, model, out)
+    for seed, other_model, other_task in built[1:]:
+        if task_fingerprint(other_task, other_model) != state_info["digest"]:
+            raise ValueError(
+                f"{cfg.name}: the task of seed {seed} differs from seed {seed0}'s; the GPU job ships one task for "
+                "every soup seed, so data builds must not depend on the training seed."
+            )
+    return state_info
+
+
+def _write_model(model, out: Path) -> _Weights:
+    """Write the model's config and tokenizer; return its starting weights in the dtypes they travel in."""
+    parameters = [name for name, p in model.named_parameters() if p.requires_grad]
+    travelling = travel_dtypes(model.state_dict(), parameters)
+    row_names = vocabulary_tensors(travelling, len(model.tokenizer))
+    model.config.save_pretrained(out / "model")
+    model.tokenizer.save_pretrained(out / "tokenizer")  # beside no config.json: loading it runs no remote code
+    return _Weights(parameters, travelling, row_names)
+
+
+def _wants_row_cut(cfg: Recipe, weights: _Weights, out: Path, row_cut: str, max_mib: float) -> bool:
+    """Whether vocabulary rows are cut (``row_cut``, or ``auto`` and the uncut pack over ``max_mib``); raises
+    :class:`PackTooLarge` when a cut is needed but the recipe's training rules it out."""
+    uncut = folder_size(out) + state_bytes(weights.state)
+    cut_reason = row_cut_allowed(cfg.training)
+    want_cut = row_cut == "on" or (row_cut == "auto" and uncut > max_mib * MiB)
+    if not (want_cut and weights.row_names):
+        return False
+    if cut_reason:
+        raise PackTooLarge(f"{cfg.name}: a vocabulary-row cut is needed to fit, but {cut_reason}.")
+    return True
+
+
+def _cut_weights(weights: _Weights, ids: set[int], out: Path) -> None:
+    """Keep only the vocabulary rows ``ids`` (those the planned run reads) and write their ids beside the weights."""
+    weights.rows = torch.tensor(sorted(ids), dtype=torch.int64)
+    weights.state = cut_rows(weights.state, weights.row_names, weights.rows)
+    save_file({"rows": weights.rows}, str(out / "rows.safetensors"))
+
+
+def _write_seed_weights(built, weights: _Weights, out: Path) -> dict[str, dict[str, Any]]:
+    """Write, per seed after the first, only the tensors it initialises differently (a soup's heads): the rest of
+    its start is the first seed's. Returns ``{seed: {file, tensors}}`` for the manifest."""
+    seed_files = {}
+    for seed, other_model, _ in built[1:]:
+        other = travel_dtypes(other_model.state_dict(), weights.parameters)
+        if weights.rows is not None:
+            other = cut_rows(other, weights.row_names, weights.rows)
+        differing = {k: v for k, v in other.items() if not torch.equal(v, weights.state[k])}
+        name = f"weights-seed-{seed}.safetensors"
+        save_file(differing, str(out / name), metadata={"format": "pt"})
+        seed_files[str(seed)] = {"file": name, "tensors": sorted(differing)}
+    return seed_files
+
+
+def _check_weights_come_back(cfg: Recipe, weights: _Weights) -> int:
+    """Bytes of the trained weights the run sends back; raises :class:`PackTooLarge` when they would not fit the
+    shards a run may return (better to learn it here than after the GPU time is spent)."""
+    returned = state_bytes({k: weights.state[k] for k in weights.parameters})
+    shards_allowed = RETURN_FILES - RETURN_OTHER_FILES
+    if returned > shards_allowed * SHARD_MIB * MiB:
+        raise PackTooLarge(
+            f"{cfg.name}: the trained weights ({returned / MiB:.1f} MiB in fp16) would not come back in "
+            f"{shards_allowed} shards of {SHARD_MIB:g} MiB; cut rows (--row-cut on) or train a smaller model."
+        )
+    return returned
+
+
+def _make_plain_data(out: Path) -> None:
+    """Give the pack's files the umask's permissions: safetensors writes owner-only files, and a pack is plain data."""
+    for path in out.rglob("*"):
+        path.chmod((0o777 if path.is_dir() else 0o666) & ~current_umask())
+
+
+def _file_records(out: Path) -> dict[str, dict[str, Any]]:
+    """``{relative path: {bytes, sha256}}`` of every file in the pack, so the run can check what was carried."""
+    return {
+        str(p.relative_to(out)): {"bytes": p.stat().st_size, "sha256": sha256_file(p)}
+        for p in sorted(out.rglob("*"))
+        if p.is_file()
+    }
+
+
+def _row_cut_record(weights: _Weights, vocab_size: int) -> dict[str, Any] | None:
+    """The manifest's account of the vocabulary-row cut (None: no cut), with a note a reader understands."""
+    if weights.rows is None:
+        return None
+    rows = len(weights.rows)
+    return {
+        "tensors": weights.row_names,
+        "rows": rows,
+        "of": vocab_size,
+        "note": f"{rows:,} of {vocab_size:,} vocabulary rows travel: those the planned run's batches read; "
+        "the others keep their starting values (no batch reads them), replayed with the recipe's weight decay",
+    }
+
+
+def _check_pack_fits(out: Path, max_mib: float, repo: Path | None, teacher_rows: list[dict[str, Any]]) -> None:
+    """:func:`check_fits`, and when teacher rows travel, say how many and how to carry fewer."""
     try:
         check_fits(out, max_mib, repo)
     except PackTooLarge as error:
@@ -326,7 +403,6 @@ def build_pack(
         rows = sum(t["rows"] for t in teacher_rows)
         raise PackTooLarge(f"{error} It carries {rows:,} teacher rows, those the planned run draws: fewer steps or "
                            "smaller batches carry fewer.") from None  # fmt: skip
-    return manifest
 
 
 def check_fits(pack: Path, max_mib: float, repo: Path | None = None) -> tuple[float, float | None]:

@@ -32,7 +32,7 @@ import torch
 from safetensors.torch import load_file
 
 from phrasezoo.files import atomic_write_text
-from phrasezoo.recipes import recipe_from_dict
+from phrasezoo.recipes import Recipe, recipe_from_dict
 from phrasezoo.training.device_job.codec import import_class, read_task_state
 from phrasezoo.training.device_job.pack import (
     RETURN_FILE_MIB,
@@ -147,6 +147,29 @@ def _same(a: torch.Tensor, b: torch.Tensor) -> bool:
     return a.shape == b.shape and torch.equal(torch.nan_to_num(a.float()), torch.nan_to_num(b.float()))
 
 
+@dataclasses.dataclass
+class _Job:
+    """What every seed's run reads from the pack: the recipe, the model's class, config and tokenizer, the row cut,
+    and the steps and safety budget the run was asked for."""
+
+    pack: Path
+    manifest: dict[str, Any]
+    device: str
+    device_name: str
+    cfg: Recipe
+    seeds: list[int]
+    planned: int
+    steps: int
+    budget: float | None
+    model_class: type
+    config: Any
+    tokenizer: Any
+    vocab_size: int
+    rows: torch.Tensor | None
+    row_names: list[str]
+    trainable: list[str]
+
+
 def run_pack(
     pack: Path,
     out: Path,
@@ -161,38 +184,13 @@ def run_pack(
     recipe's, and says so. ``budget_minutes`` is a safety stop over all seeds (the loop checkpoints and stops; the
     manifest and card say so); default: the pack's ``device_minutes``.
     """
-    from accelerate import Accelerator
-
-    from phrasezoo.training.checkpoint import latest_checkpoint
-    from phrasezoo.training.run import training_facts
-    from phrasezoo.training.soup import write_soup_checkpoint
-    from phrasezoo.training.trainer import seed_everything, train
-
     started = time.monotonic()
-    pack, out = Path(pack), Path(out)
-    manifest = read_manifest(pack)
-    verify_files(pack, manifest)
-    device = resolve_device(device)
-    planned = manifest["steps_per_seed"]
-    if max_steps is not None and not 0 < max_steps <= planned:
-        raise SystemExit(f"--max-steps must be in 1..{planned} (the pack's planned steps: its rows cover no more).")
-    steps = max_steps or planned
-    budget = manifest.get("device_minutes") if budget_minutes is None else budget_minutes  # 0: no safety stop
-    cfg = recipe_from_dict(manifest["recipe"])
-    seeds = manifest["seeds"]
-    model_class = import_class(manifest["model_class"])
-    from transformers import AutoTokenizer
-
-    tokenizer = AutoTokenizer.from_pretrained(str(pack / "tokenizer"))
-    config = model_class.config_class.from_pretrained(str(pack / "model"))
-    vocab_size = manifest["vocabulary_size"]
-    rows = load_file(str(pack / "rows.safetensors"))["rows"] if manifest["row_cut"] else None
-    row_names = manifest["row_cut"]["tensors"] if rows is not None else []
-    trainable = manifest["trainable_tensors"]
-    name = device_name(device)
+    out = Path(out)
+    job = _open_job(Path(pack), device, max_steps, budget_minutes)
+    manifest = job.manifest
     print(
-        f">> {manifest['recipe_name']}: {len(seeds)} run(s) x {steps} steps on {device} ({name}); pack "
-        f"{manifest['commit'] or '?'}{' (dirty)' if manifest.get('dirty') else ''}",
+        f">> {manifest['recipe_name']}: {len(job.seeds)} run(s) x {job.steps} steps on {job.device} "
+        f"({job.device_name}); pack {manifest['commit'] or '?'}{' (dirty)' if manifest.get('dirty') else ''}",
         flush=True,
     )
 
@@ -201,93 +199,15 @@ def run_pack(
     problems: list[str] = []
     with tempfile.TemporaryDirectory(prefix="phrasezoo-device-") as scratch:
         run_dirs = []
-        for i, seed in enumerate(seeds):
-            seed_everything(seed)
-            initial = _load_seed_state(pack, manifest, seed, rows, vocab_size)
-            model = model_class(config)
-            model.load_state_dict(initial, strict=True)
-            model.set_tokenizer(tokenizer)
-            task = read_task_state(pack, model)
-            left = None
-            if budget:
-                spent = (time.monotonic() - started) / 60
-                left = round(max(0.5, (budget - spent) / (len(seeds) - i)), 2)
-            training = dataclasses.replace(
-                cfg.training,
-                seed=seed,
-                soup_seeds=None,
-                max_steps=steps,
-                checkpoint_every=10**9,  # only the last step (and a stop) is checkpointed: checkpoints cost time
-                keep_checkpoints=1,
-                time_budget_minutes=left,
-                num_threads=cfg.training.num_threads if device == "cpu" else None,
-            )
+        for i, seed in enumerate(job.seeds):
             run_dir = Path(scratch) / f"seed-{seed}"
-            clock = _StepClock(task, steps, f"seed {seed}")
-            accelerator = Accelerator(cpu=device == "cpu")
-            limit = f"safety budget {left:.1f} min" if left else "no time budget"
-            print(f">> run {i + 1}/{len(seeds)}: seed {seed}, {steps} steps, {limit}", flush=True)
-            result = train(model, task, training, run_dir, accelerator=accelerator, resume=False, progress=progress)
-            end = time.monotonic()
-            task.make_batch = clock.make_batch
-            seeded = dataclasses.replace(cfg, training=training)
-            facts = training_facts(seeded, result, accelerator, task)
-            losses += _loss_rows(run_dir / "train_log.jsonl", clock, end, seed)
-            start_state = load_file(str(run_dir / "checkpoints" / "initial.safetensors"))
-            moved = sorted(k for k, v in start_state.items() if not _same(v, initial[k]))
-            if moved:
-                problems.append(f"seed {seed}: the task's prepare stage changed starting weights {moved[:5]}")
-            runs.append(
-                {
-                    "seed": seed,
-                    "steps": result.steps,
-                    "planned_steps": planned,
-                    "seconds": round(result.seconds, 1),
-                    "seconds_per_step": round(result.seconds / max(result.steps, 1), 4),
-                    "seconds_per_step_median": clock.median_step(),
-                    "stopped_by_time_budget": result.stopped_early,
-                    "last_losses": {k: round(v, 4) for k, v in result.last_losses.items()},
-                    "facts": facts,
-                }
-            )
+            run, seed_losses, averaged_prefixes = _train_seed(job, i, seed, run_dir, started, problems, progress)
+            runs.append(run)
+            losses += seed_losses
             run_dirs.append(run_dir)
-            print(f">> seed {seed}: {result.steps} steps in {result.seconds / 60:.2f} min", flush=True)
-            averaged_prefixes = list(task.averaged_prefixes)
-            del model, task, result
-            if device == "cuda":
-                torch.cuda.empty_cache()
-        trained, soup_facts, souped = None, {}, len(run_dirs) == 1
-        if len(run_dirs) > 1:
-            try:
-                trained, soup_facts = write_soup_checkpoint(run_dirs, Path(scratch) / "soup")
-                souped = True
-                soup_facts["soup ingredients"] = [f"seed {seed} ({name})" for seed in seeds]
-            except ValueError as error:  # runs stopped by the time budget at different steps
-                soup_facts = {"model soup": f"not made ({error}): the first run's weights"}
-                runs = runs[:1]
-        if trained is None:
-            trained = load_file(str(latest_checkpoint(run_dirs[0] / "checkpoints") / "model.safetensors"))
-    missing = sorted(set(trainable) - set(trained))
-    if missing:
-        problems.append(f"the trained state lacks parameters {missing[:5]}")
-    trained = {k: trained[k] for k in trainable if k in trained}
-    if rows is not None:
-        problems += check_cut_rows(trained, [n for n in row_names if n in trained], rows)
-    nonfinite = sorted(k for k, v in trained.items() if k not in row_names and not torch.isfinite(v).all())
-    if nonfinite:
-        problems.append(f"training diverged: non-finite values in {nonfinite[:5]}")
-    back = travel_dtypes(trained, trainable)
-    if rows is not None:
-        back = cut_rows(back, row_names, rows)
-        back[ROWS_KEY] = rows
-    out.mkdir(parents=True, exist_ok=True)
-    shards = write_shards(back, out, "weights", int(SHARD_MIB * MiB))
-    if len(shards) > RETURN_FILES - RETURN_OTHER_FILES:
-        problems.append(f"{len(shards)} weight shards: more than the {RETURN_FILES - RETURN_OTHER_FILES} that fit")
-    atomic_write_text(out / LOSS_LOG, json.dumps(losses) + "\n")
-    too_big = [p.name for p in [*shards, out / LOSS_LOG] if p.stat().st_size > RETURN_FILE_MIB * MiB]
-    if too_big:
-        problems.append(f"files over {RETURN_FILE_MIB:g} MiB will not come back: {too_big}")
+        trained, soup_facts, souped, runs = _soup(job, run_dirs, Path(scratch) / "soup", runs)
+    trained = _check_trained(job, trained, problems)
+    files = _write_returned(job, trained, losses, out, problems)
     seconds = round(time.monotonic() - started, 1)
     record = {
         "format": RUN_FORMAT,
@@ -296,38 +216,189 @@ def run_pack(
             k: manifest.get(k)
             for k in ("commit", "dirty", "created", "data_fingerprint", "overrides", "recipe_source", "steps")
         },
-        "pack_manifest_sha256": sha256_file(pack / "manifest.json"),
+        "pack_manifest_sha256": sha256_file(job.pack / "manifest.json"),
         "recipe": manifest["recipe"],
         "model_class": manifest["model_class"],
         "row_cut": manifest["row_cut"],
-        "trainable_tensors": trainable,
+        "trainable_tensors": job.trainable,
         "averaged_prefixes": averaged_prefixes,
-        "device": device,
-        "device_name": name,
+        "device": job.device,
+        "device_name": job.device_name,
         "host": {"cpu_cores": os.cpu_count(), "platform": platform.platform()},
         "versions": _versions(),
-        "seeds": seeds,
-        "steps_per_seed": steps,
-        "planned_steps_per_seed": planned,
-        "recipe_steps": steps == planned,
+        "seeds": job.seeds,
+        "steps_per_seed": job.steps,
+        "planned_steps_per_seed": job.planned,
+        "recipe_steps": job.steps == job.planned,
         # the recipe's run: every planned step of every seed, and the soup made
-        "recipe_run": steps == planned and souped and not any(r["stopped_by_time_budget"] for r in runs),
+        "recipe_run": job.steps == job.planned and souped and not any(r["stopped_by_time_budget"] for r in runs),
         "runs": runs,
         "soup": soup_facts,
         "training_seconds": round(sum(r["seconds"] for r in runs), 1),
         "seconds": seconds,
         "finished": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "problems": problems,
-        "files": {p.name: {"bytes": p.stat().st_size, "sha256": sha256_file(p)} for p in [*shards, out / LOSS_LOG]},
+        "files": {p.name: {"bytes": p.stat().st_size, "sha256": sha256_file(p)} for p in files},
     }
     atomic_write_text(out / RUN_MANIFEST, json.dumps(record, indent=1, default=str) + "\n")
     print(
-        f">> wrote {len(shards)} shard(s), {LOSS_LOG} and {RUN_MANIFEST} to {out} ({seconds / 60:.1f} min in all)",
+        f">> wrote {len(files) - 1} shard(s), {LOSS_LOG} and {RUN_MANIFEST} to {out} ({seconds / 60:.1f} min in all)",
         flush=True,
     )
     if problems:
         raise SystemExit("the run finished with problems:\n  " + "\n  ".join(problems))
     return record
+
+
+def _open_job(pack: Path, device: str, max_steps: int | None, budget_minutes: float | None) -> _Job:
+    """Check the pack against its manifest and the options against the pack, then load what every run needs: a bad
+    carry or option is refused before any training, so it costs no GPU time."""
+    from transformers import AutoTokenizer
+
+    manifest = read_manifest(pack)
+    verify_files(pack, manifest)
+    device = resolve_device(device)
+    planned = manifest["steps_per_seed"]
+    if max_steps is not None and not 0 < max_steps <= planned:
+        raise SystemExit(f"--max-steps must be in 1..{planned} (the pack's planned steps: its rows cover no more).")
+    cfg = recipe_from_dict(manifest["recipe"])
+    model_class = import_class(manifest["model_class"])
+    return _Job(
+        pack=pack,
+        manifest=manifest,
+        device=device,
+        cfg=cfg,
+        seeds=manifest["seeds"],
+        planned=planned,
+        steps=max_steps or planned,
+        budget=manifest.get("device_minutes") if budget_minutes is None else budget_minutes,  # 0: no safety stop
+        model_class=model_class,
+        tokenizer=AutoTokenizer.from_pretrained(str(pack / "tokenizer")),
+        config=model_class.config_class.from_pretrained(str(pack / "model")),
+        vocab_size=manifest["vocabulary_size"],
+        rows=load_file(str(pack / "rows.safetensors"))["rows"] if manifest["row_cut"] else None,
+        row_names=manifest["row_cut"]["tensors"] if manifest["row_cut"] else [],
+        trainable=manifest["trainable_tensors"],
+        device_name=device_name(device),
+    )
+
+
+def _train_seed(job: _Job, i: int, seed: int, run_dir: Path, started: float, problems: list[str], progress: bool):
+    """Train seed ``seed`` (the ``i``-th run) from the pack's start into ``run_dir`` with the project's loop, with its
+    share of the safety budget left; returns ``(run record, loss rows, the task's averaged prefixes)`` and appends to
+    ``problems`` when the task's prepare stage moved the starting weights (the pack would then not be the start)."""
+    from accelerate import Accelerator
+
+    from phrasezoo.training.run import training_facts
+    from phrasezoo.training.trainer import seed_everything, train
+
+    seed_everything(seed)
+    initial = _load_seed_state(job.pack, job.manifest, seed, job.rows, job.vocab_size)
+    model = job.model_class(job.config)
+    model.load_state_dict(initial, strict=True)
+    model.set_tokenizer(job.tokenizer)
+    task = read_task_state(job.pack, model)
+    left = None
+    if job.budget:
+        spent = (time.monotonic() - started) / 60
+        left = round(max(0.5, (job.budget - spent) / (len(job.seeds) - i)), 2)
+    training = dataclasses.replace(
+        job.cfg.training,
+        seed=seed,
+        soup_seeds=None,
+        max_steps=job.steps,
+        checkpoint_every=10**9,  # only the last step (and a stop) is checkpointed: checkpoints cost time
+        keep_checkpoints=1,
+        time_budget_minutes=left,
+        num_threads=job.cfg.training.num_threads if job.device == "cpu" else None,
+    )
+    clock = _StepClock(task, job.steps, f"seed {seed}")
+    accelerator = Accelerator(cpu=job.device == "cpu")
+    limit = f"safety budget {left:.1f} min" if left else "no time budget"
+    print(f">> run {i + 1}/{len(job.seeds)}: seed {seed}, {job.steps} steps, {limit}", flush=True)
+    result = train(model, task, training, run_dir, accelerator=accelerator, resume=False, progress=progress)
+    end = time.monotonic()
+    task.make_batch = clock.make_batch
+    facts = training_facts(dataclasses.replace(job.cfg, training=training), result, accelerator, task)
+    losses = _loss_rows(run_dir / "train_log.jsonl", clock, end, seed)
+    start_state = load_file(str(run_dir / "checkpoints" / "initial.safetensors"))
+    moved = sorted(k for k, v in start_state.items() if not _same(v, initial[k]))
+    if moved:
+        problems.append(f"seed {seed}: the task's prepare stage changed starting weights {moved[:5]}")
+    run = {
+        "seed": seed,
+        "steps": result.steps,
+        "planned_steps": job.planned,
+        "seconds": round(result.seconds, 1),
+        "seconds_per_step": round(result.seconds / max(result.steps, 1), 4),
+        "seconds_per_step_median": clock.median_step(),
+        "stopped_by_time_budget": result.stopped_early,
+        "last_losses": {k: round(v, 4) for k, v in result.last_losses.items()},
+        "facts": facts,
+    }
+    print(f">> seed {seed}: {result.steps} steps in {result.seconds / 60:.2f} min", flush=True)
+    averaged_prefixes = list(task.averaged_prefixes)
+    del model, task, result
+    if job.device == "cuda":
+        torch.cuda.empty_cache()
+    return run, losses, averaged_prefixes
+
+
+def _soup(job: _Job, run_dirs: list[Path], soup_dir: Path, runs: list[dict[str, Any]]):
+    """The trained state: the soup of the seeds' runs, as ``phrasezoo train`` makes it, or the only run's last
+    checkpoint. Runs the time budget stopped at different steps make no soup: the first run's weights come back
+    and only its record stays. Returns ``(state, soup facts, souped, runs)``."""
+    from phrasezoo.training.checkpoint import latest_checkpoint
+    from phrasezoo.training.soup import write_soup_checkpoint
+
+    trained, soup_facts, souped = None, {}, len(run_dirs) == 1
+    if len(run_dirs) > 1:
+        try:
+            trained, soup_facts = write_soup_checkpoint(run_dirs, soup_dir)
+            souped = True
+            soup_facts["soup ingredients"] = [f"seed {seed} ({job.device_name})" for seed in job.seeds]
+        except ValueError as error:  # runs stopped by the time budget at different steps
+            soup_facts = {"model soup": f"not made ({error}): the first run's weights"}
+            runs = runs[:1]
+    if trained is None:
+        trained = load_file(str(latest_checkpoint(run_dirs[0] / "checkpoints") / "model.safetensors"))
+    return trained, soup_facts, souped, runs
+
+
+def _check_trained(job: _Job, trained: dict[str, torch.Tensor], problems: list[str]) -> dict[str, torch.Tensor]:
+    """The trained parameters, in the pack's order; appends to ``problems`` what makes them unfit to come back:
+    missing parameters, moved rows that no batch read (a broken row cut), non-finite values (divergence)."""
+    missing = sorted(set(job.trainable) - set(trained))
+    if missing:
+        problems.append(f"the trained state lacks parameters {missing[:5]}")
+    trained = {k: trained[k] for k in job.trainable if k in trained}
+    if job.rows is not None:
+        problems += check_cut_rows(trained, [n for n in job.row_names if n in trained], job.rows)
+    nonfinite = sorted(k for k, v in trained.items() if k not in job.row_names and not torch.isfinite(v).all())
+    if nonfinite:
+        problems.append(f"training diverged: non-finite values in {nonfinite[:5]}")
+    return trained
+
+
+def _write_returned(
+    job: _Job, trained: dict[str, torch.Tensor], losses: list[dict[str, Any]], out: Path, problems: list[str]
+) -> list[Path]:
+    """Write the weight shards (fp16, row-cut, with the row ids) and the loss log to ``out``; returns the files, and
+    appends to ``problems`` what would not come back within the machine's file limits."""
+    back = travel_dtypes(trained, job.trainable)
+    if job.rows is not None:
+        back = cut_rows(back, job.row_names, job.rows)
+        back[ROWS_KEY] = job.rows
+    out.mkdir(parents=True, exist_ok=True)
+    shards = write_shards(back, out, "weights", int(SHARD_MIB * MiB))
+    if len(shards) > RETURN_FILES - RETURN_OTHER_FILES:
+        problems.append(f"{len(shards)} weight shards: more than the {RETURN_FILES - RETURN_OTHER_FILES} that fit")
+    atomic_write_text(out / LOSS_LOG, json.dumps(losses) + "\n")
+    files = [*shards, out / LOSS_LOG]
+    too_big = [p.name for p in files if p.stat().st_size > RETURN_FILE_MIB * MiB]
+    if too_big:
+        problems.append(f"files over {RETURN_FILE_MIB:g} MiB will not come back: {too_big}")
+    return files
 
 
 def _versions() -> dict[str, str]:
