@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from phrasezoo.encoders import Encoder
+from phrasezoo.evaluation.tasks.base import Task
 
 #: Capability of encoders wrapping a FACETS model (``facets()``); the facets tasks require it.
 FACETS = "facets"
@@ -32,6 +33,15 @@ def facets_model(encoder: Encoder) -> Any | None:
         if candidate is not None and callable(getattr(candidate, "facets", None)):
             return candidate
     return None
+
+
+class FacetsTask(Task):
+    """A task that reads a codebook model's facets: for any other encoder its ``facets`` input is missing."""
+
+    requires = frozenset({FACETS})
+
+    def missing(self, encoder: Encoder) -> set[str]:
+        return set() if facets_model(encoder) is not None else {FACETS}
 
 
 @dataclass

@@ -13,9 +13,10 @@ import numpy as np
 
 from phrasezoo.encoders import Encoder
 from phrasezoo.evaluation.results import TaskResult
-from phrasezoo.evaluation.tasks.base import Task, TaskContext, register_task
+from phrasezoo.evaluation.tasks.base import TaskContext, register_task
+from phrasezoo.methods.codebook.tasks.common import FacetsTask
 
-from .common import FACETS, facets_model
+from .common import facets_model
 
 #: The paper's Table 1 / Figure 3 texts plus two phrases of its Figure 1 and Table 4 discussion.
 FACET_TEXTS = (
@@ -38,17 +39,13 @@ def facet_word_table(model: Any, texts: list[str], top_n: int = TOP_WORDS) -> di
 
 
 @register_task
-class FacetsFacetWords(Task):
+class FacetsFacetWords(FacetsTask):
     name = "facets_facet_words"
     order = 45
     main_metric = "mean_top1_cosine"
     description = "Table 1-style facets: nearest vocabulary words of each facet for a few phrases and sentences"
-    requires = frozenset({FACETS})
     groups = ("facets_sentence", "facets_phrase")
     needs_benchmarks_dir = False
-
-    def missing(self, encoder: Encoder) -> set[str]:
-        return set() if facets_model(encoder) is not None else {FACETS}
 
     def load_local(self, ctx: TaskContext) -> list[str]:
         return list(ctx.options.get("facet_texts") or FACET_TEXTS)

@@ -19,10 +19,11 @@ import numpy as np
 
 from phrasezoo.encoders import Encoder
 from phrasezoo.evaluation.results import TaskResult
-from phrasezoo.evaluation.tasks.base import Task, TaskContext, register_task
+from phrasezoo.evaluation.tasks.base import TaskContext, register_task
 from phrasezoo.evaluation.tasks.similarity import MultipleChoiceData, PairScoreData, read_bird, read_turney
+from phrasezoo.methods.codebook.tasks.common import FacetsTask
 
-from .common import FACETS, facets_model, model_emb, model_sc, pearson, text_words, unit, word_space
+from .common import facets_model, model_emb, model_sc, pearson, text_words, unit, word_space
 
 PHRASE_SCORERS = ("glove_avg", "emb", "sc")
 
@@ -68,12 +69,8 @@ def turney_candidates(data: MultipleChoiceData, reversed_too: bool) -> tuple[lis
     return left, right, k * (2 if reversed_too else 1)
 
 
-class _FacetsPhraseTask(Task):
-    requires = frozenset({FACETS})
+class _FacetsPhraseTask(FacetsTask):
     groups = ("facets_phrase",)
-
-    def missing(self, encoder: Encoder) -> set[str]:
-        return set() if facets_model(encoder) is not None else {FACETS}
 
 
 @register_task

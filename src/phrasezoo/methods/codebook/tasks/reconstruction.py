@@ -27,9 +27,10 @@ import numpy as np
 
 from phrasezoo.encoders import Encoder
 from phrasezoo.evaluation.results import TaskResult
-from phrasezoo.evaluation.tasks.base import Task, TaskContext, register_task
+from phrasezoo.evaluation.tasks.base import TaskContext, register_task
+from phrasezoo.methods.codebook.tasks.common import FacetsTask
 
-from .common import FACETS, facets_model, model_raw_facets, solve_nnsc, text_words, unit, word_space
+from .common import facets_model, model_raw_facets, solve_nnsc, text_words, unit, word_space
 
 FACET_SOURCES = ("model", "input_words", "input_mean", "frequent_targets")
 MAX_EXAMPLES = 2000
@@ -66,17 +67,13 @@ def padded(sets: list[np.ndarray], dim: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 @register_task
-class FacetsReconstruction(Task):
+class FacetsReconstruction(FacetsTask):
     name = "facets_reconstruction"
     order = 43
     main_metric = "er_pos:model"
     description = "Held-out NNSC reconstruction error of co-occurring words: model facets vs non-learned facets"
-    requires = frozenset({FACETS})
     groups = ("facets_sentence", "facets_phrase")
     needs_benchmarks_dir = False
-
-    def missing(self, encoder: Encoder) -> set[str]:
-        return set() if facets_model(encoder) is not None else {FACETS}
 
     def metrics(self) -> list[str]:
         return [f"{m}:{s}" for s in FACET_SOURCES for m in ("er_pos", "er_neg", "margin")]

@@ -29,11 +29,11 @@ import numpy as np
 
 from phrasezoo.encoders import Encoder
 from phrasezoo.evaluation.results import TaskResult
-from phrasezoo.evaluation.tasks.base import Task, TaskContext, register_task
+from phrasezoo.evaluation.tasks.base import TaskContext, register_task
+from phrasezoo.methods.codebook.tasks.common import FacetsTask
 
 from .common import (
     ALPHA,
-    FACETS,
     bootstrap_indices,
     bootstrap_pearson,
     facet_importance,
@@ -110,16 +110,12 @@ def sentence_embeddings(texts: list[str], scorer: str, weighting: str, facets: n
 
 
 @register_task
-class FacetsStsSubset(Task):
+class FacetsStsSubset(FacetsTask):
     name = "facets_stsb_subset"
     order = 40
     main_metric = "pearson_all:prob_avg:ours"
     description = f"{DATA_NAME}: Avg/Prob_avg/SIF with and without the learned weights (eq. 6), centroid control, SC"
-    requires = frozenset({FACETS})
     groups = ("facets_sentence",)
-
-    def missing(self, encoder: Encoder) -> set[str]:
-        return set() if facets_model(encoder) is not None else {FACETS}
 
     def metrics(self) -> list[str]:
         rows = [f"{s}:{w}" for s in SCORERS for w in WEIGHTINGS] + ["sc"]

@@ -23,12 +23,12 @@ import numpy as np
 
 from phrasezoo.encoders import Encoder
 from phrasezoo.evaluation.results import TaskResult
-from phrasezoo.evaluation.tasks.base import Task, TaskContext, register_task
+from phrasezoo.evaluation.tasks.base import TaskContext, register_task
+from phrasezoo.methods.codebook.tasks.common import FacetsTask
 from phrasezoo.methods.codebook.wiki_articles import summarization_articles
 
 from .common import (
     ALPHA,
-    FACETS,
     bootstrap_indices,
     facets_model,
     interval,
@@ -83,19 +83,15 @@ def greedy_cover(
 
 
 @register_task
-class FacetsSummarization(Task):
+class FacetsSummarization(FacetsTask):
     name = "facets_summarization"
     order = 44
     main_metric = "rouge1:our_c"
     description = (
         "Wikipedia-lead summarisation proxy: 3 body sentences by eq. 7 (Our c) vs Sent/W Emb, random, ROUGE F1"
     )
-    requires = frozenset({FACETS})
     groups = ("facets_sentence",)
     needs_benchmarks_dir = False
-
-    def missing(self, encoder: Encoder) -> set[str]:
-        return set() if facets_model(encoder) is not None else {FACETS}
 
     def metrics(self) -> list[str]:
         return [f"{m}:{method}" for method in METHODS for m in ("rouge1", "rouge2", "length")]
