@@ -256,7 +256,7 @@ def test_a_soup_recipe_trains_each_seed_and_exports_their_average(tmp_path, monk
 def test_the_recipes_ccl_options_reach_the_models_evaluation_and_misspelt_ones_fail_before_training(
     tmp_path, monkeypatch
 ):
-    import phrasezoo.evaluation
+    import phrasezoo.evaluation.parallel
     import phrasezoo.hub.export
 
     monkeypatch.chdir(tmp_path)
@@ -268,12 +268,11 @@ def test_the_recipes_ccl_options_reach_the_models_evaluation_and_misspelt_ones_f
     (tmp_path / "outputs" / "ccl-recipe" / "config.json").write_text("{}")
     seen = {}
 
-    def fake_evaluate(encoder, tasks, benchmarks_dir, output, task_options=None):
+    def fake_evaluate(model_dir, tasks, benchmarks_dir, output, name, task_options=None):
         seen.update(tasks=tasks, task_options=task_options)
         return {"model": "ccl-recipe", "model_revision": "x", "created": "x", "results": []}
 
-    monkeypatch.setattr(phrasezoo.evaluation, "evaluate", fake_evaluate)
-    monkeypatch.setattr(phrasezoo.evaluation, "load_encoder", lambda path, name: object())
+    monkeypatch.setattr(phrasezoo.evaluation.parallel, "evaluate_in_parallel", fake_evaluate)
     monkeypatch.setattr(phrasezoo.hub.export, "refresh_card", lambda *args: None)
     run_pipeline(str(config), train=False)
     assert seen == {"tasks": ["conll2003_context_ccl"], "task_options": {"ccl": {"steps": 25}}}

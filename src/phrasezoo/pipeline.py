@@ -67,9 +67,10 @@ def run_pipeline(config, benchmarks_dir=None, overrides=None, reuse_baselines=Fa
     the folder once, evaluate it and its baselines (measured in this run unless ``reuse_baselines``), write its
     card once and print the comparison table and the time of each stage. Returns the results document; with
     ``dev_only``, the dev selection, and no benchmark is evaluated (to compare recipe variants on dev data)."""
-    from phrasezoo.evaluation import evaluate, format_report, load_encoder
+    from phrasezoo.evaluation import format_report
     from phrasezoo.evaluation.baselines import Baselines
     from phrasezoo.evaluation.dev_suite import evaluate_dev
+    from phrasezoo.evaluation.parallel import evaluate_in_parallel
     from phrasezoo.hub.export import export_model, refresh_card
     from phrasezoo.training.selection import select_from_recipe
     from phrasezoo.training.workflow import train_recipe
@@ -81,7 +82,7 @@ def run_pipeline(config, benchmarks_dir=None, overrides=None, reuse_baselines=Fa
     if dev_only and not selection:
         raise ValueError(f"--dev-only needs an eval.select_on_dev block in the recipe {cfg.name}; it has none.")
     model, facts, chosen = None, {}, None
-    measured = Baselines(baselines, tasks, benchmarks_dir, force_eval=not reuse_baselines)  # now, or on a free core
+    measured = Baselines(baselines, tasks, benchmarks_dir, force_eval=not reuse_baselines)  # now, or beside training
     if train:
         print(f"== 1/5 train {cfg.name} ({cfg.method}, backbone {cfg.backbone or 'none'})", flush=True)
         trained = train_recipe(cfg, resume=resume, spare=None if dev_only else measured.start)
@@ -102,13 +103,12 @@ def run_pipeline(config, benchmarks_dir=None, overrides=None, reuse_baselines=Fa
         print(f">> --dev-only: no benchmark evaluated; model in {cfg.output_dir}/\n\n{clock.table()}", flush=True)
         return chosen
     print(f"== 4/5 evaluate {cfg.name} ({cfg.output_dir}/) and {len(baselines)} baseline(s) on {tasks}", flush=True)
-    with clock.stage("evaluation: baselines (the rest of their run, if it started on a free core)"):
+    with clock.stage("evaluation: baselines (the rest of their run, if it started beside training)"):
         baseline_docs = measured.results()
     if measured.background:
-        clock.add("evaluation: baselines, on a free core during training", *measured.background)
-    with clock.stage("evaluation: the exported model"):  # the folder users download, through trust_remote_code
-        encoder = load_encoder(str(cfg.output_dir), name=cfg.name)
-        doc = evaluate(encoder, tasks, benchmarks_dir, output=cfg.results_path, task_options=task_options)
+        clock.add("evaluation: baselines, beside training", *measured.background)
+    with clock.stage("evaluation: the exported model, on two cores"):  # the folder users download (trust_remote_code)
+        doc = evaluate_in_parallel(cfg.output_dir, tasks, benchmarks_dir, cfg.results_path, cfg.name, task_options)
     print("== 5/5 write the model card with the results", flush=True)
     with clock.stage("model card"):
         refresh_card(cfg.output_dir, cfg, card_results(cfg, doc, baseline_docs))

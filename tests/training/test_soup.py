@@ -106,7 +106,8 @@ def test_seeds_trained_side_by_side_give_the_soup_of_seeds_trained_in_turn(tmp_p
     }
     (tmp_path / "soup.yaml").write_text(yaml.safe_dump(recipe))
     cfg = load_recipe(str(tmp_path / "soup.yaml"))
-    assert soup_workers(cfg, 3) == min(3, len(os.sched_getaffinity(0)))
+    fit = len(os.sched_getaffinity(0))  # one-thread runs
+    assert soup_workers(cfg, 3) == (1 if fit < 2 else 3 if 2 * fit >= 3 else fit)  # 2 cores: all 3 seeds at once
     monkeypatch.setenv("PHRASEZOO_SOUP_WORKERS", "1")
     assert soup_workers(cfg, 3) == 1
 
@@ -128,4 +129,4 @@ def test_seeds_trained_side_by_side_give_the_soup_of_seeds_trained_in_turn(tmp_p
     assert side_by_side.facts["seed"] == [5, 6, 7] and side_by_side.facts["steps"] == 3
     stages = [stage for stage, _start, _seconds in side_by_side.stages]
     assert sum(stage.startswith("training run seed") for stage in stages) == 3
-    assert spare == [1]  # 3 seeds on 2 cores: one core fell free while the last seed trained, and was handed on
+    assert spare == [1]  # handed on once: when the workers started if they took every core, else when one fell free

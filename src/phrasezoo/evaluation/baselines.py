@@ -2,7 +2,7 @@
 
 One results file per baseline (``results/baselines/baseline-<name>.json``) is shared by every recipe: a run measures the
 recipe's tasks and keeps the other recipes' tasks in the file. The main job may measure them in a process of its own
-while a core is free (the last soup ingredient trains alone): :meth:`Baselines.start` starts it,
+beside training (started with the soup's other ingredients): :meth:`Baselines.start` starts it,
 :meth:`Baselines.results` waits for it, or measures in this process when nothing was started. The numbers do not
 depend on where they are measured (one-thread probes and KMeans, encoders that give the same bits on any thread count).
 """
@@ -50,7 +50,7 @@ class Baselines:
         results_path("x").parent.mkdir(parents=True, exist_ok=True)
         self.folder = Path(tempfile.mkdtemp(prefix=".baselines-", dir=results_path("x").parent))
         request = {"jobs": jobs, "benchmarks_dir": self.benchmarks_dir, "folder": str(self.folder)}
-        print(f">> a core is free: measuring {', '.join(jobs)} meanwhile (log: {self.folder / 'log.txt'})", flush=True)
+        print(f">> measuring {', '.join(jobs)} beside training (log: {self.folder / 'log.txt'})", flush=True)
         with open(self.folder / "log.txt", "w") as log:
             command = [sys.executable, "-m", __name__, json.dumps(request)]
             self.process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)

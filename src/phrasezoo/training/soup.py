@@ -9,10 +9,12 @@ random (PEARL's character encoder and type head) have no shared start: averaging
 the soup keeps the first run's.
 
 Each seed is a run of its own in ``<output>/ingredients/seed-<s>/`` (resumable; a finished one is reused). When the
-recipe pins its threads (``training.num_threads``) and the machine has the cores, the seeds train side by side: the
-main process trains the first seed itself and, once its data and teacher caches are built, starts up to
-``cores // num_threads - 1`` more seeds in processes of their own (:mod:`phrasezoo.training.ingredient`); whichever
-process is free takes the next seed. A run's weights are a function of its recipe and seed alone (the trainer's
+recipe pins its threads (``training.num_threads``) and the machine has room for two runs, the seeds train side by
+side: the main process trains the first seed itself and, once its data and teacher caches are built, starts the
+other seeds in processes of their own (:mod:`phrasezoo.training.ingredient`), all at once when there are at most
+twice as many seeds as runs fit (3 seeds on 2 cores: three runs sharing two cores end after 1.5 run-times, where two
+then one end after 2, with a core idle for the last). Independent work handed to ``spare`` starts then too, so no
+core falls idle at the end. A run's weights are a function of its recipe and seed alone (the trainer's
 per-step seeding and the pinned thread count), so the soup has the same bits as when the seeds train one after
 another (``tests/training/test_soup.py``). ``PHRASEZOO_SOUP_WORKERS=1`` trains them one after another.
 
@@ -57,18 +59,28 @@ __all__ = ["SOUP_KEY", "soup_workers", "train_soup", "write_soup_checkpoint"]
 
 
 def soup_workers(cfg: Recipe, seeds: int) -> int:
-    """How many ingredients train at once: ``cores // training.num_threads`` (at most one per seed), 1 when the
-    recipe does not pin its threads, on a GPU or under several processes; ``PHRASEZOO_SOUP_WORKERS`` overrides it."""
+    """How many ingredients train at once: every seed when at least two runs fit (``cores // training.num_threads
+    >= 2``) and the seeds are at most twice that, else that many; 1 when the recipe does not pin its threads, on a
+    GPU or under several processes. ``PHRASEZOO_SOUP_WORKERS`` overrides it."""
     forced = os.environ.get("PHRASEZOO_SOUP_WORKERS")
     if forced:
         if not forced.isdigit() or int(forced) < 1:
             raise ValueError(f"PHRASEZOO_SOUP_WORKERS must be a whole number >= 1, got {forced!r}.")
         return min(seeds, int(forced))
+    fit = runs_that_fit(cfg)
+    if fit < 2:
+        return 1
+    return seeds if seeds <= 2 * fit else fit
+
+
+def runs_that_fit(cfg: Recipe) -> int:
+    """Runs of ``training.num_threads`` threads the machine's cores hold at once (1 when threads are not pinned, on a
+    GPU or under several processes)."""
     threads = cfg.training.num_threads
     if not threads or torch.cuda.is_available() or int(os.environ.get("WORLD_SIZE", "1")) > 1:
         return 1
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-    return max(1, min(seeds, cores // threads))
+    return max(1, cores // threads)
 
 
 def train_soup(
@@ -83,13 +95,15 @@ def train_soup(
 ) -> TrainedModel:
     """Train one run per ``cfg.training.soup_seeds`` seed (``workers`` at a time, default :func:`soup_workers`) and
     return the soup of their last checkpoints (written to ``<output>/checkpoints/``), not exported. ``spare`` is
-    called once when a worker finds no seed left while others still train (a core is free)."""
+    called once: when the other ingredients start, if they take every core already (the work it starts then shares
+    the cores, and none falls idle at the end), else when a worker finds no seed left while others still train."""
     seeds = list(cfg.training.soup_seeds or [])
     if len(set(seeds)) != len(seeds) or len(seeds) < 2:
         raise ValueError(f"training.soup_seeds needs at least two different seeds, got {seeds}.")
     output = Path(output_dir or cfg.output_dir)
     workers = soup_workers(cfg, len(seeds)) if workers is None else max(1, min(workers, len(seeds)))
     ingredients = _Ingredients(cfg, method, output, resume, stop_after_steps, progress, workers, spare)
+    ingredients.cores_taken = workers >= runs_that_fit(cfg)
     runs = ingredients.train(seeds)
     first = runs[0]
     if not first.is_main_process:
@@ -126,6 +140,7 @@ class _Ingredients:
         self.processes: list[subprocess.Popen] = []
         self.stopping = False
         self.total = 0
+        self.cores_taken = False  # the workers take every core: ``spare`` starts with them
 
     def train(self, seeds: Sequence[int]) -> list[TrainedRun | dict]:
         self.total = len(seeds)
@@ -171,6 +186,8 @@ class _Ingredients:
             thread = threading.Thread(target=self._work, daemon=True)
             thread.start()
             self.threads.append(thread)
+        if self.cores_taken and self.threads:
+            self._idle()
 
     def _work(self) -> None:
         while (item := self._next()) is not None:
@@ -184,7 +201,8 @@ class _Ingredients:
         self._idle()
 
     def _idle(self) -> None:
-        """No seed left for this core while other ingredients still train: hand the core to ``spare``, once."""
+        """Hand ``spare`` its share of the cores, once: when the workers start if they take every core, else when a
+        core finds no seed left while other ingredients still train."""
         with self.lock:
             spare, self.spare = self.spare, None
             if self.stopping or len(self.results) >= self.total:
