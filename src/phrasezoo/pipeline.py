@@ -103,7 +103,7 @@ def run_pipeline(config, benchmarks_dir=None, overrides=None, reuse_baselines=Fa
         print(f">> --dev-only: no benchmark evaluated; model in {cfg.output_dir}/\n\n{clock.table()}", flush=True)
         return chosen
     print(f"== 4/5 evaluate {cfg.name} ({cfg.output_dir}/) and {len(baselines)} baseline(s) on {tasks}", flush=True)
-    with clock.stage("evaluation: baselines (the rest of their run, if it started beside training)"):
+    with clock.stage("evaluation: baselines (the rest of their run)"):
         baseline_docs = measured.results()
     if measured.background:
         clock.add("evaluation: baselines, beside training", *measured.background)

@@ -49,8 +49,9 @@ class StageClock:
 
     def table(self) -> str:
         """``stage | starts at (min) | minutes`` rows in start order, and the job's wall time."""
-        lines = [f"{'stage':44s} {'starts at (min)':>15s} {'minutes':>8s}"]
+        width = max([44, *(len(stage) for stage, _start, _seconds in self.rows)])
+        lines = [f"{'stage':{width}s} {'starts at (min)':>15s} {'minutes':>8s}"]
         for stage, start, seconds in sorted(self.rows, key=lambda row: row[1]):
-            lines.append(f"{stage:44s} {(start - self.started) / 60:15.1f} {seconds / 60:8.1f}")
-        lines.append(f"{'total (wall clock)':44s} {'':15s} {(time.time() - self.started) / 60:8.1f}")
+            lines.append(f"{stage:{width}s} {(start - self.started) / 60:15.1f} {seconds / 60:8.1f}")
+        lines.append(f"{'total (wall clock)':{width}s} {'':15s} {(time.time() - self.started) / 60:8.1f}")
         return "\n".join(lines)

@@ -21,8 +21,9 @@ from phrasezoo.files import write_readme_table
 
 #: which results files a section reads: {"sentence": (K = 10 name, K = 1 name), "phrase": (...)}; set by main()
 RECIPES: dict[str, tuple[str, str]] = {"sentence": ("", ""), "phrase": ("", "")}
-TRAINING_KEYS = ("steps", "training time (min)", "global batch size", "learning rate", "torch threads", "device",
-                 "last losses", "training examples", "data: corpus", "data: examples (held out)", "data: vocabulary")  # fmt: skip
+TRAINING_KEYS = ("steps", "planned steps", "stopped by time budget", "training time (min)", "global batch size",
+                 "learning rate", "torch threads", "device", "trained on", "last losses", "training examples",
+                 "data: corpus", "data: examples (held out)", "data: vocabulary")  # fmt: skip
 #: The paper's Table 2 (full STS-B test, GloVe 840B, Pearson x 100, Test All / Test Low), for reference only.
 PAPER_STS = {
     ("avg", "none"): (36.6, 30.9), ("avg", "k1"): (44.1, 40.6), ("avg", "k10"): (50.0, 46.5),
