@@ -161,7 +161,10 @@ def step_encode(args, folder: Path) -> dict:
     n = min(subset_size(args) or len(right_all), len(right_all))
     encoder = resolve_encoder(args.model, batch_size=256, progress=False)
     seconds, encoded = {"left": 0.0, "right": 0.0}, 0
+    shard, shards = (int(x) for x in (args.shard or "0/1").split("/"))
     for number in range((n + CHUNK - 1) // CHUNK):
+        if number % shards != shard:  # another encoding process of this run takes it
+            continue
         rows = np.arange(number * CHUNK, min((number + 1) * CHUNK, len(right_all)))
         texts = {"right": [right_all[j] for j in rows], "left": [left_all[i] for i in truth_all[rows]]}
         for side in ("left", "right"):
@@ -433,6 +436,17 @@ def child_command(args, step: str) -> list[str]:
     return command
 
 
+def encode_in_shards(args, env: dict) -> None:
+    """``--encode-processes`` N: N encoding processes (``--threads`` each) take every N-th chunk pair; then one more
+    pass, which finds every chunk done, writes the step's record. A chunk's seconds are its own process's, so the
+    recorded rows per second are per process (the machine's rate is about N times that when N processes fit)."""
+    children = [subprocess.Popen([*child_command(args, "encode"), "--shard", f"{i}/{args.encode_processes}"], env=env)
+                for i in range(args.encode_processes)]  # fmt: skip
+    codes = [child.wait() for child in children]
+    if any(codes):
+        raise SystemExit(f"an encoding process failed (exit codes {codes}); rerun to resume from the finished chunks")
+
+
 def table_rows(results: dict) -> str:
     """The markdown table of a results file (the docs block)."""
     size = results["size"]
@@ -489,6 +503,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--rapidfuzz-sample", type=int, default=500, help="queries for rapidfuzz")
     parser.add_argument("--spark-rows", type=int, default=100_000, help="rows of the Spark subset")
     parser.add_argument("--rerun", action="store_true", help="rerun steps whose results exist")
+    parser.add_argument("--encode-processes", type=int, default=1,
+                        help="encoding processes, each taking every N-th chunk pair (default 1)")  # fmt: skip
+    parser.add_argument("--shard", help=argparse.SUPPRESS)  # i/N: the chunks of one encoding process
     parser.add_argument("--output", help="results JSON (e.g. results/matching/scale-1m.json)")
     parser.add_argument("--docs", help="markdown page whose --block gets the table")
     parser.add_argument("--block", default="match-scale", help="generated block of --docs (default match-scale)")
@@ -511,6 +528,8 @@ def main(argv: list[str] | None = None) -> None:
             print(f"[{step}] done before; --rerun to repeat", flush=True)
             continue
         env = dict(os.environ, OMP_NUM_THREADS=str(args.threads))
+        if step == "encode" and args.encode_processes > 1:
+            encode_in_shards(args, env)
         subprocess.run(child_command(args, step), check=True, env=env)
     results = {
         "benchmark": "match_scale",
@@ -518,6 +537,7 @@ def main(argv: list[str] | None = None) -> None:
         "table_rows": args.size,
         "seed": args.seed,
         "threads": args.threads,
+        "encode_processes": args.encode_processes,
         "date": dt.date.today().isoformat(),
         "machine": f"{platform.machine()}, {os.cpu_count()} cores, shared with other developers",
         "command": "python benchmarks/match_scale.py " + " ".join(sys.argv[1:] if argv is None else argv),

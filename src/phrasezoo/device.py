@@ -230,11 +230,11 @@ def _sequence(name: str, record: dict) -> list[str]:
         f".venv/bin/phrasezoo device unpack <files_at> --recipe {name} --benchmarks-dir ../shared/benchmarks",
         "```",
         "",
-        f"**{step + 2}. Here: the table**, when it was published, then commit `results/` and `docs/`:",
+        f"**{step + 2}. Here: the table**, when it was published (its command is registered in `docs/blocks.yaml`), "
+        "and the zoo table, then commit `results/` and `docs/`:",
         "",
         "```bash",
-        f".venv/bin/phrasezoo report {' '.join(str(results_path(n)) for n in ([rule['recipe']] if rule else []) + [name])}"
-        f" --readme docs/gpu-job.md --block {name}-results",
+        f".venv/bin/python scripts/blocks.py --write {name}-results zoo",
         "```",
         "",
     ]

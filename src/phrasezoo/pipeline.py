@@ -6,10 +6,11 @@ baselines -> card once, from the results -> comparison table). The workflows nev
 from __future__ import annotations
 
 import argparse
+import json
 import os
 from pathlib import Path
 
-from phrasezoo.files import write_readme_table
+from phrasezoo.files import atomic_write_text, write_readme_table
 from phrasezoo.progress import StageClock
 from phrasezoo.recipes import Recipe, load_recipe
 
@@ -117,6 +118,9 @@ def run_pipeline(config, benchmarks_dir=None, overrides=None, reuse_baselines=Fa
         block = cfg.name if f"<!-- {cfg.name}:start -->" in Path(update_readme).read_text() else "results"
         write_readme_table(Path(update_readme), table, block=block)
     print(f"\n{table}\n\n>> done: model in {cfg.output_dir}/, results in {cfg.results_path}\n\n{clock.table()}")
+    atomic_write_text(
+        cfg.output_dir.with_name(f"{cfg.name}-job-stages.json"), json.dumps(clock.to_dict(), indent=1) + "\n"
+    )
     return doc
 
 

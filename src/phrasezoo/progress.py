@@ -47,6 +47,21 @@ class StageClock:
         finally:
             self.add(name, start, time.time() - start)
 
+    def to_dict(self) -> dict:
+        """The stages as data (``outputs/<name>-job-stages.json`` of the main job): each stage's start and length in minutes."""
+        rows = sorted(self.rows, key=lambda row: row[1])
+        return {
+            "stages": [
+                {
+                    "stage": stage,
+                    "starts_at_min": round((start - self.started) / 60, 2),
+                    "minutes": round(seconds / 60, 2),
+                }
+                for stage, start, seconds in rows
+            ],  # fmt: skip
+            "total_min": round((time.time() - self.started) / 60, 2),
+        }
+
     def table(self) -> str:
         """``stage | starts at (min) | minutes`` rows in start order, and the job's wall time."""
         width = max([44, *(len(stage) for stage, _start, _seconds in self.rows)])

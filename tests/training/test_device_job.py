@@ -231,11 +231,12 @@ def test_the_docs_hold_each_gpu_recipes_call_and_the_lease_plan():
             f"phrasezoo dev-eval --model outputs/{cpu} ",
             json.dumps(call, indent=1),
             f"phrasezoo device unpack <files_at> --recipe {name} ",
-            f"--readme docs/gpu-job.md --block {name}-results",
+            f"scripts/blocks.py --write {name}-results zoo",
         ]
         places = [section.find(step) for step in steps]
         assert -1 not in places and places == sorted(places), (name, places)
-        assert f"<!-- {name}-results:start -->" in docs  # the block the last step writes
+        assert f"<!-- {name}-results:start -->" in docs  # the block the last step writes, registered:
+        assert f"--block {name}-results" in (REPO_ROOT / "docs" / "blocks.yaml").read_text()
     plan = docs.split("## The lease plan", 1)[1].split("\n## ", 1)[0]
     fired = re.findall(r"^\d+\. \*\*([a-z0-9-]+)\*\*", plan, flags=re.MULTILINE)
     assert sorted(fired) == gpu  # every GPU recipe has its place in the order the leases fire them
