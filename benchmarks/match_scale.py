@@ -161,7 +161,7 @@ def step_encode(args, folder: Path) -> dict:
     n = min(subset_size(args) or len(right_all), len(right_all))
     encoder = resolve_encoder(args.model, batch_size=256, progress=False)
     seconds, encoded = {"left": 0.0, "right": 0.0}, 0
-    shard, shards = (int(x) for x in (args.shard or "0/1").split("/"))
+    shard, shards = (int(x) for x in (getattr(args, "shard", None) or "0/1").split("/"))
     for number in range((n + CHUNK - 1) // CHUNK):
         if number % shards != shard:  # another encoding process of this run takes it
             continue

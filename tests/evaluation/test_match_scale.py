@@ -108,3 +108,16 @@ def test_help_and_unknown_steps(capsys):
     assert "1,000,000" in capsys.readouterr().out
     with pytest.raises(SystemExit):
         match_scale.main(["--size", "10", "--steps", "tables,teleport", "--workdir", "/tmp/unused-scale"])
+
+
+def test_encoding_processes_split_the_chunks_and_a_last_pass_finds_them_all(small_run, monkeypatch):
+    args, folder = small_run
+    monkeypatch.setattr(match_scale, "CHUNK", 64)
+    args.shard = "1/2"  # the second of two processes: chunks 1 and 3
+    match_scale.step_encode(args, folder)
+    assert sorted(p.name for p in folder.glob("left-*.npy")) == ["left-0001.npy", "left-0003.npy"]
+    args.shard = "0/2"
+    match_scale.step_encode(args, folder)
+    args.shard = None  # the pass that writes the step's record encodes nothing new
+    assert match_scale.step_encode(args, folder)["rows_encoded_this_run"] == 0
+    assert len(list(folder.glob("right-*.npy"))) == 4
