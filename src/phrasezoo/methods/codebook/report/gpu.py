@@ -4,7 +4,7 @@ The targets: the phrase model's Emb at least the GloVe average on Turney and BiR
 least Sent Emb on ROUGE-1; held-out reconstruction error (Er_pos) at K = 10 below every non-learned control. The
 block is generated from the two results files (``docs/gpu-job.md``; registered in ``docs/blocks.yaml``)::
 
-    python -m phrasezoo.methods.codebook.gpu_report --kind phrase --cpu codebook-phrase-mini \
+    python -m phrasezoo.methods.codebook.report.gpu --kind phrase --cpu codebook-phrase-mini \
         --gpu codebook-phrase-gpu --readme docs/gpu-job.md --block codebook-phrase-gpu-results
 """
 
@@ -15,7 +15,7 @@ from pathlib import Path
 
 from phrasezoo.files import write_readme_table
 
-from .report import entry, load, num, pct, points, value, verdict
+from . import entry, load, num, pct, points, value, verdict
 
 CONTROLS = (("input words as facets", "input_words"), ("mean input word as one facet", "input_mean"),
             ("10 most frequent target words", "frequent_targets"))  # fmt: skip

@@ -322,7 +322,3 @@ def main(argv: list[str] | None = None) -> None:
     if args.readme:
         write_readme_table(args.readme, section.rstrip(), args.block)
     print(section)
-
-
-if __name__ == "__main__":
-    main()
