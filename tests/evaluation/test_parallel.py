@@ -38,10 +38,10 @@ def test_eval_workers_reads_its_variable(monkeypatch):
 
 def test_two_processes_give_the_numbers_of_one(tmp_path, monkeypatch, benchmarks_dir):
     monkeypatch.setenv("PHRASEZOO_EVAL_WORKERS", "2")
-    output = tmp_path / "results.json"
+    output = tmp_path / "new-folder" / "results.json"  # its folder does not exist yet
     split = evaluate_in_parallel("baseline:minilm-l6", ["bird", "conll2003"], benchmarks_dir, output, name="minilm")
     alone = evaluate("baseline:minilm-l6", ["bird", "conll2003"], benchmarks_dir, progress=False)
     assert [(r["task"], r["metric"]) for r in split["results"]] == [(r["task"], r["metric"]) for r in alone["results"]]
     assert [r["value"] for r in split["results"]] == pytest.approx([r["value"] for r in alone["results"]], abs=1e-6)
     assert json.loads(output.read_text())["results"] == split["results"]
-    assert not list(tmp_path.glob(".evaluate-*"))  # the scratch folder is gone
+    assert not list(output.parent.glob(".evaluate-*"))  # the scratch folder is gone

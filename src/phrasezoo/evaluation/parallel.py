@@ -87,6 +87,8 @@ def evaluate_in_parallel(
     import torch
 
     threads = torch.get_num_threads()
+    if output is not None:
+        Path(output).parent.mkdir(parents=True, exist_ok=True)  # the scratch folder goes beside the results file
     with tempfile.TemporaryDirectory(prefix=".evaluate-", dir=Path(output).parent if output else None) as folder:
         part = Path(folder) / "part.json"
         request = {"model": str(model_dir), "tasks": there, "benchmarks_dir": None if benchmarks_dir is None
