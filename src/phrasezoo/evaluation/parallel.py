@@ -43,7 +43,7 @@ def split_by_cost(tasks: list[str], seconds: dict[str, float]) -> tuple[list[str
 
 
 def earlier_seconds(path: str | os.PathLike | None) -> dict[str, float]:
-    """Each task's seconds in an earlier results file (summed over its metrics), else the typical ones."""
+    """Each task's seconds in an earlier results file (its metrics share them: the largest), else the typical ones."""
     if path is None or not Path(path).exists():
         return dict(TYPICAL_SECONDS)
     try:
