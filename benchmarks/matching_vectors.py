@@ -78,6 +78,9 @@ def study_strings(benchmarks_dir: str, alias_proxy: bool = True) -> list[str]:
     for table in read_autofj(autofj_names("dev")):
         strings += table.left + table.right
     if alias_proxy:
+        import sys
+
+        sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "experiments" / "matching"))
         from matching_alias_proxy import load_alias_groups
 
         for group in load_alias_groups():

@@ -3,7 +3,7 @@
 1 entry (cli, pipeline, device, ``__main__`` modules) > 2 workflows (training, evaluation, hub, applications; no imports
 between them; a method's plug-ins into a workflow, ``methods/<name>/tasks`` and ``/report``, stand with it) > 3 the
 zoo (methods, each on its own, over the registry) > 4 shared pieces, in sublevels: objectives > data | encoders >
-resources, corpora, splits > the core (files, errors, progress, precision, recipes) > 5 models.
+resources, corpora, splits > the core (files, errors, progress, precision, machine, recipes) > 5 models.
 Every import counts, function-level ones included; there is no import loop between modules either.
 """
 
@@ -38,6 +38,7 @@ SHARED = {
     "errors": (4.4, "core"),
     "progress": (4.4, "core"),
     "precision": (4.4, "core"),
+    "machine": (4.4, "core"),
     "recipes": (4.4, "core"),
 }
 

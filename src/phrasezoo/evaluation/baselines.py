@@ -9,15 +9,13 @@ depend on where they are measured (one-thread probes and KMeans, encoders that g
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 from phrasezoo.evaluation import evaluate, read_results, resolve_tasks, write_results
+from phrasezoo.evaluation.background import ModuleProcess, read_request
 from phrasezoo.recipes import results_file_name, results_path
 
 
@@ -28,7 +26,7 @@ class Baselines:
     def __init__(self, specs: list[str], tasks, benchmarks_dir: str | None, force_eval: bool) -> None:
         self.specs, self.benchmarks_dir, self.force_eval = list(specs), benchmarks_dir, force_eval
         self.wanted = list(resolve_tasks(tasks)) if specs else []
-        self.process: subprocess.Popen | None = None
+        self.process: ModuleProcess | None = None
         self.folder: Path | None = None
         self.background: tuple[float, float] | None = None  # wall-clock start and end of the background run
 
@@ -51,9 +49,7 @@ class Baselines:
         self.folder = Path(tempfile.mkdtemp(prefix=".baselines-", dir=results_path("x").parent))
         request = {"jobs": jobs, "benchmarks_dir": self.benchmarks_dir, "folder": str(self.folder)}
         print(f">> measuring {', '.join(jobs)} beside training (log: {self.folder / 'log.txt'})", flush=True)
-        with open(self.folder / "log.txt", "w") as log:
-            command = [sys.executable, "-m", __name__, json.dumps(request)]
-            self.process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
+        self.process = ModuleProcess(__name__, request, self.folder / "log.txt")
         self.started = time.time()
 
     def results(self) -> list[dict]:
@@ -97,7 +93,7 @@ def _outputs(folder: Path, specs: list[str]) -> dict[str, Path]:
 
 def main(argv: list[str] | None = None) -> None:
     """The background process of :meth:`Baselines.start`: ``python -m phrasezoo.evaluation.baselines <request>``."""
-    request = json.loads((argv or sys.argv[1:])[0])
+    request = read_request(argv)
     os.environ.setdefault("TQDM_DISABLE", "1")
     for spec, tasks in request["jobs"].items():
         doc = evaluate(spec, tasks=",".join(tasks), benchmarks_dir=request["benchmarks_dir"], output=None)

@@ -12,14 +12,14 @@ The groups follow each task's ``seconds`` in an earlier results file of the same
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
-import sys
 import tempfile
 from pathlib import Path
 from typing import Any
 
+from phrasezoo.machine import usable_cores
+
+from .background import ModuleProcess, read_request
 from .harness import evaluate
 from .results import make_document, read_results, write_results
 from .tasks import resolve_tasks
@@ -63,8 +63,7 @@ def eval_workers() -> int:
         if forced not in ("1", "2"):
             raise ValueError(f"PHRASEZOO_EVAL_WORKERS must be 1 or 2, got {forced!r}.")
         return int(forced)
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-    return 2 if cores >= 2 else 1
+    return 2 if usable_cores() >= 2 else 1
 
 
 def evaluate_in_parallel(
@@ -94,21 +93,19 @@ def evaluate_in_parallel(
         request = {"model": str(model_dir), "tasks": there, "benchmarks_dir": None if benchmarks_dir is None
                    else str(benchmarks_dir), "task_options": task_options or {}, "output": str(part)}  # fmt: skip
         print(f">> evaluating {', '.join(there)} in a process of its own, {', '.join(here)} here", flush=True)
-        with open(Path(folder) / "log.txt", "w") as log:
-            process = subprocess.Popen([sys.executable, "-m", __name__, json.dumps(request)], stdout=log,
-                                       stderr=subprocess.STDOUT, env={**os.environ, "TQDM_DISABLE": "1"})  # fmt: skip
-            try:
-                torch.set_num_threads(1)
-                mine = evaluate(encoder, here, benchmarks_dir, output=None, task_options=task_options)
-            except BaseException:
-                process.terminate()
-                raise
-            finally:
-                torch.set_num_threads(threads)
-            code = process.wait()
+        child = ModuleProcess(__name__, request, Path(folder) / "log.txt", env={**os.environ, "TQDM_DISABLE": "1"})
+        try:
+            torch.set_num_threads(1)
+            mine = evaluate(encoder, here, benchmarks_dir, output=None, task_options=task_options)
+        except BaseException:
+            child.terminate()
+            raise
+        finally:
+            torch.set_num_threads(threads)
+        code = child.wait()
         if code != 0:
-            tail = "\n".join((Path(folder) / "log.txt").read_text(errors="replace").splitlines()[-30:])
-            raise RuntimeError(f"Evaluating {', '.join(there)} in a process of its own failed (exit {code}):\n{tail}")
+            raise RuntimeError(f"Evaluating {', '.join(there)} in a process of its own failed (exit {code}):\n"
+                               f"{child.log_tail()}")  # fmt: skip
         theirs = read_results(part)["results"]
     entries = {task: [] for task in names}
     for entry in mine["results"] + theirs:
@@ -126,7 +123,7 @@ def main(argv: list[str] | None = None) -> None:
     """The second process of :func:`evaluate_in_parallel`: ``python -m phrasezoo.evaluation.parallel <request>``."""
     import torch
 
-    request = json.loads((argv or sys.argv[1:])[0])
+    request = read_request(argv)
     torch.set_num_threads(1)
     evaluate(request["model"], request["tasks"], request["benchmarks_dir"], output=request["output"],
              progress=False, task_options=request["task_options"])  # fmt: skip

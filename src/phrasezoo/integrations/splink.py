@@ -36,6 +36,7 @@ with splink's jar (Java 17 from Debian: ``apt-get install openjdk-17-jre-headles
 
 from __future__ import annotations
 
+import atexit
 import os
 import shutil
 import sys
@@ -385,5 +386,7 @@ def local_spark(cores: int = 2, shuffle_partitions: int = 2, driver_memory: str 
     )
     spark = builder.getOrCreate()
     if not spark.sparkContext.getCheckpointDir():  # splink's SparkAPI checkpoints to break long lineages
-        spark.sparkContext.setCheckpointDir(tempfile.mkdtemp(prefix="phrasezoo-spark-checkpoints-"))
+        folder = tempfile.mkdtemp(prefix="phrasezoo-spark-checkpoints-")
+        atexit.register(shutil.rmtree, folder, True)  # Spark leaves its checkpoint folder behind; this process owns it
+        spark.sparkContext.setCheckpointDir(folder)
     return spark

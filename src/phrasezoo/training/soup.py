@@ -42,6 +42,7 @@ import torch
 from safetensors.torch import load_file
 
 from phrasezoo.files import atomic_write_text
+from phrasezoo.machine import usable_cores
 from phrasezoo.objectives.weight_averaging import soup_state_dicts
 from phrasezoo.recipes import Recipe
 from phrasezoo.registry import Method
@@ -79,8 +80,7 @@ def runs_that_fit(cfg: Recipe) -> int:
     threads = cfg.training.num_threads
     if not threads or torch.cuda.is_available() or int(os.environ.get("WORLD_SIZE", "1")) > 1:
         return 1
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-    return max(1, cores // threads)
+    return max(1, usable_cores() // threads)
 
 
 def train_soup(
