@@ -45,6 +45,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(1, str(Path(__file__).resolve().parents[1] / "experiments" / "matching"))  # matching_dev's cache
 
 DEFAULT_MODELS = ["rapidfuzz:WRatio", "tfidf:char", "baseline:minilm-l6", "baseline:mpnet-base",
                   "blend:baseline:minilm-l6", "hybrid"]  # fmt: skip
@@ -121,6 +122,9 @@ def display_name(spec: str, scorer) -> str:
         return f"**default** (hybrid: {scorer.vectors.name} + lexical, learned on dev)"
     if spec.startswith("blend:"):
         return f"blend: {scorer.vectors.name} + 0.5 x char TF-IDF"
+    if spec.startswith("hybrid:"):
+        learned = scorer.combination.meta.get("encoder", "?")
+        return f"hybrid: {scorer.vectors.name} + lexical (the combination learned with {learned})"
     return Path(spec).name if os.path.isdir(spec) else scorer.name
 
 
@@ -273,6 +277,11 @@ def _notes(report: dict) -> list[str]:
         f"{m['spec']} --tasks autofj,yago,umls`); it was not rerun here (hours of CPU time on this machine), so it has "
         "no precision/recall." for m in suite
     ]  # fmt: skip
+    extra += [f"- {m['name']}: {m['note']}" for m in report["models"] if m.get("note")]
+    added = [f"`{run['command']}` ({run['created'][:10]}, load average {run.get('load_average_start', '?')} at the "
+             f"start)" for run in report.get("merged_runs", [])]  # fmt: skip
+    if added:
+        extra.insert(0, "- Rows added to the run above by " + "; ".join(added) + ".")
     return [
         f"- AutoFJ: mean accuracy {scope}{sizes}; each right row joined to the whole left table; rows/s = right rows "
         f"joined per second {'on the timing sample below' if timing else 'over all 50'}, embedding both tables, "
@@ -301,8 +310,6 @@ def merged(path: str, report: dict, zoo: list[str]) -> dict:
     previous = json.loads(Path(path).read_text())
     names = {m["spec"] for m in report["models"]}
     previous["models"] = [m for m in previous["models"] if m["spec"] not in names] + report["models"]
-    if zoo:
-        previous["zoo_note"] = report["zoo_note"]
     runs = [r for r in previous.get("merged_runs", []) if r["created"] != report["created"]]
     runs.append({k: report.get(k) for k in ("created", "command", "load_average_start", "load_average_end")})
     previous["merged_runs"] = runs
@@ -336,6 +343,8 @@ def main() -> None:
         "run on a timing sample (every tenth AutoFJ test dataset, the first --timing-mentions pairs)",
     )
     parser.add_argument("--timing-mentions", type=int, default=1000)
+    parser.add_argument("--note", help="where this run's zoo folders come from (how and when they were trained), "
+                        "printed under the table for each of their rows")  # fmt: skip
     args = parser.parse_args()
 
     if args.from_results:
@@ -346,6 +355,7 @@ def main() -> None:
 
     tasks = [t.strip() for t in args.tasks.split(",") if t.strip()]
     zoo = [m for m in args.models if os.path.isdir(m) and not m.startswith("suite:")]
+    zoo += [m.partition(":")[2] for m in args.models if m.startswith("hybrid:") and os.path.isdir(m.partition(":")[2])]
     report = {
         "created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "benchmark": "phrasezoo.match join/link: accuracy and rows per second, exact search, no blocking",
@@ -379,6 +389,8 @@ def main() -> None:
         scorer = make_model(spec, cached=args.vector_cache)
         entry = {"name": display_name(spec, scorer), "spec": spec,
                  "load_seconds": round(time.perf_counter() - started, 2), "tasks": {}}  # fmt: skip
+        if args.note and (spec in zoo or spec.partition(":")[2] in zoo):
+            entry["note"] = args.note
         for task in tasks:
             if task == "autofj":
                 calibrated = bool(getattr(getattr(scorer, "combination", None), "calibration", None))

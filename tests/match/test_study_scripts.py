@@ -15,6 +15,8 @@ sys.path.insert(0, str(BENCHMARKS.parent / "experiments" / "matching"))  # the d
 import matcher_comparison  # noqa: E402
 import matching_alias_proxy as proxy  # noqa: E402
 import matching_dev as dev  # noqa: E402
+import matching_encoders as encoders  # noqa: E402
+import matching_rerankers as rerankers  # noqa: E402
 
 from phrasezoo.match.combinations import FEATURES  # noqa: E402
 
@@ -124,3 +126,48 @@ def test_the_timing_sample_is_every_tenth_test_dataset_and_the_first_mentions():
     sample = matcher_comparison.timing_data({"autofj": tables, "yago": (list("abcd"), list("abcd"))}, 2)
     assert [t.name for t in sample["autofj"]] == autofj_names("test")[::10]
     assert sample["yago"] == (["a", "b"], ["a", "b"])
+
+
+def test_merged_rows_keep_the_first_runs_note_and_print_their_own(tmp_path):
+    first = {"created": "2026-11-27T00:00:00", "machine": "m", "load_average_start": 1.0, "command": "first",
+             "zoo_note": "no zoo model", "models": [{"name": "tfidf:char", "spec": "tfidf:char", "tasks": {}}]}  # fmt: skip
+    path = tmp_path / "comparison.json"
+    path.write_text(__import__("json").dumps(first))
+    zoo = {"name": "pearl-mini", "spec": "outputs/pearl-mini", "note": "retrained by the main job", "tasks": {
+        "autofj": {"accuracy": 0.7, "rows_per_second": 20.0, "rows": 10, "left_rows": 100}}}  # fmt: skip
+    added = {"created": "2026-11-28T00:00:00", "command": "second", "load_average_start": 2.0, "zoo_note": "zoo",
+             "models": [zoo]}  # fmt: skip
+    merged = matcher_comparison.merged(str(path), added, ["outputs/pearl-mini"])
+    assert [m["spec"] for m in merged["models"]] == ["tfidf:char", "outputs/pearl-mini"]
+    assert merged["zoo_note"] == "no zoo model" and merged["command"] == "first"
+    table = matcher_comparison.accuracy_table(merged)
+    assert "- pearl-mini: retrained by the main job" in table
+    assert "Rows added to the run above by `second` (2026-11-28" in table
+
+
+def test_the_encoder_rule_keeps_minilm_on_a_tie_and_checks_the_alias_proxy():
+    def row(accuracy, mrr):
+        return {"accuracy": accuracy, "alias_proxy_raw": {"name->alias": mrr}}
+
+    default = "baseline:minilm-l6"
+    assert encoders.choose({default: row(0.784, 0.73), "pearl-mini": row(0.781, 0.80)})[0] == default
+    assert encoders.choose({default: row(0.784, 0.73), "pearl-mini": row(0.786, 0.80)})[0] == default  # a tie
+    assert encoders.choose({default: row(0.784, 0.73), "pearl-mini": row(0.80, 0.70)})[0] == default  # aliases
+    assert encoders.choose({default: row(0.784, 0.73), "pearl-mini": row(0.80, 0.75)})[0] == "pearl-mini"
+
+
+def test_a_reranker_learns_the_gold_candidate_and_its_string_features_have_their_shape():
+    tables = synthetic_tables(n_tables=3)
+    parts = [(t.features, t.valid, t.labels) for t in tables[1:]]
+    for hidden in (0, 8):
+        score = rerankers.train_reranker(parts, hidden=hidden, seed=0, epochs=60)
+        assert dev.table_metrics(tables[0], score(tables[0].features))["accuracy"] > 0.6
+    reference = ["Acme Corp", "Beta Ltd", "Gamma 2007"]
+    t = tables[0]
+    t.ids = np.where(t.ids >= 0, t.ids % len(reference), -1)
+    queries = ["acme corp"] * len(t.ids)
+    strings = rerankers.string_features(queries, reference, t)
+    assert strings.shape == (*t.ids.shape, len(rerankers.STRING_FEATURES))
+    assert t.ids[0, 0] == 0  # the query's first candidate is reference row 0, equal to it up to case
+    assert strings[0, 0, rerankers.STRING_FEATURES.index("ratio")] == pytest.approx(1.0)
+    assert strings[0, 1, rerankers.STRING_FEATURES.index("ratio")] < 0.7
