@@ -38,6 +38,7 @@ import datetime as dt
 import json
 import os
 import platform
+import shlex
 import sys
 import time
 from pathlib import Path
@@ -361,7 +362,7 @@ def main() -> None:
         "benchmark": "phrasezoo.match join/link: accuracy and rows per second, exact search, no blocking",
         "machine": f"{platform.machine()} {os.cpu_count()} cores",
         "load_average_start": round(os.getloadavg()[0], 2),
-        "command": " ".join(["OMP_NUM_THREADS=1 .venv/bin/python benchmarks/matcher_comparison.py", *sys.argv[1:]]),
+        "command": "OMP_NUM_THREADS=1 .venv/bin/python benchmarks/matcher_comparison.py " + shlex.join(sys.argv[1:]),
         "zoo_note": ("zoo models measured: " + ", ".join(zoo) if zoo else "no exported zoo model in this run")
         + "; nothing was trained for this benchmark.",
         "autofj_test_datasets": autofj_names("test"),
