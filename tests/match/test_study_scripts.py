@@ -133,15 +133,15 @@ def test_merged_rows_keep_the_first_runs_note_and_print_their_own(tmp_path):
              "zoo_note": "no zoo model", "models": [{"name": "tfidf:char", "spec": "tfidf:char", "tasks": {}}]}  # fmt: skip
     path = tmp_path / "comparison.json"
     path.write_text(__import__("json").dumps(first))
-    zoo = {"name": "pearl-mini", "spec": "outputs/pearl-mini", "note": "retrained by the main job", "tasks": {
+    zoo = {"name": "zoo-model", "spec": "outputs/zoo-model", "note": "retrained by the main job", "tasks": {
         "autofj": {"accuracy": 0.7, "rows_per_second": 20.0, "rows": 10, "left_rows": 100}}}  # fmt: skip
     added = {"created": "2026-11-28T00:00:00", "command": "second", "load_average_start": 2.0, "zoo_note": "zoo",
              "models": [zoo]}  # fmt: skip
-    merged = matcher_comparison.merged(str(path), added, ["outputs/pearl-mini"])
-    assert [m["spec"] for m in merged["models"]] == ["tfidf:char", "outputs/pearl-mini"]
+    merged = matcher_comparison.merged(str(path), added, ["outputs/zoo-model"])
+    assert [m["spec"] for m in merged["models"]] == ["tfidf:char", "outputs/zoo-model"]
     assert merged["zoo_note"] == "no zoo model" and merged["command"] == "first"
     table = matcher_comparison.accuracy_table(merged)
-    assert "- pearl-mini: retrained by the main job" in table
+    assert "- zoo-model: retrained by the main job" in table
     assert "Rows added to the run above by `second` (2026-11-28" in table
 
 
@@ -150,18 +150,19 @@ def test_the_encoder_rule_keeps_minilm_on_a_tie_and_checks_the_alias_proxy():
         return {"accuracy": accuracy, "alias_proxy_raw": {"name->alias": mrr}}
 
     default = "baseline:minilm-l6"
-    assert encoders.choose({default: row(0.784, 0.73), "pearl-mini": row(0.781, 0.80)})[0] == default
-    assert encoders.choose({default: row(0.784, 0.73), "pearl-mini": row(0.786, 0.80)})[0] == default  # a tie
-    assert encoders.choose({default: row(0.784, 0.73), "pearl-mini": row(0.80, 0.70)})[0] == default  # aliases
-    assert encoders.choose({default: row(0.784, 0.73), "pearl-mini": row(0.80, 0.75)})[0] == "pearl-mini"
+    assert encoders.choose({default: row(0.784, 0.73), "zoo-model": row(0.781, 0.80)})[0] == default
+    assert encoders.choose({default: row(0.784, 0.73), "zoo-model": row(0.786, 0.80)})[0] == default  # a tie
+    assert encoders.choose({default: row(0.784, 0.73), "zoo-model": row(0.80, 0.70)})[0] == default  # aliases
+    assert encoders.choose({default: row(0.784, 0.73), "zoo-model": row(0.80, 0.75)})[0] == "zoo-model"
 
 
 def test_a_reranker_learns_the_gold_candidate_and_its_string_features_have_their_shape():
     tables = synthetic_tables(n_tables=3)
-    parts = [(t.features, t.valid, t.labels) for t in tables[1:]]
+    parts = [(t.features[..., :4], t.valid, t.labels) for t in tables[1:]]  # emb and char (informative), 2 noise
     for hidden in (0, 8):
-        score = rerankers.train_reranker(parts, hidden=hidden, seed=0, epochs=60)
-        assert dev.table_metrics(tables[0], score(tables[0].features))["accuracy"] > 0.6
+        score = rerankers.train_reranker(parts, hidden=hidden, seed=0)
+        accuracy = dev.table_metrics(tables[0], score(tables[0].features[..., :4]))["accuracy"]
+        assert accuracy > 0.5  # chance is 0.2 (5 candidates); the best possible 0.9 (10% have no gold candidate)
     reference = ["Acme Corp", "Beta Ltd", "Gamma 2007"]
     t = tables[0]
     t.ids = np.where(t.ids >= 0, t.ids % len(reference), -1)
