@@ -306,7 +306,13 @@ def write_tables(report: dict, docs: str | None, block: str | None = None) -> No
         write_readme_table(docs, precision_table(report), "matcher-precision")
 
 
-def merged(path: str, report: dict, zoo: list[str]) -> dict:
+def zoo_folder(spec: str) -> str | None:
+    """The exported zoo folder a matcher spec runs on (``<folder>`` or ``hybrid:<folder>``), else None."""
+    folder = spec.removeprefix("hybrid:")
+    return folder if not folder.startswith("suite:") and os.path.isdir(folder) else None
+
+
+def merged(path: str, report: dict) -> dict:
     """``report``'s models added to (or replacing the same specs in) the results file at ``path``."""
     previous = json.loads(Path(path).read_text())
     names = {m["spec"] for m in report["models"]}
@@ -355,8 +361,7 @@ def main() -> None:
     from phrasezoo.evaluation.tasks.autofj import autofj_names, read_autofj
 
     tasks = [t.strip() for t in args.tasks.split(",") if t.strip()]
-    zoo = [m for m in args.models if os.path.isdir(m) and not m.startswith("suite:")]
-    zoo += [m.partition(":")[2] for m in args.models if m.startswith("hybrid:") and os.path.isdir(m.partition(":")[2])]
+    zoo = list(dict.fromkeys(folder for m in args.models if (folder := zoo_folder(m))))
     report = {
         "created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "benchmark": "phrasezoo.match join/link: accuracy and rows per second, exact search, no blocking",
@@ -390,7 +395,7 @@ def main() -> None:
         scorer = make_model(spec, cached=args.vector_cache)
         entry = {"name": display_name(spec, scorer), "spec": spec,
                  "load_seconds": round(time.perf_counter() - started, 2), "tasks": {}}  # fmt: skip
-        if args.note and (spec in zoo or spec.partition(":")[2] in zoo):
+        if args.note and zoo_folder(spec):
             entry["note"] = args.note
         for task in tasks:
             if task == "autofj":
@@ -411,8 +416,8 @@ def main() -> None:
         report["models"].append(entry)
         report["load_average_end"] = round(os.getloadavg()[0], 2)
         if args.output:  # after every model: an interrupted run keeps what it measured
-            save(args.output, merged(args.merge, report, zoo) if args.merge else report)
-    report = merged(args.merge, report, zoo) if args.merge else report
+            save(args.output, merged(args.merge, report) if args.merge else report)
+    report = merged(args.merge, report) if args.merge else report
     if args.output:
         save(args.output, report)
     print(accuracy_table(report))

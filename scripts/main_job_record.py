@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import platform
 import re
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
+
+from phrasezoo.machine import usable_cores
 
 ROW = re.compile(r"^(?P<stage>.+?)\s+(?P<start>\d+\.\d)\s+(?P<minutes>\d+\.\d)$")
 TOTAL = re.compile(r"^total \(wall clock\)\s+(?P<minutes>\d+\.\d)$")
@@ -51,8 +52,7 @@ def machine() -> dict:
         names = [line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
                  if line.startswith("model name")]  # fmt: skip
         cpu = names[0] if names else cpu
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    return {"cpu": cpu, "cores": cores, "python": platform.python_version()}
+    return {"cpu": cpu, "cores": usable_cores(), "python": platform.python_version()}
 
 
 def render(record: dict | str | Path = "results/speed/main-job.json") -> str:

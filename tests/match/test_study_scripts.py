@@ -137,12 +137,19 @@ def test_merged_rows_keep_the_first_runs_note_and_print_their_own(tmp_path):
         "autofj": {"accuracy": 0.7, "rows_per_second": 20.0, "rows": 10, "left_rows": 100}}}  # fmt: skip
     added = {"created": "2026-11-28T00:00:00", "command": "second", "load_average_start": 2.0, "zoo_note": "zoo",
              "models": [zoo]}  # fmt: skip
-    merged = matcher_comparison.merged(str(path), added, ["outputs/zoo-model"])
+    merged = matcher_comparison.merged(str(path), added)
     assert [m["spec"] for m in merged["models"]] == ["tfidf:char", "outputs/zoo-model"]
     assert merged["zoo_note"] == "no zoo model" and merged["command"] == "first"
     table = matcher_comparison.accuracy_table(merged)
     assert "- zoo-model: retrained by the main job" in table
     assert "Rows added to the run above by `second` (2026-11-28" in table
+
+
+def test_zoo_folders_are_found_behind_matcher_prefixes(tmp_path):
+    folder = str(tmp_path)
+    assert [matcher_comparison.zoo_folder(s) for s in (folder, f"hybrid:{folder}")] == [folder] * 2
+    assert matcher_comparison.zoo_folder("tfidf:char") is None and matcher_comparison.zoo_folder("hybrid") is None
+    assert matcher_comparison.zoo_folder(f"suite:{folder}") is None
 
 
 def test_the_encoder_rule_keeps_minilm_on_a_tie_and_checks_the_alias_proxy():

@@ -18,7 +18,7 @@ class ModuleProcess:
     """``python -m module request`` started now, stdout and stderr into ``log``; :meth:`wait` for its exit code."""
 
     def __init__(self, module: str, request: dict[str, Any], log: str | Path, env: dict[str, str] | None = None):
-        self.module, self.log = module, Path(log)
+        self.log = Path(log)
         with open(self.log, "w") as out:
             self.process = subprocess.Popen([sys.executable, "-m", module, json.dumps(request)], stdout=out,
                                             stderr=subprocess.STDOUT, env=env)  # fmt: skip
