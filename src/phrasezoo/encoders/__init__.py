@@ -53,10 +53,12 @@ __all__ = [
 
 
 # ----------------------------------------------------------------------------------------------- spec strings
+STATIC_MODELS = ("potion-base-8m", "potion-base-8M")
 SPEC_HELP = """\
 model specs:
   baseline:minilm-l6          raw all-MiniLM-L6-v2 (embedded default), masked mean pooling over the last layer
   baseline:<hub id or path>   any transformers model with masked mean pooling
+  baseline:potion-base-8m     potion-base-8M static embeddings (model2vec; ~150x faster than MiniLM, weaker)
   baseline:char-jaccard       character 3-gram Jaccard similarity (PEARL's "String Distance"; similarity only)
   <folder>                    an exported zoo model (AutoModel.from_pretrained(folder, trust_remote_code=True))
   <config name>               outputs/<config name>/ of a trained and exported recipe, e.g. pearl-mini"""
@@ -83,6 +85,12 @@ def load_encoder(
     spec = os.fspath(spec)
     if spec.startswith("baseline:"):
         target = spec[len("baseline:") :]
+        if target in STATIC_MODELS:
+            from phrasezoo.resources import potion_dir
+
+            from .static import StaticEncoder
+
+            return StaticEncoder(potion_dir(), name=name or spec, progress=progress)
         if target in ("char-jaccard", "char_jaccard", "jaccard"):
             encoder = CharJaccardEncoder(progress=progress)
             encoder.name = name or encoder.name

@@ -28,6 +28,13 @@ FEATURES = (
     "same_normal",  # 1 when both names are equal in normal form (case, punctuation and spaces ignored)
     "emb_hub",  # the candidate's best embedding cosine to another reference row (a crowded neighbourhood)
     "char_hub",  # the same for the character TF-IDF cosine
+    "static",  # static-embedding cosine (potion-base-8M, the third channel)
+    "static_margin",
+    "cover_query",  # share of the query's content words found in the candidate (match/name_features.py)
+    "cover_candidate",  # share of the candidate's content words found in the query (a qualifier lowers it)
+    "short_form",  # 1 when one name is a short form of the other ("C. Dickens" / "Charles Dickens")
+    "head_match",  # 1 when both names end in the same content word
+    "acronym_soft",  # 1 when an acronym's letters spell the other name's words ("XML" / "eXtensible Markup ...")
 )
 LINKS = ("logistic", "identity", "ranked")
 

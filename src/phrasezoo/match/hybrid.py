@@ -17,6 +17,7 @@ import numpy as np
 
 from .combinations import Combination, default_combination, margins
 from .index import search, top_k_rows
+from .name_features import name_feature_columns
 from .lexical import (
     TfidfChannel,
     acronym_expansions,
@@ -33,6 +34,8 @@ from .lexical import (
 from .scorers import DEFAULT_ENCODER, VectorScorer
 
 NEEDS_EMBEDDING = frozenset({"emb", "emb_margin"})
+NEEDS_STATIC = frozenset({"static", "static_margin"})
+STATIC_ENCODER = "baseline:potion-base-8m"
 NEEDS_WORD = frozenset({"word", "word_margin"})
 NEEDS_HUB = frozenset({"emb_hub", "char_hub"})
 
@@ -59,8 +62,10 @@ class PairFeatures:
         candidates: np.ndarray,
         query_vectors: np.ndarray | None,
         ref_vectors: np.ndarray | None,
+        static: tuple[np.ndarray, np.ndarray] | None = None,
     ) -> np.ndarray:
-        """``(n_queries, n_candidates, len(names))`` features; padded candidates (id -1) get zeros."""
+        """``(n_queries, n_candidates, len(names))`` features; padded candidates (id -1) get zeros. ``static``:
+        the queries' and the reference's static-embedding vectors, for the ``static`` features."""
         n, p = candidates.shape
         valid = candidates >= 0
         q_rows = np.repeat(np.arange(n), p)[valid.ravel()]
@@ -77,11 +82,15 @@ class PairFeatures:
             if query_vectors is None or ref_vectors is None:
                 raise ValueError("This combination uses the embedding cosine: the matcher needs an encoder.")
             columns["emb"] = full(np.einsum("ij,ij->i", query_vectors[q_rows], ref_vectors[c_rows]))
+        if wanted & NEEDS_STATIC:
+            if static is None:
+                raise ValueError("This combination uses the static-embedding cosine: the matcher needs its channel.")
+            columns["static"] = full(np.einsum("ij,ij->i", static[0][q_rows], static[1][c_rows]))
         for kind, channel, ref in (("char", self.char, self.ref_char), ("word", self.word, self.ref_word)):
             if wanted & {kind, f"{kind}_margin"}:
                 q = channel.transform(queries)
                 columns[kind] = full(np.asarray(q[q_rows].multiply(ref[c_rows]).sum(axis=1)).ravel())
-        for kind in ("emb", "char", "word"):
+        for kind in ("emb", "char", "word", "static"):
             if f"{kind}_margin" in wanted:
                 columns[f"{kind}_margin"] = margins(columns[kind], valid)
         if wanted & {"num_agree", "num_conflict", "num_one_side"}:
@@ -121,6 +130,8 @@ class PairFeatures:
             values = np.array([normals[qi] == self.ref_normal[ci] for qi, ci in zip(q_rows.tolist(), c_rows.tolist())],
                               dtype=np.float32)  # fmt: skip
             columns["same_normal"] = full(values)
+        for name, values in name_feature_columns(wanted, queries, self.reference, q_rows, c_rows).items():
+            columns[name] = full(values)
         return np.stack([columns[name] for name in names], axis=-1)
 
 
@@ -185,6 +196,11 @@ class HybridScorer:
         if self.vectors is None and NEEDS_EMBEDDING & set(self.combination.features):
             raise ValueError("This combination uses the embedding cosine: give the hybrid matcher a model.")
         self.candidates = candidates
+        self.static = (
+            VectorScorer(STATIC_ENCODER, batch_size=batch_size, progress=progress, index=index)
+            if NEEDS_STATIC & set(self.combination.features)
+            else None
+        )
         self.name = f"hybrid:{encoder_name}" if encoder_name else "hybrid"
         self.char = TfidfChannel("char")
         self.word = TfidfChannel("word") if NEEDS_WORD & set(self.combination.features) else None
@@ -204,6 +220,8 @@ class HybridScorer:
         self.reference = list(reference)
         if self.vectors is not None:
             self.vectors.fit(self.reference)
+        if self.static is not None:
+            self.static.fit(self.reference)
         self.char.fit(self.reference)
         if self.word is not None:
             self.word.fit(self.reference)
@@ -228,7 +246,8 @@ class HybridScorer:
             part = self.reference[start : start + chunk]
             rows = np.arange(start, start + len(part))
             qv = ref_vectors[rows] if ref_vectors is not None else None
-            cands = self.candidate_ids(part, qv, extra=1)
+            sv = self.static.vectors[rows] if self.static is not None else None
+            cands = self.candidate_ids(part, qv, extra=1, static_vectors=sv)
             cands = np.where(cands == rows[:, None], -1, cands)  # not the row itself
             names = ["char"] + (["emb"] if qv is not None else [])
             feats = self.pairs.compute(names, part, cands, qv, ref_vectors)
@@ -237,21 +256,32 @@ class HybridScorer:
                 out[f"{name}_hub"][rows] = np.where(np.isfinite(values), values, 0.0)
         return out
 
-    def candidate_ids(self, queries: list[str], query_vectors: np.ndarray | None, extra: int = 0) -> np.ndarray:
-        """Each query's candidate rows: its ``candidates + extra`` embedding and character TF-IDF nearest neighbours
-        (union, -1 padded)."""
+    def candidate_ids(self, queries: list[str], query_vectors: np.ndarray | None, extra: int = 0,
+                      static_vectors: np.ndarray | None = None) -> np.ndarray:  # fmt: skip
+        """Each query's candidate rows: the union of its ``candidates + extra`` nearest neighbours in every channel
+        (embedding, character TF-IDF, static embedding when present), -1 padded: no channel's top-k is dropped."""
         k = min(self.candidates + extra, len(self.reference))
         found = [char_candidates(self.char, self.char_matrix, queries, k)]
         if query_vectors is not None:
             found.insert(0, search(self.vectors.index, query_vectors, k)[1])
+        if static_vectors is not None:
+            found.append(search(self.static.index, static_vectors, k)[1])
         return union_candidates(*found)
 
+    def static_vectors(self, queries: list[str]) -> np.ndarray | None:
+        """The queries' static-embedding vectors, when the combination uses that channel."""
+        return self.static.encode(queries) if self.static is not None else None
+
     def features(self, queries: list[str], candidates: np.ndarray, query_vectors: np.ndarray | None,
-                 names: list[str] | tuple[str, ...] | None = None) -> np.ndarray:  # fmt: skip
+                 names: list[str] | tuple[str, ...] | None = None,
+                 static_vectors: np.ndarray | None = None) -> np.ndarray:  # fmt: skip
         """Pair features (``names``, default the combination's) of each query against its candidate rows."""
         ref_vectors = self.vectors.vectors if self.vectors is not None else None
+        if static_vectors is None and self.static is not None:
+            static_vectors = self.static_vectors(queries)
+        static = (static_vectors, self.static.vectors) if static_vectors is not None else None
         return self.pairs.compute(list(names or self.combination.features), queries, candidates, query_vectors,
-                                  ref_vectors)  # fmt: skip
+                                  ref_vectors, static)  # fmt: skip
 
     def pair_scores(self, queries: list[str], candidates: np.ndarray) -> np.ndarray:
         query_vectors = self.encode(queries) if self.vectors is not None else None
@@ -261,14 +291,16 @@ class HybridScorer:
 
     def search(self, queries: list[str], top_k: int, progress=None) -> tuple[np.ndarray, np.ndarray]:
         query_vectors = self.encode(queries) if self.vectors is not None else None
+        all_static = self.static_vectors(queries)
         scores = np.full((len(queries), top_k), -np.inf, dtype=np.float32)
         ids = np.full((len(queries), top_k), -1, dtype=np.int64)
         chunk = 4096
         for start in range(0, len(queries), chunk):
             part = queries[start : start + chunk]
             qv = query_vectors[start : start + chunk] if query_vectors is not None else None
-            cands = self.candidate_ids(part, qv, extra=max(0, top_k - self.candidates))
-            s = self.combination.score(self.features(part, cands, qv), cands >= 0)
+            sv = all_static[start : start + chunk] if all_static is not None else None
+            cands = self.candidate_ids(part, qv, extra=max(0, top_k - self.candidates), static_vectors=sv)
+            s = self.combination.score(self.features(part, cands, qv, static_vectors=sv), cands >= 0)
             s = np.where(cands >= 0, s, -np.inf)
             best, order = top_k_rows(s, top_k)
             scores[start : start + len(part)] = best
@@ -281,8 +313,9 @@ class HybridScorer:
         return scores, ids
 
     def clear_cache(self) -> None:
-        if self.vectors is not None:
-            self.vectors.clear_cache()
+        for channel in (self.vectors, self.static):
+            if channel is not None:
+                channel.clear_cache()
 
     def state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
         meta: dict[str, Any] = {"kind": self.kind, "candidates": self.candidates,
@@ -292,6 +325,8 @@ class HybridScorer:
             vector_meta, vector_arrays = self.vectors.state()
             meta["model"], meta["index"] = vector_meta["model"], vector_meta["index"]
             arrays.update(vector_arrays)
+        if self.static is not None:
+            arrays["static_vectors"] = self.static.vectors
         for prefix, channel in (("char", self.char), ("word", self.word)):
             if channel is not None:
                 channel_meta, channel_arrays = channel_state(prefix, channel)
@@ -304,6 +339,8 @@ class HybridScorer:
         self.reference = list(reference)
         if self.vectors is not None:
             self.vectors.restore(arrays)
+        if self.static is not None:
+            self.static.restore({"vectors": arrays["static_vectors"]})
         self.char = channel_from_state(meta["char"], arrays, "char")
         self.word = channel_from_state(meta["word"], arrays, "word") if "word" in meta else None
         self.hub = {name: np.asarray(arrays[name], dtype=np.float32) for name in NEEDS_HUB if name in arrays}

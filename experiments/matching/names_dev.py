@@ -1,0 +1,238 @@
+"""Issue 43's study: the hybrid matcher chosen on every domain's dev split together, not on AutoFJ alone.
+
+Domains: ``autofj`` (AutoFJ dev-10, one domain of ten tables) and the name benchmark's ``acronyms``, ``aliases``,
+``short-names`` and ``noisy`` (:mod:`phrasezoo.data.name_benchmark`). Each domain weighs the same in training (its
+tables share a weight of 1) and in the mean dev score. The rule, written before any test number (docs/experiments/
+matching.md, "Names, part 1"): the default changes only if a candidate wins on the mean dev top-1 over the five
+domains and loses no more than 0.5 points on any one domain against the shipped default.
+
+Sub-commands (results under ``results/matching/experiments/``):
+
+* ``study``: single channels, the blend, rapidfuzz, the shipped default and listwise combinations over feature sets,
+  each scored on dev with two-fold cross-fitting (a combination never scores a table half it was trained on);
+* ``fit``: the chosen feature set trained on every dev table, calibrated for ``threshold="auto"`` on cross-fitted
+  dev scores, written into ``src/phrasezoo/match/combinations.py`` (key ``names``) for the default encoder;
+* ``evaluate --split test``: the per-domain test table (the default, each channel alone, the blend, rapidfuzz).
+
+    OMP_NUM_THREADS=1 .venv/bin/python experiments/matching/names_dev.py study
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(1, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+
+from matching_dev import (  # noqa: E402
+    FEATURE_SETS,
+    RESULTS,
+    CachedEncoder,
+    TableFeatures,
+    calibration_table,
+    fit_listwise,
+    fit_probability,
+    precision_at,
+    table_features,
+)
+
+from phrasezoo.data.name_benchmark import DOMAINS, load_name_task  # noqa: E402
+from phrasezoo.evaluation.tasks.autofj import JoinTable, autofj_names, read_autofj  # noqa: E402
+from phrasezoo.match.combinations import BLEND, FEATURES, Combination, default_combination  # noqa: E402
+
+ALL_DOMAINS = ("autofj", *DOMAINS)
+STATIC = ["static", "static_margin"]
+NAMES = ["cover_query", "cover_candidate", "short_form", "head_match", "acronym_soft"]
+CANDIDATE_SETS = {
+    "+hub": FEATURE_SETS["+hub"],
+    "+hub +static": FEATURE_SETS["+hub"] + STATIC,
+    "+hub +name words": FEATURE_SETS["+hub"] + NAMES,
+    "+hub +static +name words": FEATURE_SETS["+hub"] + STATIC + NAMES,
+    "+hub +static +name words +word": FEATURE_SETS["+hub"] + STATIC + NAMES + ["word", "word_margin"],
+}
+
+
+# ------------------------------------------------------------------------------------------------------ tables
+def name_table(domain: str, split: str) -> JoinTable:
+    task = load_name_task(domain, split)
+    return JoinTable(task.name, task.kb, task.queries, dict(zip(task.queries, task.gold)))
+
+
+def load_domains(split: str, encoder, candidates: int) -> list[TableFeatures]:
+    """AutoFJ's tables of ``split`` (weight 1/10 each) and one table per name domain (weight 1)."""
+    autofj = read_autofj(autofj_names(split))
+    out = []
+    for table in autofj + [name_table(d, split) for d in DOMAINS]:
+        start = time.perf_counter()
+        t = table_features(encoder, table, candidates)
+        t.domain = "autofj" if table in autofj else table.name.split("-", 1)[1].rsplit("-", 1)[0]
+        t.weight = 1.0 / len(autofj) if t.domain == "autofj" else 1.0
+        out.append(t)
+        print(f"  {table.name}: {len(table.right)} queries, {len(table.left)} names, {t.ids.shape[1]} candidate "
+              f"slots, {time.perf_counter() - start:.1f} s", file=sys.stderr, flush=True)  # fmt: skip
+    return out
+
+
+def half(t: TableFeatures, part: int) -> TableFeatures:
+    """Rows of a table whose index parity is ``part`` (a name domain's two folds), with half its weight."""
+    rows = np.arange(len(t.ids)) % 2 == part
+    return TableFeatures(f"{t.name}#{part}", t.ids[rows], t.features[rows], t.labels[rows], t.has_gold[rows],
+                         t.names, t.weight / 2, t.domain)  # fmt: skip
+
+
+def folds(tables: list[TableFeatures]) -> list[list[TableFeatures]]:
+    """Two folds: AutoFJ's tables alternately, each name table's two halves one in each."""
+    out: list[list[TableFeatures]] = [[], []]
+    autofj = [t for t in tables if t.domain == "autofj"]
+    for i, t in enumerate(autofj):
+        out[i % 2].append(t)
+    for t in tables:
+        if t.domain != "autofj":
+            out[0].append(half(t, 0))
+            out[1].append(half(t, 1))
+    return out
+
+
+# ----------------------------------------------------------------------------------------------------- metrics
+def ranking_metrics(t: TableFeatures, scores: np.ndarray) -> dict[str, float]:
+    """Top-1, MRR@10 over the candidates, candidate recall, recall at P 0.9 of one table (rows with a gold)."""
+    from phrasezoo.evaluation.tasks.autofj import recall_at_precision
+
+    s = np.where(t.valid, scores, -np.inf)
+    order = np.argsort(-s, axis=1, kind="stable")[:, :10]
+    ranked = np.take_along_axis(t.labels & t.valid, order, 1)
+    first = np.where(ranked.any(1), ranked.argmax(1) + 1, 0)
+    rr = np.where(first > 0, 1.0 / np.maximum(first, 1), 0.0)
+    best = order[:, 0]
+    rows = np.arange(len(best))
+    correct = t.labels[rows, best]
+    gold = t.has_gold
+    return {"accuracy": float(correct[gold].mean()), "mrr10": float(rr[gold].mean()),
+            "candidate_recall": float(t.labels.any(1)[gold].mean()),
+            "recall_at_p90": recall_at_precision(s[rows, best], correct, int(gold.sum()))}  # fmt: skip
+
+
+def by_domain(tables: list[TableFeatures], scores: dict[str, np.ndarray]) -> dict:
+    """Per domain (AutoFJ: mean over its tables) and the mean over domains."""
+    per: dict[str, list[dict]] = {}
+    for t in tables:
+        per.setdefault(t.domain, []).append(ranking_metrics(t, scores[t.name]))
+    out = {d: {k: round(float(np.mean([m[k] for m in rows])), 4) for k in rows[0]} for d, rows in per.items()}
+    out["mean"] = {k: round(float(np.mean([out[d][k] for d in per])), 4) for k in out[next(iter(per))]}
+    return out
+
+
+def fixed_scores(tables: list[TableFeatures], combination: Combination) -> dict[str, np.ndarray]:
+    idx = [FEATURES.index(f) for f in combination.features]
+    return {t.name: combination.score(t.features[..., idx], t.valid) for t in tables}
+
+
+# ---------------------------------------------------------------------------------------------------- learning
+def fit_balanced(tables: list[TableFeatures], names: list[str], l2: float = 1e-3) -> Combination:
+    """Listwise weights on every table (domain-balanced) and the probability map fitted on each fold's scores from
+    weights trained on the other fold."""
+    weights = fit_listwise(tables, names, l2=l2)
+    idx = [FEATURES.index(f) for f in names]
+    z = {}
+    parts = folds(tables)
+    for k in (0, 1):
+        w = fit_listwise(parts[1 - k], names, l2=l2)
+        for t in parts[k]:
+            z[t.name] = t.features[..., idx] @ w
+    probability = fit_probability(parts[0] + parts[1], z)
+    return Combination(list(names), [float(v) for v in weights], 0.0, "ranked", probability)
+
+
+def cross_fitted(tables: list[TableFeatures], names: list[str]) -> tuple[dict, list[TableFeatures]]:
+    """Scores of each fold's tables from a combination trained on the other fold; returns (scores, fold tables)."""
+    parts = folds(tables)
+    scores = {}
+    for k in (0, 1):
+        weights = fit_listwise(parts[1 - k], names)
+        idx = [FEATURES.index(f) for f in names]
+        z = {t.name: t.features[..., idx] @ weights for t in parts[1 - k]}
+        combination = Combination(list(names), [float(v) for v in weights], 0.0, "ranked",
+                                  fit_probability(parts[1 - k], z))  # fmt: skip
+        for t in parts[k]:
+            scores[t.name] = combination.score(t.features[..., idx], t.valid)
+    return scores, parts[0] + parts[1]
+
+
+# -------------------------------------------------------------------------------------------------- rapidfuzz
+def rapidfuzz_scores(split: str) -> dict:
+    """Top-1 accuracy of rapidfuzz WRatio over each table's whole KB (not only the candidates), per domain."""
+    from rapidfuzz import process
+    from rapidfuzz.fuzz import WRatio
+
+    per: dict[str, list[float]] = {}
+    tables = [("autofj", t) for t in read_autofj(autofj_names(split))]
+    tables += [(d, name_table(d, split)) for d in DOMAINS]
+    for domain, table in tables:
+        queries = table.queries()
+        matrix = process.cdist(queries, table.left, scorer=WRatio, workers=1, dtype=np.uint8)
+        best = matrix.argmax(1)
+        per.setdefault(domain, []).append(float(np.mean([table.left[b] == table.gold[q]
+                                                         for q, b in zip(queries, best)])))  # fmt: skip
+    out = {d: {"accuracy": round(float(np.mean(v)), 4)} for d, v in per.items()}
+    out["mean"] = {"accuracy": round(float(np.mean([out[d]["accuracy"] for d in per])), 4)}
+    return out
+
+
+# ------------------------------------------------------------------------------------------------------- study
+SINGLE = {"emb alone": Combination(["emb"], [1.0]), "char alone": Combination(["char"], [1.0]),
+          "word alone": Combination(["word"], [1.0]), "static alone": Combination(["static"], [1.0])}  # fmt: skip
+
+
+def print_row(name: str, result: dict) -> None:
+    cells = "  ".join(f"{d[:6]} {100 * result[d]['accuracy']:5.1f}/{result[d].get('mrr10', float('nan')):.3f}"
+                      for d in (*ALL_DOMAINS, "mean") if d in result)  # fmt: skip
+    print(f"{name:36s} {cells}", flush=True)
+
+
+def study(args) -> None:
+    encoder = CachedEncoder(args.model)
+    tables = load_domains("dev", encoder, args.candidates)
+    report = {"created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"), "model": args.model,
+              "candidates": args.candidates, "split": "dev",
+              "protocol": "five domains weighted equally; learned rows: two-fold cross-fitting (AutoFJ tables "
+                          "alternately, each name table's halves), domain-balanced listwise training", "rows": {}}  # fmt: skip
+
+    def add(name: str, result: dict) -> None:
+        report["rows"][name] = result
+        print_row(name, result)
+
+    for name, combination in {**SINGLE, "blend (emb + 0.5 char)": BLEND}.items():
+        add(name, by_domain(tables, fixed_scores(tables, combination)))
+    add("rapidfuzz WRatio (whole KB)", rapidfuzz_scores("dev"))
+    add("shipped default (AutoFJ dev only)", by_domain(tables, fixed_scores(tables, default_combination())))
+    for name, names in CANDIDATE_SETS.items():
+        scores, parts = cross_fitted(tables, names)
+        add(f"listwise {name}", by_domain(parts, scores))
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    out = RESULTS / "names-dev-study.json"
+    out.write_text(json.dumps(report, indent=1))
+    print(f"wrote {out}", file=sys.stderr)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("study", help="the dev study over the five domains")
+    p.add_argument("--model", default="baseline:minilm-l6")
+    p.add_argument("--candidates", type=int, default=10)
+    p.set_defaults(func=study)
+    args = parser.parse_args()
+    os.environ.setdefault("PHRASEZOO_NO_PROGRESS", "1")
+    args.func(args)
+
+
+if __name__ == "__main__":
+    main()
