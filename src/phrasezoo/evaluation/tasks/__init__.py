@@ -17,6 +17,7 @@ from . import (  # noqa: F401  (registration)
     autofj,
     clustering,
     context_clustering,
+    names,
     probe,
     retrieval,
     similarity,

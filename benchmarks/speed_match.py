@@ -1,0 +1,83 @@
+"""Rows per second of the default matcher (``model="hybrid"``) against MiniLM alone (``model="baseline:minilm-l6"``).
+
+Both join the same tables in the same process, one thread each, alternating runs so that machine load affects both
+alike: every AutoFJ dev-10 table (fit on the left table, search every right row), the encoders' string caches
+cleared before each run, so every run encodes everything it reads. A row is a right-table row joined; the median of
+``--repeats`` timed runs after one warm-up run is reported, with the ratio default / MiniLM (issue 43 asks for at
+least 0.8).
+
+    OMP_NUM_THREADS=1 .venv/bin/python benchmarks/speed_match.py --output results/speed/speed-match.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import platform
+import statistics
+import time
+from pathlib import Path
+
+
+def run_once(matcher_factory, tables) -> tuple[float, int]:
+    """Seconds to fit and search every table with fresh matchers (string caches cleared), and rows joined."""
+    rows, start = 0, time.perf_counter()
+    for table in tables:
+        matcher = matcher_factory()
+        matcher.fit(table.left)
+        matcher.search(table.right, top_k=1)
+        rows += len(table.right)
+        matcher.scorer.clear_cache()
+    return time.perf_counter() - start, rows
+
+
+def main() -> None:
+    import torch
+
+    from phrasezoo.evaluation.tasks.autofj import autofj_names, read_autofj
+    from phrasezoo.match import Matcher
+
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--output", type=Path)
+    args = parser.parse_args()
+    torch.set_num_threads(1)
+    tables = read_autofj(autofj_names("dev"))
+    default, minilm = Matcher(progress=False), Matcher("baseline:minilm-l6", progress=False)
+    factories = {"default (hybrid)": lambda: default, "MiniLM alone": lambda: minilm}
+    times: dict[str, list[float]] = {name: [] for name in factories}
+    rows = 0
+    for repeat in range(args.repeats + 1):
+        for name, factory in factories.items():
+            seconds, rows = run_once(factory, tables)
+            if repeat:  # the first run of each warms up
+                times[name].append(seconds)
+    rates = {name: rows / statistics.median(values) for name, values in times.items()}
+    report = {
+        "created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        "machine": f"{platform.machine()}, {platform.processor() or 'cpu'}, 1 thread",
+        "workload": f"AutoFJ dev-10: {sum(len(t.left) for t in tables)} left and {rows} right rows, fit + search",
+        "rows_per_second": {name: round(rate, 1) for name, rate in rates.items()},
+        "seconds": {name: [round(v, 2) for v in values] for name, values in times.items()},
+        "ratio_default_over_minilm": round(rates["default (hybrid)"] / rates["MiniLM alone"], 3),
+        "command": "OMP_NUM_THREADS=1 .venv/bin/python benchmarks/speed_match.py --output results/speed/speed-match.json",
+    }
+    print(json.dumps(report, indent=1))
+    if args.output:
+        args.output.write_text(json.dumps(report, indent=1) + "\n")
+
+
+def render(report: dict) -> str:
+    """The speed table of docs/fuzzy-joins.md."""
+    lines = ["| matcher | rows/s (AutoFJ dev-10, fit + search, 1 thread) |", "|---|---:|"]
+    lines += [f"| {name} | {rate:.1f} |" for name, rate in report["rows_per_second"].items()]
+    return "\n".join(lines) + (
+        f"\n\nRatio default / MiniLM alone: **{report['ratio_default_over_minilm']:.2f}** (median of "
+        f"{len(next(iter(report['seconds'].values())))} runs each, alternating, in one process; "
+        f"{report['machine']}; `{report['command']}`, {report['created'][:10]})."
+    )
+
+
+if __name__ == "__main__":
+    main()
