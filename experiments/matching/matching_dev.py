@@ -426,6 +426,16 @@ GENERATED_START, GENERATED_END = (
 )
 
 
+def store_learned(key: str, combination: Combination) -> None:
+    """Write ``combination`` into the generated ``LEARNED`` block of combinations.py under ``key``."""
+    text = COMBINATIONS_FILE.read_text()
+    start, end = text.index(GENERATED_START), text.index(GENERATED_END)
+    learned = ast.literal_eval(text[start:end].split("LEARNED = ", 1)[1].strip())
+    learned[key] = combination.to_dict()
+    block = f"{GENERATED_START}\nLEARNED = {pprint.pformat(learned, width=116, sort_dicts=False)}\n"
+    COMBINATIONS_FILE.write_text(text[:start] + block + text[end:])
+
+
 def fit(args) -> None:
     """Train the chosen combination on all dev-10 pairs, calibrate ``threshold="auto"`` on cross-fitted dev scores
     and write both into ``combinations.py`` (between the generated markers)."""
@@ -451,12 +461,7 @@ def fit(args) -> None:
     combination.meta["dev_auto_threshold"] = checks
     print(json.dumps(combination.meta, indent=1))
     key = args.key or encoder.name
-    text = COMBINATIONS_FILE.read_text()
-    start, end = text.index(GENERATED_START), text.index(GENERATED_END)
-    learned = ast.literal_eval(text[start:end].split("LEARNED = ", 1)[1].strip())
-    learned[key] = combination.to_dict()
-    block = f"{GENERATED_START}\nLEARNED = {pprint.pformat(learned, width=116, sort_dicts=False)}\n"
-    COMBINATIONS_FILE.write_text(text[:start] + block + text[end:])
+    store_learned(key, combination)
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / f"fit-{key.replace(':', '-').replace('/', '-')}.json").write_text(
         json.dumps({"combination": combination.to_dict(), "dev": metrics}, indent=1)

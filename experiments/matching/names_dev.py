@@ -41,6 +41,7 @@ from matching_dev import (  # noqa: E402
     fit_listwise,
     fit_probability,
     precision_at,
+    store_learned,
     table_features,
 )
 
@@ -227,6 +228,117 @@ def study(args) -> None:
     print(f"wrote {out}", file=sys.stderr)
 
 
+# ------------------------------------------------------------------------------------------------ fit / evaluate
+CHOSEN = "+hub +static +name words"  # by the rules, from results/matching/experiments/names-dev-study.json
+
+
+def fit(args) -> None:
+    """Train the chosen feature set on every dev table (domain-balanced), calibrate ``threshold="auto"`` on the
+    cross-fitted dev scores (domains weighted equally) and write it into combinations.py for the default encoder."""
+    encoder = CachedEncoder(args.model)
+    names = CANDIDATE_SETS[args.features]
+    tables = load_domains("dev", encoder, args.candidates)
+    combination = fit_balanced(tables, names)
+    cross, parts = cross_fitted(tables, names)
+    combination.calibration = calibration_table(parts, cross)
+    metrics = by_domain(parts, cross)
+    combination.meta = {
+        "encoder": encoder.name,
+        "trained_on": "autofj_dev (10 tables, one domain) + the name benchmark's dev splits (acronyms, aliases, "
+                      "short-names, noisy), each domain weighted equally",
+        "candidates": args.candidates, "feature_set": args.features,
+        "command": f"experiments/matching/names_dev.py fit --features '{args.features}' --candidates {args.candidates}",
+        "dev_cross_fitted": metrics["mean"], "dev_cross_fitted_per_domain": {d: metrics[d] for d in ALL_DOMAINS},
+        "created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        "dev_auto_threshold": {str(row[0]): precision_at(parts, cross, row[1])
+                               for row in combination.calibration if row[0] in (0.8, 0.9, 0.95)},
+    }  # fmt: skip
+    store_learned(encoder.name, combination)
+    (RESULTS / "names-fit.json").write_text(json.dumps({"combination": combination.to_dict()}, indent=1) + "\n")
+    print(json.dumps(combination.meta, indent=1))
+
+
+TEST_FILE = Path("results/matching/names-test.json")
+
+
+def evaluate(args) -> None:
+    """The per-domain table on ``--split`` (test: read once, after every choice): the default, each channel alone,
+    the blend, rapidfuzz, the former default; and the precision ``threshold="auto"`` reaches per domain."""
+    from phrasezoo.match.combinations import LEARNED
+
+    encoder = CachedEncoder(args.model)
+    tables = load_domains(args.split, encoder, args.candidates)
+    default = default_combination()
+    rows = {"default (hybrid)": default, **SINGLE, "blend (emb + 0.5 char)": BLEND}
+    former = args.former and Combination.from_dict(json.loads(Path(args.former).read_text())["combination"])
+    if former:
+        rows["former default (AutoFJ dev only)"] = former
+    report = {"created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"), "split": args.split,
+              "model": args.model, "candidates": args.candidates, "learned_key": encoder.name,
+              "combination_created": LEARNED[encoder.name]["meta"].get("created"), "rows": {},
+              "command": f"OMP_NUM_THREADS=1 .venv/bin/python experiments/matching/names_dev.py evaluate "
+                         f"--split {args.split}" + (f" --former {args.former}" if args.former else "")}  # fmt: skip
+    for name, combination in rows.items():
+        scores = fixed_scores(tables, combination)
+        result = by_domain(tables, scores)
+        if combination.calibration:
+            for domain in ALL_DOMAINS:
+                own = [t for t in tables if t.domain == domain]
+                result[domain]["auto"] = {str(target): precision_at(own, scores, combination.threshold_for(target))
+                                          for target in (0.8, 0.9, 0.95)}  # fmt: skip
+        report["rows"][name] = result
+        print_row(name, result)
+    report["rows"]["rapidfuzz WRatio (whole KB)"] = rapidfuzz_scores(args.split)
+    print_row("rapidfuzz WRatio (whole KB)", report["rows"]["rapidfuzz WRatio (whole KB)"])
+    out = TEST_FILE if args.split == "test" else RESULTS / f"names-{args.split}.json"
+    out.write_text(json.dumps(report, indent=1) + "\n")
+    print(f"wrote {out}", file=sys.stderr)
+
+
+LABELS = {"autofj": "AutoFJ", "acronyms": "acronyms", "aliases": "aliases", "short-names": "short names",
+          "noisy": "noisy"}  # fmt: skip
+
+
+def render_test(report: dict) -> str:
+    """Per domain: top-1 (MRR@10) of every matcher, the best single channel marked, and auto-threshold precision."""
+    head = "| matcher | " + " | ".join(LABELS[d] for d in ALL_DOMAINS) + " | mean |"
+    lines = [head, "|---|" + "---:|" * (len(ALL_DOMAINS) + 1)]
+    for name, result in report["rows"].items():
+        cells = []
+        for d in (*ALL_DOMAINS, "mean"):
+            value = f"{100 * result[d]['accuracy']:.1f}"
+            if "mrr10" in result[d]:
+                value += f" ({result[d]['mrr10']:.3f})"
+            cells.append(f"**{value}**" if name.startswith("default") else value)
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    default = report["rows"]["default (hybrid)"]
+    lines += ["", "| `threshold=\"auto\"` target | " + " | ".join(LABELS[d] for d in ALL_DOMAINS) + " |",
+              "|---:|" + "---:|" * len(ALL_DOMAINS)]  # fmt: skip
+    for target in ("0.8", "0.9", "0.95"):
+        cells = [f"{default[d]['auto'][target]['precision']:.3f} / {default[d]['auto'][target]['recall']:.3f}"
+                 for d in ALL_DOMAINS]  # fmt: skip
+        lines.append(f"| {target} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + (
+        f"\n\nTop-1 accuracy (MRR@10 in brackets; AutoFJ: mean over its {report['split']} datasets, rapidfuzz over "
+        f'the whole KB), then the precision / recall the default\'s `threshold="auto"` reaches per domain. From '
+        f"`{TEST_FILE if report['split'] == 'test' else report['split']}` (`{report['command']}`, "
+        f"{report['created'][:10]})."
+    )
+
+
+def render_study(report: dict) -> str:
+    head = "| matcher (dev, cross-fitted where learned) | " + " | ".join(LABELS[d] for d in ALL_DOMAINS) + " | mean |"
+    lines = [head, "|---|" + "---:|" * (len(ALL_DOMAINS) + 1)]
+    for name, result in report["rows"].items():
+        cells = [f"{100 * result[d]['accuracy']:.1f}" + (f" ({result[d]['mrr10']:.3f})" if "mrr10" in result[d]
+                 else "") for d in (*ALL_DOMAINS, "mean")]  # fmt: skip
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + (
+        "\n\nTop-1 accuracy (MRR@10), from `results/matching/experiments/names-dev-study.json` (`experiments/matching/"
+        f"names_dev.py study`, {report['created'][:10]}; {report['protocol']})."
+    )
+
+
 # ------------------------------------------------------------------------------------------- benchmark facts
 BENCHMARK_FILE = Path("results/matching/names-benchmark.json")
 
@@ -252,7 +364,9 @@ def render_benchmark(facts: dict) -> str:
         kinds = ", ".join(f"{k} {v}" for k, v in row["kinds"].items())
         sources = ", ".join(f"{k} {v}" for k, v in row["sources"].items())
         lines.append(f"| {domain} | {split} | {row['queries']} | {row['kb']} | {kinds} | {sources} |")
-    return "\n".join(lines) + f"\n\nFrom `{BENCHMARK_FILE}` (benchmark version {facts['version']}, `{facts['command']}`)."
+    return (
+        "\n".join(lines) + f"\n\nFrom `{BENCHMARK_FILE}` (benchmark version {facts['version']}, `{facts['command']}`)."
+    )
 
 
 def main() -> None:
@@ -262,6 +376,17 @@ def main() -> None:
     p.add_argument("--model", default="baseline:minilm-l6")
     p.add_argument("--candidates", type=int, default=10)
     p.set_defaults(func=study)
+    p = sub.add_parser("fit", help="train the chosen feature set on every dev domain, write it into combinations.py")
+    p.add_argument("--model", default="baseline:minilm-l6")
+    p.add_argument("--candidates", type=int, default=10)
+    p.add_argument("--features", default=CHOSEN, choices=list(CANDIDATE_SETS))
+    p.set_defaults(func=fit)
+    p = sub.add_parser("evaluate", help="the per-domain table on a split (test: read once, after the choice)")
+    p.add_argument("--model", default="baseline:minilm-l6")
+    p.add_argument("--candidates", type=int, default=10)
+    p.add_argument("--split", default="dev", choices=("dev", "test"))
+    p.add_argument("--former", help="a fit-*.json of the former default, scored beside it")
+    p.set_defaults(func=evaluate)
     p = sub.add_parser("benchmark", help="write the benchmark's counts and fingerprints (results/matching/)")
     p.set_defaults(func=benchmark_facts)
     args = parser.parse_args()

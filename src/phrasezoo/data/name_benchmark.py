@@ -39,14 +39,14 @@ from phrasezoo.splits import normalize, stable_hash
 
 from .name_sources import NameEntity, initials, is_acronym
 
-VERSION = "2"
+VERSION = "3"
 DOMAINS = ("acronyms", "aliases", "short-names", "noisy")
 SPLITS = ("dev", "test")
 MIN_KB = 2000
 MAX_QUERIES = {"dev": 600, "test": 2000}
 SIBLINGS_GOLD, SIBLINGS_QUERY, SIBLINGS_WORDS = 6, 3, 3
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
-_STOP = frozenset("a an and at by de for from in of on or the to with".split())
+_STOP = frozenset(["a", "an", "and", "at", "by", "de", "for", "from", "in", "of", "on", "or", "the", "to", "with"])
 
 
 @dataclass
@@ -265,12 +265,14 @@ class SiblingMiner:
 
 
 # --------------------------------------------------------------------------------------------------- build
-def build_task(domain: str, split: str, entities: list[NameEntity], pool: list[str], extras: dict) -> NameTask:
-    """One domain's split from the split's entities and name pool (see the module docstring)."""
+def build_task(domain: str, split: str, entities: list[NameEntity], pool: list[str], extras: dict,
+               taken: frozenset[str] = frozenset()) -> NameTask:  # fmt: skip
+    """One domain's split from the split's entities and name pool (see the module docstring); a made query whose
+    normal form is in ``taken`` (an earlier split's queries and golds) is not used."""
     rows, seen = [], Counter()
     for entity in entities:
         found = domain_queries(domain, entity, extras)
-        if found is not None:
+        if found is not None and normalize(found[0]) not in taken:
             rows.append((found[0], found[1], entity))
             seen[normalize(found[0])] += 1
     rows = [r for r in rows if seen[normalize(r[0])] == 1]  # a query string two entities give is ambiguous
@@ -306,7 +308,11 @@ def build_task(domain: str, split: str, entities: list[NameEntity], pool: list[s
     kept, dropped = [], 0
     for query, kind, entity in rows:
         own = entity_strings(entity)
-        key = "#" + re.sub(r"[^a-z0-9]", "", query.lower()) if kind == "acronym" else (normalize(query).split() or [""])[-1]
+        key = (
+            "#" + re.sub(r"[^a-z0-9]", "", query.lower())
+            if kind == "acronym"
+            else (normalize(query).split() or [""])[-1]
+        )
         if kind in ("acronym", "short", "initial", "nickname") and any(
             ambiguous(query, kind, kb_norm[norm]) for norm in by_last.get(key, ()) if norm not in own
         ):
@@ -333,7 +339,9 @@ def all_entities() -> list[NameEntity]:
 
     wordnet = load_wordnet()
     if wordnet is None:
-        raise sources.SourceMissing("The name benchmark needs WordNet: apt-get install wordnet-base wordnet-sense-index")
+        raise sources.SourceMissing(
+            "The name benchmark needs WordNet: apt-get install wordnet-base wordnet-sense-index"
+        )
     entities = list(sources.vera_entities()) + list(sources.foldoc_entities())
     entities += list(sources.wordnet_entities(wordnet)) + list(sources.wiki_lead_entities(load_wiki_leads()))
     return entities
@@ -345,12 +353,14 @@ def build_benchmark() -> dict[str, NameTask]:
 
     extras = {"nicknames": sources.nickname_table(), "legal_forms": sources.legal_forms()}
     buckets = split_entities(all_entities())
-    out = {}
+    out: dict[str, NameTask] = {}
+    taken: set[str] = set()  # made queries (a surname, an initial) may repeat across splits: the first split keeps it
     for split in SPLITS:
         pool = list({normalize(e.canonical): e.canonical for e in buckets[split]}.values())
         for domain in DOMAINS:
-            task = build_task(domain, split, buckets[split], pool, extras)
+            task = build_task(domain, split, buckets[split], pool, extras, frozenset(taken))
             out[task.name] = task
+        taken |= {normalize(s) for task in out.values() for s in task.queries + task.gold}
     return out
 
 
@@ -383,3 +393,9 @@ def load_name_task(domain: str, split: str) -> NameTask:
 def training_entities() -> list[NameEntity]:
     """The ``train`` bucket: entities a training recipe may read (no dev or test entity, no dev or test string)."""
     return split_entities(all_entities())["train"]
+
+
+def scored_strings() -> frozenset[str]:
+    """The normal forms of every dev and test query and gold: training data made from ``training_entities()`` (a
+    generated short name, a typo) must leave these out."""
+    return frozenset(normalize(s) for task in load_benchmark().values() for s in task.queries + task.gold)

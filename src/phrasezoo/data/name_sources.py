@@ -30,7 +30,7 @@ _B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 _ACRONYM = re.compile(r"^[A-Z][A-Z0-9&./-]{1,9}$")
 _PARENS = re.compile(r"\s*(?:\([^()]*\)|\[[^\[\]]*\])")
-_STOP = frozenset("a an and at by de for from in of on or the to with".split())
+_STOP = frozenset(["a", "an", "and", "at", "by", "de", "for", "from", "in", "of", "on", "or", "the", "to", "with"])
 _RANK = re.compile(r"^(?:genus|family|order|class|phylum|division|subgenus|subfamily|suborder|subclass|tribe|"
                    r"superfamily|superorder|kingdom|subkingdom|subphylum|infraorder) ", re.IGNORECASE)  # fmt: skip
 

@@ -51,4 +51,3 @@ class StaticEncoder(Encoder):
                 sums = np.add.reduceat(self.table[flat], offsets, axis=0)
                 out[start + filled] = sums / lengths[filled, None]
         return l2_normalize(out)
-

@@ -49,11 +49,11 @@ def join(
     score, 1 for the best match), one row per match, in right-table order.
 
     ``model``: ``"hybrid"`` (default: all-MiniLM-L6-v2 + character/word TF-IDF + number and acronym clues, combined
-    by a model learned on AutoFJ's dev datasets; the score is a match probability), an encoder alone, ``"tfidf:char"``,
+    by a model learned on the dev splits of AutoFJ and the name benchmark's four domains; the score is a match probability), an encoder alone, ``"tfidf:char"``,
     ``"rapidfuzz:WRatio"``...: see :class:`phrasezoo.match.Matcher`.
 
     ``threshold``: matches scoring below it are dropped; ``"auto"`` uses the threshold that reached
-    ``target_precision`` (default 0.9) on AutoFJ's dev datasets (default model only), so the join keeps the rows it
+    ``target_precision`` (default 0.9) on the dev splits of every domain (default model only), so the join keeps the rows it
     is sure of rather than forcing a nearest neighbour on every row. Every right row is accounted for: it is in the
     result, or (no match passed the threshold) its label is in ``result.attrs["unmatched"]`` (``keep_unmatched=True``
     keeps it as a row with empty left columns), or (a missing value with ``on_missing="skip"``) in

@@ -12,7 +12,7 @@ from .scorers import DEFAULT_MODEL, RAPIDFUZZ_SCORERS
 
 EPILOG = f"""models (--model):
   hybrid                    the default: all-MiniLM-L6-v2 (embedded offline) + character/word TF-IDF + number and
-                            acronym clues, combined by a model learned on AutoFJ's dev datasets; scores are match
+                            acronym clues, combined by a model learned on five domains' dev splits; scores are match
                             probabilities, so --threshold auto works
   hybrid:<encoder>          the same with another encoder (an exported zoo folder, baseline:<hub id or path>)
   baseline:minilm-l6        raw all-MiniLM-L6-v2 cosine (mean pooling)
@@ -21,7 +21,7 @@ EPILOG = f"""models (--model):
   rapidfuzz:<scorer>        string similarity without embeddings: {", ".join(RAPIDFUZZ_SCORERS)}
 
 thresholds (--threshold): a number drops matches scoring below it; 'auto' keeps the matches of the default model
-  that reached --target-precision (default 0.9) on AutoFJ's dev datasets, so rows it is unsure of stay unmatched.
+  that reached --target-precision (default 0.9) on five domains' dev splits, so rows it is unsure of stay unmatched.
   Every input row is accounted for: written, or counted as unmatched / skipped on stderr.
 
 examples:
@@ -234,7 +234,7 @@ def _write(frame, args: argparse.Namespace) -> int:
         print(f">> wrote {len(frame)} rows to {args.output}", file=sys.stderr)
     if frame.attrs.get("threshold") is not None:
         print(f">> threshold {frame.attrs['threshold']:.4f}" + (
-            f" (auto: target precision {frame.attrs['target_precision']:.2f} on AutoFJ dev)"
+            f" (auto: target precision {frame.attrs['target_precision']:.2f} on the dev domains)"
             if "target_precision" in frame.attrs else ""), file=sys.stderr)  # fmt: skip
     if frame.attrs.get("unmatched") and not args.keep_unmatched:
         print(f">> {len(frame.attrs['unmatched'])} row(s) had no match above the threshold (not written; "

@@ -4,7 +4,7 @@ the embedding cosine with lexical clues.
 For each query the candidates are the reference rows among its ``candidates`` nearest by embedding cosine (faiss) and
 its ``candidates`` nearest by character TF-IDF cosine (sparse dot products). Every candidate pair gets the features
 of :data:`FEATURES` (cosines, the margin of each cosine over the query's best other candidate, number/year agreement,
-acronyms), and a :class:`Combination` (a logistic regression trained on AutoFJ's dev datasets, see
+acronyms), and a :class:`Combination` (a listwise model trained on the dev splits of AutoFJ and the name benchmark, see
 ``experiments/matching/matching_dev.py``) turns them into one score: the estimated probability that the pair is a match.
 A calibration table maps a target precision to a score threshold (``threshold="auto"``).
 """
@@ -17,7 +17,6 @@ import numpy as np
 
 from .combinations import Combination, default_combination, margins
 from .index import search, top_k_rows
-from .name_features import InitialsIndex, name_feature_columns
 from .lexical import (
     TfidfChannel,
     acronym_expansions,
@@ -31,6 +30,7 @@ from .lexical import (
     numbers_of,
     sparse_top_k,
 )
+from .name_features import InitialsIndex, name_feature_columns
 from .scorers import DEFAULT_ENCODER, VectorScorer
 
 NEEDS_EMBEDDING = frozenset({"emb", "emb_margin"})

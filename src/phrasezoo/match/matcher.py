@@ -107,7 +107,7 @@ class Matcher:
         return self
 
     def threshold_for(self, target_precision: float = 0.9) -> float:
-        """The score threshold that kept matches at ``target_precision`` on AutoFJ's dev datasets (default
+        """The score threshold that kept matches at ``target_precision`` on the dev domains (default
         matcher only: its score is a calibrated match probability)."""
         combination = getattr(self.scorer, "combination", None)
         if combination is None or not combination.calibration:

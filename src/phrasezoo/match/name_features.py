@@ -25,7 +25,7 @@ from .lexical import acronym_form
 
 NAME_FEATURES = ("cover_query", "cover_candidate", "short_form", "head_match", "acronym_soft")
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
-_STOP = frozenset("a an and at by de for from in of on or the to with".split())
+_STOP = frozenset(["a", "an", "and", "at", "by", "de", "for", "from", "in", "of", "on", "or", "the", "to", "with"])
 
 
 @lru_cache(maxsize=200_000)

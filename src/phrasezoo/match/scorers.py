@@ -3,7 +3,7 @@
 ``model=`` (in :func:`phrasezoo.match.join`, :func:`~phrasezoo.match.link` and :class:`~phrasezoo.match.Matcher`):
 
 * ``"hybrid"`` (the default) or ``"hybrid:<encoder spec>"``: candidates from embedding and character TF-IDF
-  neighbours, reranked by the combination learned on AutoFJ's dev datasets (:mod:`phrasezoo.match.hybrid`); the
+  neighbours, reranked by the combination learned on the dev splits of AutoFJ and the name benchmark (:mod:`phrasezoo.match.hybrid`); the
   score is the estimated probability of a match, so ``threshold="auto"`` works.
 * an encoder spec alone (``baseline:minilm-l6``, an exported zoo folder such as ``outputs/<name>``, a recipe name, a
   Hub id via ``baseline:<id>``, or a loaded model with ``encode``): embedding cosine.

@@ -1,0 +1,57 @@
+"""The name features of the hybrid matcher and its acronym candidates (issue 43)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from phrasezoo.match.name_features import (
+    InitialsIndex,
+    acronym_soft,
+    cover,
+    head_match,
+    initials_keys,
+    name_feature_columns,
+    short_form,
+)
+
+
+def test_short_forms_of_people_and_not_of_siblings():
+    assert short_form("Dickens", "Charles Dickens") == 1.0
+    assert short_form("C. Dickens", "Charles John Huffam Dickens") == 1.0
+    assert short_form("Charles John Huffam Dickens", "Charles Dickens") == 1.0  # either direction
+    assert short_form("Dickens", "Dickens Prize for Fiction") == 0.0  # the last word must be kept
+    assert short_form("M. Dickens", "Charles Dickens") == 0.0  # the initial must fit
+
+
+def test_cover_sees_a_qualifier_the_query_lacks():
+    assert cover("Titanic", "Titanic (1997 film)") == 1.0
+    assert cover("Titanic (1997 film)", "Titanic") < 0.5
+    assert cover("", "anything") == 1.0
+
+
+def test_head_words_and_soft_acronyms():
+    assert head_match("pulmonary fibrosis", "idiopathic fibrosis") == 1.0
+    assert head_match("pulmonary fibrosis", "scarring of the lungs") == 0.0
+    assert acronym_soft("MTTFF", "Mean Time To First Failure") == 1.0
+    assert acronym_soft("BIOS", "Basic Input Output System") == 1.0
+    assert acronym_soft("WHO", "World Trade Organization") == 0.0
+    assert acronym_soft("Who", "World Health Organization") == 0.0  # not an acronym form
+
+
+def test_initials_index_finds_what_an_acronym_spells():
+    reference = ["World Trade Organization", "World Health Organization", "Bank of America", "Apple"]
+    assert initials_keys("Bank of America") == ("boa", "ba")
+    ids = InitialsIndex(reference).candidates(["WHO", "BoA", "apple", "BA"], k=3)
+    assert ids[0].tolist() == [1, -1, -1]
+    assert ids[1].tolist() == [2, -1, -1]
+    assert (ids[2] == -1).all()  # not an acronym: no candidates from this channel
+    assert ids[3].tolist() == [2, -1, -1]
+
+
+def test_feature_columns_follow_the_pairs():
+    columns = name_feature_columns({"short_form", "acronym_soft"}, ["Dickens", "BIOS"],
+                                   ["Charles Dickens", "Basic Input Output System"],
+                                   np.array([0, 0, 1]), np.array([0, 1, 1]))  # fmt: skip
+    assert columns["short_form"].tolist() == [1.0, 0.0, 0.0]
+    assert columns["acronym_soft"].tolist() == [0.0, 0.0, 1.0]
+    assert set(columns) == {"short_form", "acronym_soft"}
