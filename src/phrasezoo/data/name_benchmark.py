@@ -282,7 +282,7 @@ def build_task(domain: str, split: str, entities: list[NameEntity], pool: list[s
     near_gold = miner.nearest([e.canonical for _, _, e in rows], SIBLINGS_GOLD + 1)
     near_query = miner.nearest([q for q, _, _ in rows], SIBLINGS_QUERY + 1)
     kb: dict[str, None] = {}
-    for (query, kind, entity), g_rows, q_rows in zip(rows, near_gold, near_query):
+    for (_query, _kind, entity), g_rows, q_rows in zip(rows, near_gold, near_query):
         own = entity_strings(entity)
         kb[entity.canonical] = None
         words = miner.sharing_words(entity.canonical, SIBLINGS_WORDS + 1)

@@ -65,7 +65,8 @@ def dictd_entries(name: str, root: Path = DICTD) -> Iterator[tuple[str, str]]:
     index, data = root / f"{name}.index", root / f"{name}.dict.dz"
     if not index.exists() or not data.exists():
         raise SourceMissing(f"{data} is missing: install the Debian package dict-{name} (apt-get install dict-{name}).")
-    blob = gzip.open(data, "rb").read()
+    with gzip.open(data, "rb") as handle:
+        blob = handle.read()
     for line in index.read_text(encoding="utf8", errors="replace").splitlines():
         parts = line.split("\t")
         if len(parts) < 3 or parts[0].startswith("00database") or parts[0].startswith("00-database"):
