@@ -95,3 +95,28 @@ def test_the_installed_wheel_loads_every_recipe_and_finds_every_card_template(in
     assert found["recipes"] == sorted(p.stem for p in (REPO_ROOT / "hub_configs").glob("*.yaml"))
     templates = sorted(p.stem for p in (REPO_ROOT / "model_cards").glob("*.md"))
     assert sorted(found["cards"]) == templates and all(path.startswith(site) for path in found["cards"].values())
+
+
+METRICS_CHECK = """
+import json
+from phrasezoo.evaluation.metrics import METRICS, compute, metric_path
+print(json.dumps({
+    "paths": [str(metric_path(name)) for name in METRICS],
+    "pearson": compute("pearson", predictions=[0.1, 0.9, 0.4], references=[1.0, 4.5, 2.0])["pearson"],
+    "nmi": compute("nmi", predictions=[0, 0, 1, 1], references=["a", "a", "b", "b"])["nmi"],
+}))
+"""
+
+
+def test_the_installed_wheel_computes_with_its_own_evaluate_metric_modules_offline(installed, tmp_path):
+    """The metric scripts ship inside the wheel and load by path with the Hub unreachable (HF_HUB_OFFLINE=1, a dead
+    endpoint), so nothing is fetched from the Hub."""
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_ENDPOINT": "http://127.0.0.1:9", "HF_HOME": str(tmp_path / "hf")}
+    env = {k: v for k, v in env.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    done = subprocess.run([str(installed / "python"), "-c", METRICS_CHECK], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    found = json.loads(done.stdout.strip().splitlines()[-1])
+    site = str(installed.parent)
+    assert all(path.startswith(site) for path in found["paths"]), found["paths"]
+    assert found["pearson"] == pytest.approx(0.995082, abs=1e-6) and found["nmi"] == 1.0

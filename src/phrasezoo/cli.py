@@ -107,10 +107,20 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("--output", help="folder for --format other than hub (default outputs/<name>-<format>)")
     export.add_argument("--overwrite", action="store_true", help="replace an existing --output folder")
 
-    push = sub.add_parser("push", help="upload an exported folder to the Hugging Face Hub (needs a token)")
+    push = sub.add_parser(
+        "push",
+        help="upload an exported folder to the Hugging Face Hub (needs a token)",
+        description="Upload the exported files of a folder (a model, its sentence-transformers copy or a saved topic "
+        "model) in one commit; checkpoints, soup ingredients, optimizer state, logs and scratch files stay here. "
+        "An unchanged folder makes no commit. The endpoint and token are huggingface_hub's (HF_ENDPOINT, HF_TOKEN "
+        "or `hf auth login`).",
+    )
     push.add_argument("folder", help="exported folder, e.g. outputs/pearl-mini")
     push.add_argument("--repo-id", required=True, help="target repository, e.g. my-org/pearl-mini")
     push.add_argument("--private", action="store_true")
+    push.add_argument("--message", help="commit message (default: 'Upload <kind> with phrasezoo')")
+    push.add_argument("--keep-remote-files", action="store_true", help="keep remote files the export does not have")
+    push.add_argument("--dry-run", action="store_true", help="list what would be uploaded and left out; upload nothing")
 
     try:
         from phrasezoo.evaluation.commands import register
@@ -164,10 +174,7 @@ def _run(args: argparse.Namespace) -> int:
     if args.command == "export":
         return _export(args)
     if args.command == "push":
-        from phrasezoo.hub.push import push_folder
-
-        print(push_folder(args.folder, args.repo_id, private=args.private))
-        return 0
+        return _push(args)
     return args.func(args)
 
 
@@ -182,6 +189,51 @@ def _list() -> int:
     for name in list_recipes():
         cfg = load_recipe(name)
         print(f"  {name:18s} {cfg.repo_id:28s} method={cfg.method:8s} backbone={cfg.backbone or '-'}")
+    return 0
+
+
+def _push(args) -> int:
+    """``phrasezoo push``: the plan, then the commit; errors as one line (exit code 2), never a traceback."""
+    from huggingface_hub.errors import HfHubHTTPError
+
+    from phrasezoo.hub.push import plan_push, push_folder
+
+    try:
+        plan = plan_push(args.folder)
+    except (FileNotFoundError, ValueError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    print(f">> {plan.folder}: {plan.kind.name}, {len(plan.files)} files ({plan.size / 2**20:.1f} MiB) to upload, "
+          f"{len(plan.ignored)} left out (training state, logs, scratch)")  # fmt: skip
+    if args.dry_run:
+        for name in plan.files:
+            print(f"   upload  {name}")
+        for name in plan.ignored:
+            print(f"   skip    {name}")
+        return 0
+    try:
+        result = push_folder(
+            args.folder,
+            args.repo_id,
+            private=args.private,
+            commit_message=args.message,
+            delete_stale=not args.keep_remote_files,
+        )
+    except HfHubHTTPError as err:
+        status = err.response.status_code if err.response is not None else None
+        hint = (
+            " (log in with `hf auth login` or set HF_TOKEN to a token with write access)"
+            if status in (401, 403)
+            else ""
+        )
+        print(f"error: the Hub refused the push of {args.folder} to {args.repo_id}{hint}: {err}", file=sys.stderr)
+        return 2
+    except (OSError, ValueError) as err:  # no connection, bad card metadata reported by the Hub
+        print(f"error: pushing {args.folder} to {args.repo_id} failed: {err}", file=sys.stderr)
+        return 2
+    if result.deleted:
+        print(f">> deleted {len(result.deleted)} remote files the export no longer has: {', '.join(result.deleted)}")
+    print(f">> {result}")
     return 0
 
 

@@ -1,25 +1,191 @@
-"""Upload an exported folder to the Hub (training state left out)."""
+"""Upload an exported folder to the Hub: exactly the exported files, in one commit, no training state.
+
+An output folder holds more than the export: resumable checkpoints (optimizer state included), a soup's
+``ingredients/seed-*/`` runs, training logs and scratch folders of interrupted writes. :data:`IGNORE_PATTERNS` leave
+them out at any depth, applied with huggingface_hub's own ``filter_repo_objects`` (``fnmatch``: ``*`` also matches
+``/``), so :func:`plan_push` shows exactly what :func:`push_folder` uploads. The push is one ``create_commit`` with
+every planned file (``upload_folder`` may split a large folder into several commits), plus deletions of remote files
+the export no longer has; huggingface_hub drops unchanged files, so pushing an unchanged folder makes no commit.
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
 from pathlib import Path
 
-IGNORE_PATTERNS = ["checkpoints/*", "train_log.jsonl", ".export-*", "*.tmp", ".*"]
+#: what never leaves the machine, written relative to a folder; :func:`_anywhere` makes each match at any depth
+TRAINING_STATE = (
+    "checkpoints/*",  # resumable state: weights, optimizer, trainer state, the recipe guard
+    "ingredients/*",  # a soup's per-seed runs, each with its own checkpoints
+    "optimizer.*",
+    "scheduler.*",
+    "rng_state*",
+    "trainer_state.json",
+    "train_log.jsonl",
+    "device_loss_log.json",
+    "ingredient.json",
+    "*.log",
+)
+SCRATCH = (
+    ".*",  # dot files and folders: .export-*/.pntm-* of interrupted writes, .ipynb_checkpoints, .DS_Store, .git
+    "__pycache__/*",  # left by importing the copied model code in place
+    "*.pyc",
+    "*.tmp",
+    "*.partial",
+    "*.lock",
+    "*~",
+    "*.swp",
+)
 
 
-def push_folder(folder: str | Path, repo_id: str, private: bool = False, revision: str | None = None) -> str:
-    """Create ``repo_id`` if needed and upload ``folder`` with ``huggingface_hub.upload_folder``; returns the URL."""
-    from huggingface_hub import create_repo, upload_folder
+def _anywhere(patterns: tuple[str, ...]) -> list[str]:
+    """Each pattern as written (top level) and under any folder (``*/`` + pattern)."""
+    return [p for pattern in patterns for p in (pattern, f"*/{pattern}")]
+
+
+#: huggingface_hub ignore patterns (``filter_repo_objects`` semantics) of a push
+IGNORE_PATTERNS = _anywhere(TRAINING_STATE + SCRATCH)
+#: pickled files run code when loaded: the zoo publishes safetensors only (DESIGN.md, model contract 3)
+PICKLES = ("*.bin", "*.pt", "*.pth", "*.pkl", "*.pickle", "*.ckpt")
+#: files that the Hub repository keeps even when the export lacks them (created with the repository)
+KEEP_REMOTE = (".gitattributes",)
+
+
+@dataclass(frozen=True)
+class ExportKind:
+    """A kind of folder that can be published: all of ``required`` present, and (when given) at least one file
+    matching ``weights``."""
+
+    name: str
+    required: tuple[str, ...]
+    weights: tuple[str, ...] = ()
+    written_by: str = ""
+
+    def matches(self, files: set[str]) -> bool:
+        return all(name in files for name in self.required)
+
+    def has_weights(self, files: set[str]) -> bool:
+        return not self.weights or any(fnmatchcase(f, w) for f in files for w in self.weights)
+
+
+#: the kinds phrasezoo writes, most specific first (a sentence-transformers folder has a config.json too)
+EXPORT_KINDS = (
+    ExportKind(
+        "sentence-transformers model",
+        ("modules.json", "config_sentence_transformers.json"),
+        ("*.safetensors",),
+        "phrasezoo export <recipe> --format sentence-transformers",
+    ),
+    ExportKind(
+        "transformers model",
+        ("config.json",),
+        ("model.safetensors", "model.safetensors.index.json"),
+        "phrasezoo train / phrasezoo export",
+    ),
+    ExportKind("topic model", ("pntm.json", "pntm.safetensors"), (), "PNTM.save, phrasezoo topics pntm --save-dir"),
+)
+
+
+@dataclass
+class PushPlan:
+    """What a push of ``folder`` uploads (``files``, posix paths relative to it) and leaves out (``ignored``)."""
+
+    folder: Path
+    kind: ExportKind
+    files: list[str]
+    ignored: list[str]
+
+    @property
+    def size(self) -> int:
+        return sum((self.folder / f).stat().st_size for f in self.files)
+
+
+@dataclass
+class PushResult:
+    """The outcome of :func:`push_folder`: the repository, its head after the push and what changed."""
+
+    repo_url: str
+    commit_oid: str
+    committed: bool
+    files: list[str]
+    deleted: list[str] = field(default_factory=list)
+
+    def __str__(self) -> str:
+        if not self.committed:
+            return f"{self.repo_url} is up to date (no new commit; head {self.commit_oid[:8]})"
+        return f"{self.repo_url}/commit/{self.commit_oid}"
+
+
+def plan_push(folder: str | Path) -> PushPlan:
+    """Every file of ``folder`` that a push uploads, after :data:`IGNORE_PATTERNS`; raises a clear error for a folder
+    that is not an export (no known kind, no weights) or that holds pickled files."""
+    from huggingface_hub.utils import filter_repo_objects
 
     folder = Path(folder)
-    if not (folder / "config.json").exists():
-        raise FileNotFoundError(f"{folder} is not an exported model (no config.json); run `phrasezoo export` first.")
-    create_repo(repo_id, private=private, exist_ok=True)
-    info = upload_folder(
-        repo_id=repo_id,
-        folder_path=str(folder),
-        ignore_patterns=IGNORE_PATTERNS,
+    if not folder.is_dir():
+        raise FileNotFoundError(f"{folder} is not a folder; give an exported folder, e.g. outputs/pearl-mini.")
+    everything = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file())
+    files = list(filter_repo_objects(everything, ignore_patterns=IGNORE_PATTERNS))
+    kept = set(files)
+    ignored = [f for f in everything if f not in kept]
+    kind = next((k for k in EXPORT_KINDS if k.matches(kept)), None)
+    if kind is None:
+        expected = "; ".join(f"{' + '.join(k.required)} ({k.name}, written by {k.written_by})" for k in EXPORT_KINDS)
+        raise FileNotFoundError(f"{folder} is not an exported folder. Expected one of: {expected}.")
+    if not kind.has_weights(kept):
+        raise FileNotFoundError(
+            f"{folder} looks like a {kind.name} but holds no weights ({' or '.join(kind.weights)}); export it again."
+        )
+    pickles = [f for f in files if any(fnmatchcase(f, p) for p in PICKLES)]
+    if pickles:
+        raise ValueError(
+            f"{folder} holds pickled files ({', '.join(pickles)}); phrasezoo publishes safetensors only. Remove them "
+            "or export again."
+        )
+    if "README.md" in kept:
+        _check_card(folder / "README.md")
+    return PushPlan(folder, kind, files, ignored)
+
+
+def _check_card(path: Path) -> None:
+    """Fail before any upload when the card's YAML header does not parse as Hub metadata."""
+    from huggingface_hub import ModelCard
+
+    try:
+        ModelCard.load(path)
+    except Exception as err:  # yaml or huggingface_hub's metadata checks: say which file
+        raise ValueError(f"{path}: the model card's metadata does not load ({err}).") from err
+
+
+def push_folder(
+    folder: str | Path,
+    repo_id: str,
+    private: bool = False,
+    revision: str | None = None,
+    token: str | None = None,
+    commit_message: str | None = None,
+    delete_stale: bool = True,
+) -> PushResult:
+    """Create ``repo_id`` if needed and commit the planned files of ``folder`` to it in one commit.
+
+    ``delete_stale``: also delete remote files that the export no longer has (except ``.gitattributes``), so that
+    the repository holds exactly the exported files. The endpoint is huggingface_hub's (``HF_ENDPOINT``).
+    """
+    from huggingface_hub import CommitOperationAdd, CommitOperationDelete, HfApi
+
+    plan = plan_push(folder)
+    api = HfApi(token=token)
+    repo_url = str(api.create_repo(repo_id, private=private, exist_ok=True))
+    head = api.model_info(repo_id, revision=revision)
+    remote = {s.rfilename for s in head.siblings or []}
+    stale = sorted(remote - set(plan.files) - set(KEEP_REMOTE)) if delete_stale else []
+    operations = [CommitOperationDelete(path_in_repo=path) for path in stale]
+    operations += [CommitOperationAdd(path_in_repo=f, path_or_fileobj=str(plan.folder / f)) for f in plan.files]
+    info = api.create_commit(
+        repo_id,
+        operations,
+        commit_message=commit_message or f"Upload {plan.kind.name} with phrasezoo",
         revision=revision,
-        commit_message="Upload phrasezoo model",
     )
-    return str(info)
+    return PushResult(repo_url, info.oid, info.oid != head.sha, plan.files, stale)

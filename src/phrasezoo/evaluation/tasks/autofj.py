@@ -26,6 +26,7 @@ import numpy as np
 from phrasezoo.encoders import Encoder
 
 from ..hub_dataset import HUB_DATASET, text
+from ..metrics import compute
 from ..results import TaskResult
 from .base import Task, TaskContext, register_task
 
@@ -115,14 +116,21 @@ def best_f1(scores, correct, n_gold: int) -> float:
     return float(f1.max()) if f1.size else 0.0
 
 
-def join_accuracy(encoder: Encoder, table: JoinTable) -> tuple[float, int]:
+def join_predictions(encoder: Encoder, table: JoinTable) -> tuple[list[str], list[str]]:
+    """Each right title's nearest left title and its gold left title (right titles with a gold match)."""
     queries = table.queries()
     if not queries:
-        return float("nan"), 0
+        return [], []
     best = encoder.nearest(queries, table.left)
-    predicted = [table.left[i] for i in best]
-    correct = [p == table.gold[q] for p, q in zip(predicted, queries)]
-    return float(np.mean(correct)), len(queries)
+    return [table.left[i] for i in best], [table.gold[q] for q in queries]
+
+
+def join_accuracy(encoder: Encoder, table: JoinTable) -> tuple[float, int]:
+    """One table's accuracy (NaN without gold matches) and its number of right titles with a gold match."""
+    predicted, gold = join_predictions(encoder, table)
+    if not gold:
+        return float("nan"), 0
+    return compute("accuracy", predictions=predicted, references=gold)["accuracy"], len(gold)
 
 
 @register_task
@@ -153,12 +161,17 @@ class AutoFJ(Task):
     def score(self, encoder: Encoder, data: list[JoinTable], ctx: TaskContext) -> list[TaskResult]:
         if encoder.capabilities >= {"vectors"}:  # encode every title of every table in one sorted, batched call
             encoder.encode([t for table in data for t in (*table.left, *table.queries())])
-        per_dataset, total = {}, 0
+        predicted, gold, names = [], [], []
         for table in data:
-            acc, n = join_accuracy(encoder, table)
-            per_dataset[table.name] = round(acc, 6)
-            total += n
-        mean = float(np.mean(list(per_dataset.values())))
+            table_predicted, table_gold = join_predictions(encoder, table)
+            predicted += table_predicted
+            gold += table_gold
+            names += [table.name] * len(table_gold)
+        joined = compute("fuzzy_join_accuracy", predictions=predicted, references=gold, datasets=names) if gold else {}
+        # a table without gold matches has no accuracy: NaN, and so is the mean (as np.mean of the values would be)
+        per_dataset = {t.name: joined.get("per_dataset", {}).get(t.name, float("nan")) for t in data}
+        mean = joined["accuracy"] if len(joined.get("per_dataset", {})) == len(data) else float("nan")
+        total = len(gold)
         notes = (
             f"mean accuracy over {len(data)} datasets ({total} right titles with a gold match); per dataset in details"
         )

@@ -26,6 +26,7 @@ import numpy as np
 
 from phrasezoo.encoders import MENTIONS, Encoder
 
+from ..metrics import compute
 from ..results import TaskResult
 from .base import Task, TaskContext, register_task
 
@@ -66,29 +67,21 @@ def read_ner_mentions(path, types: list[str]) -> MentionClusteringData:
 
 
 def hungarian_accuracy(labels, clusters) -> float:
-    """Accuracy of ``clusters`` after mapping each cluster to at most one label so that the most instances agree."""
-    from scipy.optimize import linear_sum_assignment
-
-    label_ids = {label: i for i, label in enumerate(dict.fromkeys(labels))}
-    cluster_ids = {cluster: i for i, cluster in enumerate(dict.fromkeys(clusters))}
-    counts = np.zeros((len(cluster_ids), len(label_ids)), dtype=np.int64)
-    for label, cluster in zip(labels, clusters):
-        counts[cluster_ids[cluster], label_ids[label]] += 1
-    rows, cols = linear_sum_assignment(counts, maximize=True)
-    return float(counts[rows, cols].sum() / max(1, len(labels)))
+    """Accuracy of ``clusters`` (integer ids) after mapping each cluster to at most one label so that the most
+    instances agree (the ``cluster_accuracy`` metric module)."""
+    return compute("cluster_accuracy", predictions=[int(c) for c in clusters], references=list(labels))["accuracy"]
 
 
 def cluster_scores(vectors: np.ndarray, labels: list[str], k: int, seed: int = 0) -> dict[str, float]:
     """``{"acc": ..., "nmi": ...}`` of KMeans (k clusters, random_state ``seed``, n_init 10, one thread)."""
     from sklearn.cluster import KMeans
-    from sklearn.metrics import normalized_mutual_info_score
     from threadpoolctl import threadpool_limits
 
     with threadpool_limits(limits=1):
         clusters = KMeans(n_clusters=k, random_state=seed, n_init=10).fit_predict(vectors)
     return {
         "acc": hungarian_accuracy(labels, clusters.tolist()),
-        "nmi": float(normalized_mutual_info_score(labels, clusters)),
+        "nmi": compute("nmi", predictions=clusters.tolist(), references=list(labels))["nmi"],
     }
 
 

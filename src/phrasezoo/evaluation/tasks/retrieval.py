@@ -14,6 +14,7 @@ import numpy as np
 from phrasezoo.encoders import Encoder
 
 from ..hub_dataset import HUB_DATASET, text
+from ..metrics import compute
 from ..results import TaskResult
 from .base import Task, TaskContext, register_task
 
@@ -52,8 +53,8 @@ def top1_accuracy(encoder: Encoder, data: RetrievalData) -> tuple[float, int]:
     """Share of mentions whose nearest KB name (exact inner-product search) equals the gold name; and the KB size."""
     kb = data.knowledge_base()
     best = encoder.nearest(data.mentions, kb)
-    predicted = np.asarray(kb, dtype=object)[best]
-    return float(np.mean(predicted == np.asarray(data.gold, dtype=object))), len(kb)
+    predicted = np.asarray(kb, dtype=object)[best].tolist()
+    return compute("accuracy", predictions=predicted, references=list(data.gold))["accuracy"], len(kb)
 
 
 class _Retrieval(Task):

@@ -6,11 +6,11 @@ import csv
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.stats import pearsonr
 
 from phrasezoo.encoders import Encoder
 
 from ..hub_dataset import HUB_DATASET, text
+from ..metrics import compute
 from ..results import TaskResult
 from .base import Task, TaskContext, register_task
 
@@ -71,9 +71,9 @@ def multiple_choice_accuracy(encoder: Encoder, data: MultipleChoiceData) -> floa
     k = sizes.pop()
     left = [q for q in data.queries for _ in range(k)]
     right = [c for cands in data.candidates for c in cands]
-    scores = encoder.paired_similarity(left, right).reshape(len(data.queries), k)
-    top = scores == scores.max(axis=1, keepdims=True)
-    return float(np.mean(top[:, 0] / top.sum(axis=1)))
+    scores = encoder.paired_similarity(left, right).reshape(len(data.queries), k).astype(np.float64)
+    answers = [0] * len(data.queries)  # the answer is the first candidate
+    return compute("tie_split_accuracy", predictions=scores.tolist(), references=answers)["accuracy"]
 
 
 @register_task
@@ -125,5 +125,5 @@ class Bird(Task):
 
     def score(self, encoder: Encoder, data: PairScoreData, ctx: TaskContext) -> list[TaskResult]:
         sims = encoder.paired_similarity(data.left, data.right)
-        r = pearsonr(sims.astype(np.float64), np.asarray(data.scores, dtype=np.float64)).statistic
-        return [self.result("pearson", float(r), len(data.scores), "Pearson r of similarity vs relatedness score")]
+        r = compute("pearson", predictions=sims.astype(np.float64).tolist(), references=data.scores)["pearson"]
+        return [self.result("pearson", r, len(data.scores), "Pearson r of similarity vs relatedness score")]

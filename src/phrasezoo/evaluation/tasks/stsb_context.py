@@ -30,10 +30,10 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.stats import pearsonr, spearmanr
 
 from phrasezoo.encoders import SIMILARITY, TOKENS, VECTORS, Encoder, l2_normalize
 
+from ..metrics import compute
 from ..results import TaskResult
 from ..span_localisation import localisation_metrics
 from .base import Task, TaskContext, register_task
@@ -128,9 +128,13 @@ def span_texts(text: str, max_words: int = MAX_SPAN_WORDS) -> list[str]:
 
 
 def correlations(pred: np.ndarray, gold: list[float]) -> tuple[float, float]:
-    pred = np.asarray(pred, dtype=np.float64)
-    gold_arr = np.asarray(gold, dtype=np.float64)
-    return float(pearsonr(pred, gold_arr).statistic), float(spearmanr(pred, gold_arr).statistic)
+    """Pearson and Spearman correlation of ``pred`` with ``gold`` (the ``pearson`` and ``spearman`` metric modules)."""
+    pred = np.asarray(pred, dtype=np.float64).tolist()
+    gold = [float(g) for g in gold]
+    return (
+        compute("pearson", predictions=pred, references=gold)["pearson"],
+        compute("spearman", predictions=pred, references=gold)["spearman"],
+    )
 
 
 @register_task

@@ -1,0 +1,1 @@
+"""The ``accuracy`` metric: an ``evaluate`` script in this folder, loaded by path."""

@@ -1,0 +1,40 @@
+"""Clustering accuracy (ACC): the share of items whose cluster maps to their gold label under the best
+one-to-one mapping of clusters to labels (Hungarian algorithm), as in UCTopic.
+
+An ``evaluate`` metric script, loaded by path (``phrasezoo.evaluation.metrics.load_metric("cluster_accuracy")``), never from
+the Hub; the benchmark suite computes its numbers through it.
+"""
+
+import datasets
+import evaluate
+import numpy as np
+from scipy.optimize import linear_sum_assignment
+
+_INPUTS = """
+Args:
+    predictions: the cluster id of each item (e.g. from KMeans).
+    references: the gold label of each item (e.g. its entity type).
+Returns:
+    accuracy: in [0, 1].
+"""
+
+
+class ClusterAccuracy(evaluate.Metric):
+    def _info(self) -> evaluate.MetricInfo:
+        return evaluate.MetricInfo(
+            description=__doc__,
+            citation="",
+            inputs_description=_INPUTS,
+            features=datasets.Features(
+                {"predictions": datasets.Value("int64"), "references": datasets.Value("string")}
+            ),
+        )
+
+    def _compute(self, predictions, references) -> dict[str, float]:
+        label_ids = {label: i for i, label in enumerate(dict.fromkeys(references))}
+        cluster_ids = {cluster: i for i, cluster in enumerate(dict.fromkeys(predictions))}
+        counts = np.zeros((len(cluster_ids), len(label_ids)), dtype=np.int64)
+        for label, cluster in zip(references, predictions):
+            counts[cluster_ids[cluster], label_ids[label]] += 1
+        rows, cols = linear_sum_assignment(counts, maximize=True)
+        return {"accuracy": float(counts[rows, cols].sum() / max(1, len(references)))}

@@ -1,0 +1,1 @@
+"""The ``fuzzy_join_accuracy`` metric: an ``evaluate`` script in this folder, loaded by path."""

@@ -1,0 +1,1 @@
+"""The ``nmi`` metric: an ``evaluate`` script in this folder, loaded by path."""

@@ -1,0 +1,1 @@
+"""The ``pearson`` metric: an ``evaluate`` script in this folder, loaded by path."""

@@ -1,0 +1,1 @@
+"""The ``spearman`` metric: an ``evaluate`` script in this folder, loaded by path."""
