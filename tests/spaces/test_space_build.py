@@ -87,9 +87,16 @@ def install(space: str, wheel: Path, root: Path) -> Path:
     pointed = [f"phrasezoo @ {wheel.as_uri()}" if line.startswith("phrasezoo @") else line for line in lines]
     (root / "requirements.txt").write_text("\n".join(pointed) + "\n")
     pip = [sys.executable, "-m", "pip", "--python", str(bin_dir / "python"), "--disable-pip-version-check"]
-    for command in (["install", "-q", "-r", str(root / "requirements.txt")], ["check"]):
+    report = root / "pip-report.json"
+    for command in (["install", "-q", "--report", str(report), "-r", str(root / "requirements.txt")], ["check"]):
         done = subprocess.run([*pip, *command], capture_output=True, text=True, timeout=300)
         assert done.returncode == 0, f"{space}: pip {command[0]} failed:\n{done.stdout[-2000:]}{done.stderr[-2000:]}"
+    installed = {item["metadata"]["name"] for item in json.loads(report.read_text())["install"]}
+    # every pin is the version the project runs with: pip had nothing to fetch but the wheel
+    assert installed == ({"phrasezoo"} if "phrasezoo" in closure(read_requirements(space)[1]) else set()), installed
+    torch = subprocess.run([str(bin_dir / "python"), "-c", "import importlib.metadata as m; print(m.version('torch'))"],
+                           capture_output=True, text=True, check=True).stdout.strip()  # fmt: skip
+    assert torch == "2.13.0+cpu", f"{space}: torch {torch}, not the CPU build"
     return bin_dir
 
 
