@@ -62,3 +62,11 @@ def wordnet():
     from phrasezoo.data.wordnet import get_wordnet
 
     return get_wordnet()
+
+
+@pytest.fixture(scope="session")
+def phrasezoo_wheel(tmp_path_factory) -> Path:
+    """The phrasezoo wheel built from the checkout, offline, once per session (the wheel and Space install tests)."""
+    from tests.fresh_venv import build_wheel
+
+    return build_wheel(tmp_path_factory.mktemp("phrasezoo-wheel"))

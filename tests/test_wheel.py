@@ -9,20 +9,16 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import sysconfig
-import venv
 from pathlib import Path
 
 import pytest
 
 from phrasezoo.files import REPO_ROOT
+from tests.fresh_venv import make_venv
 
-#: what ``pip wheel .`` reads from the repository
-BUILD_FOLDERS = ("src", "hub_configs", "model_cards")
-BUILD_FILES = ("pyproject.toml", "setup.py", "MANIFEST.in", "README.md")
 CHECK = """
 import json, phrasezoo
 from phrasezoo.recipes import RECIPES_DIR, list_recipes, load_recipe
@@ -39,33 +35,14 @@ print(json.dumps({
 
 
 @pytest.fixture(scope="module")
-def installed(tmp_path_factory) -> Path:
+def installed(tmp_path_factory, phrasezoo_wheel) -> Path:
     """A venv with the freshly built wheel installed (no dependencies), its interpreter's bin folder returned."""
     tmp = tmp_path_factory.mktemp("wheel")
-    source = tmp / "source"  # a clean copy: no build/ leftovers of an earlier build, no build/ litter in the checkout
-    skip = shutil.ignore_patterns("__pycache__", "*.egg-info")
-    for folder in BUILD_FOLDERS:
-        shutil.copytree(REPO_ROOT / folder, source / folder, ignore=skip)
-    for file in BUILD_FILES:
-        shutil.copy2(REPO_ROOT / file, source / file)
-    subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", str(source), "--no-deps", "--no-build-isolation", "-q",
-         "--disable-pip-version-check", "-w", str(tmp / "dist")],
-        check=True, cwd=tmp,
-    )  # fmt: skip
-    wheel = next((tmp / "dist").glob("phrasezoo-*.whl"))
-    env_dir = tmp / "venv"
-    venv.EnvBuilder(with_pip=False).create(env_dir)
-    bin_dir = env_dir / ("Scripts" if os.name == "nt" else "bin")
-    target = subprocess.run(
-        [str(bin_dir / "python"), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-        check=True, capture_output=True, text=True,
-    ).stdout.strip()  # fmt: skip
     # the project's dependencies, as a plain path: the checkout's editable install (a .pth there) stays inactive
-    Path(target, "project_dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    bin_dir = make_venv(tmp / "venv", sysconfig.get_paths()["purelib"])
     subprocess.run(
         [sys.executable, "-m", "pip", "--python", str(bin_dir / "python"), "install", "--no-deps", "-q",
-         "--disable-pip-version-check", str(wheel)],
+         "--disable-pip-version-check", str(phrasezoo_wheel)],
         check=True, cwd=tmp,
     )  # fmt: skip
     return bin_dir

@@ -1,9 +1,10 @@
 """Multi-facet codebook embeddings demo: the facets of a text, two texts compared, extractive summaries.
 
 The model is loaded exactly as users load it: ``AutoModel.from_pretrained(MODEL, trust_remote_code=True)``, with
-``MODEL`` from the ``PHRASEZOO_MODEL`` environment variable (a local exported folder or a Hub id; default
-``outputs/codebook-sentence-mini``). ``PHRASEZOO_MODEL_K1`` (default ``outputs/codebook-sentence-mini-k1``, skipped
-when missing) names a K = 1 model whose facets are shown beside the main model's.
+``MODEL`` from the ``PHRASEZOO_MODEL`` environment variable (a Hub id or a local exported folder; default the zoo's
+``phrasezoo/codebook-sentence-mini``). ``PHRASEZOO_MODEL_K1`` (default ``phrasezoo/codebook-sentence-mini-k1``,
+skipped with a note when it cannot be loaded) names a K = 1 model whose facets are shown beside the main model's.
+When the main model cannot be loaded (not published yet, or no Hub), the page says so instead of crashing.
 """
 
 from __future__ import annotations
@@ -45,8 +46,10 @@ def releasing_memory(handler):
     return wrapped
 
 
-MODEL = os.environ.get("PHRASEZOO_MODEL", "outputs/codebook-sentence-mini")
-MODEL_K1 = os.environ.get("PHRASEZOO_MODEL_K1", "outputs/codebook-sentence-mini-k1")
+#: the zoo checkpoints this Space serves by default (``repo_id`` of ``hub_configs/*.yaml``; README ``models:``)
+ZOO_MODELS = ("phrasezoo/codebook-sentence-mini", "phrasezoo/codebook-sentence-mini-k1")
+MODEL = os.environ.get("PHRASEZOO_MODEL", ZOO_MODELS[0])
+MODEL_K1 = os.environ.get("PHRASEZOO_MODEL_K1", ZOO_MODELS[1])
 MAX_TEXT_CHARS = 1_000
 MAX_DOCUMENT_CHARS = 20_000
 MAX_SENTENCES = 300
@@ -70,25 +73,48 @@ EXAMPLE_DOCUMENT = (
 )
 
 
-def load_model(name: str = MODEL):
+# Copied from spaces/pearl-demo/app.py: the note for a model that cannot be loaded (tests/spaces/test_space_files.py)
+def unavailable(name: str, error: BaseException, variable: str = "PHRASEZOO_MODEL") -> str:
+    """The page's note when model ``name`` cannot be loaded (never a crash): a Hub id that is not published yet, a Hub
+    that cannot be reached, a missing local folder, or the error itself."""
+    chain: list[BaseException] = []
+    cause: BaseException | None = error
+    while cause is not None and len(chain) < 10:
+        chain.append(cause)
+        cause = cause.__cause__ or cause.__context__
+    kinds = {type(e).__name__ for e in chain}
+    detail = next((str(e).strip().splitlines()[0][:300] for e in chain if str(e).strip()), type(error).__name__)
+    fix = f"Set the Space variable `{variable}` to a published checkpoint's Hub id (or, locally, an exported folder)."
+    local = name.startswith((".", "/", "~", "outputs/")) or name.count("/") != 1
+    if local and not os.path.exists(os.path.expanduser(name)):
+        return f"**Folder `{name}` not found.** {fix}"
+    if not local and kinds & {"RepositoryNotFoundError", "GatedRepoError", "RevisionNotFoundError"}:
+        return f"**`{name}` is not published on the Hugging Face Hub yet**, so this Space cannot download it. {fix}"
+    if not local and kinds & {"LocalEntryNotFoundError", "OfflineModeIsEnabled"}:
+        return (f"**`{name}` could not be downloaded**: the Hugging Face Hub could not be reached and no copy is "
+                f"cached (or it is not published yet). {fix}")  # fmt: skip
+    return f"**`{name}` could not be loaded** ({detail}). {fix}"
+
+
+def load_model(name: str = MODEL, variable: str = "PHRASEZOO_MODEL"):
     """``(model, note)``: the loaded model, or ``None`` and a message saying how to get one."""
     from transformers import AutoModel
 
     if not name:
-        return None, "No model configured: set PHRASEZOO_MODEL to an exported codebook folder or a Hub id."
-    looks_local = name.startswith((".", "/", "~")) or name.startswith("outputs/") or os.path.sep in name.strip("/")
+        return None, f"No model configured: set {variable} to an exported codebook folder or a Hub id."
+    looks_local = name.startswith((".", "/", "~", "outputs/")) or name.count("/") != 1  # a Hub id is "org/name"
     if looks_local and not os.path.isdir(os.path.expanduser(name)):
         return None, (
             f"Model folder `{name}` not found. Train and export one first, e.g. "
-            "`accelerate launch train.py hub_configs/codebook-sentence-mini.yaml`, or set PHRASEZOO_MODEL to an "
+            f"`accelerate launch train.py hub_configs/codebook-sentence-mini.yaml`, or set {variable} to an "
             "exported codebook folder or Hub id."
         )
     try:
         model = AutoModel.from_pretrained(os.path.expanduser(name), trust_remote_code=True).eval()
-    except (OSError, ValueError) as error:
-        return None, f"Could not load `{name}`: {error}"
+    except Exception as error:  # noqa: BLE001 - any load failure becomes a note on the page, not a crash
+        return None, unavailable(name, error, variable)
     if not hasattr(model, "facet_words"):
-        return None, f"`{name}` is not a codebook model (it has no facets); point PHRASEZOO_MODEL at one."
+        return None, f"`{name}` is not a codebook model (it has no facets); point {variable} at one."
     k = model.config.n_facets
     return model, f"Codebook model `{name}`: K = {k} facets, {model.config.vocab_size - 3:,} words."
 
@@ -317,7 +343,14 @@ def build_demo(model, note: str = "", model_k1=None) -> gr.Blocks:
     return demo
 
 
+def load_models(name: str = MODEL, name_k1: str = MODEL_K1):
+    """``(model, note, K = 1 model)``: the K = 1 model is ``None`` (and the note says why) when it cannot be loaded."""
+    model, note = load_model(name)
+    if model is None or not name_k1:
+        return model, note, None
+    model_k1, note_k1 = load_model(name_k1, "PHRASEZOO_MODEL_K1")
+    return model, note if model_k1 is not None else f"{note}\n\nNo K = 1 panel: {note_k1}", model_k1
+
+
 if __name__ == "__main__":
-    loaded, message = load_model()
-    loaded_k1 = load_model(MODEL_K1)[0] if MODEL_K1 and loaded is not None else None
-    build_demo(loaded, message, loaded_k1).launch()
+    build_demo(*load_models()).launch()

@@ -1,10 +1,12 @@
 """Compare the zoo: embed the same phrases with every exported model and show their similarity matrices side by side.
 
-Models are found in ``PHRASEZOO_MODELS_DIR`` (default ``outputs``: every sub-folder whose ``config.json`` has an
-``auto_map``, i.e. an exported zoo model) and/or listed in ``PHRASEZOO_MODELS`` (comma-separated Hub ids or
-folders). Each is loaded the way users load zoo models, ``AutoModel.from_pretrained(..., trust_remote_code=True)``,
-and embeds the phrases with its own ``encode``. Raw all-MiniLM-L6-v2 with mean pooling (``PHRASEZOO_BASELINE``)
-is shown beside them as the reference every zoo model starts from.
+Models are listed in ``PHRASEZOO_MODELS`` (comma-separated Hub ids or folders) and/or found in
+``PHRASEZOO_MODELS_DIR`` (e.g. ``outputs``: every sub-folder whose ``config.json`` has an ``auto_map``, i.e. an
+exported zoo model). With neither set, the Space compares the zoo's mini checkpoints (``ZOO_MODELS``, the ``repo_id``
+of their ``hub_configs/*.yaml``). Each is loaded the way users load zoo models, ``AutoModel.from_pretrained(...,
+trust_remote_code=True)``, and embeds the phrases with its own ``encode``; one that cannot be loaded (not published
+yet, or no Hub) is named on the page and left out. Raw all-MiniLM-L6-v2 with mean pooling (``PHRASEZOO_BASELINE``) is
+shown beside them as the reference every zoo model starts from.
 """
 
 from __future__ import annotations
@@ -49,8 +51,12 @@ def releasing_memory(handler):
     return wrapped
 
 
-MODELS_DIR = os.environ.get("PHRASEZOO_MODELS_DIR", "outputs")
+#: the zoo checkpoints this Space serves by default (``repo_id`` of ``hub_configs/*.yaml``; README ``models:``)
+ZOO_MODELS = ("phrasezoo/pearl-mini", "phrasezoo/phrase-bert-mini", "phrasezoo/slice-mini", "phrasezoo/uctopic-mini")
+MODELS_DIR = os.environ.get("PHRASEZOO_MODELS_DIR", "")
 MODELS = [m.strip() for m in os.environ.get("PHRASEZOO_MODELS", "").split(",") if m.strip()]
+if not MODELS and not MODELS_DIR:
+    MODELS = list(ZOO_MODELS)
 BASELINE = os.environ.get("PHRASEZOO_BASELINE", "")
 MAX_PHRASES = 12
 MAX_PHRASE_CHARS = 200
@@ -93,7 +99,7 @@ def discover(models_dir: str = MODELS_DIR, extra: list[str] | None = None) -> li
     """Exported zoo folders under ``models_dir`` plus ``extra`` Hub ids/folders, at most ``MAX_MODELS``."""
     found = []
     folder = Path(models_dir)
-    if folder.is_dir():
+    if models_dir and folder.is_dir():
         for config in sorted(folder.glob("*/config.json")):
             try:
                 if "auto_map" in json.loads(config.read_text()):
@@ -103,24 +109,54 @@ def discover(models_dir: str = MODELS_DIR, extra: list[str] | None = None) -> li
     return (found + list(extra if extra is not None else MODELS))[:MAX_MODELS]
 
 
-def load_models(names: list[str] | None = None, baseline: str | None = None) -> dict[str, object]:
-    """``{display name: model}``: every zoo model that loads (failures are logged and skipped) plus the baseline."""
+# Copied from spaces/pearl-demo/app.py: the note for a model that cannot be loaded (tests/spaces/test_space_files.py)
+def unavailable(name: str, error: BaseException, variable: str = "PHRASEZOO_MODEL") -> str:
+    """The page's note when model ``name`` cannot be loaded (never a crash): a Hub id that is not published yet, a Hub
+    that cannot be reached, a missing local folder, or the error itself."""
+    chain: list[BaseException] = []
+    cause: BaseException | None = error
+    while cause is not None and len(chain) < 10:
+        chain.append(cause)
+        cause = cause.__cause__ or cause.__context__
+    kinds = {type(e).__name__ for e in chain}
+    detail = next((str(e).strip().splitlines()[0][:300] for e in chain if str(e).strip()), type(error).__name__)
+    fix = f"Set the Space variable `{variable}` to a published checkpoint's Hub id (or, locally, an exported folder)."
+    local = name.startswith((".", "/", "~", "outputs/")) or name.count("/") != 1
+    if local and not os.path.exists(os.path.expanduser(name)):
+        return f"**Folder `{name}` not found.** {fix}"
+    if not local and kinds & {"RepositoryNotFoundError", "GatedRepoError", "RevisionNotFoundError"}:
+        return f"**`{name}` is not published on the Hugging Face Hub yet**, so this Space cannot download it. {fix}"
+    if not local and kinds & {"LocalEntryNotFoundError", "OfflineModeIsEnabled"}:
+        return (f"**`{name}` could not be downloaded**: the Hugging Face Hub could not be reached and no copy is "
+                f"cached (or it is not published yet). {fix}")  # fmt: skip
+    return f"**`{name}` could not be loaded** ({detail}). {fix}"
+
+
+def load_models(names: list[str] | None = None, baseline: str | None = None) -> tuple[dict[str, object], list[str]]:
+    """``({display name: model}, notes)``: every zoo model that loads plus the baseline; a note for each that does
+    not (logged and left out)."""
     from transformers import AutoModel
 
     models: dict[str, object] = {}
+    notes: list[str] = []
     for name in discover() if names is None else names:
         try:
             model = AutoModel.from_pretrained(name, trust_remote_code=True).eval()
-        except Exception as err:  # noqa: BLE001 - one broken folder must not take the Space down
+        except Exception as err:  # noqa: BLE001 - one missing model must not take the Space down
             logger.warning("skipping %s: %s", name, err)
+            notes.append(unavailable(name, err, "PHRASEZOO_MODELS"))
             continue
         label = Path(name).name if Path(name).exists() else name
         models[
             f"{label} ({getattr(model.config, 'model_type', '?').replace('phrasezoo-', '').replace('phrasezoo_', '')})"
         ] = model
     baseline = baseline or default_baseline()
-    models["all-MiniLM-L6-v2 (raw, mean pooling)"] = MeanPooling(baseline)
-    return models
+    try:
+        models["all-MiniLM-L6-v2 (raw, mean pooling)"] = MeanPooling(baseline)
+    except Exception as err:  # noqa: BLE001
+        logger.warning("skipping the baseline %s: %s", baseline, err)
+        notes.append(unavailable(baseline, err, "PHRASEZOO_BASELINE"))
+    return models, notes
 
 
 def embed(model, phrases: list[str]) -> np.ndarray:
@@ -130,10 +166,13 @@ def embed(model, phrases: list[str]) -> np.ndarray:
     return vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
 
 
-def build_demo(models: dict[str, object]) -> gr.Blocks:
-    """The Blocks app around already loaded models (tests pass small ones)."""
+def build_demo(models: dict[str, object], notes: list[str] | None = None) -> gr.Blocks:
+    """The Blocks app around already loaded models (tests pass small ones); ``notes`` name the models left out."""
+    left_out = "\n".join(f"- {note}" for note in notes or [])
     if not models:
-        raise ValueError("No model to compare: export a zoo model under outputs/ or set PHRASEZOO_MODELS.")
+        with gr.Blocks(title="phrasezoo: compare models") as demo:
+            gr.Markdown(f"# Compare phrase-embedding models\nNo model could be loaded:\n{left_out}")
+        return demo
 
     @releasing_memory
     def compare(text: str):
@@ -192,7 +231,7 @@ def build_demo(models: dict[str, object]) -> gr.Blocks:
         gr.Markdown(
             "# Compare phrase-embedding models\nThe same phrases embedded by every model of the zoo "
             f"({', '.join(models)}); cosine similarity matrices side by side. Up to {MAX_PHRASES} phrases of "
-            f"{MAX_PHRASE_CHARS} characters."
+            f"{MAX_PHRASE_CHARS} characters." + (f"\n\nLeft out:\n{left_out}" if left_out else "")
         )
         text = gr.Textbox(label="Phrases (one per line)", value=EXAMPLE, lines=8)
         button = gr.Button("Compare", variant="primary")
@@ -205,4 +244,4 @@ def build_demo(models: dict[str, object]) -> gr.Blocks:
 
 
 if __name__ == "__main__":
-    build_demo(load_models()).launch()
+    build_demo(*load_models()).launch()

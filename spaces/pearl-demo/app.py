@@ -1,7 +1,9 @@
 """PEARL phrase embeddings demo: entity matching, fuzzy joins and phrase types.
 
 The model is loaded exactly as users load it: ``AutoModel.from_pretrained(MODEL, trust_remote_code=True)``, with
-``MODEL`` from the ``PHRASEZOO_MODEL`` environment variable (a Hub id or a local exported folder).
+``MODEL`` from the ``PHRASEZOO_MODEL`` environment variable (a Hub id or a local exported folder; by default the zoo's
+``phrasezoo/pearl-mini``, the ``repo_id`` of ``hub_configs/pearl-mini.yaml``). When it cannot be loaded (not
+published yet, or no Hub), the page says so instead of crashing.
 
 The fuzzy-join tab runs phrasezoo's default matcher (``phrasezoo.match.join``, model ``"hybrid"``) with this model as
 its encoder: candidates from embedding and character TF-IDF neighbours, reranked by the combination learned on
@@ -19,7 +21,9 @@ import os
 import gradio as gr
 import numpy as np
 
-MODEL = os.environ.get("PHRASEZOO_MODEL", "phrasezoo/pearl-mini")
+#: the zoo checkpoints this Space serves by default (``repo_id`` of ``hub_configs/*.yaml``; README ``models:``)
+ZOO_MODELS = ("phrasezoo/pearl-mini",)
+MODEL = os.environ.get("PHRASEZOO_MODEL", ZOO_MODELS[0])
 MAX_ITEMS = 2000
 PRECISIONS = [0.8, 0.85, 0.9, 0.95]
 
@@ -55,10 +59,39 @@ def releasing_memory(handler):
     return wrapped
 
 
+def unavailable(name: str, error: BaseException, variable: str = "PHRASEZOO_MODEL") -> str:
+    """The page's note when model ``name`` cannot be loaded (never a crash): a Hub id that is not published yet, a Hub
+    that cannot be reached, a missing local folder, or the error itself."""
+    chain: list[BaseException] = []
+    cause: BaseException | None = error
+    while cause is not None and len(chain) < 10:
+        chain.append(cause)
+        cause = cause.__cause__ or cause.__context__
+    kinds = {type(e).__name__ for e in chain}
+    detail = next((str(e).strip().splitlines()[0][:300] for e in chain if str(e).strip()), type(error).__name__)
+    fix = f"Set the Space variable `{variable}` to a published checkpoint's Hub id (or, locally, an exported folder)."
+    local = name.startswith((".", "/", "~", "outputs/")) or name.count("/") != 1
+    if local and not os.path.exists(os.path.expanduser(name)):
+        return f"**Folder `{name}` not found.** {fix}"
+    if not local and kinds & {"RepositoryNotFoundError", "GatedRepoError", "RevisionNotFoundError"}:
+        return f"**`{name}` is not published on the Hugging Face Hub yet**, so this Space cannot download it. {fix}"
+    if not local and kinds & {"LocalEntryNotFoundError", "OfflineModeIsEnabled"}:
+        return (f"**`{name}` could not be downloaded**: the Hugging Face Hub could not be reached and no copy is "
+                f"cached (or it is not published yet). {fix}")  # fmt: skip
+    return f"**`{name}` could not be loaded** ({detail}). {fix}"
+
+
 def load_model(name: str = MODEL):
+    """``(model, note)``: the loaded model, or ``None`` and a note saying why (the page shows it)."""
     from transformers import AutoModel
 
-    return AutoModel.from_pretrained(name, trust_remote_code=True).eval()
+    try:
+        model = AutoModel.from_pretrained(name, trust_remote_code=True).eval()
+    except Exception as error:  # noqa: BLE001 - any load failure becomes a note on the page, not a crash
+        return None, unavailable(name, error)
+    if not hasattr(model, "predict_type"):
+        return None, f"**`{name}` is not a PEARL model** (it has no phrase-type head); point PHRASEZOO_MODEL at one."
+    return model, f"PEARL model `{name}`"
 
 
 def _lines(text: str, what: str) -> list[str]:
@@ -70,8 +103,12 @@ def _lines(text: str, what: str) -> list[str]:
     return items
 
 
-def build_demo(model) -> gr.Blocks:
-    """The Blocks app around an already loaded model (tests pass a small one)."""
+def build_demo(model, note: str = "") -> gr.Blocks:
+    """The Blocks app around an already loaded model (tests pass a small one); ``model=None`` shows ``note``."""
+    if model is None:
+        with gr.Blocks(title="PEARL phrase embeddings") as demo:
+            gr.Markdown(f"# PEARL phrase embeddings\n{note}")
+        return demo
 
     @releasing_memory
     def rank(query: str, candidates: str):
@@ -147,4 +184,4 @@ def build_demo(model) -> gr.Blocks:
 
 
 if __name__ == "__main__":
-    build_demo(load_model()).launch()
+    build_demo(*load_model()).launch()

@@ -2,10 +2,14 @@
 
 Two inputs, set by environment variables:
 
-* ``PHRASEZOO_MODEL``: the encoder the topic model was trained with (Hub id or exported folder), loaded as users
-  load zoo models: ``AutoModel.from_pretrained(..., trust_remote_code=True)``;
+* ``PHRASEZOO_MODEL``: the encoder the topic model was trained with (Hub id or exported folder; default the zoo's
+  ``phrasezoo/phrase-bert-mini``), loaded as users load zoo models: ``AutoModel.from_pretrained(...,
+  trust_remote_code=True)``;
 * ``PNTM_DIR``: a folder written by ``PNTM.save`` (``pntm.safetensors`` + ``pntm.json``) or a Hub repository holding
-  one. The topic model is read with safetensors and numpy only, so the Space does not need the phrasezoo package.
+  one (default: the encoder's repo id + ``-pntm``). The topic model is read with safetensors and numpy only, so the
+  Space does not need the phrasezoo package.
+
+When either cannot be loaded (not published yet, or no Hub), the page says so instead of crashing.
 """
 
 from __future__ import annotations
@@ -48,8 +52,11 @@ def releasing_memory(handler):
     return wrapped
 
 
-MODEL = os.environ.get("PHRASEZOO_MODEL", "phrasezoo/phrase-bert-mini")
-PNTM_DIR = os.environ.get("PNTM_DIR", "phrasezoo/pntm-embedded-k20")
+#: the zoo checkpoints this Space serves by default (``repo_id`` of ``hub_configs/*.yaml``; README ``models:``)
+ZOO_MODELS = ("phrasezoo/phrase-bert-mini",)
+MODEL = os.environ.get("PHRASEZOO_MODEL", ZOO_MODELS[0])
+#: the topic model fitted on that encoder (``phrasezoo topics pntm``), published beside it as ``<encoder>-pntm``
+PNTM_DIR = os.environ.get("PNTM_DIR", f"{ZOO_MODELS[0]}-pntm")
 EXAMPLE_TEXT = (
     "The spacecraft entered lunar orbit and the astronauts prepared the landing module for the descent to the Moon."
 )
@@ -86,18 +93,55 @@ class TopicModel:
         return weights / weights.sum()
 
 
-def load_model(name: str = MODEL):
+# Copied from spaces/pearl-demo/app.py: the note for a model that cannot be loaded (tests/spaces/test_space_files.py)
+def unavailable(name: str, error: BaseException, variable: str = "PHRASEZOO_MODEL") -> str:
+    """The page's note when model ``name`` cannot be loaded (never a crash): a Hub id that is not published yet, a Hub
+    that cannot be reached, a missing local folder, or the error itself."""
+    chain: list[BaseException] = []
+    cause: BaseException | None = error
+    while cause is not None and len(chain) < 10:
+        chain.append(cause)
+        cause = cause.__cause__ or cause.__context__
+    kinds = {type(e).__name__ for e in chain}
+    detail = next((str(e).strip().splitlines()[0][:300] for e in chain if str(e).strip()), type(error).__name__)
+    fix = f"Set the Space variable `{variable}` to a published checkpoint's Hub id (or, locally, an exported folder)."
+    local = name.startswith((".", "/", "~", "outputs/")) or name.count("/") != 1
+    if local and not os.path.exists(os.path.expanduser(name)):
+        return f"**Folder `{name}` not found.** {fix}"
+    if not local and kinds & {"RepositoryNotFoundError", "GatedRepoError", "RevisionNotFoundError"}:
+        return f"**`{name}` is not published on the Hugging Face Hub yet**, so this Space cannot download it. {fix}"
+    if not local and kinds & {"LocalEntryNotFoundError", "OfflineModeIsEnabled"}:
+        return (f"**`{name}` could not be downloaded**: the Hugging Face Hub could not be reached and no copy is "
+                f"cached (or it is not published yet). {fix}")  # fmt: skip
+    return f"**`{name}` could not be loaded** ({detail}). {fix}"
+
+
+def load_model(name: str = MODEL, pntm: str = PNTM_DIR):
+    """``(encoder, topic model, note)``: both loaded, or ``None``s and a note saying what is missing (the page shows
+    it)."""
     from transformers import AutoModel
 
-    return AutoModel.from_pretrained(name, trust_remote_code=True).eval()
+    try:
+        encoder = AutoModel.from_pretrained(name, trust_remote_code=True).eval()
+    except Exception as error:  # noqa: BLE001 - any load failure becomes a note on the page, not a crash
+        return None, None, unavailable(name, error)
+    try:
+        topic_model = TopicModel(pntm)
+    except Exception as error:  # noqa: BLE001
+        return None, None, unavailable(pntm, error, "PNTM_DIR")
+    return encoder, topic_model, f"encoder `{name}`, topic model `{pntm}`"
 
 
 def _kinds(choice: str) -> tuple[str, ...]:
     return {"words and phrases": ("word", "phrase"), "phrases": ("phrase",), "sentences": ("sentence",)}[choice]
 
 
-def build_demo(encoder, topic_model: TopicModel) -> gr.Blocks:
-    """The Blocks app around a loaded encoder and topic model (tests pass small ones)."""
+def build_demo(encoder, topic_model: TopicModel | None, note: str = "") -> gr.Blocks:
+    """The Blocks app around a loaded encoder and topic model (tests pass small ones); ``None`` shows ``note``."""
+    if encoder is None or topic_model is None:
+        with gr.Blocks(title="PNTM explorer") as demo:
+            gr.Markdown(f"# PNTM explorer\n{note}")
+        return demo
     available = sorted(set(topic_model.kinds))
 
     @releasing_memory
@@ -152,4 +196,4 @@ def build_demo(encoder, topic_model: TopicModel) -> gr.Blocks:
 
 
 if __name__ == "__main__":
-    build_demo(load_model(), TopicModel(PNTM_DIR)).launch()
+    build_demo(*load_model()).launch()

@@ -1,9 +1,11 @@
 """SLICE span search: find the span of each passage that means what the query means, from ONE pass per passage.
 
 The model is loaded as users load zoo models, ``AutoModel.from_pretrained(PHRASEZOO_MODEL, trust_remote_code=True)``
-(a Hub id or an exported SLICE folder; default ``outputs/slice-mini``). When it cannot be loaded the Space uses the
-base encoder (all-MiniLM-L6-v2, ``PHRASEZOO_BASE_MODEL``) through the same ``SliceModel.from_backbone`` pooling and
-says so on the page. The "compare with the base model" box runs that base encoder side by side.
+(a Hub id or an exported SLICE folder; default the zoo's ``phrasezoo/slice-mini``). When it cannot be loaded (not
+published yet, or no Hub) the page says so; where phrasezoo is installed (a local run from the repository) it then
+shows the base encoder (all-MiniLM-L6-v2, ``PHRASEZOO_BASE_MODEL``) through the same ``SliceModel.from_backbone``
+pooling instead. The "compare with the base model" box runs that base encoder side by side, built with the loaded
+SLICE model's own class, so the deployed Space needs transformers and the model's remote code, not phrasezoo.
 
 Examples follow Figure 1 of Orbach et al. 2024 ("Span-Aggregatable, Contextualized Word Embeddings for Effective
 Phrase Mining"), whose STS-B-Context passages hide an STS-B sentence inside generated context.
@@ -51,7 +53,9 @@ def releasing_memory(handler):
     return wrapped
 
 
-MODEL = os.environ.get("PHRASEZOO_MODEL", "outputs/slice-mini")
+#: the zoo checkpoints this Space serves by default (``repo_id`` of ``hub_configs/*.yaml``; README ``models:``)
+ZOO_MODELS = ("phrasezoo/slice-mini",)
+MODEL = os.environ.get("PHRASEZOO_MODEL", ZOO_MODELS[0])
 BASE_MODEL = os.environ.get("PHRASEZOO_BASE_MODEL", "")
 MAX_PASSAGES = 50
 MAX_CHARS = 20_000  # all passages together
@@ -90,16 +94,14 @@ def describe(path: str) -> str:
 
 
 def _slice_class(model=None):
-    """The SliceModel class: the loaded model's own (remote code), else phrasezoo's when installed."""
+    """The SliceModel class: the loaded model's own (remote code), else phrasezoo's (``ImportError`` when phrasezoo is
+    not installed, as on the deployed Space)."""
     if model is not None:
         return type(model)
     try:
         from phrasezoo.models.slice.modeling_slice import SliceModel
-    except ImportError as err:
-        raise RuntimeError(
-            "No SLICE model could be loaded and phrasezoo is not installed for the base-model fallback: set "
-            "PHRASEZOO_MODEL to an exported SLICE folder or Hub id."
-        ) from err
+    except ImportError as err:  # the deployed Space installs no phrasezoo
+        raise ImportError("phrasezoo is not installed: no SLICE pooling without a SLICE model") from err
     return SliceModel
 
 
@@ -108,22 +110,51 @@ def load_base(model=None, name: str | None = None):
     return _slice_class(model).from_backbone(name or default_base()).eval()
 
 
+# Copied from spaces/pearl-demo/app.py: the note for a model that cannot be loaded (tests/spaces/test_space_files.py)
+def unavailable(name: str, error: BaseException, variable: str = "PHRASEZOO_MODEL") -> str:
+    """The page's note when model ``name`` cannot be loaded (never a crash): a Hub id that is not published yet, a Hub
+    that cannot be reached, a missing local folder, or the error itself."""
+    chain: list[BaseException] = []
+    cause: BaseException | None = error
+    while cause is not None and len(chain) < 10:
+        chain.append(cause)
+        cause = cause.__cause__ or cause.__context__
+    kinds = {type(e).__name__ for e in chain}
+    detail = next((str(e).strip().splitlines()[0][:300] for e in chain if str(e).strip()), type(error).__name__)
+    fix = f"Set the Space variable `{variable}` to a published checkpoint's Hub id (or, locally, an exported folder)."
+    local = name.startswith((".", "/", "~", "outputs/")) or name.count("/") != 1
+    if local and not os.path.exists(os.path.expanduser(name)):
+        return f"**Folder `{name}` not found.** {fix}"
+    if not local and kinds & {"RepositoryNotFoundError", "GatedRepoError", "RevisionNotFoundError"}:
+        return f"**`{name}` is not published on the Hugging Face Hub yet**, so this Space cannot download it. {fix}"
+    if not local and kinds & {"LocalEntryNotFoundError", "OfflineModeIsEnabled"}:
+        return (f"**`{name}` could not be downloaded**: the Hugging Face Hub could not be reached and no copy is "
+                f"cached (or it is not published yet). {fix}")  # fmt: skip
+    return f"**`{name}` could not be loaded** ({detail}). {fix}"
+
+
 def load_model(name: str = MODEL):
-    """``(model, note)``: the SLICE model, or the base encoder with a note saying why."""
+    """``(model, note)``: the SLICE model; else the base encoder with a note saying why, or (without phrasezoo for the
+    base encoder's pooling) ``None`` and the note."""
     from transformers import AutoModel
 
     try:
         model = AutoModel.from_pretrained(name, trust_remote_code=True).eval()
-        if getattr(model.config, "model_type", "") != "phrasezoo_slice":
-            raise ValueError(f"{name} is a {model.config.model_type} model, not SLICE")
-        return model, f"SLICE model `{name}`"
-    except Exception as err:  # noqa: BLE001 - any load failure means: use the base model, and say why
-        logger.warning("SLICE model %s not loaded (%s); using the base encoder", name, err)
-        base = default_base()
+    except Exception as err:  # noqa: BLE001 - any load failure means: say why, and use the base model if we can
+        logger.warning("SLICE model %s not loaded (%s)", name, err)
+        note = unavailable(name, err)
+    else:
+        if getattr(model.config, "model_type", "") == "phrasezoo_slice":
+            return model, f"SLICE model `{name}`"
+        note = f"**`{name}` is a {model.config.model_type} model, not SLICE.** Point PHRASEZOO_MODEL at a SLICE model."
+    base = default_base()
+    try:
         return load_base(None, base), (
-            f"**Note:** SLICE model `{name}` could not be loaded, so this page shows the base encoder "
-            f"`{describe(base)}` (no SLICE training) through SLICE's span pooling."
+            f"{note}\n\nThis page shows the base encoder `{describe(base)}` instead (no SLICE training), through "
+            "SLICE's span pooling."
         )
+    except ImportError:  # the deployed Space: no phrasezoo, so no SLICE pooling without a SLICE model
+        return None, note
 
 
 def split_passages(text: str) -> list[str]:
@@ -202,7 +233,12 @@ def run_model(model, query: str, passages: list[str], min_words: int, max_words:
 def build_demo(model, note: str = "", base_loader=None, compare_default: bool = True) -> gr.Blocks:
     """The Blocks app around an already loaded model (tests pass a small one). ``base_loader`` builds the base
     encoder for the comparison (default: ``load_base`` from the model's own class), loaded on first use; the
-    comparison is on at start when the model is a trained SLICE model (``compare_default``)."""
+    comparison is on at start when the model is a trained SLICE model (``compare_default``). ``model=None`` shows
+    ``note``."""
+    if model is None:
+        with gr.Blocks(title="SLICE span search") as demo:
+            gr.Markdown(f"# SLICE span search\n{note}")
+        return demo
     cache: dict[str, object] = {}
     trained = not note or note.startswith("SLICE model")
 

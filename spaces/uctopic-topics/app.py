@@ -1,9 +1,10 @@
 """UCTopic topic mining: noun phrases of a pasted text, embedded in their sentences, clustered into topics.
 
 The model is loaded as users load zoo models, ``AutoModel.from_pretrained(PHRASEZOO_MODEL, trust_remote_code=True)``
-(a Hub id or an exported folder of a UCTopic model, whose ``encode`` takes ``(sentence, (start, end))`` mentions).
-When it cannot be loaded the Space falls back to a plain encoder (``PHRASEZOO_FALLBACK_MODEL``, all-MiniLM-L6-v2 by
-default) with the mean of the span's token states in the sentence, and says so on the page.
+(a Hub id or an exported folder of a UCTopic model, whose ``encode`` takes ``(sentence, (start, end))`` mentions;
+default the zoo's ``phrasezoo/uctopic-mini``). When it cannot be loaded (not published yet, or no Hub) the Space falls
+back to a plain encoder (``PHRASEZOO_FALLBACK_MODEL``, all-MiniLM-L6-v2 by default) with the mean of the span's token
+states in the sentence, and says why on the page; when that cannot be loaded either, the page only says why.
 
 Mining follows UCTopic's recipe without its cluster-assisted finetuning (that runs offline in ``phrasezoo topics
 mine``): spaCy noun chunks in context -> contextual phrase vectors -> KMeans, K by silhouette score when "auto".
@@ -51,7 +52,9 @@ def releasing_memory(handler):
     return wrapped
 
 
-MODEL = os.environ.get("PHRASEZOO_MODEL", "phrasezoo/uctopic-mini")
+#: the zoo checkpoints this Space serves by default (``repo_id`` of ``hub_configs/*.yaml``; README ``models:``)
+ZOO_MODELS = ("phrasezoo/uctopic-mini",)
+MODEL = os.environ.get("PHRASEZOO_MODEL", ZOO_MODELS[0])
 FALLBACK_MODEL = os.environ.get("PHRASEZOO_FALLBACK_MODEL", "")
 MAX_CHARS = 20_000  # pasted text
 MAX_MENTIONS = 1_500  # phrase mentions embedded per request
@@ -110,19 +113,49 @@ class SpanMeanEncoder:
         return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
 
 
+# Copied from spaces/pearl-demo/app.py: the note for a model that cannot be loaded (tests/spaces/test_space_files.py)
+def unavailable(name: str, error: BaseException, variable: str = "PHRASEZOO_MODEL") -> str:
+    """The page's note when model ``name`` cannot be loaded (never a crash): a Hub id that is not published yet, a Hub
+    that cannot be reached, a missing local folder, or the error itself."""
+    chain: list[BaseException] = []
+    cause: BaseException | None = error
+    while cause is not None and len(chain) < 10:
+        chain.append(cause)
+        cause = cause.__cause__ or cause.__context__
+    kinds = {type(e).__name__ for e in chain}
+    detail = next((str(e).strip().splitlines()[0][:300] for e in chain if str(e).strip()), type(error).__name__)
+    fix = f"Set the Space variable `{variable}` to a published checkpoint's Hub id (or, locally, an exported folder)."
+    local = name.startswith((".", "/", "~", "outputs/")) or name.count("/") != 1
+    if local and not os.path.exists(os.path.expanduser(name)):
+        return f"**Folder `{name}` not found.** {fix}"
+    if not local and kinds & {"RepositoryNotFoundError", "GatedRepoError", "RevisionNotFoundError"}:
+        return f"**`{name}` is not published on the Hugging Face Hub yet**, so this Space cannot download it. {fix}"
+    if not local and kinds & {"LocalEntryNotFoundError", "OfflineModeIsEnabled"}:
+        return (f"**`{name}` could not be downloaded**: the Hugging Face Hub could not be reached and no copy is "
+                f"cached (or it is not published yet). {fix}")  # fmt: skip
+    return f"**`{name}` could not be loaded** ({detail}). {fix}"
+
+
 def load_model(name: str = MODEL, fallback: str | None = None):
-    """``(model, note)``: the UCTopic model, or the fallback encoder with a note saying why."""
+    """``(model, note)``: the UCTopic model, or the fallback encoder with a note saying why (``None`` and the note
+    when the fallback cannot be loaded either)."""
     from transformers import AutoModel
 
     try:
         model = AutoModel.from_pretrained(name, trust_remote_code=True).eval()
-        if getattr(model.config, "model_type", "") != "phrasezoo-uctopic":
-            raise ValueError(f"{name} is a {model.config.model_type} model, not UCTopic")
-        return model, f"UCTopic model `{name}`"
     except Exception as err:  # noqa: BLE001 - any load failure means: use the fallback, and say why
-        fallback = fallback or default_fallback()
-        logger.warning("UCTopic model %s not loaded (%s); falling back to %s", name, err, fallback)
-        return SpanMeanEncoder(fallback), f"fallback `{Path(fallback).name}` (span mean pooling): {name} not loaded"
+        note = unavailable(name, err)
+    else:
+        if getattr(model.config, "model_type", "") == "phrasezoo-uctopic":
+            return model, f"UCTopic model `{name}`"
+        note = f"**`{name}` is a {model.config.model_type} model, not UCTopic.**"
+    fallback = fallback or default_fallback()
+    logger.warning("UCTopic model %s not loaded; falling back to %s", name, fallback)
+    try:
+        encoder = SpanMeanEncoder(fallback)
+    except Exception as err:  # noqa: BLE001
+        return None, f"{note}\n\n{unavailable(fallback, err, 'PHRASEZOO_FALLBACK_MODEL')}"
+    return encoder, f"fallback `{Path(fallback).name}` (span mean pooling, no UCTopic training). {note}"
 
 
 def load_nlp():
@@ -179,7 +212,11 @@ def choose_k(vectors: np.ndarray, k: int) -> tuple[int, dict[int, float]]:
 
 
 def build_demo(model, note: str = "", nlp=None) -> gr.Blocks:
-    """The Blocks app around a loaded model (tests pass a small one)."""
+    """The Blocks app around a loaded model (tests pass a small one); ``model=None`` shows ``note``."""
+    if model is None:
+        with gr.Blocks(title="UCTopic topic mining") as demo:
+            gr.Markdown(f"# UCTopic topic mining\n{note}")
+        return demo
     nlp = nlp or load_nlp()
 
     @releasing_memory

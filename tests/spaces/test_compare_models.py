@@ -27,9 +27,9 @@ def models_dir(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def server(app, models_dir):
-    models = app.load_models(app.discover(str(models_dir), extra=[]))
-    assert len(models) == len(METHODS) + 1
-    with serve(app.build_demo(models)) as url:
+    models, notes = app.load_models(app.discover(str(models_dir), extra=[]))
+    assert len(models) == len(METHODS) + 1 and notes == []
+    with serve(app.build_demo(models, notes)) as url:
         yield url
 
 

@@ -15,7 +15,7 @@ tiny_model = get_method("pearl").tiny_model
 def server(tmp_path_factory):
     app = load_app("pearl-demo")
     folder = save_tiny(tiny_model(), tmp_path_factory.mktemp("pearl-space-model"))
-    with serve(app.build_demo(app.load_model(folder))) as url:  # the AutoModel + trust_remote_code path users take
+    with serve(app.build_demo(*app.load_model(folder))) as url:  # the AutoModel + trust_remote_code path users take
         yield url
 
 

@@ -18,10 +18,12 @@ DOCUMENTS = ["the rocket left orbit", "a song by the band", "a goal in football"
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     app = load_app("pntm-explorer")
-    encoder = app.load_model(save_tiny(tiny_model(), tmp_path_factory.mktemp("pntm-space-encoder")))
+    encoder_folder = save_tiny(tiny_model(), tmp_path_factory.mktemp("pntm-space-encoder"))
     topic_folder = tmp_path_factory.mktemp("pntm-space-topics")
-    PNTM(encoder=encoder, n_topics=4, epochs=3, progress=False).fit(DOCUMENTS, TERMS).save(topic_folder)
-    with serve(app.build_demo(encoder, app.TopicModel(str(topic_folder)))) as url:
+    PNTM(encoder=tiny_model(), n_topics=4, epochs=3, progress=False).fit(DOCUMENTS, TERMS).save(topic_folder)
+    encoder, topic_model, note = app.load_model(encoder_folder, str(topic_folder))  # the paths users take
+    assert topic_model is not None and note.startswith("encoder")
+    with serve(app.build_demo(encoder, topic_model, note)) as url:
         yield url
 
 

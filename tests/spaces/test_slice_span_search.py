@@ -109,7 +109,7 @@ def test_uploaded_text_file_fills_the_passages(client, tmp_path):
 
 def test_missing_model_falls_back_to_the_base_encoder_with_a_note(app, tmp_path):
     model, note = app.load_model(str(tmp_path / "no-such-model"))
-    assert "could not be loaded" in note and "base encoder" in note
+    assert "not found" in note and "base encoder" in note
     assert model.config.model_type == "phrasezoo_slice" and model.config.embedding_dim == 384
     best = model.find_spans(PHRASE, app.split_passages(PASSAGES), top_k=1)[0]
     assert best.text == PHRASE
