@@ -49,18 +49,33 @@ class TfidfChannel:
 
     def fit(self, texts: Sequence[str]) -> TfidfChannel:
         self.vectorizer = self._new_vectorizer()
+        self._recent: dict[tuple, Any] = {}
         try:
-            self.vectorizer.fit([t[:MAX_CHARS] for t in texts])
+            matrix = self.vectorizer.fit_transform([t[:MAX_CHARS] for t in texts]).astype(np.float32).tocsr()
+            self._remember(texts, matrix)
         except ValueError:  # no n-gram at all (e.g. only punctuation for the word channel): an empty vocabulary
             self.vectorizer = self._new_vectorizer({" ": 0})
             self.vectorizer.idf_ = np.ones(1, dtype=np.float32)
         return self
 
+    def _remember(self, texts: Sequence[str], matrix) -> None:
+        """Keep the last few transformed lists: the hybrid matcher transforms the same table several times (fit,
+        candidates, features), and n-gram counting is its costliest step after the encoder."""
+        self._recent = getattr(self, "_recent", {})
+        if len(self._recent) >= 4:
+            self._recent.pop(next(iter(self._recent)))
+        self._recent[(len(texts), hash(tuple(texts)))] = matrix
+
     def transform(self, texts: Sequence[str]):
         """L2-normalised sparse rows (CSR, float32); a text with no known n-gram is an all-zero row."""
         if self.vectorizer is None:
             raise RuntimeError("Fit the TF-IDF channel on the reference table before transforming.")
-        return self.vectorizer.transform([t[:MAX_CHARS] for t in texts]).astype(np.float32).tocsr()
+        key = (len(texts), hash(tuple(texts)))
+        if key in getattr(self, "_recent", {}):
+            return self._recent[key]
+        matrix = self.vectorizer.transform([t[:MAX_CHARS] for t in texts]).astype(np.float32).tocsr()
+        self._remember(texts, matrix)
+        return matrix
 
     def state(self) -> dict[str, Any]:
         """``{"kind", "vocabulary": [terms by column], "idf": float32 array}``: everything a fitted channel needs."""
