@@ -247,8 +247,9 @@ class HybridScorer:
             part = self.reference[start : start + chunk]
             rows = np.arange(start, start + len(part))
             qv = ref_vectors[rows] if ref_vectors is not None else None
-            sv = self.static.vectors[rows] if self.static is not None else None
-            cands = self.candidate_ids(part, qv, extra=1, static_vectors=sv)
+            # the embedding and character channels alone: each one's top k + 1 holds its own best other row, so the
+            # maxima below are the same over any wider candidate set (the static and initials channels add nothing)
+            cands = self.candidate_ids(part, qv, extra=1, initials=False)
             cands = np.where(cands == rows[:, None], -1, cands)  # not the row itself
             names = ["char"] + (["emb"] if qv is not None else [])
             feats = self.pairs.compute(names, part, cands, qv, ref_vectors)
@@ -258,7 +259,7 @@ class HybridScorer:
         return out
 
     def candidate_ids(self, queries: list[str], query_vectors: np.ndarray | None, extra: int = 0,
-                      static_vectors: np.ndarray | None = None) -> np.ndarray:  # fmt: skip
+                      static_vectors: np.ndarray | None = None, initials: bool = True) -> np.ndarray:  # fmt: skip
         """Each query's candidate rows: the union of its ``candidates + extra`` nearest neighbours in every channel
         (embedding, character TF-IDF, static embedding when present) and, for an acronym, the rows it spells the
         initials of; -1 padded: no channel's top-k is dropped."""
@@ -268,7 +269,8 @@ class HybridScorer:
             found.insert(0, search(self.vectors.index, query_vectors, k)[1])
         if static_vectors is not None:
             found.append(search(self.static.index, static_vectors, k)[1])
-        found.append(self.initials.candidates(queries, k))
+        if initials:
+            found.append(self.initials.candidates(queries, k))
         return union_candidates(*found)
 
     def static_vectors(self, queries: list[str]) -> np.ndarray | None:

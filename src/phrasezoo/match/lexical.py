@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -209,6 +210,7 @@ def _initials(text: str, skip_stop: bool) -> str:
     return "".join(out).lower()
 
 
+@lru_cache(maxsize=200_000)
 def acronym_form(text: str) -> str | None:
     """The letters of a name that reads as an acronym ("NYT", "U.S.A.", "I.B.M.", "JPM"), lower-cased, else ``None``.
 
