@@ -34,6 +34,7 @@ SHARED = {
     "resources": (4.3, "resources"),
     "corpora": (4.3, "resources"),
     "splits": (4.3, "resources"),
+    "gguf_models": (4.3, "resources"),
     "files": (4.4, "core"),
     "errors": (4.4, "core"),
     "progress": (4.4, "core"),

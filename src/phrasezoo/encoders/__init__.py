@@ -54,10 +54,12 @@ __all__ = [
 
 # ----------------------------------------------------------------------------------------------- spec strings
 STATIC_MODELS = ("potion-base-8m", "potion-base-8M")
+NOMIC_MODELS = ("nomic-v1.5", "nomic-embed-text-v1.5")
 SPEC_HELP = """\
 model specs:
   baseline:minilm-l6          raw all-MiniLM-L6-v2 (embedded default), masked mean pooling over the last layer
   baseline:<hub id or path>   any transformers model with masked mean pooling
+  baseline:nomic-v1.5         nomic-embed-text-v1.5 (137M, from its GGUF on the package index; mean pooling, fp32)
   baseline:potion-base-8m     potion-base-8M static embeddings (model2vec; ~150x faster than MiniLM, weaker)
   baseline:char-jaccard       character 3-gram Jaccard similarity (PEARL's "String Distance"; similarity only)
   <folder>                    an exported zoo model (AutoModel.from_pretrained(folder, trust_remote_code=True))
@@ -85,6 +87,12 @@ def load_encoder(
     spec = os.fspath(spec)
     if spec.startswith("baseline:"):
         target = spec[len("baseline:") :]
+        if target in NOMIC_MODELS:
+            from phrasezoo.gguf_models import nomic_dir
+
+            return MeanPoolingEncoder(
+                str(nomic_dir()), name=name or spec, batch_size=batch_size, device=device, progress=progress
+            )
         if target in STATIC_MODELS:
             from phrasezoo.resources import potion_dir
 
