@@ -2,10 +2,12 @@
 
 An eager pass (what :mod:`phrasezoo.objectives.teacher` did before rows were embedded lazily) sorts a set's strings by token
 length, embeds them ``batch_size`` at a time and pads each batch to its longest string. On a CPU the bits of a row
-depend on the length it was padded to (and, in float32, on whether it was alone in its batch), but not on the other
-rows of the batch or on the thread count (measured for all-mpnet-base-v2 and MiniLM, bf16 and float32:
-``tests/test_teacher.py``). So a row embedded later, padded to the length the eager pass would have given it, in a
-batch of at least two rows, has the eager pass's bits; and the eager pass's lengths follow from the set alone.
+depend on the shape of its batch: the length it was padded to and, on some CPUs, the number of rows and its own
+row's place (an AVX-512 Xeon takes other matrix kernels for 2 rows than for 4 at some lengths, and for edge rows),
+and on that CPU the thread count too, but not on the other rows' contents (measured for all-mpnet-base-v2 and
+MiniLM, bf16 and float32: ``tests/test_teacher.py``). So a row embedded later at its place in a batch of the eager
+pass's shape (the other places filled with copies), with the process's thread count (never switched by the encoder's
+thread tuner), has the eager pass's bits; and the eager pass's shapes follow from the set alone.
 
 A *plan* records them: when a set is first asked for, its strings that no cache file or earlier plan holds (the ones
 an eager pass would have embedded: the others came from the cache) get their padded lengths, saved as
@@ -69,6 +71,8 @@ class RowStore:
         self.teacher, self.tag, self.batch_size, self.folder, self._load = teacher, tag, batch_size, folder, load
         self.rows: dict[str, np.ndarray] = {}
         self.lengths: dict[str, int] = {}
+        self.batch_rows: dict[str, int] = {}  # rows of the eager batch each string sat in (plans before it: none)
+        self.places: dict[str, int] = {}  # and its row in that batch
         self.unsaved: list[str] = []
         self.encoder = None
         self.scanned: set[Path] = set()
@@ -81,10 +85,13 @@ class RowStore:
         self._scan(set(strings))
         fresh = [s for s in strings if s not in self.rows and s not in self.lengths]
         if fresh:
-            lengths = planned_lengths(self._encoder(), fresh, self.batch_size)
+            lengths, rows, places = planned_shapes(self._encoder(), fresh, self.batch_size)
             self.lengths.update(zip(fresh, lengths))
+            self.batch_rows.update(zip(fresh, rows))
+            self.places.update(zip(fresh, places))
             if self.folder is not None:
-                plan = {"teacher": self.tag, "batch_size": self.batch_size, "strings": fresh, "lengths": lengths}
+                plan = {"teacher": self.tag, "batch_size": self.batch_size, "strings": fresh, "lengths": lengths,
+                        "rows": rows, "places": places}  # fmt: skip
                 path = self.folder / f"{Path(self.teacher).name}-{strings_key(self.tag, fresh)}.plan.json"
                 self.folder.mkdir(parents=True, exist_ok=True)
                 atomic_write_text(path, json.dumps(plan))
@@ -108,6 +115,9 @@ class RowStore:
             if path.name.endswith(".plan.json"):
                 if meta.get("batch_size") == self.batch_size:
                     self.lengths.update(zip(meta["strings"], meta["lengths"]))
+                    if "rows" in meta and "places" in meta:
+                        self.batch_rows.update(zip(meta["strings"], meta["rows"]))
+                        self.places.update(zip(meta["strings"], meta["places"]))
                     self.scanned.add(path)
                 continue
             matrix_path = path.with_name(path.name.removesuffix(".strings.json") + ".npy")
@@ -137,19 +147,18 @@ class RowStore:
         if not missing:
             return
         started = time.perf_counter()
-        groups: dict[int, list[str]] = {}
-        for text in missing:
-            groups.setdefault(self.lengths[text], []).append(text)
-        batches = [(n, g[i : i + self.batch_size]) for n, g in sorted(groups.items()) for i in range(0, len(g), self.batch_size)]  # fmt: skip
+        batches = planned_batches(missing, self.lengths, self.batch_rows, self.places, self.batch_size)
         from tqdm.auto import tqdm
 
         from phrasezoo.progress import progress_enabled
 
         bar = tqdm(total=len(missing), desc=f"teacher {self.teacher}", unit="text", disable=not progress_enabled(progress), leave=False)  # fmt: skip
         with torch.autocast("cpu", dtype=torch.bfloat16, enabled=self.tag.endswith(BF16_TAG)):
-            for length, batch in batches:
-                self.rows.update(zip(batch, embed_padded(self._encoder(), batch, length)))
-                bar.update(len(batch))
+            for length, slots, shaped in batches:
+                vectors = embed_padded(self._encoder(), slots, length, len(slots) if shaped else None)
+                done = [(text, vectors[i]) for i, text in enumerate(slots) if text is not None]
+                self.rows.update(done)
+                bar.update(len(done))
         bar.close()
         self.unsaved.extend(missing)
         _SPENT[0] += time.perf_counter() - started
@@ -167,33 +176,64 @@ class RowStore:
         self.unsaved.clear()
 
 
-def planned_lengths(encoder, strings: list[str], batch_size: int) -> list[int]:
-    """The length each string is padded to in an eager pass of ``encoder`` over ``strings`` (in this order): sorted
-    by token length, longest first, ``batch_size`` at a time, each batch padded to its longest string."""
+def planned_shapes(encoder, strings: list[str], batch_size: int) -> tuple[list[int], list[int]]:
+    """The length each string is padded to in an eager pass of ``encoder`` over ``strings`` (in this order), and the
+    number of rows of its batch: sorted by token length, longest first, ``batch_size`` at a time, each batch padded to
+    its longest string."""
     tokenizer, limit = encoder.tokenizer, encoder.max_length
     bare = [len(ids) for ids in tokenizer(strings, add_special_tokens=False, truncation=True, max_length=limit)["input_ids"]]  # fmt: skip
     full = [len(ids) for ids in tokenizer(strings, truncation=True, max_length=limit)["input_ids"]]
     order = sorted(range(len(strings)), key=lambda i: -bare[i])  # the encoder's own order (a stable sort)
-    lengths = [0] * len(strings)
+    lengths, rows, places = [0] * len(strings), [0] * len(strings), [0] * len(strings)
     for start in range(0, len(order), batch_size):
         chunk = order[start : start + batch_size]
         longest = max(full[i] for i in chunk)
-        for i in chunk:
-            lengths[i] = longest
-    return lengths
+        for place, i in enumerate(chunk):
+            lengths[i], rows[i], places[i] = longest, len(chunk), place
+    return lengths, rows, places
 
 
-def embed_padded(encoder, texts: list[str], length: int) -> np.ndarray:
-    """Unit rows of ``texts`` by the encoder's masked mean pooling, every text padded to ``length`` tokens; a lone
-    text is embedded beside a copy of itself (a batch of one takes other kernels in float32)."""
+def planned_batches(strings: list[str], lengths: dict, rows: dict, places: dict, batch_size: int) -> list:
+    """``(length, slots, shaped)`` batches that embed ``strings`` at their eager batch's shape: each string at its own
+    place (``slots[place]``), free places ``None`` (filled with copies when embedded). Strings of a plan that recorded
+    no shape are packed ``batch_size`` at a time by length (``shaped`` False: embedded as before shapes were kept)."""
+    out: list[tuple[int, list[str | None], bool]] = []
+    open_batches: dict[tuple[int, int], list[list[str | None]]] = {}
+    loose: dict[int, list[str]] = {}
+    for text in strings:
+        if text not in rows:
+            loose.setdefault(lengths[text], []).append(text)
+            continue
+        key, place = (lengths[text], rows[text]), places[text]
+        batches = open_batches.setdefault(key, [])
+        slots = next((b for b in batches if b[place] is None), None)
+        if slots is None:
+            slots = [None] * rows[text]
+            batches.append(slots)
+        slots[place] = text
+    for (length, _), batches in sorted(open_batches.items()):
+        out += [(length, slots, True) for slots in batches]
+    for length, group in sorted(loose.items()):
+        out += [(length, list(group[i : i + batch_size]), False) for i in range(0, len(group), batch_size)]
+    return out
+
+
+def embed_padded(encoder, texts: list[str | None], length: int, rows: int | None = None) -> np.ndarray:
+    """Unit rows of ``texts`` by the encoder's masked mean pooling, every text padded to ``length`` tokens, in a batch
+    of ``rows`` rows (``None`` places and the rows past the texts filled with a copy of a text: the eager batch's
+    shape); without ``rows``, a lone text is embedded beside a copy of itself (a batch of one takes other kernels in
+    float32). The rows of ``None`` places are returned too (copies); callers drop them."""
     from phrasezoo.encoders.base import l2_normalize
 
-    batch = texts if len(texts) > 1 else texts * 2
+    if rows is None:
+        batch = texts if len(texts) > 1 else texts * 2
+    else:
+        filler = next(t for t in texts if t is not None)
+        batch = [filler if t is None else t for t in texts] + [filler] * (rows - len(texts))
     with torch.inference_mode():
         enc = encoder.tokenizer(batch, padding="max_length", truncation=True, max_length=length, return_tensors="pt")
         enc = enc.to(encoder.device)
-        with encoder.tuner.batch(enc["input_ids"].numel()):
-            hidden = encoder.model(**enc).last_hidden_state
-            mask = enc["attention_mask"].unsqueeze(-1).to(hidden.dtype)
-            pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
+        hidden = encoder.model(**enc).last_hidden_state  # the process's threads: the tuner would change the bits
+        mask = enc["attention_mask"].unsqueeze(-1).to(hidden.dtype)
+        pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
     return l2_normalize(pooled.float().cpu().numpy())[: len(texts)]
