@@ -65,8 +65,9 @@ def write_pack(out: Path, meta: dict, training: dict, model, task, lexicon_strin
     The task's lexicon term, if any, is shrunk in place to ``lexicon_strings`` rows first."""
     from phrasezoo.training.device_job.codec import write_task_state
 
-    if getattr(task, "lexicon", None) is not None:
-        _shrink_lexicon(task.lexicon, lexicon_strings)
+    lexicon = getattr(getattr(task, "terms", None), "lexicon", None)  # the task's TeacherTerms, if it takes them
+    if lexicon is not None:
+        _shrink_lexicon(lexicon, lexicon_strings)
     out.mkdir(parents=True, exist_ok=True)
     model.config.save_pretrained(out)
     model.tokenizer.save_pretrained(out / "tokenizer")  # beside no config.json: loading it runs no remote code
@@ -76,7 +77,6 @@ def write_pack(out: Path, meta: dict, training: dict, model, task, lexicon_strin
         raise SystemExit(
             f"{type(task).__name__} cannot be packed ({error}); time this recipe where its data caches are instead."
         ) from error
-    lexicon = getattr(task, "lexicon", None)
     meta = {
         **meta,
         "model_class": f"{type(model).__module__}.{type(model).__qualname__}",

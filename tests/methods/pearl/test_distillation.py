@@ -8,6 +8,7 @@ import pytest
 import torch
 
 from phrasezoo.objectives.teacher import TeacherEmbeddings
+from phrasezoo.objectives.terms import TeacherTerms
 from phrasezoo.registry import get_method
 from tests.training.conftest import make_task
 
@@ -18,7 +19,7 @@ def test_the_distillation_term_joins_the_loss_with_its_weight():
     teacher_vectors = torch.nn.functional.normalize(torch.randn(len(plain.phrases), 12), dim=-1)
     teacher = TeacherEmbeddings("test", {p: i for i, p in enumerate(plain.phrases)}, teacher_vectors)
     task = make_task(model)
-    task.distill_weight, task.teacher = 2.0, teacher
+    task.terms = TeacherTerms(distill_weight=2.0, teacher=teacher)
     batch = task.make_batch(list(range(4)), random.Random(0))
     torch.manual_seed(0)
     loss, logs = task.compute_loss(model, batch)
@@ -27,7 +28,7 @@ def test_the_distillation_term_joins_the_loss_with_its_weight():
     assert "distill" in logs and "distill" not in base_logs
     assert loss.item() == pytest.approx(base.item() + 2.0 * logs["distill"], rel=1e-4)
     with pytest.raises(ValueError, match="teacher"):
-        type(task)(model, {"phrase": [], "type_id": [], "hard_negatives": []}, None, None, distill_weight=1.0)
+        TeacherTerms(distill_weight=1.0)
 
 
 def test_anchor_words_join_the_distillation_matrix_only():
@@ -39,7 +40,7 @@ def test_anchor_words_join_the_distillation_matrix_only():
     teacher_vectors = torch.nn.functional.normalize(torch.randn(len(strings), 12), dim=-1)
     teacher = TeacherEmbeddings("test", {p: i for i, p in enumerate(strings)}, teacher_vectors)
     task = make_task(model)
-    task.distill_weight, task.teacher, task.distill_words = 1.0, teacher, 1
+    task.terms, task.distill_words = TeacherTerms(distill_weight=1.0, teacher=teacher), 1
     batch = task.make_batch([0, 1, 2, 10], random.Random(0))  # "very difficult": no word the teacher knows
     extra = batch["texts"][batch["n_contrastive"] :]
     assert len(extra) == 3 and extra[0] in {"new", "york", "times"} and extra[2] in {"united", "states"}
@@ -63,7 +64,7 @@ def test_the_lexicon_term_joins_the_loss_and_leaves_the_phrase_batch_alone():
     model = get_method("pearl").tiny_model()
     plain = make_task(model)
     task = make_task(model)
-    task.lexicon_weight, task.lexicon = 0.5, tiny_lexicon(teacher_dim=12, temperature=0.05)[2]
+    task.terms = TeacherTerms(lexicon_weight=0.5, lexicon=tiny_lexicon(teacher_dim=12, temperature=0.05)[2])
     batch = task.make_batch(list(range(4)), random.Random(0))
     plain_batch = plain.make_batch(list(range(4)), random.Random(0))
     assert batch["texts"] == plain_batch["texts"]
@@ -75,4 +76,4 @@ def test_the_lexicon_term_joins_the_loss_and_leaves_the_phrase_batch_alone():
     assert loss.item() == pytest.approx(base.item() + 0.5 * logs["lexicon"], rel=1e-4)
     assert "lexicon strings (teacher neighbourhoods; benchmark items and dev-suite strings removed)" in task.facts()
     with pytest.raises(ValueError, match="lexicon"):
-        type(task)(model, {"phrase": [], "type_id": [], "hard_negatives": []}, None, None, lexicon_weight=1.0)
+        TeacherTerms(lexicon_weight=1.0)

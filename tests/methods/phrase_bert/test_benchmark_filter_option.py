@@ -2,19 +2,17 @@
 
 from __future__ import annotations
 
-from phrasezoo.data import benchmark_filter
 from phrasezoo.data.benchmark_filter import BenchmarkBlocklist
-from phrasezoo.methods.phrase_bert.task import drop_benchmark_triples
+from phrasezoo.methods.phrase_bert.assembly import Triples, drop_benchmark_triples
 
 
-def test_triples_touching_a_benchmark_item_are_dropped(monkeypatch):
+def test_triples_touching_a_benchmark_item_are_dropped():
     tiny = BenchmarkBlocklist.build(
         {
             "ppdb": (["tax rates", "levies"], [("tax rates", "levies")], []),
             "conll2003": (["Germany"], [], ["Germany beat England in the final on Sunday"]),
         }
     )
-    monkeypatch.setattr(benchmark_filter, "load_blocklist", lambda *a, **k: tiny)
     paraphrase = [
         ("tax rates", "duty levels", "red cars"),  # a benchmark phrase
         ("tax levels", "levies", "Germany"),  # one-word strings stay in multiword mode
@@ -24,8 +22,8 @@ def test_triples_touching_a_benchmark_item_are_dropped(monkeypatch):
         ("final", "[MASK] beat England in the final on Sunday", "a quiet [MASK] morning"),
         ("final", "Germany beat England in the final on Sunday .", "a quiet [MASK] morning"),  # a test sentence
     ]
-    kept_p, kept_c, dropped = drop_benchmark_triples(paraphrase, context, "multiword")
-    assert kept_p == paraphrase[1:] and kept_c == context[:1]
-    assert dropped == "paraphrase 1 of 3, context 1 of 2"
-    strict_p, _, _ = drop_benchmark_triples(paraphrase, context, "strict")
-    assert strict_p == paraphrase[2:]
+    kept, facts = drop_benchmark_triples(Triples(paraphrase, context, {}), tiny, "multiword")
+    assert kept.paraphrase == paraphrase[1:] and kept.context == context[:1]
+    assert facts == {"triples dropped by the benchmark filter (multiword)": "paraphrase 1 of 3, context 1 of 2"}
+    strict, _ = drop_benchmark_triples(Triples(paraphrase, context, {}), tiny, "strict")
+    assert strict.paraphrase == paraphrase[2:]

@@ -17,6 +17,7 @@ import torch
 import phrasezoo.training.device_job.pack as pack_module
 from phrasezoo.methods.phrase_bert.task import PhraseBertTask
 from phrasezoo.objectives.teacher import teacher_embeddings
+from phrasezoo.objectives.terms import TeacherTerms
 from phrasezoo.recipes import load_recipe
 from phrasezoo.training.device_job.codec import read_task_state
 from phrasezoo.training.device_job.pack import build_pack
@@ -56,7 +57,7 @@ def _built(cfg):
         model = tiny_model()
         teacher = teacher_embeddings(_phrases(), "minilm-l6", progress=False)
         assert teacher.lazy
-        task = PhraseBertTask(model, PARAPHRASES, CONTEXTS, distill_weight=50.0, teacher=teacher)
+        task = PhraseBertTask(model, PARAPHRASES, CONTEXTS, terms=TeacherTerms(distill_weight=50.0, teacher=teacher))
         built.append((seed, model, task))
     return built
 
@@ -90,12 +91,14 @@ def trip(tmp_path_factory):
 
 def test_the_drawn_teacher_rows_travel_and_no_others(trip):
     (facts,) = trip["manifest"]["teacher_rows"]
-    assert facts["attribute"] == "teacher" and facts["teacher"] == "minilm-l6" and facts["of"] == len(_phrases())
+    assert facts["attribute"] == "terms.teacher" and facts["teacher"] == "minilm-l6" and facts["of"] == len(_phrases())
     assert 0 < facts["rows"] <= len(_phrases()) - len(NEVER_DRAWN)
     back = read_task_state(trip["root"] / "pack", tiny_model())
-    assert not back.teacher.lazy and len(back.teacher) == len(_phrases())  # the whole index: batches unchanged
+    assert not back.terms.teacher.lazy and len(back.terms.teacher) == len(
+        _phrases()
+    )  # the whole index: batches unchanged
     with pytest.raises(LookupError, match="not carried"):
-        back.teacher.lookup(NEVER_DRAWN)
+        back.terms.teacher.lookup(NEVER_DRAWN)
 
 
 def test_the_packed_task_trains_as_the_lazy_one(trip):
@@ -108,8 +111,8 @@ def test_the_packed_task_trains_as_the_lazy_one(trip):
         indices = [(2 * step + i) % lazy.num_examples() for i in range(2)]
         ours, theirs = lazy.make_batch(indices, random.Random(step)), back.make_batch(indices, random.Random(step))
         assert ours["phrases"] == theirs["phrases"]
-        rows, found = lazy.teacher.lookup(ours["phrases"])
-        again, found_again = back.teacher.lookup(theirs["phrases"])
+        rows, found = lazy.terms.teacher.lookup(ours["phrases"])
+        again, found_again = back.terms.teacher.lookup(theirs["phrases"])
         assert torch.equal(found, found_again) and torch.equal(rows, again)
         with torch.no_grad():
             assert torch.equal(lazy.compute_loss(model, ours)[0], back.compute_loss(model, theirs)[0])

@@ -12,6 +12,7 @@ from transformers import AutoModel, AutoTokenizer
 from phrasezoo.methods.phrase_bert.task import PhraseBertTask
 from phrasezoo.models.phrase_bert.modeling_phrase_bert import PhraseBertModel
 from phrasezoo.objectives.losses import triplet_loss
+from phrasezoo.objectives.terms import TeacherTerms
 from phrasezoo.recipes import TrainingConfig
 from phrasezoo.registry import get_method
 from phrasezoo.resources import resolve_backbone
@@ -126,7 +127,7 @@ def test_task_distills_the_teachers_phrase_similarities():
     model = tiny_model().eval()
     phrases = sorted({t for triple in PARAPHRASES for t in triple} | {c[0] for c in CONTEXTS})
     teacher = TeacherEmbeddings("test", {p: i for i, p in enumerate(phrases)}, torch.randn(len(phrases), 7))
-    task = PhraseBertTask(model, PARAPHRASES, CONTEXTS, distill_weight=3.0, teacher=teacher)
+    task = PhraseBertTask(model, PARAPHRASES, CONTEXTS, terms=TeacherTerms(distill_weight=3.0, teacher=teacher))
     batch = task.make_batch([0, 3, 4], random.Random(0))
     loss, logs = task.compute_loss(model, batch)
     plain, _ = PhraseBertTask(model, PARAPHRASES, CONTEXTS).compute_loss(model, batch)
@@ -137,7 +138,7 @@ def test_task_distills_the_teachers_phrase_similarities():
     assert found.all() and logs["distill"] == pytest.approx(expected.item(), abs=1e-4)
     assert loss.item() == pytest.approx(plain.item() + 3.0 * expected.item(), abs=1e-4)
     with pytest.raises(ValueError, match="teacher"):
-        PhraseBertTask(model, PARAPHRASES, CONTEXTS, distill_weight=1.0)
+        TeacherTerms(distill_weight=1.0)
 
 
 def test_task_adds_the_lexicon_term_with_its_weight():
@@ -146,7 +147,7 @@ def test_task_adds_the_lexicon_term_with_its_weight():
 
     model = tiny_model().eval()
     words, vectors, lexicon = tiny_lexicon()
-    task = PhraseBertTask(model, PARAPHRASES, CONTEXTS, lexicon_weight=2.0, lexicon=lexicon)
+    task = PhraseBertTask(model, PARAPHRASES, CONTEXTS, terms=TeacherTerms(lexicon_weight=2.0, lexicon=lexicon))
     batch = task.make_batch([0, 3, 4], random.Random(0))
     loss, logs = task.compute_loss(model, batch)
     plain, _ = PhraseBertTask(model, PARAPHRASES, CONTEXTS).compute_loss(model, batch)
@@ -157,4 +158,4 @@ def test_task_adds_the_lexicon_term_with_its_weight():
     assert logs["lexicon"] == pytest.approx(expected.item(), abs=1e-4)
     assert loss.item() == pytest.approx(plain.item() + 2.0 * expected.item(), abs=1e-4)
     with pytest.raises(ValueError, match="lexicon"):
-        PhraseBertTask(model, PARAPHRASES, CONTEXTS, lexicon_weight=1.0)
+        TeacherTerms(lexicon_weight=1.0)

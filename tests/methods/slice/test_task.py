@@ -13,7 +13,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from phrasezoo.methods.slice.task import SliceTask, build_task
+from phrasezoo.methods.slice.assembly import build_task
+from phrasezoo.methods.slice.task import SliceTask
 from phrasezoo.models.slice.span_pooling import slice_loss
 from phrasezoo.recipes import TrainingConfig, recipe_from_dict
 from phrasezoo.registry import get_method

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datasets import Dataset
 
 from phrasezoo.data.benchmark_filter import BenchmarkBlocklist
-from phrasezoo.methods.uctopic.task import drop_benchmark_instances
+from phrasezoo.methods.uctopic.assembly import drop_benchmark_instances
 
 
 def test_instances_with_a_benchmark_mention_or_sentence_are_dropped():
@@ -30,7 +30,8 @@ def test_instances_with_a_benchmark_mention_or_sentence_are_dropped():
             "key": ["entity:New Delhi", "entity:Delhi", "entity:Germany", "entity:Mumbai"],
         }
     )
-    kept, dropped = drop_benchmark_instances(data, "multiword", blocklist=tiny)
-    assert kept["key"] == ["entity:Delhi", "entity:Mumbai"] and dropped == "2 of 4"
-    strict, _ = drop_benchmark_instances(data, "strict", blocklist=tiny)
+    kept, facts = drop_benchmark_instances(data, tiny, "multiword")
+    assert kept["key"] == ["entity:Delhi", "entity:Mumbai"]
+    assert facts == {"instances dropped by the benchmark filter (multiword)": "2 of 4"}
+    strict, _ = drop_benchmark_instances(data, tiny, "strict")
     assert strict["key"] == ["entity:Mumbai"]

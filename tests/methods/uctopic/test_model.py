@@ -13,6 +13,7 @@ from phrasezoo.methods.uctopic.task import UCTopicTask, mask_tokens
 from phrasezoo.models.uctopic.configuration_uctopic import UCTopicConfig
 from phrasezoo.models.uctopic.modeling_uctopic import UCTopicModel, _window
 from phrasezoo.objectives.losses import info_nce
+from phrasezoo.objectives.terms import TeacherTerms
 from phrasezoo.registry import get_method
 from phrasezoo.resources import resolve_backbone
 
@@ -292,7 +293,7 @@ def test_task_adds_the_lexicon_term_on_span_vectors(model):
     from tests.lexicon_fixtures import tiny_lexicon
 
     words, vectors, lexicon = tiny_lexicon()
-    task = UCTopicTask(model, _mentions_dataset(), lexicon_weight=2.0, lexicon=lexicon)
+    task = UCTopicTask(model, _mentions_dataset(), terms=TeacherTerms(lexicon_weight=2.0, lexicon=lexicon))
     plain = UCTopicTask(model, _mentions_dataset())
     batch = task.make_batch([0, 1, 2], random.Random(0))
     plain_batch = plain.make_batch([0, 1, 2], random.Random(0))
@@ -306,4 +307,4 @@ def test_task_adds_the_lexicon_term_on_span_vectors(model):
     assert logs["lexicon"] == pytest.approx(expected.item(), abs=1e-4)
     assert loss.item() == pytest.approx(base.item() + 2.0 * expected.item(), abs=1e-4)
     with pytest.raises(ValueError, match="lexicon"):
-        UCTopicTask(model, _mentions_dataset(), lexicon_weight=1.0)
+        TeacherTerms(lexicon_weight=1.0)

@@ -11,6 +11,7 @@ from pathlib import Path
 import torch
 
 from phrasezoo.methods.uctopic.task import UCTopicTask
+from phrasezoo.objectives.terms import TeacherTerms
 from phrasezoo.recipes import TrainingConfig
 from phrasezoo.registry import get_method
 from tests.lexicon_fixtures import tiny_lexicon
@@ -37,7 +38,7 @@ def test_shrunk_lexicon_keeps_rows_and_neighbour_counts():
 def test_time_runs_the_loop_on_a_pack_and_reports_seconds_per_step(tmp_path: Path):
     script = runpy.run_path(str(SCRIPT))
     model = get_method("uctopic").tiny_model()
-    task = UCTopicTask(model, _mentions_dataset(), lexicon_weight=1.0, lexicon=tiny_lexicon()[2])
+    task = UCTopicTask(model, _mentions_dataset(), terms=TeacherTerms(lexicon_weight=1.0, lexicon=tiny_lexicon()[2]))
     training = TrainingConfig(batch_size=2, max_steps=300, learning_rate=1e-4, optimizer="adamw", seed=3)
     pack = script["write_pack"](tmp_path / "pack", {"recipe": "tiny"}, vars(training), model, task, 6)
     assert task.model is model  # the caller's task is left whole

@@ -11,8 +11,8 @@ from phrasezoo.models.codebook.configuration_codebook import CodebookConfig
 from phrasezoo.models.codebook.modeling_codebook import CodebookSeq2Embeddings
 from phrasezoo.registry import Method, OutputKind, signature_args
 
+from .assembly import build_task, from_config
 from .data import build_codebook_data
-from .task import build_task, from_config
 
 #: Words of the tiny contract-test model (the config builds its word tokenizer from them; real models get theirs from
 #: the training data). "word" is the contract's over-long input.

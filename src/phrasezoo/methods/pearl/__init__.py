@@ -9,9 +9,9 @@ from phrasezoo.models.pearl.configuration_pearl import PearlConfig
 from phrasezoo.models.pearl.modeling_pearl import PearlModel
 from phrasezoo.registry import Arg, Method, OutputKind, benchmark_filter_arg, lexicon_args, signature_args
 
+from .assembly import build_task
 from .char_pretrain import CHAR_PRETRAIN_DEFAULTS
 from .data import build_pearl_dataset
-from .task import build_task
 
 TINY_BERT = {
     "model_type": "bert", "vocab_size": 30522, "hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 2,

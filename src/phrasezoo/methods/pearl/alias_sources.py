@@ -4,6 +4,10 @@ and the test benchmarks."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from phrasezoo.assembly import Context, Stage
 
 ALIAS_SOURCES = ("links", "leads", "wordnet", "wordnet-names")
 
@@ -60,3 +64,37 @@ def collect_alias_pairs(alias: Mapping, blocklist, dev_strings=None) -> tuple[li
         dropped += extra_report.get("dropped", 0)
         counts["WordNet name pairs (no dev-suite string)"] = len(extra)
     return pairs, {"dropped": dropped, **counts}
+
+
+@dataclass(frozen=True)
+class AliasRows:
+    """PEARL's own training part (``data.alias_pairs``): alias rows added to the (filtered) table, each pair kept off
+    the dev suite and the test benchmarks; applied by :func:`phrasezoo.assembly.assemble` after the benchmark filter
+    and before the teacher embeds the table."""
+
+    stage: Stage = Stage.EXTEND
+    data_keys: tuple[str, ...] = ("alias_pairs",)
+
+    def apply(self, dataset: Any, recipe: Any, context: Context) -> tuple[Any, dict[str, Any]]:
+        from phrasezoo.data.dev_sets import dev_set_strings
+
+        from .data import add_alias_rows, mine_alias_negatives
+
+        alias = recipe.data.get("alias_pairs")
+        if not alias:
+            return dataset, {}
+        with context.main_process_first():  # the dev sets may be built (and cached) on first use
+            pairs, report = collect_alias_pairs(
+                alias, context.blocklist(), lambda: dev_set_strings(progress=context.progress)
+            )
+        negatives = None
+        if int(alias.get("hard_negatives", 0)) > 0:
+            with context.main_process_first():
+                negatives = mine_alias_negatives(pairs, int(alias["hard_negatives"]))
+        dataset, facts = add_alias_rows(
+            dataset, pairs, int(alias.get("repeat", 1)), negatives, typed=bool(alias.get("typed", False))
+        )
+        facts["alias pairs (training titles; benchmark items removed)"] = len(pairs)
+        facts["alias pairs dropped by the benchmark filter"] = report.pop("dropped")
+        facts.update({f"of which {what}": n for what, n in report.items()})
+        return dataset, facts

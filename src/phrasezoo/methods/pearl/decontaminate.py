@@ -33,6 +33,18 @@ def filter_table(dataset: Dataset, blocklist, mode: str) -> tuple[Dataset, dict]
     return dataset.select(indices), report.as_dict()
 
 
+def drop_benchmark_rows(dataset: Dataset, blocklist, mode: str) -> tuple[Dataset, dict]:
+    """:func:`filter_table` for the benchmark filter part (:class:`phrasezoo.assembly.BenchmarkFilter`): the table
+    and the card's facts (rows dropped, in all and per benchmark)."""
+    dataset, report = filter_table(dataset, blocklist, mode)
+    return dataset, {
+        f"table rows dropped by the benchmark filter ({mode})": report["dropped"],
+        "table rows dropped, per benchmark": ", ".join(
+            f"{name} {count}" for name, count in report["dropped_per_benchmark"].items() if count
+        ),
+    }
+
+
 def guard_views(
     augment: Callable[[str, random.Random], str], blocklist, mode: str
 ) -> Callable[[str, random.Random], str]:

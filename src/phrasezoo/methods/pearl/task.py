@@ -31,7 +31,8 @@ import torch
 import torch.nn.functional as F
 
 from phrasezoo.models.pearl.modeling_pearl import PearlModel, mean_pooling
-from phrasezoo.objectives.losses import info_nce, similarity_distillation
+from phrasezoo.objectives.losses import info_nce
+from phrasezoo.objectives.terms import TeacherTerms
 from phrasezoo.progress import progress_enabled
 
 from .char_pretrain import CHAR_PRETRAIN_DEFAULTS, pretrain_char_encoder
@@ -53,23 +54,15 @@ class PearlTask:
         hard_negatives: int = 2,
         type_loss_weight: float = 1.0,
         char_pretrain: dict[str, Any] | None = None,
-        distill_weight: float = 0.0,
-        teacher=None,
         distill_words: int = 0,
-        lexicon_weight: float = 0.0,
-        lexicon=None,
+        terms: TeacherTerms | None = None,
         facts: dict[str, Any] | None = None,
     ):
+        terms = terms or TeacherTerms()
         if distill_words < 0:
             raise ValueError(f"distill_words must be >= 0, got {distill_words}.")
-        if distill_words and not distill_weight:
+        if distill_words and not terms.distill_weight:
             raise ValueError("distill_words > 0 only feeds the teacher term: set distill_weight > 0 as well.")
-        if distill_weight and teacher is None:
-            raise ValueError(
-                "distill_weight > 0 needs teacher embeddings (phrasezoo.objectives.teacher.teacher_embeddings)."
-            )
-        if lexicon_weight and lexicon is None:
-            raise ValueError("lexicon_weight > 0 needs the lexicon term (phrasezoo.objectives.lexicon_distillation).")
         self.model = model
         self.phrases: list[str] = list(dataset["phrase"])
         self.type_ids: list[int] = list(dataset["type_id"])
@@ -81,19 +74,15 @@ class PearlTask:
         self.hard_negatives = hard_negatives
         self.type_loss_weight = type_loss_weight
         self.char_pretrain = {**CHAR_PRETRAIN_DEFAULTS, **(char_pretrain or {})}
-        self.distill_weight = distill_weight
-        self.teacher = teacher
         self.distill_words = distill_words
-        self.lexicon_weight = lexicon_weight
-        self.lexicon = lexicon if lexicon_weight else None
+        self.terms = terms
         self._facts = facts or {}
 
     def num_examples(self) -> int:
         return len(self.phrases)
 
     def facts(self) -> dict[str, Any]:
-        lexicon = self.lexicon.facts() if self.lexicon is not None else {}
-        return {"training_phrases": len(self.phrases), **self._facts, **lexicon}
+        return {"training_phrases": len(self.phrases), **self._facts, **self.terms.facts()}
 
     def batch_texts(self, indices: list[int], rng: random.Random) -> tuple[list[str], list[int], int]:
         """``(texts, type ids, number of contrastive rows)`` of a batch: anchors, their views and hard negatives (and
@@ -124,8 +113,9 @@ class PearlTask:
             "n_contrastive": n_contrastive,
             "type_ids": torch.tensor(types),
         }
-        if self.lexicon is not None:  # drawn last, so the rest of the batch is the one a run without it gets
-            ids, words = self.lexicon.sample(rng)
+        lexicon = self.terms.sample_lexicon(rng)  # drawn last: the rest of the batch is the one a run without it gets
+        if lexicon is not None:
+            ids, words = lexicon
             batch["lexicon_ids"] = ids
             batch["lexicon_features"] = self.model.tokenizer(
                 words, padding=True, truncation=True, max_length=32, return_tensors="pt"
@@ -138,7 +128,7 @@ class PearlTask:
         seen = set(anchors)
         out: list[str] = []
         for anchor in anchors:
-            words = [w for w in dict.fromkeys(anchor.split()) if w in self.teacher.index and w not in seen]
+            words = [w for w in dict.fromkeys(anchor.split()) if w in self.terms.teacher.index and w not in seen]
             if len(anchor.split()) < 2 or not words:
                 continue
             for word in rng.sample(words, min(self.distill_words, len(words))):
@@ -159,24 +149,18 @@ class PearlTask:
             type_loss = out.type_logits.sum() * 0.0
         loss = contrastive + self.type_loss_weight * type_loss
         logs = {"nt_xent": float(contrastive.detach()), "type_ce": float(type_loss.detach())}
-        if self.distill_weight:
-            rows, found = self.teacher.lookup(batch["texts"])
-            distill = similarity_distillation(out.phrase_embeddings, rows.to(device), found.to(device))
-            loss = loss + self.distill_weight * distill
-            logs["distill"] = float(distill.detach())
-        if self.lexicon is not None:
+        loss = self.terms.add_distillation(loss, logs, out.phrase_embeddings, batch["texts"])
+        if self.terms.lexicon is not None:
             features = {k: v.to(device) for k, v in batch["lexicon_features"].items()}
             hidden = model.backbone(**features).last_hidden_state
-            lexicon = self.lexicon.loss(mean_pooling(hidden, features["attention_mask"]), batch["lexicon_ids"])
-            loss = loss + self.lexicon_weight * lexicon
-            logs["lexicon"] = float(lexicon.detach())
+            student = mean_pooling(hidden, features["attention_mask"])
+            loss = self.terms.add_lexicon(loss, logs, student, batch["lexicon_ids"])
         return loss, logs
 
     def prefetch(self, steps) -> None:
         """Embed the teacher rows of the coming steps' texts (drawn as :meth:`make_batch` draws them) before the
         first step, in large batches, instead of a few in every step."""
-        if self.distill_weight and hasattr(self.teacher, "prefetch"):
-            self.teacher.prefetch(text for indices, rng in steps for text in self.batch_texts(indices, rng)[0])
+        self.terms.prefetch(text for indices, rng in steps for text in self.batch_texts(indices, rng)[0])
 
     def prepare(self, model: PearlModel, accelerator) -> None:
         """Pretrain the character encoder to mimic word vectors (LOVE) before the main loop."""
@@ -185,114 +169,3 @@ class PearlTask:
                 model, self.word_noise, self.char_pretrain, progress_enabled(accelerator.is_main_process)
             )
         )
-
-
-def build_task(recipe, model: PearlModel, accelerator) -> PearlTask:
-    """Build the PEARL phrase table (cached; the main process first) and the task around it.
-
-    ``recipe.data`` holds the arguments of :func:`phrasezoo.methods.pearl.data.build_pearl_dataset` plus
-    ``augmentation_mix``; ``recipe.training.method_args`` the task arguments of ``METHOD.args["task"]``.
-    """
-    from phrasezoo.registry import get_method
-
-    from .augment import char_edit
-    from .data import build_augmenter, build_pearl_dataset
-
-    method = get_method("pearl")
-    data = dict(recipe.data)
-    method_args = method_args_of(method, recipe)
-    mix = data.pop("augmentation_mix", None)
-    alias = data.pop("alias_pairs", None)
-    filter_mode = data.pop("benchmark_filter", None)
-    with accelerator.main_process_first():
-        dataset = build_pearl_dataset(**data, progress=accelerator.is_main_process)
-    alias_facts, filter_facts = {}, {}
-    if filter_mode or alias:
-        from phrasezoo.data.benchmark_filter import load_blocklist
-
-        blocklist = load_blocklist()
-    if filter_mode:
-        from .decontaminate import filter_table
-
-        dataset, report = filter_table(dataset, blocklist, filter_mode)
-        filter_facts = {
-            f"table rows dropped by the benchmark filter ({filter_mode})": report["dropped"],
-            "table rows dropped, per benchmark": ", ".join(
-                f"{name} {count}" for name, count in report["dropped_per_benchmark"].items() if count
-            ),
-        }
-    if alias:
-        from phrasezoo.data.dev_sets import dev_set_strings
-
-        from .alias_sources import collect_alias_pairs
-        from .data import add_alias_rows
-
-        with accelerator.main_process_first():  # the dev sets may be built (and cached) on first use
-            pairs, report = collect_alias_pairs(
-                alias, blocklist, lambda: dev_set_strings(progress=accelerator.is_main_process)
-            )
-        negatives = None
-        if int(alias.get("hard_negatives", 0)) > 0:
-            from .data import mine_alias_negatives
-
-            with accelerator.main_process_first():
-                negatives = mine_alias_negatives(pairs, int(alias["hard_negatives"]))
-        dataset, alias_facts = add_alias_rows(
-            dataset, pairs, int(alias.get("repeat", 1)), negatives, typed=bool(alias.get("typed", False))
-        )
-        alias_facts["alias pairs (training titles; benchmark items removed)"] = len(pairs)
-        alias_facts["alias pairs dropped by the benchmark filter"] = report.pop("dropped")
-        alias_facts.update({f"of which {what}": n for what, n in report.items()})
-    teacher = None
-    if method_args.get("distill_weight"):
-        from phrasezoo.objectives.teacher import teacher_embeddings
-
-        strings = {p for p in dataset["phrase"]}
-        for column in ("paraphrases", "hard_negatives"):
-            strings.update(s for row in dataset[column] for s in row if s.strip())
-        with accelerator.main_process_first():
-            teacher = teacher_embeddings(sorted(strings), method_args["teacher"], progress=accelerator.is_main_process)
-    lexicon = None
-    if method_args.get("lexicon_weight"):
-        from phrasezoo.objectives.lexicon_distillation import build_lexicon_distillation
-
-        with accelerator.main_process_first():
-            lexicon = build_lexicon_distillation(
-                method_args.get("lexicon"), method_args["teacher"], filter_mode, progress=accelerator.is_main_process
-            )
-    augmenter = build_augmenter(
-        dataset,
-        glove=data.get("glove", "glove-6b-50d"),
-        mix=mix,
-        use_wordnet=data.get("use_wordnet", True),
-        synonym_options=data.get("synonym_options"),
-    )
-    augment = lambda phrase, rng: augmenter.augment(phrase, rng)[0]  # noqa: E731
-    if filter_mode:
-        from .decontaminate import guard_views
-
-        augment = guard_views(augment, blocklist, filter_mode)
-    n = len(dataset)
-    facts = {
-        "corpus": data.get("corpus", "embedded"),
-        "phrases with a paraphrase": f"{sum(bool(p) for p in dataset['paraphrases']) / n:.1%}",
-        "phrases with a hard negative": f"{sum(bool(h) for h in dataset['hard_negatives']) / n:.1%}",
-        "phrase types in use": len(set(dataset["type_id"]) - {-100}),
-        **filter_facts,
-        **alias_facts,
-    }
-    return PearlTask(
-        model,
-        dataset,
-        augment=augment,
-        word_noise=lambda word, rng: char_edit(word, rng) or word,
-        **{**method_args, "teacher": teacher, "lexicon": lexicon},
-        facts={**facts, **({"teacher": f"{teacher.teacher} ({len(teacher)} phrases)"} if teacher else {})},
-    )
-
-
-def method_args_of(method, recipe) -> dict[str, Any]:
-    """The recipe's ``training.method_args``, checked against the schema and completed with its defaults."""
-    from phrasezoo.registry import resolve_args
-
-    return resolve_args(method, "task", recipe.training.method_args)

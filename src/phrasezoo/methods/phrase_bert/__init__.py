@@ -8,8 +8,8 @@ from phrasezoo.models.phrase_bert.configuration_phrase_bert import PhraseBertCon
 from phrasezoo.models.phrase_bert.modeling_phrase_bert import PhraseBertModel
 from phrasezoo.registry import Arg, Method, OutputKind, benchmark_filter_arg, lexicon_args, signature_args
 
+from .assembly import build_task
 from .data import OBJECTIVES, build_phrase_bert_data
-from .task import build_task
 
 METHOD = Method(
     name="phrase_bert",

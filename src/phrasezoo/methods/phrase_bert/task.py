@@ -28,7 +28,8 @@ from typing import Any
 import torch
 
 from phrasezoo.models.phrase_bert.modeling_phrase_bert import PhraseBertModel
-from phrasezoo.objectives.losses import similarity_distillation, triplet_loss
+from phrasezoo.objectives.losses import triplet_loss
+from phrasezoo.objectives.terms import TeacherTerms
 
 
 class PhraseBertTask:
@@ -44,29 +45,17 @@ class PhraseBertTask:
         context_triples: list[tuple[str, str, str]],
         margin: float = 1.0,
         normalize: bool = False,
-        distill_weight: float = 0.0,
-        teacher=None,
-        lexicon_weight: float = 0.0,
-        lexicon=None,
+        terms: TeacherTerms | None = None,
         facts: dict[str, Any] | None = None,
     ):
         if not paraphrase_triples and not context_triples:
             raise ValueError("Phrase-BERT training needs paraphrase or context triples; both sets are empty.")
-        if distill_weight and teacher is None:
-            raise ValueError(
-                "distill_weight > 0 needs teacher embeddings (phrasezoo.objectives.teacher.teacher_embeddings)."
-            )
-        if lexicon_weight and lexicon is None:
-            raise ValueError("lexicon_weight > 0 needs the lexicon term (phrasezoo.objectives.lexicon_distillation).")
         self.model = model
         self.triples = list(paraphrase_triples) + list(context_triples)
         self.n_paraphrase = len(paraphrase_triples)
         self.margin = margin
         self.normalize = normalize
-        self.distill_weight = distill_weight
-        self.teacher = teacher
-        self.lexicon_weight = lexicon_weight
-        self.lexicon = lexicon if lexicon_weight else None
+        self.terms = terms or TeacherTerms()
         self._facts = facts or {}
 
     def num_examples(self) -> int:
@@ -79,7 +68,7 @@ class PhraseBertTask:
             "triplet margin": self.margin,
             "distance on": "L2-normalised embeddings" if self.normalize else "raw mean-pooled embeddings",
             **self._facts,
-            **(self.lexicon.facts() if self.lexicon is not None else {}),
+            **self.terms.facts(),
         }
 
     def prepare(self, model, accelerator) -> None:
@@ -88,14 +77,13 @@ class PhraseBertTask:
     def prefetch(self, steps) -> None:
         """Embed the teacher rows of the coming steps' phrases (group 0 of :meth:`make_batch`) before the first step,
         in large batches, instead of a few in every step."""
-        if self.distill_weight and hasattr(self.teacher, "prefetch"):
-            self.teacher.prefetch(
-                text
-                for indices, _rng in steps
-                for i in indices
-                for position, text in enumerate(self.triples[i])
-                if not (i >= self.n_paraphrase and position > 0)
-            )
+        self.terms.prefetch(
+            text
+            for indices, _rng in steps
+            for i in indices
+            for position, text in enumerate(self.triples[i])
+            if not (i >= self.n_paraphrase and position > 0)
+        )
 
     def make_batch(self, indices: list[int], rng: random.Random) -> dict[str, Any]:
         """Tokenize a batch of triples as two padded groups: phrases (group 0) and contexts (group 1).
@@ -121,8 +109,9 @@ class PhraseBertTask:
             "is_context": torch.tensor(is_context),
             "phrases": groups[0],
         }
-        if self.lexicon is not None:
-            ids, words = self.lexicon.sample(rng)
+        lexicon = self.terms.sample_lexicon(rng)
+        if lexicon is not None:
+            ids, words = lexicon
             batch["lexicon_ids"], batch["lexicon_features"] = ids, self.model.tokenize(words)
         return batch
 
@@ -150,86 +139,9 @@ class PhraseBertTask:
                     logs[name] = float(
                         triplet_loss(anchor[mask].float(), positive[mask].float(), negative[mask].float(), self.margin)
                     )
-        if self.distill_weight and vectors[0] is not None:
-            rows, found = self.teacher.lookup(batch["phrases"])
-            distill = similarity_distillation(vectors[0], rows.to(device), found.to(device))
-            loss = loss + self.distill_weight * distill
-            logs["distill"] = float(distill.detach())
-        if self.lexicon is not None:
+        if vectors[0] is not None:
+            loss = self.terms.add_distillation(loss, logs, vectors[0], batch["phrases"])
+        if self.terms.lexicon is not None:
             out = model(**{k: v.to(device) for k, v in batch["lexicon_features"].items()})
-            lexicon = self.lexicon.loss(out.pooled_embeddings, batch["lexicon_ids"])
-            loss = loss + self.lexicon_weight * lexicon
-            logs["lexicon"] = float(lexicon.detach())
+            loss = self.terms.add_lexicon(loss, logs, out.pooled_embeddings, batch["lexicon_ids"])
         return loss, logs
-
-
-def drop_benchmark_triples(paraphrase_triples: list, context_triples: list, mode: str) -> tuple[list, list, str]:
-    """Both triple lists without the triples that touch a test-benchmark item in ``mode`` of
-    :mod:`phrasezoo.data.benchmark_filter` (a paraphrase triple's three phrases and their pairs; a context triple's
-    phrase and contexts, by equality and by containment of benchmark sentences), and how many went from each."""
-    from phrasezoo.data.benchmark_filter import load_blocklist, remove_benchmark_items
-
-    blocklist = load_blocklist()
-    paraphrase, p_report = remove_benchmark_items(paraphrase_triples, blocklist=blocklist, mode=mode, log=False)
-    context, c_report = remove_benchmark_items(context_triples, blocklist=blocklist, mode=mode, log=False)
-    return (
-        paraphrase,
-        context,
-        f"paraphrase {p_report.dropped} of {p_report.total}, context {c_report.dropped} of {c_report.total}",
-    )
-
-
-def build_task(recipe, model: PhraseBertModel, accelerator) -> PhraseBertTask:
-    """Build both training sets (cached; the main process first) and the task around them.
-
-    ``recipe.data`` holds the arguments of :func:`phrasezoo.methods.phrase_bert.data.build_phrase_bert_data`; the
-    mask token defaults to the model tokenizer's. ``recipe.training.method_args``: see ``METHOD.args["task"]``.
-    """
-    from phrasezoo.registry import get_method, resolve_args
-
-    from .data import build_phrase_bert_data
-
-    data = dict(recipe.data)
-    data.setdefault("mask_token", model.mask_token)
-    filter_mode = data.pop("benchmark_filter", None)
-    args = resolve_args(get_method("phrase_bert"), "task", recipe.training.method_args)
-    with accelerator.main_process_first():
-        built = build_phrase_bert_data(**data, progress=accelerator.is_main_process)
-    facts = {f"data: {k}": v for k, v in built.stats.items()}
-    facts["objectives"] = ", ".join(data.get("objectives", ("paraphrase", "context")))
-    paraphrase_triples, context_triples = built.paraphrase_triples(), built.context_triples()
-    if filter_mode:
-        paraphrase_triples, context_triples, dropped = drop_benchmark_triples(
-            paraphrase_triples, context_triples, filter_mode
-        )
-        facts[f"triples dropped by the benchmark filter ({filter_mode})"] = dropped
-    teacher = None
-    if args["distill_weight"]:
-        from phrasezoo.objectives.teacher import teacher_embeddings
-
-        phrases = {t for triple in paraphrase_triples for t in triple} | {t[0] for t in context_triples}
-        with accelerator.main_process_first():
-            teacher = teacher_embeddings(
-                sorted(p for p in phrases if p.strip()), args["teacher"], progress=accelerator.is_main_process
-            )
-        facts["teacher"] = f"{teacher.teacher} ({len(teacher)} phrases)"
-    lexicon = None
-    if args["lexicon_weight"]:
-        from phrasezoo.objectives.lexicon_distillation import build_lexicon_distillation
-
-        with accelerator.main_process_first():
-            lexicon = build_lexicon_distillation(
-                args["lexicon"], args["teacher"], filter_mode, progress=accelerator.is_main_process
-            )
-    return PhraseBertTask(
-        model,
-        paraphrase_triples,
-        context_triples,
-        margin=args["margin"],
-        normalize=args["normalize"],
-        distill_weight=args["distill_weight"],
-        teacher=teacher,
-        lexicon_weight=args["lexicon_weight"],
-        lexicon=lexicon,
-        facts=facts,
-    )

@@ -8,8 +8,9 @@ from phrasezoo.models.slice.configuration_slice import SliceConfig
 from phrasezoo.models.slice.modeling_slice import SliceModel
 from phrasezoo.registry import Arg, Method, OutputKind, signature_args
 
+from .assembly import build_task
 from .data import SOURCES, build_slice_data
-from .task import METHOD_ARGS_DOCS, build_task
+from .task import METHOD_ARGS_DOCS
 
 TINY_BERT = {
     "model_type": "bert", "vocab_size": 30522, "hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 2,

@@ -186,26 +186,3 @@ def _config(model):
 
 def _fmt(values: dict[str, float]) -> str:
     return ", ".join(f"{k} {v:.4f}" for k, v in values.items())
-
-
-# ------------------------------------------------------------------------------------------------------ building
-def build_task(recipe, model, accelerator) -> SliceTask:
-    """Build (or load) the triplets of ``recipe.data`` (main process first) and the task around them."""
-    from .data import build_slice_data
-
-    args = {**METHOD_ARGS_DOCS.defaults, **dict(recipe.training.method_args or {})}  # validated by the registry
-    with accelerator.main_process_first():
-        built = build_slice_data(**dict(recipe.data), progress=accelerator.is_main_process)
-    columns = ("query", "positive", "negative")
-    train = built.split("train").select_columns(list(columns))[:]
-    valid = built.split("valid").select_columns(list(columns))[:]
-    facts = {f"data: {k}": v for k, v in built.stats.items()}
-    return SliceTask(
-        model,
-        list(zip(*(train[c] for c in columns))),
-        list(zip(*(valid[c] for c in columns))),
-        passage_loss=bool(args["passage_loss"]),
-        valid_max_triplets=int(args["valid_max_triplets"]),
-        valid_batch_size=int(args["valid_batch_size"]),
-        facts=facts,
-    )

@@ -8,8 +8,9 @@ from phrasezoo.models.uctopic.configuration_uctopic import UCTopicConfig
 from phrasezoo.models.uctopic.modeling_uctopic import UCTopicModel
 from phrasezoo.registry import Arg, Method, OutputKind, benchmark_filter_arg, lexicon_args, signature_args
 
+from .assembly import build_task
 from .data import SOURCES, build_uctopic_dataset
-from .task import UCTopicTask, build_task
+from .task import UCTopicTask
 
 
 def _mention(sentence: str, phrase: str) -> tuple[str, tuple[int, int]]:
@@ -60,7 +61,7 @@ METHOD = Method(
             ),
         },
         "task": {
-            **signature_args(UCTopicTask.__init__, exclude=("model", "dataset", "facts", "lexicon_weight", "lexicon")),
+            **signature_args(UCTopicTask.__init__, exclude=("model", "dataset", "facts", "terms")),
             **lexicon_args(),
             "teacher": Arg("mpnet-base", "teacher encoder of the lexicon term (a backbone name, folder or Hub id)"),
         },

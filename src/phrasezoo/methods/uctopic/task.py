@@ -26,6 +26,7 @@ import torch
 
 from phrasezoo.models.uctopic.modeling_uctopic import UCTopicModel
 from phrasezoo.objectives.losses import info_nce
+from phrasezoo.objectives.terms import TeacherTerms
 
 
 def mask_tokens(
@@ -70,15 +71,11 @@ class UCTopicTask:
         mlm_weight: float = 0.0,
         mlm_probability: float = 0.15,
         max_seq_length: int | None = None,
-        lexicon_weight: float = 0.0,
-        lexicon=None,
-        teacher: str = "mpnet-base",
+        terms: TeacherTerms | None = None,
         facts: dict[str, Any] | None = None,
     ):
-        from .data import positive_candidates
+        from .data import positive_candidates  # here: .data needs datasets, which the GPU job's machine lacks
 
-        if lexicon_weight and not hasattr(lexicon, "sample"):
-            raise ValueError("lexicon_weight > 0 needs the lexicon term (phrasezoo.objectives.lexicon_distillation).")
         if mlm_weight and model.lm_head is None:
             raise ValueError("mlm_weight > 0 needs an MLM head: set model.use_mlm_head: true in the recipe.")
         self.model = model
@@ -93,9 +90,7 @@ class UCTopicTask:
         self.mlm_weight = mlm_weight
         self.mlm_probability = mlm_probability
         self.max_seq_length = max_seq_length
-        self.lexicon_weight = lexicon_weight
-        self.lexicon = lexicon if lexicon_weight else None
-        self.teacher = teacher
+        self.terms = terms or TeacherTerms()
         self._facts = facts or {}
 
     def num_examples(self) -> int:
@@ -109,7 +104,7 @@ class UCTopicTask:
             "keep mention in positive (p)": self.keep_mention_probability,
             "MLM weight": self.mlm_weight,
             **self._facts,
-            **(self.lexicon.facts() if self.lexicon is not None else {}),
+            **self.terms.facts(),
         }
 
     def make_batch(self, indices: list[int], rng: random.Random) -> dict[str, Any]:
@@ -138,8 +133,9 @@ class UCTopicTask:
                 label_tensor[row, : len(row_labels)] = torch.tensor(row_labels)
             features["mlm_input_ids"] = padded
             features["mlm_labels"] = label_tensor
-        if self.lexicon is not None:  # drawn last: the mention batch stays the one a run without the term gets
-            ids, words = self.lexicon.sample(rng)
+        lexicon = self.terms.sample_lexicon(rng)  # drawn last: the mention batch stays the one a run without it gets
+        if lexicon is not None:
+            ids, words = lexicon
             batch["lexicon_ids"] = ids
             batch["lexicon_features"] = self.model.collate(self.model.prepare_mentions(words, mask_mention=False))
         return batch
@@ -162,72 +158,11 @@ class UCTopicTask:
         if self.mlm_weight:
             loss = loss + self.mlm_weight * out.loss
             logs["mlm"] = float(out.loss.detach())
-        if self.lexicon is not None:
+        if self.terms.lexicon is not None:
             # the span vector (before the MLP head): what the model embeds with under mlp_only_train
             lexicon_out = model(**{k: v.to(device) for k, v in batch["lexicon_features"].items()})
-            lexicon = self.lexicon.loss(lexicon_out.span_states, batch["lexicon_ids"])
-            loss = loss + self.lexicon_weight * lexicon
-            logs["lexicon"] = float(lexicon.detach())
+            loss = self.terms.add_lexicon(loss, logs, lexicon_out.span_states, batch["lexicon_ids"])
         return loss, logs
 
     def prepare(self, model, accelerator) -> None:
         """Nothing to pretrain before the main loop."""
-
-
-def drop_benchmark_instances(dataset, mode: str, blocklist=None):
-    """The mention instances whose mention and sentence touch no test-benchmark item in ``mode`` of
-    :mod:`phrasezoo.data.benchmark_filter` (a mention equal to a benchmark string; a sentence that contains a
-    benchmark sentence), and ``"<dropped> of <total>"``."""
-    from phrasezoo.data.benchmark_filter import load_blocklist, remove_benchmark_items
-
-    items = [
-        (sentence[int(start) : int(end)], sentence)
-        for sentence, start, end in zip(dataset["sentence"], dataset["start"], dataset["end"], strict=True)
-    ]
-    keep, report = remove_benchmark_items(
-        range(len(items)), key=lambda i: items[i], blocklist=blocklist or load_blocklist(), mode=mode, log=False
-    )
-    return dataset.select(keep), f"{report.dropped} of {report.total}"
-
-
-def build_task(recipe, model: UCTopicModel, accelerator) -> UCTopicTask:
-    """Build the mention dataset (cached; the main process first) and the task around it.
-
-    ``recipe.data`` holds the arguments of :func:`phrasezoo.methods.uctopic.data.build_uctopic_dataset`;
-    ``recipe.training.method_args`` those of :class:`UCTopicTask` (temperature, keep_mention_probability, mlm_weight,
-    mlm_probability, max_seq_length).
-    """
-    from collections import Counter
-
-    from phrasezoo.registry import get_method, validate_args
-
-    from .data import build_uctopic_dataset
-
-    method = get_method("uctopic")
-    data = dict(recipe.data)
-    validate_args(method, "data", data)
-    filter_mode = data.pop("benchmark_filter", None)
-    with accelerator.main_process_first():
-        dataset = build_uctopic_dataset(**data, progress=accelerator.is_main_process)
-    dropped = None
-    if filter_mode:
-        dataset, dropped = drop_benchmark_instances(dataset, filter_mode)
-    method_args = dict(recipe.training.method_args)
-    validate_args(method, "task", method_args)
-    if method_args.get("lexicon_weight"):
-        from phrasezoo.objectives.lexicon_distillation import build_lexicon_distillation
-
-        with accelerator.main_process_first():
-            method_args["lexicon"] = build_lexicon_distillation(
-                method_args.get("lexicon"),
-                method_args.get("teacher", "mpnet-base"),
-                filter_mode,
-                progress=accelerator.is_main_process,
-            )
-    sources = Counter(dataset["source"])
-    facts = {
-        "corpus": data.get("corpus", "embedded"),
-        "phrase sources (mentions)": ", ".join(f"{k}: {v}" for k, v in sorted(sources.items())),
-        **({f"instances dropped by the benchmark filter ({filter_mode})": dropped} if filter_mode else {}),
-    }
-    return UCTopicTask(model, dataset, facts=facts, **method_args)

@@ -1,0 +1,23 @@
+"""UCTopic: a tiny version of its mini recipe (benchmark filter, lexicon term on) trains to the weights and training facts
+recorded before the training-task assembler existed (:mod:`tests.training.golden`, issue 45)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.training import golden
+
+
+def SPEC(root: Path) -> dict:  # noqa: N802 (a constant of the golden test)
+    return {
+        "backbone": "minilm-l6",
+        "data": {"corpus": golden.corpus(root), "sources": ["entities", "noun_phrases"],
+                 "benchmark_filter": "multiword"},
+        "method_args": {"teacher": "minilm-l6", **golden.LEXICON},
+    }  # fmt: skip
+
+
+def test_the_tiny_recipe_trains_to_the_recorded_weights_and_facts(tmp_path, monkeypatch, one_thread, benchmarks_dir):
+    golden.check(
+        "uctopic", SPEC, Path(__file__).with_name("assembly_golden.json"), tmp_path, monkeypatch, benchmarks_dir
+    )
