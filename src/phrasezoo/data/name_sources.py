@@ -27,10 +27,10 @@ from pathlib import Path
 
 DICTD = Path("/usr/share/dictd")
 _B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
-_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+WORD = re.compile(r"[^\W_]+", re.UNICODE)
 _ACRONYM = re.compile(r"^[A-Z][A-Z0-9&./-]{1,9}$")
 _PARENS = re.compile(r"\s*(?:\([^()]*\)|\[[^\[\]]*\])")
-_STOP = frozenset(["a", "an", "and", "at", "by", "de", "for", "from", "in", "of", "on", "or", "the", "to", "with"])
+STOP_WORDS = frozenset(["a", "an", "and", "at", "by", "de", "for", "from", "in", "of", "on", "or", "the", "to", "with"])
 _RANK = re.compile(r"^(?:genus|family|order|class|phylum|division|subgenus|subfamily|suborder|subclass|tribe|"
                    r"superfamily|superorder|kingdom|subkingdom|subphylum|infraorder) ", re.IGNORECASE)  # fmt: skip
 
@@ -87,7 +87,7 @@ def is_acronym(text: str) -> bool:
 
 def initials(text: str) -> str:
     """Lower-case initials of a name's words, stop words skipped ("Bank of America" -> "ba")."""
-    return "".join(w[0].lower() for w in _WORD.findall(text) if w.lower() not in _STOP)
+    return "".join(w[0].lower() for w in WORD.findall(text) if w.lower() not in STOP_WORDS)
 
 
 def _plain_case(word: str) -> str:

@@ -41,6 +41,7 @@ class TfidfChannel:
             raise ValueError(f"Unknown TF-IDF channel {kind!r}; use one of {', '.join(ANALYZERS)}.")
         self.kind = kind
         self.vectorizer = None
+        self._recent: dict[tuple, Any] = {}  # the last transformed lists (see _remember)
 
     def _new_vectorizer(self, vocabulary: dict[str, int] | None = None):
         from sklearn.feature_extraction.text import TfidfVectorizer
@@ -50,7 +51,7 @@ class TfidfChannel:
 
     def fit(self, texts: Sequence[str]) -> TfidfChannel:
         self.vectorizer = self._new_vectorizer()
-        self._recent: dict[tuple, Any] = {}
+        self._recent.clear()
         try:
             matrix = self.vectorizer.fit_transform([t[:MAX_CHARS] for t in texts]).astype(np.float32).tocsr()
             self._remember(texts, matrix)
@@ -62,7 +63,6 @@ class TfidfChannel:
     def _remember(self, texts: Sequence[str], matrix) -> None:
         """Keep the last few transformed lists: the hybrid matcher transforms the same table several times (fit,
         candidates, features), and n-gram counting is its costliest step after the encoder."""
-        self._recent = getattr(self, "_recent", {})
         if len(self._recent) >= 4:
             self._recent.pop(next(iter(self._recent)))
         self._recent[(len(texts), hash(tuple(texts)))] = matrix
@@ -72,7 +72,7 @@ class TfidfChannel:
         if self.vectorizer is None:
             raise RuntimeError("Fit the TF-IDF channel on the reference table before transforming.")
         key = (len(texts), hash(tuple(texts)))
-        if key in getattr(self, "_recent", {}):
+        if key in self._recent:
             return self._recent[key]
         matrix = self.vectorizer.transform([t[:MAX_CHARS] for t in texts]).astype(np.float32).tocsr()
         self._remember(texts, matrix)
