@@ -35,6 +35,19 @@ def test_numbers_acronyms_and_cores_decide_between_close_names(fitted):
     assert out["score"].between(0, 1).all()
 
 
+def test_neighbourhood_is_computed_for_candidate_rows_only_and_equals_the_full_one():
+    matcher = Matcher(progress=False).fit(LEFT)
+    hub = matcher.scorer.hub
+    assert set(hub) == {"emb_hub", "char_hub"} and np.isnan(hub["char_hub"]).all()  # nothing paid at fit time
+    matcher.transform(["2013 Wisconsin Badgers football"])
+    reached = ~np.isnan(hub["char_hub"])
+    assert 0 < reached.sum() <= len(LEFT)
+    full = matcher.scorer.neighbourhood(np.arange(len(LEFT)))
+    for name in hub:
+        np.testing.assert_allclose(hub[name][reached], full[name][reached], atol=1e-6)
+    assert full["emb_hub"][1] == pytest.approx(full["emb_hub"][0])  # the two seasons are each other's twin
+
+
 def test_top_k_beyond_the_candidates_is_filled(fitted):
     out = fitted.transform(["apple pie"], top_k=len(LEFT))
     assert len(out) == len(LEFT) and out["score"].is_monotonic_decreasing

@@ -8,6 +8,7 @@ from phrasezoo.match.name_features import (
     InitialsIndex,
     acronym_soft,
     cover,
+    fuzzy_cover,
     head_match,
     initials_keys,
     name_feature_columns,
@@ -55,3 +56,14 @@ def test_feature_columns_follow_the_pairs():
     assert columns["short_form"].tolist() == [1.0, 0.0, 0.0]
     assert columns["acronym_soft"].tolist() == [0.0, 0.0, 1.0]
     assert set(columns) == {"short_form", "acronym_soft"}
+
+
+def test_fuzzy_cover_forgives_one_typo_and_abbreviations_but_not_other_words():
+    assert fuzzy_cover("Maon Information", "Main Information Packet") == 1.0  # one substitution
+    assert fuzzy_cover("vioce mail", "voice mail") == 1.0  # a swap
+    assert fuzzy_cover("Acme Intl Corp.", "Acme International Corporation") == 1.0  # abbreviations
+    assert fuzzy_cover("Maon Information", "System Information") == 0.5
+    assert fuzzy_cover("Single Intf.", "Single Sign On") == 0.5
+    assert fuzzy_cover("cat", "bat") == 0.0  # short words need to be equal
+    assert fuzzy_cover("", "anything") == 1.0 and fuzzy_cover("xy", "") == 0.0
+    assert cover("Maon Information", "Main Information Packet") == 0.5  # the exact feature does not forgive

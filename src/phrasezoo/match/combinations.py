@@ -35,6 +35,8 @@ FEATURES = (
     "short_form",  # 1 when one name is a short form of the other ("C. Dickens" / "Charles Dickens")
     "head_match",  # 1 when both names end in the same content word
     "acronym_soft",  # 1 when an acronym's letters spell the other name's words ("XML" / "eXtensible Markup ...")
+    "fuzzy_cover_query",  # cover_query where a word with one typo or abbreviated ("Intl") counts as found
+    "fuzzy_cover_candidate",  # the same for the candidate's words
 )
 LINKS = ("logistic", "identity", "ranked")
 

@@ -225,38 +225,51 @@ class HybridScorer:
         self.char.fit(self.reference)
         if self.word is not None:
             self.word.fit(self.reference)
-        self.hub = {}
+        # computed on demand, for the rows that turn up as candidates (see fill_neighbourhood): NaN = not yet
+        self.hub = self.empty_neighbourhood() if NEEDS_HUB & set(self.combination.features) else {}
         self._prepare()
-        if NEEDS_HUB & set(self.combination.features):
-            self.hub = self.neighbourhood()
-            self._prepare()
+
+    def empty_neighbourhood(self) -> dict[str, np.ndarray]:
+        return {name: np.full(len(self.reference), np.nan, dtype=np.float32) for name in NEEDS_HUB}
 
     def _prepare(self) -> None:
         self.char_matrix = self.char.transform(self.reference)
         self.initials = InitialsIndex(self.reference)
         self.pairs = PairFeatures(self.reference, self.char, self.word, self.hub)
 
-    def neighbourhood(self) -> dict[str, np.ndarray]:
-        """Each reference row's best embedding and character cosine to another row (over its own candidates): how
-        crowded its neighbourhood is. A match to a row with a near twin ("... 2012 season" next to "... 2013 season")
-        needs more evidence than a match to a row that stands alone."""
+    def neighbourhood(self, rows: np.ndarray) -> dict[str, np.ndarray]:
+        """The given reference rows' best embedding and character cosine to another row (over their own candidates):
+        how crowded each row's neighbourhood is. A match to a row with a near twin ("... 2012 season" next to "...
+        2013 season") needs more evidence than a match to a row that stands alone."""
         ref_vectors = self.vectors.vectors if self.vectors is not None else None
-        out = {name: np.zeros(len(self.reference), dtype=np.float32) for name in NEEDS_HUB}
+        out = {name: np.zeros(len(rows), dtype=np.float32) for name in NEEDS_HUB}
         chunk = 4096
-        for start in range(0, len(self.reference), chunk):
-            part = self.reference[start : start + chunk]
-            rows = np.arange(start, start + len(part))
-            qv = ref_vectors[rows] if ref_vectors is not None else None
+        for start in range(0, len(rows), chunk):
+            ids = rows[start : start + chunk]
+            part = [self.reference[i] for i in ids.tolist()]
+            qv = ref_vectors[ids] if ref_vectors is not None else None
             # the embedding and character channels alone: each one's top k + 1 holds its own best other row, so the
             # maxima below are the same over any wider candidate set (the static and initials channels add nothing)
             cands = self.candidate_ids(part, qv, extra=1, initials=False)
-            cands = np.where(cands == rows[:, None], -1, cands)  # not the row itself
+            cands = np.where(cands == ids[:, None], -1, cands)  # not the row itself
             names = ["char"] + (["emb"] if qv is not None else [])
             feats = self.pairs.compute(names, part, cands, qv, ref_vectors)
             for j, name in enumerate(names):
                 values = np.where(cands >= 0, feats[..., j], -np.inf).max(1)
-                out[f"{name}_hub"][rows] = np.where(np.isfinite(values), values, 0.0)
+                out[f"{name}_hub"][start : start + len(ids)] = np.where(np.isfinite(values), values, 0.0)
         return out
+
+    def fill_neighbourhood(self, candidates: np.ndarray) -> None:
+        """Compute the neighbourhood statistics of the candidate rows that lack them. Only rows that turn up as some
+        query's candidate are ever read, so a fit does not pay for the whole table's self-search (an n x n search in
+        two channels); each row's value is the same whenever it is computed."""
+        if not self.hub:
+            return
+        rows = np.unique(candidates[candidates >= 0])
+        missing = rows[np.isnan(self.hub["char_hub"][rows])]
+        if len(missing):
+            for name, values in self.neighbourhood(missing).items():
+                self.hub[name][missing] = values
 
     def candidate_ids(self, queries: list[str], query_vectors: np.ndarray | None, extra: int = 0,
                       static_vectors: np.ndarray | None = None, initials: bool = True) -> np.ndarray:  # fmt: skip
@@ -282,11 +295,13 @@ class HybridScorer:
                  static_vectors: np.ndarray | None = None) -> np.ndarray:  # fmt: skip
         """Pair features (``names``, default the combination's) of each query against its candidate rows."""
         ref_vectors = self.vectors.vectors if self.vectors is not None else None
+        names = list(names or self.combination.features)
+        if NEEDS_HUB & set(names):
+            self.fill_neighbourhood(candidates)
         if static_vectors is None and self.static is not None:
             static_vectors = self.static_vectors(queries)
         static = (static_vectors, self.static.vectors) if static_vectors is not None else None
-        return self.pairs.compute(list(names or self.combination.features), queries, candidates, query_vectors,
-                                  ref_vectors, static)  # fmt: skip
+        return self.pairs.compute(names, queries, candidates, query_vectors, ref_vectors, static)
 
     def pair_scores(self, queries: list[str], candidates: np.ndarray) -> np.ndarray:
         query_vectors = self.encode(queries) if self.vectors is not None else None

@@ -11,7 +11,10 @@ pair, computed from the words of the two names:
   word kept whole or as its initial ("Dickens", "C. Dickens", "Charles Dickens" / "Charles John Huffam Dickens");
 * ``head_match``: 1 when both names end in the same content word (English names put the head last);
 * ``acronym_soft``: 1 when an acronym's letters spell the other name's words in order, each word giving its initial
-  and maybe more of its letters ("XML" / "eXtensible Markup Language", "MTTFF" / "Mean Time To First Failure").
+  and maybe more of its letters ("XML" / "eXtensible Markup Language", "MTTFF" / "Mean Time To First Failure");
+* ``fuzzy_cover_query`` / ``fuzzy_cover_candidate``: ``cover`` where a word also counts as found when the other
+  name has it with one typo ("Maon" / "Main", "vioce" / "voice") or as an abbreviation ("Intl" / "International",
+  "Bwn" / "Brown"): a noisy query's words, matched one by one.
 """
 
 from __future__ import annotations
@@ -20,10 +23,12 @@ import re
 from functools import lru_cache
 
 import numpy as np
+from rapidfuzz.distance import DamerauLevenshtein
 
 from .lexical import acronym_form
 
-NAME_FEATURES = ("cover_query", "cover_candidate", "short_form", "head_match", "acronym_soft")
+NAME_FEATURES = ("cover_query", "cover_candidate", "short_form", "head_match", "acronym_soft", "fuzzy_cover_query",
+                 "fuzzy_cover_candidate")  # fmt: skip
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 _STOP = frozenset(["a", "an", "and", "at", "by", "de", "for", "from", "in", "of", "on", "or", "the", "to", "with"])
 
@@ -43,6 +48,35 @@ def cover(a: str, b: str) -> float:
     """The share of ``a``'s content words that are words of ``b`` (1 when ``a`` has none)."""
     wa = content_words(a)
     return sum(w in content_words(b) for w in wa) / len(wa) if wa else 1.0
+
+
+@lru_cache(maxsize=500_000)
+def _abbreviates(short: str, word: str) -> bool:
+    """Whether ``short`` (2+ letters, shorter than ``word``) is an abbreviation of ``word``: same first letter, its
+    letters in order among the word's ("intl" / "international", "dept" / "department")."""
+    if len(short) < 2 or len(short) >= len(word) or short[0] != word[0]:
+        return False
+    letters = iter(word[1:])
+    return all(char in letters for char in short[1:])
+
+
+@lru_cache(maxsize=500_000)
+def _fuzzy_equal(a: str, b: str) -> bool:
+    """The same word up to one typo (words of 4+ letters: one insertion, deletion, substitution or swap), or one
+    an abbreviation of the other."""
+    if a == b:
+        return True
+    if min(len(a), len(b)) >= 4 and DamerauLevenshtein.distance(a, b, score_cutoff=1) <= 1:
+        return True
+    return _abbreviates(a, b) or _abbreviates(b, a)
+
+
+def fuzzy_cover(a: str, b: str) -> float:
+    """The share of ``a``'s content words found in ``b`` up to a typo or an abbreviation (1 when ``a`` has none)."""
+    wa, wb = content_words(a), content_words(b)
+    if not wa:
+        return 1.0
+    return sum(w in wb or any(_fuzzy_equal(w, v) for v in wb) for w in wa) / len(wa)
 
 
 def _short_of(short: tuple[str, ...], full: tuple[str, ...]) -> bool:
@@ -131,7 +165,8 @@ class InitialsIndex:
 
 
 FUNCTIONS = {"cover_query": cover, "cover_candidate": lambda q, c: cover(c, q), "short_form": short_form,
-             "head_match": head_match, "acronym_soft": acronym_soft}  # fmt: skip
+             "head_match": head_match, "acronym_soft": acronym_soft, "fuzzy_cover_query": fuzzy_cover,
+             "fuzzy_cover_candidate": lambda q, c: fuzzy_cover(c, q)}  # fmt: skip
 
 
 def name_feature_columns(names: set[str], queries: list[str], reference: list[str], q_rows: np.ndarray,
