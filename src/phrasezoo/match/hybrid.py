@@ -248,6 +248,7 @@ class HybridScorer:
             ids = rows[start : start + chunk]
             part = [self.reference[i] for i in ids.tolist()]
             qv = ref_vectors[ids] if ref_vectors is not None else None
+            self.char.remember(part, self.char_matrix[ids])  # reference rows: no n-gram recount
             # the embedding and character channels alone: each one's top k + 1 holds its own best other row, so the
             # maxima below are the same over any wider candidate set (the static and initials channels add nothing)
             cands = self.candidate_ids(part, qv, extra=1, initials=False)

@@ -41,7 +41,7 @@ class TfidfChannel:
             raise ValueError(f"Unknown TF-IDF channel {kind!r}; use one of {', '.join(ANALYZERS)}.")
         self.kind = kind
         self.vectorizer = None
-        self._recent: dict[tuple, Any] = {}  # the last transformed lists (see _remember)
+        self._recent: dict[tuple, Any] = {}  # the last transformed lists (see remember)
 
     def _new_vectorizer(self, vocabulary: dict[str, int] | None = None):
         from sklearn.feature_extraction.text import TfidfVectorizer
@@ -54,15 +54,16 @@ class TfidfChannel:
         self._recent.clear()
         try:
             matrix = self.vectorizer.fit_transform([t[:MAX_CHARS] for t in texts]).astype(np.float32).tocsr()
-            self._remember(texts, matrix)
+            self.remember(texts, matrix)
         except ValueError:  # no n-gram at all (e.g. only punctuation for the word channel): an empty vocabulary
             self.vectorizer = self._new_vectorizer({" ": 0})
             self.vectorizer.idf_ = np.ones(1, dtype=np.float32)
         return self
 
-    def _remember(self, texts: Sequence[str], matrix) -> None:
+    def remember(self, texts: Sequence[str], matrix) -> None:
         """Keep the last few transformed lists: the hybrid matcher transforms the same table several times (fit,
-        candidates, features), and n-gram counting is its costliest step after the encoder."""
+        candidates, features), and n-gram counting is its costliest step after the encoder. Also how a caller that
+        holds the rows of ``texts`` already (reference rows) spares their recount."""
         if len(self._recent) >= 4:
             self._recent.pop(next(iter(self._recent)))
         self._recent[(len(texts), hash(tuple(texts)))] = matrix
@@ -75,7 +76,7 @@ class TfidfChannel:
         if key in self._recent:
             return self._recent[key]
         matrix = self.vectorizer.transform([t[:MAX_CHARS] for t in texts]).astype(np.float32).tocsr()
-        self._remember(texts, matrix)
+        self.remember(texts, matrix)
         return matrix
 
     def state(self) -> dict[str, Any]:
