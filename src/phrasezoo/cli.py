@@ -33,6 +33,7 @@ def plugins(group: str) -> dict:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The ``phrasezoo`` parser: the core commands, then the workflows' and the plugins' subcommands."""
     parser = argparse.ArgumentParser(
         prog="phrasezoo",
         description="A model zoo of phrase-representation methods: train, evaluate, export and publish.",
@@ -51,7 +52,15 @@ def build_parser() -> argparse.ArgumentParser:
         description="Train a model from its recipe; resumes from outputs/<name>/checkpoints; exports at the end.",
     )
     add_train_arguments(train)
+    _add_pipeline_command(sub)
+    _add_export_command(sub)
+    _add_push_command(sub)
+    _add_workflow_commands(sub)
+    return parser
 
+
+def _add_pipeline_command(sub) -> None:
+    """``phrasezoo pipeline``: the main job's options (what to skip, reuse or rewrite)."""
     pipeline = sub.add_parser(
         "pipeline",
         help="the main job: train, evaluate model and baselines, export with the results, print the table",
@@ -85,6 +94,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     pipeline.add_argument("--update-readme", metavar="README", help="rewrite the results table block of this README")
 
+
+def _add_export_command(sub) -> None:
+    """``phrasezoo export``: rewrite a recipe's Hub folder or write another format (the export plugins')."""
     export = sub.add_parser(
         "export",
         help="(re)write the Hub-ready folder of a recipe, e.g. with evaluation results in its card",
@@ -107,6 +119,9 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("--output", help="folder for --format other than hub (default outputs/<name>-<format>)")
     export.add_argument("--overwrite", action="store_true", help="replace an existing --output folder")
 
+
+def _add_push_command(sub) -> None:
+    """``phrasezoo push``: upload an exported folder to the Hub."""
     push = sub.add_parser(
         "push",
         help="upload an exported folder to the Hugging Face Hub (needs a token)",
@@ -122,6 +137,9 @@ def build_parser() -> argparse.ArgumentParser:
     push.add_argument("--keep-remote-files", action="store_true", help="keep remote files the export does not have")
     push.add_argument("--dry-run", action="store_true", help="list what would be uploaded and left out; upload nothing")
 
+
+def _add_workflow_commands(sub) -> None:
+    """The subcommands the workflows (evaluation, topics, the GPU job) and the installed plugins register."""
     try:
         from phrasezoo.evaluation.commands import register
     except ImportError:  # pragma: no cover - evaluation package not installed
@@ -139,7 +157,6 @@ def build_parser() -> argparse.ArgumentParser:
             entry_point.load()(sub)
         except Exception as err:  # noqa: BLE001 - a broken plugin must not take the whole CLI down
             print(f"warning: the `{name}` command is unavailable ({type(err).__name__}: {err})", file=sys.stderr)
-    return parser
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -365,6 +365,56 @@ def _say(progress: bool, message: str) -> None:
         print(message, file=sys.stderr, flush=True)
 
 
+def _dev_data(source: str, sets: dict, max_items, benchmarks_dir, rebuild: bool, progress: bool):
+    """The dev set of ``source``, loaded once per run into ``sets``; a missing resource is kept as its message."""
+    if source not in sets:
+        try:
+            if source == BENCHMARK_DEV:
+                sets[source] = load_benchmark_dev(benchmarks_dir)
+            else:
+                sets[source] = load_dev_set(source, max_items, benchmarks_dir, rebuild, progress)
+        except (MissingResourceError, FileNotFoundError) as err:
+            sets[source] = f"{type(err).__name__}: {err}"
+    return sets[source]
+
+
+def _run_dev_task(name: str, encoder: Encoder, data: dict[str, Any] | str) -> dict[str, Any]:
+    """One task's results entry: its score on ``data``, or why it was skipped (no data, or an encoder that lacks
+    what the task needs), and the seconds it took."""
+    task = DEV_TASKS[name]
+    started = time.perf_counter()
+    entry: dict[str, Any] = {"score": None, "n": 0, "metric": task.metric}
+    if isinstance(data, str):
+        entry["skipped"] = data
+    elif task.needs_vectors and VECTORS not in encoder.capabilities:
+        entry["skipped"] = f"{encoder.name} gives no vectors (similarity only)"
+    elif task.needs_mentions and MENTIONS not in encoder.capabilities:
+        entry["skipped"] = f"{encoder.name} cannot encode mentions in context"
+    else:
+        score, n, details = task.run(encoder, data)
+        entry.update(score=round(float(score), 6), n=int(n), details=details)
+    entry["seconds"] = round(time.perf_counter() - started, 2)
+    if "skipped" in entry:
+        logger.warning("dev suite: %s skipped: %s", name, entry["skipped"])
+    return entry
+
+
+def _dev_document(encoder: Encoder, results: dict[str, dict[str, Any]], started_all: float) -> dict[str, Any]:
+    """The dev-suite document of a run: the model, the tasks' entries and ``dev_avg`` over the tasks that ran."""
+    ran = [name for name, entry in results.items() if entry["score"] is not None]
+    return {
+        "suite": SUITE,
+        "version": VERSION,
+        "model": encoder.name,
+        "model_revision": encoder.revision,
+        "created": datetime.now(UTC).isoformat(timespec="seconds"),
+        "seconds": round(time.perf_counter() - started_all, 2),
+        "tasks": results,
+        "dev_avg": round(float(np.mean([results[n]["score"] for n in ran])), 6) if ran else None,
+        "dev_avg_tasks": ran,
+    }
+
+
 def evaluate_dev(
     model: Any,
     tasks: str | Sequence[str] | None = None,
@@ -408,50 +458,16 @@ def evaluate_dev(
     sets: dict[str, dict[str, Any] | str] = {}
     try:
         for number, name in enumerate(names, 1):
-            task = DEV_TASKS[name]
-            started = time.perf_counter()
-            entry: dict[str, Any] = {"score": None, "n": 0, "metric": task.metric}
-            if task.source not in sets:
-                try:
-                    if task.source == BENCHMARK_DEV:
-                        sets[task.source] = load_benchmark_dev(benchmarks_dir)
-                    else:
-                        sets[task.source] = load_dev_set(task.source, max_items, benchmarks_dir, rebuild, progress)
-                except (MissingResourceError, FileNotFoundError) as err:
-                    sets[task.source] = f"{type(err).__name__}: {err}"
-            data = sets[task.source]
-            if isinstance(data, str):
-                entry["skipped"] = data
-            elif task.needs_vectors and VECTORS not in encoder.capabilities:
-                entry["skipped"] = f"{encoder.name} gives no vectors (similarity only)"
-            elif task.needs_mentions and MENTIONS not in encoder.capabilities:
-                entry["skipped"] = f"{encoder.name} cannot encode mentions in context"
-            else:
-                score, n, details = task.run(encoder, data)
-                entry.update(score=round(float(score), 6), n=int(n), details=details)
-            entry["seconds"] = round(time.perf_counter() - started, 2)
-            if "skipped" in entry:
-                logger.warning("dev suite: %s skipped: %s", name, entry["skipped"])
+            data = _dev_data(DEV_TASKS[name].source, sets, max_items, benchmarks_dir, rebuild, progress)
+            results[name] = entry = _run_dev_task(name, encoder, data)
             shown = "skipped" if entry["score"] is None else f"{entry['score']:.4f}"
-            _say(progress, f"[{number}/{len(names)}] {name:16s} {task.metric:14s} {shown:>8s}  n={entry['n']}  "
+            _say(progress, f"[{number}/{len(names)}] {name:16s} {entry['metric']:14s} {shown:>8s}  n={entry['n']}  "
                            f"({entry['seconds']:.1f} s)")  # fmt: skip
-            results[name] = entry
     finally:
         if was_training:
             module.train()
-    ran = [name for name, entry in results.items() if entry["score"] is not None]
-    doc = {
-        "suite": SUITE,
-        "version": VERSION,
-        "model": encoder.name,
-        "model_revision": encoder.revision,
-        "created": datetime.now(UTC).isoformat(timespec="seconds"),
-        "seconds": round(time.perf_counter() - started_all, 2),
-        "tasks": results,
-        "dev_avg": round(float(np.mean([results[n]["score"] for n in ran])), 6) if ran else None,
-        "dev_avg_tasks": ran,
-    }
-    _say(progress, f"dev_avg {doc['dev_avg']} over {len(ran)} task(s) in {doc['seconds']:.1f} s")
+    doc = _dev_document(encoder, results, started_all)
+    _say(progress, f"dev_avg {doc['dev_avg']} over {len(doc['dev_avg_tasks'])} task(s) in {doc['seconds']:.1f} s")
     if output is not None:
         write_dev_results(doc, output)
     return doc

@@ -438,6 +438,78 @@ def phrase_examples(
     return out, drops
 
 
+def extra_words(vocab: set[str], word_vectors: str, extra_vocabulary: int, lowercase: bool = True) -> list[str]:
+    """The words among the ``extra_vocabulary`` most frequent of ``word_vectors`` that ``vocab`` lacks and the
+    tokenizer can produce (GloVe also lists "'s", "u.s." or "<unk>", which it splits): common words a small corpus
+    leaves out of a min-count vocabulary."""
+    from .vectors import most_frequent_words
+
+    top = most_frequent_words(word_vectors, extra_vocabulary)
+    return [w for w in top if w not in vocab and word_tokens(w, lowercase) == [w]]
+
+
+def examples_cache_key(tagged: Dataset, options: dict[str, Any], items: EvaluationItems, seed: int) -> dict:
+    """The examples' cache key: the tagged corpus, the example options, the guarded benchmarks and the code."""
+    return {
+        "tagged": tagged._fingerprint,
+        **options,
+        "guarded": {"benchmarks": list(items.benchmarks), "sizes": items.blocklist.sizes()},
+        "seed": seed,
+        "code": code_version(
+            DATA_VERSION, [word_tokens, noun_phrases, _content, sentence_examples, phrase_examples, build_vocabulary]
+        ),
+    }
+
+
+def build_examples(
+    tagged: Dataset,
+    vocab: set[str],
+    items: EvaluationItems,
+    options: dict[str, Any],
+    seed: int,
+    progress: bool,
+    drops: Counter,
+    corpus: str,
+) -> Dataset:
+    """The examples of ``options["kind"]`` (guarded against the benchmarks), counting what was dropped and why into
+    ``drops``; a corpus that gives none raises ``ValueError``."""
+    kind, lowercase, max_targets = options["kind"], options["lowercase"], options["max_targets"]
+    if kind == "sentence":
+        rows, found = sentence_examples(
+            tagged, vocab, items, options["max_sentence_words"], max_targets, seed, progress, lowercase
+        )
+    else:
+        rows, found = phrase_examples(
+            tagged, vocab, items, options["window"], options["max_phrase_words"], max_targets, seed, progress, lowercase
+        )
+    drops.update(found)
+    if not rows:
+        raise ValueError(
+            f"No {kind} examples could be built from {corpus!r}: the corpus is too small or its training words "
+            f"miss the vocabulary (min_count={options['min_count']}, {len(vocab)} words). Use a larger corpus or a "
+            "lower min_count."
+        )
+    return Dataset.from_list(rows, features=EXAMPLE_FEATURES)
+
+
+def example_stats(
+    examples: Dataset, valid_percent: float, vocabulary: list[str], rule: str, items: EvaluationItems
+) -> dict[str, Any]:
+    """The card's facts about the examples: how many train and held out, the vocabulary and what was kept out."""
+    n_valid = sum(1 for s in examples["split"][:] if s == "valid")
+    return {
+        "examples (train)": len(examples) - n_valid,
+        "examples (held out)": n_valid,
+        "held-out documents": f"{valid_percent:g}% (seeded by document)",
+        "vocabulary": len(vocabulary),
+        "vocabulary rule": rule,
+        "mean targets per example": round(sum(len(t) for t in examples["targets"][:]) / max(1, len(examples)), 2),
+        "never trained on": "the summarisation-evaluation articles; sentences equal to or containing a benchmark "
+        f"sentence and multi-word phrases equal to a benchmark item ({', '.join(items.benchmarks)}), reversed "
+        "Turney bigrams",
+    }
+
+
 def build_codebook_data(
     kind: str = "sentence",
     corpus: str = "offline-all",
@@ -483,8 +555,7 @@ def build_codebook_data(
         raise ValueError(f"kind must be 'sentence' or 'phrase', got {kind!r}.")
     tagged = tag_corpus(corpus, spacy_model, max_documents, valid_percent, seed, n_process, cache, progress)
     items = load_evaluation_items(benchmarks_dir, guard_benchmarks)
-    params = {
-        "tagged": tagged._fingerprint,
+    options = {
         "kind": kind,
         "word_vectors": word_vectors,
         "min_count": min_count,
@@ -493,61 +564,24 @@ def build_codebook_data(
         "window": window,
         "max_targets": max_targets,
         "lowercase": lowercase,
-        "guarded": {"benchmarks": list(items.benchmarks), "sizes": items.blocklist.sizes()},
-        "seed": seed,
-        "code": code_version(
-            DATA_VERSION, [word_tokens, noun_phrases, _content, sentence_examples, phrase_examples, build_vocabulary]
-        ),
     }
     cols = tagged.select_columns(["text", "split", "doc_id"])[:]
     train_texts = [t for t, s in zip(cols["text"], cols["split"]) if s == "train"]
     vocabulary, counts = build_vocabulary(train_texts, word_vectors, min_count, progress, lowercase)
-    vocab = set(vocabulary)
     drops: Counter = Counter()
-
-    def build() -> Dataset:
-        if kind == "sentence":
-            rows, found = sentence_examples(
-                tagged, vocab, items, max_sentence_words, max_targets, seed, progress, lowercase
-            )
-        else:
-            rows, found = phrase_examples(
-                tagged, vocab, items, window, max_phrase_words, max_targets, seed, progress, lowercase
-            )
-        drops.update(found)
-        if not rows:
-            raise ValueError(
-                f"No {kind} examples could be built from {corpus!r}: the corpus is too small or its training words "
-                f"miss the vocabulary (min_count={min_count}, {len(vocab)} words). Use a larger corpus or a lower min_count."
-            )
-        return Dataset.from_list(rows, features=EXAMPLE_FEATURES)
-
-    examples = cached_dataset(f"codebook-{kind}", params, build, enabled=cache)
+    examples = cached_dataset(
+        f"codebook-{kind}",
+        examples_cache_key(tagged, options, items, seed),
+        lambda: build_examples(tagged, set(vocabulary), items, options, seed, progress, drops, corpus),
+        enabled=cache,
+    )
     rule = f"training-split words with count >= {min_count} that have a {word_vectors} vector"
     if extra_vocabulary:
-        from .vectors import most_frequent_words
-
-        # only words the tokenizer can produce (GloVe also lists "'s", "u.s." or "<unk>", which it splits)
-        top = most_frequent_words(word_vectors, extra_vocabulary)
-        extra = [w for w in top if w not in vocab and word_tokens(w, lowercase) == [w]]
+        extra = extra_words(set(vocabulary), word_vectors, extra_vocabulary, lowercase)
         vocabulary = vocabulary + extra
         rule += f", then the {len(extra):,} words of its {extra_vocabulary:,} most frequent that are not among them"
-    splits = examples["split"][:]
-    n_valid = sum(1 for s in splits if s == "valid")
-    stats = {
-        "corpus": corpus,
-        "documents": len(set(cols["doc_id"])),
-        "sentences tagged": len(tagged),
-        "examples (train)": len(examples) - n_valid,
-        "examples (held out)": n_valid,
-        "held-out documents": f"{valid_percent:g}% (seeded by document)",
-        "vocabulary": len(vocabulary),
-        "vocabulary rule": rule,
-        "mean targets per example": round(sum(len(t) for t in examples["targets"][:]) / max(1, len(examples)), 2),
-        "never trained on": "the summarisation-evaluation articles; sentences equal to or containing a benchmark "
-        f"sentence and multi-word phrases equal to a benchmark item ({', '.join(items.benchmarks)}), reversed "
-        "Turney bigrams",
-    }
+    stats = {"corpus": corpus, "documents": len(set(cols["doc_id"])), "sentences tagged": len(tagged)}
+    stats.update(example_stats(examples, valid_percent, vocabulary, rule, items))
     stats.update({f"dropped: {k}": v for k, v in drops.items()})
     return CodebookData(kind=kind, examples=examples, vocabulary=vocabulary, counts=counts, stats=stats)
 

@@ -645,33 +645,12 @@ def build_phrase_bert_data(
     paraphrase_set = context_set = None
     if "paraphrase" in objectives:
         anchors = phrases[:max_phrases] if max_phrases else phrases
-        synonyms = None
-        parts = paraphraser.split("+") if isinstance(paraphraser, str) else []
-        if "offline" in parts:
-            from phrasezoo.data.synonym_tables import load_synonym_table
-
-            synonyms = load_synonym_table(phrases, glove, use_wordnet, synonym_options, cache=cache)
-        options = dict(paraphraser_options or {})
-        max_word_rank = options.pop("max_word_rank", None)
-        if max_word_rank and "offline" in parts:
-            options["common_words"] = common_words(glove, max_word_rank)
-        engine = get_diverse_paraphraser(paraphraser, synonyms=synonyms, seed=seed, progress=progress, **options)
-        key = getattr(engine, "cache_key", None)
+        engine, synonyms = paraphrase_engine(
+            paraphraser, paraphraser_options, phrases, glove, use_wordnet, synonym_options, seed, cache, progress
+        )
         vocabulary = random_word_vocabulary(synonyms, phrases)
-        params = {
-            **base,
-            "anchors": cache_key({"anchors": anchors}),
-            "paraphraser": key,
-            "synonyms": None if synonyms is None else synonyms.params,
-            "negative_attempts": negative_attempts,
-            "vocabulary": cache_key({"words": vocabulary}),
-        }
-
-        def build_paraphrases() -> Dataset:
-            return make_paraphrase_triples(anchors, engine, vocabulary, counts[: len(anchors)], negative_attempts, seed)
-
-        paraphrase_set = cached_dataset(
-            "phrase-bert-paraphrase", params, build_paraphrases, enabled=cache and bool(key)
+        paraphrase_set = paraphrase_set_of(
+            anchors, counts[: len(anchors)], engine, vocabulary, synonyms, base, negative_attempts, seed, cache
         )
         stats.update(paraphrase_stats(paraphrase_set))
     if "context" in objectives:
@@ -684,6 +663,62 @@ def build_phrase_bert_data(
         context_set = cached_dataset("phrase-bert-context", params, build_contexts, enabled=cache)
         stats["context triples"] = len(context_set)
     return PhraseBertData(paraphrase=paraphrase_set, context=context_set, stats=stats)
+
+
+def paraphrase_engine(
+    paraphraser: str | Paraphraser,
+    paraphraser_options: Mapping | None,
+    phrases: Sequence[str],
+    glove: str | None,
+    use_wordnet: bool,
+    synonym_options: Mapping | None,
+    seed: int,
+    cache: bool,
+    progress: bool,
+) -> tuple[Paraphraser, SynonymTable | None]:
+    """The paraphraser of the spec (see :func:`build_phrase_bert_data`) and, when the offline one takes part, the
+    synonym table of the mined ``phrases`` it substitutes from (``None`` otherwise)."""
+    synonyms = None
+    parts = paraphraser.split("+") if isinstance(paraphraser, str) else []
+    if "offline" in parts:
+        from phrasezoo.data.synonym_tables import load_synonym_table
+
+        synonyms = load_synonym_table(phrases, glove, use_wordnet, synonym_options, cache=cache)
+    options = dict(paraphraser_options or {})
+    max_word_rank = options.pop("max_word_rank", None)
+    if max_word_rank and "offline" in parts:
+        options["common_words"] = common_words(glove, max_word_rank)
+    engine = get_diverse_paraphraser(paraphraser, synonyms=synonyms, seed=seed, progress=progress, **options)
+    return engine, synonyms
+
+
+def paraphrase_set_of(
+    anchors: list[str],
+    counts: list[int],
+    engine: Paraphraser,
+    vocabulary: list[str],
+    synonyms: SynonymTable | None,
+    base: dict[str, Any],
+    negative_attempts: int,
+    seed: int,
+    cache: bool,
+) -> Dataset:
+    """The paraphrase triples of ``anchors`` (cached when the paraphraser has a cache key: its output is then a
+    function of the key and the anchors)."""
+    key = getattr(engine, "cache_key", None)
+    params = {
+        **base,
+        "anchors": cache_key({"anchors": anchors}),
+        "paraphraser": key,
+        "synonyms": None if synonyms is None else synonyms.params,
+        "negative_attempts": negative_attempts,
+        "vocabulary": cache_key({"words": vocabulary}),
+    }
+
+    def build_paraphrases() -> Dataset:
+        return make_paraphrase_triples(anchors, engine, vocabulary, counts, negative_attempts, seed)
+
+    return cached_dataset("phrase-bert-paraphrase", params, build_paraphrases, enabled=cache and bool(key))
 
 
 def common_words(vectors: str | None, max_rank: int) -> frozenset[str]:
