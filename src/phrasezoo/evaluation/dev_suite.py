@@ -205,6 +205,25 @@ BENCHMARK_DEV = "benchmark-dev"
 BENCHMARK_DEV_SETS = {"conll2003": ["PER", "LOC", "ORG"], "bc5cdr": ["Chemical", "Disease"]}
 
 
+def benchmark_dev_task(folder: str, label: str, in_context: bool) -> DevTask:
+    """The KMeans-NMI task over the dev split of the clustering benchmark in ``folder`` (named ``dev_<short name>``):
+    its mentions in their sentences (``in_context``, the context-clustering protocol) or alone (PEARL's protocol)."""
+    short = folder.removesuffix("2003") + ("_context" if in_context else "")
+    what, kind = (
+        ("in their sentences", "context-clustering") if in_context else ("without context", "entity-clustering")
+    )
+    description = f"{label} dev-split mentions {what}, KMeans k={len(BENCHMARK_DEV_SETS[folder])} ({kind} dev set)"
+
+    def run(encoder: Encoder, data: dict[str, Any]) -> tuple[float, int, dict[str, Any]]:
+        if in_context:
+            return _context_clustering(encoder, data[f"{folder}_mentions"])
+        return _phrase_clustering(encoder, data[folder])
+
+    return DevTask(
+        f"dev_{short}", BENCHMARK_DEV, "nmi", description, run, needs_vectors=True, needs_mentions=in_context
+    )
+
+
 def load_benchmark_dev(benchmarks_dir: str | os.PathLike | None = None) -> dict[str, Any]:
     """The dev splits of the clustering benchmarks: ``{"<folder>_mentions": MentionClusteringData, "<folder>":
     ClusteringData}`` per folder of :data:`BENCHMARK_DEV_SETS` (``FileNotFoundError`` names the folder to set)."""
@@ -280,39 +299,10 @@ DEV_TASKS: dict[str, DevTask] = {
             "Wikipedia link anchor text -> its target title among all dev titles (entity-alias / fuzzy-join proxy)",
             _alias,
         ),
-        DevTask(
-            "dev_conll_context",
-            BENCHMARK_DEV,
-            "nmi",
-            "CoNLL-2003 dev-split mentions in their sentences, KMeans k=3 (context-clustering dev set)",
-            lambda encoder, data: _context_clustering(encoder, data["conll2003_mentions"]),
-            needs_vectors=True,
-            needs_mentions=True,
-        ),
-        DevTask(
-            "dev_bc5cdr_context",
-            BENCHMARK_DEV,
-            "nmi",
-            "BC5CDR dev-split mentions in their sentences, KMeans k=2 (context-clustering dev set)",
-            lambda encoder, data: _context_clustering(encoder, data["bc5cdr_mentions"]),
-            needs_vectors=True,
-            needs_mentions=True,
-        ),
-        DevTask(
-            "dev_conll",
-            BENCHMARK_DEV,
-            "nmi",
-            "CoNLL-2003 dev-split mentions without context, KMeans k=3 (entity-clustering dev set)",
-            lambda encoder, data: _phrase_clustering(encoder, data["conll2003"]),
-            needs_vectors=True,
-        ),
-        DevTask(
-            "dev_bc5cdr",
-            BENCHMARK_DEV,
-            "nmi",
-            "BC5CDR dev-split mentions without context, KMeans k=2 (entity-clustering dev set)",
-            lambda encoder, data: _phrase_clustering(encoder, data["bc5cdr"]),
-            needs_vectors=True,
+        *(
+            benchmark_dev_task(folder, label, in_context)
+            for in_context in (True, False)
+            for folder, label in (("conll2003", "CoNLL-2003"), ("bc5cdr", "BC5CDR"))
         ),
     )
 }

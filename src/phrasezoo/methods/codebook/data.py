@@ -355,6 +355,35 @@ def _content(words: Iterable[str], vocab: set[str], stops: frozenset[str], lower
     return list(dict.fromkeys(out))
 
 
+def _add_example(
+    out: list[dict], drops: Counter, example: dict, targets: list[str], max_targets: int, seed: int, position: int
+) -> None:
+    """Append ``example`` with its ``targets`` (a sample of ``max_targets``, seeded by ``seed`` and the example's
+    ``position`` in the corpus, so that it does not depend on the other examples), or count it as having none."""
+    if not targets:
+        drops["no targets"] += 1
+        return
+    rng = random.Random(seed * 1_000_003 + position)
+    out.append({**example, "targets": _sample(targets, max_targets, rng)})
+
+
+def _examples(
+    tagged: Dataset, kind: str, found, vocab: set[str], max_targets: int, seed: int, progress: bool, lowercase: bool
+) -> tuple[list[dict], Counter]:
+    """The examples of one kind: ``found(columns, i, drops)`` yields ``(text, context words, position)`` for each
+    candidate of tagged sentence ``i`` (counting in ``drops`` what it skips and why); each candidate becomes an
+    example with the content words of its context as targets."""
+    stops = stop_words()
+    drops: Counter = Counter()
+    out: list[dict] = []
+    cols = tagged[:]  # plain lists: per-row access to dataset columns is slow
+    for i in tqdm(range(len(cols["text"])), desc=f"{kind} examples", unit="sent", disable=not progress):
+        for text, context, position in found(cols, i, drops):
+            example = {"doc_id": cols["doc_id"][i], "split": cols["split"][i], "text": text}
+            _add_example(out, drops, example, _content(context, vocab, stops, lowercase), max_targets, seed, position)
+    return out, drops
+
+
 def sentence_examples(
     tagged: Dataset,
     vocab: set[str],
@@ -366,36 +395,24 @@ def sentence_examples(
     lowercase: bool = True,
 ) -> tuple[list[dict], Counter]:
     """One example per sentence with its neighbours' content words (see the module docstring)."""
-    stops = stop_words()
-    drops: Counter = Counter()
-    out = []
-    cols = tagged[:]  # plain lists: per-row access to dataset columns is slow
-    docs, texts, words, splits = cols["doc_id"], cols["text"], cols["words"], cols["split"]
-    for i in tqdm(range(len(texts)), desc="sentence examples", unit="sent", disable=not progress):
+
+    def found(cols: dict[str, list], i: int, drops: Counter) -> Iterator[tuple[str, list[str], int]]:
+        docs, texts, words = cols["doc_id"], cols["text"], cols["words"]
         n_words = len(word_tokens(texts[i], lowercase))
         if n_words == 0 or n_words > max_sentence_words:
             drops["too long or empty"] += 1
-            continue
+            return
         if i > 0 and docs[i - 1] == docs[i] and texts[i - 1] == texts[i]:
             drops["consecutive duplicate"] += 1
-            continue
+            return
         blocked = items.sentence_blocked(texts[i])
         if blocked:
             drops.update(f"benchmark item: {b}" for b in blocked)
-            continue
-        neighbours = []
-        for j in (i - 1, i + 1):
-            if 0 <= j < len(texts) and docs[j] == docs[i]:
-                neighbours.extend(words[j])
-        targets = _content(neighbours, vocab, stops, lowercase)
-        if not targets:
-            drops["no targets"] += 1
-            continue
-        rng = random.Random(seed * 1_000_003 + i)
-        out.append(
-            {"doc_id": docs[i], "split": splits[i], "text": texts[i], "targets": _sample(targets, max_targets, rng)}
-        )
-    return out, drops
+            return
+        neighbours = [w for j in (i - 1, i + 1) if 0 <= j < len(texts) and docs[j] == docs[i] for w in words[j]]
+        yield texts[i], neighbours, i
+
+    return _examples(tagged, "sentence", found, vocab, max_targets, seed, progress, lowercase)
 
 
 def phrase_examples(
@@ -410,14 +427,10 @@ def phrase_examples(
     lowercase: bool = True,
 ) -> tuple[list[dict], Counter]:
     """One example per noun-phrase occurrence with the content words of its +-``window`` context."""
-    stops = stop_words()
-    drops: Counter = Counter()
-    out = []
-    cols = tagged[:]  # plain lists: per-row access to dataset columns is slow
-    docs, words, tags, splits = cols["doc_id"], cols["words"], cols["tags"], cols["split"]
-    for i in tqdm(range(len(words)), desc="phrase examples", unit="sent", disable=not progress):
-        sent_words = words[i]
-        for start, end in noun_phrases(tags[i]):
+
+    def found(cols: dict[str, list], i: int, drops: Counter) -> Iterator[tuple[str, list[str], int]]:
+        sent_words = cols["words"][i]
+        for start, end in noun_phrases(cols["tags"][i]):
             pieces = word_tokens(" ".join(sent_words[start:end]), lowercase)[-max_phrase_words:]
             if not pieces:
                 continue
@@ -427,15 +440,9 @@ def phrase_examples(
                 drops.update(f"benchmark item: {b}" for b in blocked)
                 continue
             context = sent_words[max(0, start - window) : start] + sent_words[end : end + window]
-            targets = _content(context, vocab, stops, lowercase)
-            if not targets:
-                drops["no targets"] += 1
-                continue
-            rng = random.Random(seed * 1_000_003 + i * 101 + start)
-            out.append(
-                {"doc_id": docs[i], "split": splits[i], "text": phrase, "targets": _sample(targets, max_targets, rng)}
-            )
-    return out, drops
+            yield phrase, context, i * 101 + start
+
+    return _examples(tagged, "phrase", found, vocab, max_targets, seed, progress, lowercase)
 
 
 def extra_words(vocab: set[str], word_vectors: str, extra_vocabulary: int, lowercase: bool = True) -> list[str]:
@@ -456,7 +463,18 @@ def examples_cache_key(tagged: Dataset, options: dict[str, Any], items: Evaluati
         "guarded": {"benchmarks": list(items.benchmarks), "sizes": items.blocklist.sizes()},
         "seed": seed,
         "code": code_version(
-            DATA_VERSION, [word_tokens, noun_phrases, _content, sentence_examples, phrase_examples, build_vocabulary]
+            DATA_VERSION,
+            [
+                word_tokens,
+                noun_phrases,
+                _content,
+                _add_example,
+                _examples,
+                _sample,
+                sentence_examples,
+                phrase_examples,
+                build_vocabulary,
+            ],
         ),
     }
 
