@@ -4,6 +4,21 @@ from __future__ import annotations
 
 import argparse
 import sys
+from importlib.metadata import entry_points
+from pathlib import Path
+
+from huggingface_hub.errors import HfHubHTTPError
+
+from phrasezoo.applications.commands import register as register_topics
+from phrasezoo.device import register as register_device
+from phrasezoo.errors import run_command
+from phrasezoo.hub.export import export_model, refresh_card
+from phrasezoo.hub.push import plan_push, push_folder
+from phrasezoo.pipeline import card_results, run_pipeline, train_from_args
+from phrasezoo.recipes import list_recipes, load_recipe
+from phrasezoo.registry import create_model, get_method, list_methods
+from phrasezoo.training.checkpoint import latest_checkpoint, load_checkpoint
+from phrasezoo.training.run import add_train_arguments
 
 EPILOG = """examples:
   phrasezoo list                                       methods and published recipes
@@ -27,8 +42,6 @@ EXPORT_FORMAT_PLUGINS = "phrasezoo.export_formats"
 
 def plugins(group: str) -> dict:
     """Installed entry points of ``group`` by name (empty when the package metadata lacks them)."""
-    from importlib.metadata import entry_points
-
     return {ep.name: ep for ep in entry_points(group=group)}
 
 
@@ -43,8 +56,6 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     sub.add_parser("list", help="list the methods and the recipes (hub_configs/*.yaml: the published checkpoints)")
-
-    from phrasezoo.training.run import add_train_arguments
 
     train = sub.add_parser(
         "train",
@@ -140,17 +151,14 @@ def _add_push_command(sub) -> None:
 
 def _add_workflow_commands(sub) -> None:
     """The subcommands the workflows (evaluation, topics, the GPU job) and the installed plugins register."""
-    try:
+    try:  # here, not at the top: the evaluation workflow's own dependencies (datasets, scikit-learn, ...) are
+        # optional for the other commands, which work without them
         from phrasezoo.evaluation.commands import register
-    except ImportError:  # pragma: no cover - evaluation package not installed
+    except ImportError:  # pragma: no cover - an evaluation dependency missing
         register = None
     if register is not None:
         register(sub)
-    from phrasezoo.applications.commands import register as register_topics
-
     register_topics(sub)
-    from phrasezoo.device import register as register_device
-
     register_device(sub)
     for name, entry_point in sorted(plugins(COMMAND_PLUGINS).items()):
         try:
@@ -161,8 +169,6 @@ def _add_workflow_commands(sub) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    from phrasezoo.errors import run_command
-
     return run_command(lambda: _run(args))  # a bad or missing user file: one "error:" line, exit status 2
 
 
@@ -170,13 +176,9 @@ def _run(args: argparse.Namespace) -> int:
     if args.command == "list":
         return _list()
     if args.command == "train":
-        from phrasezoo.pipeline import train_from_args
-
         train_from_args(args)
         return 0
     if args.command == "pipeline":
-        from phrasezoo.pipeline import run_pipeline
-
         run_pipeline(
             args.config,
             benchmarks_dir=args.benchmarks_dir,
@@ -196,9 +198,6 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _list() -> int:
-    from phrasezoo.recipes import list_recipes, load_recipe
-    from phrasezoo.registry import get_method, list_methods
-
     print("methods:")
     for name in list_methods():
         print(f"  {name:12s} {get_method(name).description}")
@@ -211,10 +210,6 @@ def _list() -> int:
 
 def _push(args) -> int:
     """``phrasezoo push``: the plan, then the commit; errors as one line (exit code 2), never a traceback."""
-    from huggingface_hub.errors import HfHubHTTPError
-
-    from phrasezoo.hub.push import plan_push, push_folder
-
     try:
         plan = plan_push(args.folder)
     except (FileNotFoundError, ValueError) as err:
@@ -255,12 +250,8 @@ def _push(args) -> int:
 
 
 def _export(args) -> int:
-    from pathlib import Path
-
-    from phrasezoo.evaluation import read_results
-    from phrasezoo.hub.export import export_model, refresh_card
-    from phrasezoo.pipeline import card_results
-    from phrasezoo.recipes import load_recipe
+    """``phrasezoo export``: the Hub folder (its card from the results files) or another format (a plugin's)."""
+    from phrasezoo.evaluation import read_results  # as for `evaluate`: the evaluation workflow's dependencies
 
     cfg = load_recipe(args.config)
     if args.format != "hub":
@@ -282,9 +273,6 @@ def _export(args) -> int:
     baselines = [read_results(Path(p)) for p in args.baseline]
     card = card_results(cfg, results, baselines)
     if args.from_checkpoint:
-        from phrasezoo.registry import create_model
-        from phrasezoo.training.checkpoint import latest_checkpoint, load_checkpoint
-
         found = latest_checkpoint(cfg.output_dir / "checkpoints")
         if found is None:
             print(f"error: no checkpoint under {cfg.output_dir / 'checkpoints'}; train first.", file=sys.stderr)
