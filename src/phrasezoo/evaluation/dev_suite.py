@@ -55,6 +55,7 @@ CLI: ``phrasezoo dev-eval --model baseline:minilm-l6 --output results/baselines/
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import sys
@@ -67,10 +68,17 @@ from typing import Any
 
 import numpy as np
 
+from phrasezoo.data.benchmark_filter import default_benchmarks_dir
 from phrasezoo.data.dev_sets import VERSION, load_dev_set
 from phrasezoo.encoders import MENTIONS, VECTORS, Encoder, ModelEncoder, load_encoder
 from phrasezoo.errors import InputError, MissingResourceError
+from phrasezoo.files import atomic_write_text, read_user_json
 from phrasezoo.progress import progress_enabled
+
+from .tasks.clustering import kmeans_nmi as benchmark_kmeans_nmi
+from .tasks.clustering import read_ner_jsonl
+from .tasks.context_clustering import cluster_scores, read_ner_mentions
+from .tasks.similarity import MultipleChoiceData, multiple_choice_accuracy
 
 logger = logging.getLogger(__name__)
 
@@ -104,6 +112,7 @@ def kmeans_nmi(
     vectors: np.ndarray, labels: Sequence[str], seed: int = KMEANS_SEED, n_init: int = KMEANS_N_INIT
 ) -> float:
     """NMI between KMeans clusters (k = number of distinct labels, fixed seed and restarts) and the labels."""
+    # scikit-learn here, not at the top: half a second to import, for the clustering tasks only
     from sklearn.cluster import KMeans
     from sklearn.metrics import normalized_mutual_info_score
 
@@ -116,7 +125,7 @@ def kmeans_nmi(
 
 def spearman(predicted: Sequence[float], gold: Sequence[float]) -> float:
     """Spearman's rho (0.0 when either side is constant)."""
-    from scipy.stats import spearmanr
+    from scipy.stats import spearmanr  # scipy.stats here, not at the top: slow to import, for this metric only
 
     if len(predicted) != len(gold) or len(gold) < 2:
         raise ValueError(f"spearman needs two equal sequences of 2+ values, got {len(predicted)} and {len(gold)}.")
@@ -173,8 +182,6 @@ def _wordsim(encoder: Encoder, data: dict[str, Any]) -> tuple[float, int, dict[s
 
 
 def _compound(encoder: Encoder, data: dict[str, Any]) -> tuple[float, int, dict[str, Any]]:
-    from .tasks.similarity import MultipleChoiceData, multiple_choice_accuracy
-
     score = multiple_choice_accuracy(encoder, MultipleChoiceData(data["queries"], data["candidates"]))
     return score, len(data["queries"]), {"candidates": 5}
 
@@ -186,15 +193,11 @@ def _alias(encoder: Encoder, data: dict[str, Any]) -> tuple[float, int, dict[str
 
 
 def _context_clustering(encoder: Encoder, data: Any) -> tuple[float, int, dict[str, Any]]:
-    from .tasks.context_clustering import cluster_scores
-
     scores = cluster_scores(encoder.encode_mentions(data.mentions), data.labels, len(data.types), seed=0)
     return scores["nmi"], len(data.labels), {"acc": round(scores["acc"], 6), "k": len(data.types)}
 
 
 def _phrase_clustering(encoder: Encoder, data: Any) -> tuple[float, int, dict[str, Any]]:
-    from .tasks.clustering import kmeans_nmi as benchmark_kmeans_nmi
-
     score = benchmark_kmeans_nmi(encoder.encode(data.phrases), data.labels, len(data.types), seed=0)
     return score, len(data.labels), {"k": len(data.types)}
 
@@ -227,11 +230,6 @@ def benchmark_dev_task(folder: str, label: str, in_context: bool) -> DevTask:
 def load_benchmark_dev(benchmarks_dir: str | os.PathLike | None = None) -> dict[str, Any]:
     """The dev splits of the clustering benchmarks: ``{"<folder>_mentions": MentionClusteringData, "<folder>":
     ClusteringData}`` per folder of :data:`BENCHMARK_DEV_SETS` (``FileNotFoundError`` names the folder to set)."""
-    from phrasezoo.data.benchmark_filter import default_benchmarks_dir
-
-    from .tasks.clustering import read_ner_jsonl
-    from .tasks.context_clustering import read_ner_mentions
-
     bench = Path(benchmarks_dir) if benchmarks_dir is not None else default_benchmarks_dir()
     out: dict[str, Any] = {}
     for folder, types in BENCHMARK_DEV_SETS.items():
@@ -465,10 +463,6 @@ def evaluate_dev(
 
 def write_dev_results(doc: dict[str, Any], path: str | os.PathLike) -> Path:
     """Write a dev-suite document as JSON (atomically, like the benchmark results files)."""
-    import json
-
-    from phrasezoo.files import atomic_write_text
-
     if doc.get("suite") != SUITE or "tasks" not in doc:
         raise ValueError(f"Not a {SUITE} document (expected 'suite': {SUITE!r} and 'tasks').")
     path = Path(path)
@@ -479,8 +473,6 @@ def write_dev_results(doc: dict[str, Any], path: str | os.PathLike) -> Path:
 def read_dev_results(path: str | os.PathLike) -> dict[str, Any]:
     """A dev-suite document written by ``phrasezoo dev-eval``, checked: :class:`InputError` names the file and the
     first bad field (not a dev document, an unknown task, a score that is not a finite number or null)."""
-    from phrasezoo.files import read_user_json
-
     doc = read_user_json(path, "dev results file")
     if not isinstance(doc, dict) or doc.get("suite", SUITE) != SUITE or not isinstance(doc.get("tasks"), dict):
         raise InputError(f"{path}: not a {SUITE} document (expected 'suite': {SUITE!r} and a 'tasks' object).")
