@@ -204,3 +204,42 @@ def test_every_module_has_a_place():
 )
 def test_rules(importer, imported, ok):
     assert allowed(importer, imported) is ok
+
+
+#: Modules that may import a module whose name they compute (``importlib.import_module`` / ``__import__`` with a
+#: name that is not a constant string), which the ladder cannot see: the registry (a method's modules, through
+#: ``Method.load`` and its discovery), ``data/__init__`` (lazy exports of its own modules), ``resources``
+#: (``require_module``: optional third-party libraries) and the GPU job's codec (rebuilding a task from its state).
+#: Everything else imports by name, or goes through the registry (``get_method(name).load("module")``).
+COMPUTED_IMPORTS = (
+    "phrasezoo.registry",
+    "phrasezoo.data",
+    "phrasezoo.resources",
+    "phrasezoo.training.device_job.codec",
+)
+
+
+def computed_imports(module: str) -> list[int]:
+    """Lines of ``module`` that import a module by a computed name."""
+    lines = []
+    for node in ast.walk(ast.parse(MODULES[module].read_text())):
+        if not isinstance(node, ast.Call) or not node.args:
+            continue
+        func = node.func
+        name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+        if name in ("import_module", "__import__") and not isinstance(node.args[0], ast.Constant):
+            lines.append(node.lineno)
+    return lines
+
+
+def test_no_computed_imports_outside_the_registry():
+    found = [
+        f"{MODULES[module].relative_to(PACKAGE_DIR.parent)}:{line}"
+        for module in MODULES
+        if module not in COMPUTED_IMPORTS
+        for line in computed_imports(module)
+    ]
+    assert not found, (
+        "imports of computed module names, which the ladder cannot check (use the registry: "
+        f"get_method(name).load('module')): {found}"
+    )

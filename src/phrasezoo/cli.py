@@ -4,6 +4,21 @@ from __future__ import annotations
 
 import argparse
 import sys
+from importlib.metadata import entry_points
+from pathlib import Path
+
+from huggingface_hub.errors import HfHubHTTPError
+
+from phrasezoo.applications.commands import register as register_topics
+from phrasezoo.device import register as register_device
+from phrasezoo.errors import run_command
+from phrasezoo.hub.export import export_model, refresh_card
+from phrasezoo.hub.push import plan_push, push_folder
+from phrasezoo.pipeline import card_results, run_pipeline, train_from_args
+from phrasezoo.recipes import list_recipes, load_recipe
+from phrasezoo.registry import create_model, get_method, list_methods
+from phrasezoo.training.checkpoint import latest_checkpoint, load_checkpoint
+from phrasezoo.training.run import add_train_arguments
 
 EPILOG = """examples:
   phrasezoo list                                       methods and published recipes
@@ -27,12 +42,11 @@ EXPORT_FORMAT_PLUGINS = "phrasezoo.export_formats"
 
 def plugins(group: str) -> dict:
     """Installed entry points of ``group`` by name (empty when the package metadata lacks them)."""
-    from importlib.metadata import entry_points
-
     return {ep.name: ep for ep in entry_points(group=group)}
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The ``phrasezoo`` parser: the core commands, then the workflows' and the plugins' subcommands."""
     parser = argparse.ArgumentParser(
         prog="phrasezoo",
         description="A model zoo of phrase-representation methods: train, evaluate, export and publish.",
@@ -43,15 +57,21 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub.add_parser("list", help="list the methods and the recipes (hub_configs/*.yaml: the published checkpoints)")
 
-    from phrasezoo.training.run import add_train_arguments
-
     train = sub.add_parser(
         "train",
         help="train a recipe in this process (use `accelerate launch train.py` for several)",
         description="Train a model from its recipe; resumes from outputs/<name>/checkpoints; exports at the end.",
     )
     add_train_arguments(train)
+    _add_pipeline_command(sub)
+    _add_export_command(sub)
+    _add_push_command(sub)
+    _add_workflow_commands(sub)
+    return parser
 
+
+def _add_pipeline_command(sub) -> None:
+    """``phrasezoo pipeline``: the main job's options (what to skip, reuse or rewrite)."""
     pipeline = sub.add_parser(
         "pipeline",
         help="the main job: train, evaluate model and baselines, export with the results, print the table",
@@ -85,6 +105,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     pipeline.add_argument("--update-readme", metavar="README", help="rewrite the results table block of this README")
 
+
+def _add_export_command(sub) -> None:
+    """``phrasezoo export``: rewrite a recipe's Hub folder or write another format (the export plugins')."""
     export = sub.add_parser(
         "export",
         help="(re)write the Hub-ready folder of a recipe, e.g. with evaluation results in its card",
@@ -107,6 +130,9 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("--output", help="folder for --format other than hub (default outputs/<name>-<format>)")
     export.add_argument("--overwrite", action="store_true", help="replace an existing --output folder")
 
+
+def _add_push_command(sub) -> None:
+    """``phrasezoo push``: upload an exported folder to the Hub."""
     push = sub.add_parser(
         "push",
         help="upload an exported folder to the Hugging Face Hub (needs a token)",
@@ -122,30 +148,27 @@ def build_parser() -> argparse.ArgumentParser:
     push.add_argument("--keep-remote-files", action="store_true", help="keep remote files the export does not have")
     push.add_argument("--dry-run", action="store_true", help="list what would be uploaded and left out; upload nothing")
 
-    try:
+
+def _add_workflow_commands(sub) -> None:
+    """The subcommands the workflows (evaluation, topics, the GPU job) and the installed plugins register."""
+    try:  # here, not at the top: the evaluation workflow's own dependencies (datasets, scikit-learn, ...) are
+        # optional for the other commands, which work without them
         from phrasezoo.evaluation.commands import register
-    except ImportError:  # pragma: no cover - evaluation package not installed
+    except ImportError:  # pragma: no cover - an evaluation dependency missing
         register = None
     if register is not None:
         register(sub)
-    from phrasezoo.applications.commands import register as register_topics
-
     register_topics(sub)
-    from phrasezoo.device import register as register_device
-
     register_device(sub)
     for name, entry_point in sorted(plugins(COMMAND_PLUGINS).items()):
         try:
             entry_point.load()(sub)
         except Exception as err:  # noqa: BLE001 - a broken plugin must not take the whole CLI down
             print(f"warning: the `{name}` command is unavailable ({type(err).__name__}: {err})", file=sys.stderr)
-    return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    from phrasezoo.errors import run_command
-
     return run_command(lambda: _run(args))  # a bad or missing user file: one "error:" line, exit status 2
 
 
@@ -153,13 +176,9 @@ def _run(args: argparse.Namespace) -> int:
     if args.command == "list":
         return _list()
     if args.command == "train":
-        from phrasezoo.pipeline import train_from_args
-
         train_from_args(args)
         return 0
     if args.command == "pipeline":
-        from phrasezoo.pipeline import run_pipeline
-
         run_pipeline(
             args.config,
             benchmarks_dir=args.benchmarks_dir,
@@ -179,9 +198,6 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _list() -> int:
-    from phrasezoo.recipes import list_recipes, load_recipe
-    from phrasezoo.registry import get_method, list_methods
-
     print("methods:")
     for name in list_methods():
         print(f"  {name:12s} {get_method(name).description}")
@@ -194,10 +210,6 @@ def _list() -> int:
 
 def _push(args) -> int:
     """``phrasezoo push``: the plan, then the commit; errors as one line (exit code 2), never a traceback."""
-    from huggingface_hub.errors import HfHubHTTPError
-
-    from phrasezoo.hub.push import plan_push, push_folder
-
     try:
         plan = plan_push(args.folder)
     except (FileNotFoundError, ValueError) as err:
@@ -238,12 +250,8 @@ def _push(args) -> int:
 
 
 def _export(args) -> int:
-    from pathlib import Path
-
-    from phrasezoo.evaluation import read_results
-    from phrasezoo.hub.export import export_model, refresh_card
-    from phrasezoo.pipeline import card_results
-    from phrasezoo.recipes import load_recipe
+    """``phrasezoo export``: the Hub folder (its card from the results files) or another format (a plugin's)."""
+    from phrasezoo.evaluation import read_results  # as for `evaluate`: the evaluation workflow's dependencies
 
     cfg = load_recipe(args.config)
     if args.format != "hub":
@@ -265,9 +273,6 @@ def _export(args) -> int:
     baselines = [read_results(Path(p)) for p in args.baseline]
     card = card_results(cfg, results, baselines)
     if args.from_checkpoint:
-        from phrasezoo.registry import create_model
-        from phrasezoo.training.checkpoint import latest_checkpoint, load_checkpoint
-
         found = latest_checkpoint(cfg.output_dir / "checkpoints")
         if found is None:
             print(f"error: no checkpoint under {cfg.output_dir / 'checkpoints'}; train first.", file=sys.stderr)

@@ -11,8 +11,13 @@ import os
 from pathlib import Path
 
 from phrasezoo.files import atomic_write_text, write_readme_table
+from phrasezoo.hub import export as hub_export
+from phrasezoo.hub.card import CardResults
 from phrasezoo.progress import StageClock
 from phrasezoo.recipes import Recipe, load_recipe
+from phrasezoo.training.run import add_train_arguments
+from phrasezoo.training.selection import select_from_recipe
+from phrasezoo.training.workflow import train_recipe
 
 README_START = "<!-- results:start -->"
 README_END = "<!-- results:end -->"
@@ -20,12 +25,9 @@ README_END = "<!-- results:end -->"
 
 def train_and_export(cfg: Recipe, output_dir=None, resume=True, stop_after_steps=None, progress=True, card=True):
     """Train ``cfg`` (resuming; a soup with ``training.soup_seeds``) and export its folder once (main process)."""
-    from phrasezoo.hub.export import export_model
-    from phrasezoo.training.workflow import train_recipe
-
     trained = train_recipe(cfg, output_dir, resume=resume, stop_after_steps=stop_after_steps, progress=progress)
     if trained.is_main_process:
-        export_model(trained.model, trained.output_dir, cfg, facts=trained.facts, card=card)
+        hub_export.export_model(trained.model, trained.output_dir, cfg, facts=trained.facts, card=card)
         print(f">> exported {trained.output_dir} ({trained.facts.get('training time (min)')} min of training)")
     return trained
 
@@ -40,8 +42,6 @@ def train_from_args(args: argparse.Namespace):
 
 def train_main(argv: list[str] | None = None) -> None:
     """``train.py``: train a recipe and export it."""
-    from phrasezoo.training.run import add_train_arguments
-
     parser = argparse.ArgumentParser(
         description="Train a phrasezoo model from its recipe, e.g. `accelerate launch train.py "
         "hub_configs/pearl-mini.yaml`. Resumes from the last checkpoint in outputs/<name>/checkpoints unless "
@@ -53,8 +53,9 @@ def train_main(argv: list[str] | None = None) -> None:
 
 def card_results(cfg: Recipe, doc: dict | None, baselines: list[dict] | None = None):
     """A card's view of a results document: the table (baselines, the papers' rows) and model-index entries."""
+    # here, not at the top: the evaluation workflow (transformers, datasets, scikit-learn) is several seconds to import,
+    # which train.py (every accelerate process) and `phrasezoo train` do not need
     from phrasezoo.evaluation import format_report, to_model_index
-    from phrasezoo.hub.card import CardResults
 
     if doc is None:
         return None
@@ -68,13 +69,11 @@ def run_pipeline(config, benchmarks_dir=None, overrides=None, reuse_baselines=Fa
     the folder once, evaluate it and its baselines (measured in this run unless ``reuse_baselines``), write its
     card once and print the comparison table and the time of each stage. Returns the results document; with
     ``dev_only``, the dev selection, and no benchmark is evaluated (to compare recipe variants on dev data)."""
+    # the evaluation workflow is imported here, not at the top, for the start-up time of training (card_results)
     from phrasezoo.evaluation import format_report
     from phrasezoo.evaluation.baselines import Baselines
     from phrasezoo.evaluation.dev_suite import evaluate_dev
     from phrasezoo.evaluation.parallel import evaluate_in_parallel
-    from phrasezoo.hub.export import export_model, refresh_card
-    from phrasezoo.training.selection import select_from_recipe
-    from phrasezoo.training.workflow import train_recipe
 
     clock, cfg = StageClock.for_job(), load_recipe(config, overrides)
     tasks, baselines = cfg.eval.get("tasks", "all"), cfg.eval.get("baselines", [])
@@ -99,7 +98,8 @@ def run_pipeline(config, benchmarks_dir=None, overrides=None, reuse_baselines=Fa
     if model is not None:
         print(f"== 3/5 export {cfg.output_dir}/ (once, after training and selection)", flush=True)
         with clock.stage("export"):
-            export_model(model, cfg.output_dir, cfg, facts=facts, card=False)  # the card comes with the results
+            # the card comes with the results
+            hub_export.export_model(model, cfg.output_dir, cfg, facts=facts, card=False)
     if dev_only:
         print(f">> --dev-only: no benchmark evaluated; model in {cfg.output_dir}/\n\n{clock.table()}", flush=True)
         return chosen
@@ -112,7 +112,7 @@ def run_pipeline(config, benchmarks_dir=None, overrides=None, reuse_baselines=Fa
         doc = evaluate_in_parallel(cfg.output_dir, tasks, benchmarks_dir, cfg.results_path, cfg.name, task_options)
     print("== 5/5 write the model card with the results", flush=True)
     with clock.stage("model card"):
-        refresh_card(cfg.output_dir, cfg, card_results(cfg, doc, baseline_docs))
+        hub_export.refresh_card(cfg.output_dir, cfg, card_results(cfg, doc, baseline_docs))
     table = format_report([doc, *baseline_docs], include_reference=True)
     if update_readme:  # a README with several recipes has one block per recipe (<!-- pearl-mini:start -->)
         block = cfg.name if f"<!-- {cfg.name}:start -->" in Path(update_readme).read_text() else "results"
@@ -126,7 +126,7 @@ def run_pipeline(config, benchmarks_dir=None, overrides=None, reuse_baselines=Fa
 
 def _task_options(cfg) -> dict:
     """Task options of the recipe: ``eval.ccl`` (chosen on dev data) sets this model's ``_ccl`` task options."""
-    from phrasezoo.evaluation.tasks import check_task_options
+    from phrasezoo.evaluation.tasks import check_task_options  # the evaluation workflow: see card_results
 
     ccl = cfg.eval.get("ccl")
     if ccl is None:

@@ -29,6 +29,23 @@ class HashVectors:
         return np.asarray(rows, dtype=np.float32)
 
 
+def test_join_and_link_take_the_same_matching_options():
+    """link's signature repeats join's matching options (marked ``# Copied from`` in phrasezoo.match.api): same names,
+    order, kinds, defaults and annotations, so that an option added to one is added to both."""
+    import inspect
+
+    def options(function) -> list[inspect.Parameter]:
+        parameters = list(inspect.signature(function).parameters.values())
+        positional = [p for p in parameters if p.kind is p.POSITIONAL_OR_KEYWORD][2:]  # after the two inputs
+        columns = {"left_column", "right_column", "mention_column", "kb_name_column", "kb_id_column"}
+        keywords = [p for p in parameters if p.kind is p.KEYWORD_ONLY and p.name not in columns]
+        return positional + keywords
+
+    assert [p.name for p in options(join)][:4] == ["model", "top_k", "threshold", "blocking"]
+    assert options(join)[-1].name == "matcher"
+    assert options(link) == options(join)
+
+
 def test_join_matches_each_right_value_to_its_left_value(minilm):
     out = join(LEFT, RIGHT, model=minilm)
     assert list(out.columns) == ["right_index", "right", "left_index", "left", "score", "rank"]

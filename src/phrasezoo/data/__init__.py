@@ -29,6 +29,8 @@ _EXPORTS = {
     "get_wordnet": "wordnet",
     "Paraphraser": "paraphrase",
     "HubParaphraser": "paraphrase",
+    "ConstrainedHubParaphraser": "paraphrase",
+    "DiverseLexicalParaphraser": "paraphrase",
     "LexicalParaphraser": "paraphrase",
     "NoParaphraser": "paraphrase",
     "get_paraphraser": "paraphrase",

@@ -1,12 +1,18 @@
-"""Phrase-level paraphrasers for PEARL's phrase-level augmentation (computed once per phrase table, sampled later).
+"""Phrase-level paraphrasers (PEARL's phrase-level augmentation, SLICE's queries, Phrase-BERT's diverse paraphrases;
+computed once per phrase table, sampled later).
 
 Every paraphraser follows one protocol, :class:`Paraphraser`: ``paraphrase(phrases: list[str]) -> list[list[str]]``
-(one list per input, best first, never containing the input itself). Two implementations:
+(one list per input, best first, never containing the input itself). The implementations here:
 
 * :class:`HubParaphraser`: a ``transformers`` seq2seq model, e.g. Parrot (``prithivida/parrot_paraphraser_on_T5``,
-  the paper's paraphraser), loaded lazily, batched beam search. Needs the Hub (or a local folder).
+  PEARL's paraphraser), loaded lazily, batched beam search. Needs the Hub (or a local folder).
 * :class:`LexicalParaphraser`: the offline default, rules over WordNet and the :class:`SynonymTable`
   (see its docstring for the rules and their order).
+* lexically diverse ones, whose paraphrases share no content word with the phrase (the no-overlap rule,
+  :func:`shares_content_token`): :class:`ConstrainedHubParaphraser` (a Hub model sampled with the phrase's content
+  words banned) and :class:`DiverseLexicalParaphraser` (every content word replaced from the synonym table).
+
+The bilingual-pivot paraphraser and the chain of several are in :mod:`phrasezoo.data.pivot`.
 
 :func:`get_paraphraser` turns a spec (``"offline"``, ``"none"``, a Hub id or path, or an object) into one.
 """
@@ -14,18 +20,23 @@ Every paraphraser follows one protocol, :class:`Paraphraser`: ``paraphrase(phras
 from __future__ import annotations
 
 import logging
+import random
 import re
+import zlib
 from collections.abc import Sequence
+from functools import lru_cache
 from typing import Protocol, runtime_checkable
 
 from tqdm.auto import tqdm
 
-from .synonyms import STOP_WORDS, SynonymTable
+from .synonyms import STOP_WORDS, SynonymTable, _stemmer
 from .wordnet import get_wordnet
 
 logger = logging.getLogger(__name__)
 
 DEFAULT_HUB_PARAPHRASER = "prithivida/parrot_paraphraser_on_T5"
+_TOKEN = re.compile(r"[^\W_]+")
+_ARTICLES = {"a", "an"}
 
 
 @runtime_checkable
@@ -60,6 +71,31 @@ class NoParaphraser:
 
     def paraphrase(self, phrases: list[str]) -> list[list[str]]:
         return [[] for _ in phrases]
+
+
+# ------------------------------------------------------------------------------------ the no-overlap rule
+@lru_cache(maxsize=200_000)
+def _stem(token: str) -> str:
+    stemmer = _stemmer()
+    return stemmer.stem(token) if stemmer is not None else token
+
+
+def content_tokens(text: str, stem: bool = True) -> frozenset[str]:
+    """Lower-cased word tokens of ``text`` that are not stop words (Porter-stemmed unless ``stem=False``)."""
+    tokens = (t for t in _TOKEN.findall(text.lower()) if t not in STOP_WORDS)
+    return frozenset(_stem(t) if stem else t for t in tokens)
+
+
+def shares_content_token(a: str, b: str, stem: bool = True) -> bool:
+    """Whether two texts share a content token: Phrase-BERT's rule for a lexically diverse paraphrase, stricter
+    than its token identity (Porter stems: "control" and "controls" count as shared)."""
+    return bool(content_tokens(a, stem) & content_tokens(b, stem))
+
+
+def meets_no_overlap_rule(anchor: str, candidate: str) -> bool:
+    """A usable paraphrase: not empty, not the anchor, and sharing no content token with it."""
+    candidate = " ".join(candidate.split())
+    return bool(candidate) and candidate.lower() != anchor.lower() and not shares_content_token(anchor, candidate)
 
 
 # ----------------------------------------------------------------------------------------------------------- Hub
@@ -158,6 +194,75 @@ class HubParaphraser:
             n = self.num_return_sequences
             for i, phrase in enumerate(batch):
                 out.append(clean_paraphrases(phrase, texts[i * n : (i + 1) * n], self.max_paraphrases))
+        return out
+
+
+class ConstrainedHubParaphraser(HubParaphraser):
+    """Paraphrases sampled from a ``transformers`` seq2seq model with the phrase's content words banned.
+
+    Phrase-BERT's paper decodes its paraphraser with nucleus sampling and lexical constraints that forbid the anchor's
+    non-stop-word tokens; here the constraint is ``bad_words_ids``: the token ids of every content word of the
+    phrase, in lower-case, capitalised and upper-case spellings, with and without a leading space. Loading is
+    :class:`HubParaphraser`'s (on first use); one ``generate`` call per phrase (the banned words differ per phrase),
+    seeded per phrase.
+
+    Args:
+        model_id: Hub id or local folder of a seq2seq paraphraser (default: Parrot T5, prefix ``"paraphrase: "``).
+        top_p: nucleus mass. seed: the per-phrase sampling seed's base.
+        hub_options: :class:`HubParaphraser`'s (``prefix``, ``num_return_sequences``: samples per phrase,
+            ``max_new_tokens``, ``device``, ``model``/``tokenizer``: ready objects, ``progress``; its beam-search
+            options are not used here).
+    """
+
+    def __init__(self, model_id: str = DEFAULT_HUB_PARAPHRASER, *, top_p: float = 0.8, seed: int = 0, **hub_options):
+        super().__init__(model_id=model_id, **hub_options)
+        self.top_p = top_p
+        self.seed = seed
+
+    @property
+    def cache_key(self) -> str:
+        return (
+            f"constrained-hub:{self.model_id}:{self.prefix}:{self.top_p}:{self.num_return_sequences}:"
+            f"{self.max_new_tokens}:{self.seed}"
+        )
+
+    def banned_token_ids(self, phrase: str) -> list[list[int]]:
+        """Token-id sequences of the phrase's content words in the spellings a decoder could produce."""
+        words = {w for w in _TOKEN.findall(phrase) if w.lower() not in STOP_WORDS}
+        spellings = {s for w in words for s in (w, w.lower(), w.capitalize(), w.upper())}
+        banned: set[tuple[int, ...]] = set()
+        for spelling in spellings:
+            for text in (spelling, " " + spelling):
+                ids = self.tokenizer(text, add_special_tokens=False)["input_ids"]
+                ids = [i for i in ids if i != self.tokenizer.unk_token_id]
+                if ids:
+                    banned.add(tuple(ids))
+        return [list(ids) for ids in sorted(banned)]
+
+    def paraphrase(self, phrases: list[str]) -> list[list[str]]:
+        import torch
+
+        phrases = list(phrases)
+        if not phrases:
+            return []
+        self._ensure_loaded()
+        out = []
+        for phrase in tqdm(phrases, desc="paraphrasing (hub)", disable=not self.progress or len(phrases) < 50):
+            encoded = self.tokenizer([self.prefix + phrase], return_tensors="pt").to(self.device)
+            banned = self.banned_token_ids(phrase)
+            torch.manual_seed(phrase_seed(self.seed, phrase))
+            with torch.inference_mode():
+                generated = self.model.generate(
+                    **encoded,
+                    do_sample=True,
+                    top_p=self.top_p,
+                    top_k=0,
+                    num_return_sequences=self.num_return_sequences,
+                    max_new_tokens=self.max_new_tokens,
+                    bad_words_ids=banned or None,
+                )
+            texts = self.tokenizer.batch_decode(generated, skip_special_tokens=True)
+            out.append(_distinct(phrase, [" ".join(t.split()) for t in texts if t.strip()], len(texts)))
         return out
 
 
@@ -364,6 +469,132 @@ class LexicalParaphraser:
         if _ALPHA_HYPHEN.search(text):
             out.append(_ALPHA_HYPHEN.sub(" ", text))
         return out
+
+
+class DiverseLexicalParaphraser:
+    """Offline paraphraser that replaces every content word of a phrase (stop words stay), without overlap.
+
+    A phrase is segmented left to right into multiword units that have a table entry (3 then 2 words: "prime
+    minister", "New York"), single content words and stop words. Each unit that is not a stop word gets a
+    replacement from the synonym table whose content tokens do not overlap the phrase's; the phrase as a whole
+    (without a leading article) may also be replaced by one of its own entries ("the United States" -> "the USA").
+    If some content unit has no usable replacement, the phrase gets no paraphrase: nothing is made up.
+
+    Replacements are drawn with a ``random.Random`` seeded by ``seed`` and the phrase (so results do not depend on
+    what else is paraphrased), with weight ``1 / (rank + 1)`` over a unit's candidates, which favours WordNet's
+    lemmas of the most frequent sense (listed first) while keeping some diversity, like sampling from a paraphraser.
+    Up to ``num_candidates`` distinct paraphrases are returned per phrase. "a"/"an" is fixed before a replaced word.
+
+    ``common_words`` (lower-case words, e.g. the 30k most frequent GloVe words) restricts replacements to common
+    words: WordNet also lists rare or archaic lemmas ("unremarkably" for "usually", "geezerhood" for "years") that a
+    paraphraser trained on real text would not produce.
+    """
+
+    def __init__(
+        self,
+        synonyms: SynonymTable,
+        num_candidates: int = 3,
+        seed: int = 0,
+        common_words: set[str] | frozenset[str] | None = None,
+        progress: bool = True,
+    ):
+        self.synonyms = synonyms
+        self.num_candidates = num_candidates
+        self.seed = seed
+        self.common_words = frozenset(common_words) if common_words is not None else None
+        self.progress = progress
+
+    @property
+    def cache_key(self) -> str:
+        from .cache import cache_key  # imports datasets: only when a dataset cache asks for the key
+
+        common = None if self.common_words is None else cache_key({"w": sorted(self.common_words)})
+        return f"diverse-lexical:v2:{self.num_candidates}:{self.seed}:{common}:{sorted(self.synonyms.params.items())}"
+
+    def paraphrase(self, phrases: list[str]) -> list[list[str]]:
+        phrases = list(phrases)
+        bar = tqdm(phrases, desc="paraphrasing", disable=not self.progress or len(phrases) < 1000)
+        return [self.candidates(p, random.Random(phrase_seed(self.seed, p))) for p in bar]
+
+    def segment(self, words: list[str]) -> list[tuple[int, int]]:
+        """``[start, end)`` word ranges: multiword table entries (longest first, left to right), else single words."""
+        units, i = [], 0
+        while i < len(words):
+            for n in (3, 2):
+                if i + n <= len(words) and self.synonyms.get(" ".join(words[i : i + n])):
+                    units.append((i, i + n))
+                    i += n
+                    break
+            else:
+                units.append((i, i + 1))
+                i += 1
+        return units
+
+    def _options(self, unit: str, banned: frozenset[str]) -> list[str]:
+        options = [s for s in self.synonyms.get(unit) if not (content_tokens(s) & banned)]
+        if self.common_words is not None:
+            options = [s for s in options if all(t in self.common_words for t in _TOKEN.findall(s.lower()))]
+        return options
+
+    def candidates(self, phrase: str, rng: random.Random) -> list[str]:
+        """Up to ``num_candidates`` distinct paraphrases of ``phrase`` (all obey the no-overlap rule)."""
+        words = phrase.split()
+        banned = content_tokens(phrase)
+        if not words or not banned:
+            return []
+        out: list[str] = []
+        article = words[0] if len(words) > 1 and words[0].lower() in ("the", "a", "an") else None
+        core = words[1:] if article else words
+        for synonym in self._options(" ".join(core), banned)[: self.num_candidates]:
+            lead = [article] if article and synonym[:1].islower() else []
+            out.append(fix_articles(lead + synonym.split()))
+        slots: list[tuple[int, int, list[str]]] = []
+        for start, end in self.segment(words):
+            unit = " ".join(words[start:end])
+            if not content_tokens(unit):
+                continue  # stop words and punctuation stay as they are
+            options = self._options(unit, banned)
+            if not options:
+                return _distinct(phrase, out, self.num_candidates)
+            slots.append((start, end, options))
+        for _ in range(self.num_candidates * 3):
+            if len(_distinct(phrase, out, self.num_candidates)) >= self.num_candidates:
+                break
+            new, cursor = [], 0
+            for start, end, options in slots:
+                new += words[cursor:start]
+                weights = [1.0 / (rank + 1) for rank in range(len(options))]
+                new += rng.choices(options, weights=weights)[0].split()
+                cursor = end
+            new += words[cursor:]
+            out.append(fix_articles(new))
+        return _distinct(phrase, out, self.num_candidates)
+
+
+def fix_articles(words: list[str]) -> str:
+    """Join words, making "a"/"an" agree with the next word's first letter."""
+    fixed = list(words)
+    for i in range(len(fixed) - 1):
+        if fixed[i].lower() in _ARTICLES and fixed[i + 1][:1].isalpha():
+            article = "an" if fixed[i + 1][0].lower() in "aeiou" else "a"
+            fixed[i] = article.capitalize() if fixed[i][0].isupper() else article
+    return " ".join(fixed)
+
+
+def _distinct(phrase: str, candidates: list[str], limit: int) -> list[str]:
+    """The first ``limit`` candidates that differ (case-insensitively) from the phrase and from each other."""
+    seen, out = {phrase.lower()}, []
+    for candidate in candidates:
+        key = candidate.lower()
+        if key not in seen:
+            seen.add(key)
+            out.append(candidate)
+    return out[:limit]
+
+
+def phrase_seed(seed: int, phrase: str) -> int:
+    """A per-phrase seed: what is drawn for a phrase does not depend on the other phrases of a call."""
+    return seed ^ zlib.crc32(phrase.encode())
 
 
 # ----------------------------------------------------------------------------------------------------- factory

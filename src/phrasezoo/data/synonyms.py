@@ -206,17 +206,7 @@ class SynonymTable:
         )
         table: dict[str, list[str]] = {}
         for key in keys:
-            merged: list[str] = []
-            seen: set[str] = set()
-            glove = [
-                w for w in from_vectors.get(key, []) if checker is None or checker.compatible(key, w, strict_wordnet)
-            ]
-            for candidate in from_wordnet.get(key, []) + glove:
-                low = candidate.lower()
-                if low in seen or is_trivial_variant(key, candidate) or (checker and checker.same_lemma(key, low)):
-                    continue
-                seen.add(low)
-                merged.append(candidate)
+            merged = _merge_synonyms(key, from_wordnet.get(key, []), from_vectors.get(key, []), checker, strict_wordnet)
             if merged:
                 table[key] = merged[:max_synonyms]
         params = {
@@ -232,6 +222,23 @@ class SynonymTable:
             "proper_nouns": len(proper),
         }
         return cls(synonyms=table, params=params)
+
+
+def _merge_synonyms(
+    key: str, wordnet: list[str], vectors: list[str], checker: WordNetFilter | None, strict_wordnet: bool
+) -> list[str]:
+    """``key``'s WordNet synonyms, then its vector neighbours that WordNet allows, without repeats, trivial variants
+    (case, plural, ...) or forms of ``key`` itself: one table entry, in order of trust."""
+    merged: list[str] = []
+    seen: set[str] = set()
+    allowed = [w for w in vectors if checker is None or checker.compatible(key, w, strict_wordnet)]
+    for candidate in wordnet + allowed:
+        low = candidate.lower()
+        if low in seen or is_trivial_variant(key, candidate) or (checker and checker.same_lemma(key, low)):
+            continue
+        seen.add(low)
+        merged.append(candidate)
+    return merged
 
 
 # ------------------------------------------------------------------------------------------------------ GloVe part

@@ -14,7 +14,15 @@ from pathlib import Path
 from typing import Any
 
 from phrasezoo.encoders import DEFAULT_BATCH_SIZE, SPEC_HELP
+from phrasezoo.errors import run_command
+from phrasezoo.files import write_readme_table
 from phrasezoo.recipes import results_path
+
+from .dev_suite import evaluate_dev, format_dev_table, read_dev_results, resolve_dev_tasks
+from .harness import evaluate
+from .report import format_report
+from .results import read_results
+from .tasks import check_task_options, default_benchmarks_dir, resolve_tasks
 
 EVALUATE_EPILOG = f"""\
 {SPEC_HELP}
@@ -160,8 +168,6 @@ def register_dev_eval(subparsers) -> None:
 
 
 def run_dev_eval(args: argparse.Namespace) -> int:
-    from .dev_suite import evaluate_dev, format_dev_table, read_dev_results, resolve_dev_tasks
-
     if args.table:
         missing = [p for p in args.table if not Path(p).is_file()]
         if missing:
@@ -170,8 +176,6 @@ def run_dev_eval(args: argparse.Namespace) -> int:
         table = format_dev_table([read_dev_results(p) for p in args.table])
         print(table)
         if args.readme:
-            from phrasezoo.files import write_readme_table
-
             write_readme_table(Path(args.readme), table, block=args.block)
         return 0
     if not args.model:
@@ -225,16 +229,11 @@ def parse_key_values(items: list[str]) -> dict[str, Any]:
 
 
 def run_evaluate(args: argparse.Namespace) -> int:
-    from .harness import evaluate
-    from .tasks import default_benchmarks_dir, resolve_tasks
-
     try:
         resolve_tasks(args.tasks)
     except KeyError as err:
         print(f"error: {err.args[0]}", file=sys.stderr)
         return 2
-    from .tasks import check_task_options
-
     try:
         ccl = parse_key_values(args.ccl)
         check_task_options({"ccl": ccl})  # a misspelt key fails here, before the model is loaded
@@ -264,10 +263,6 @@ def run_evaluate(args: argparse.Namespace) -> int:
 
 
 def run_report(args: argparse.Namespace) -> int:
-    from .report import format_report
-    from .results import read_results
-    from .tasks import resolve_tasks
-
     missing = [p for p in args.results if not Path(p).is_file()]
     if missing:
         print(f"error: results file(s) not found: {', '.join(missing)}", file=sys.stderr)
@@ -279,8 +274,6 @@ def run_report(args: argparse.Namespace) -> int:
     table = format_report(docs, include_reference=not args.no_reference)
     print(table)
     if args.readme:
-        from phrasezoo.files import write_readme_table
-
         write_readme_table(Path(args.readme), table, block=args.block)
     if args.output:
         Path(args.output).parent.mkdir(parents=True, exist_ok=True)
@@ -306,8 +299,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from phrasezoo.errors import run_command
-
     args = build_parser().parse_args(argv)
     return run_command(lambda: args.func(args))
 

@@ -55,6 +55,7 @@ CLI: ``phrasezoo dev-eval --model baseline:minilm-l6 --output results/baselines/
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import sys
@@ -67,10 +68,17 @@ from typing import Any
 
 import numpy as np
 
+from phrasezoo.data.benchmark_filter import default_benchmarks_dir
 from phrasezoo.data.dev_sets import VERSION, load_dev_set
 from phrasezoo.encoders import MENTIONS, VECTORS, Encoder, ModelEncoder, load_encoder
 from phrasezoo.errors import InputError, MissingResourceError
+from phrasezoo.files import atomic_write_text, read_user_json
 from phrasezoo.progress import progress_enabled
+
+from .tasks.clustering import kmeans_nmi as benchmark_kmeans_nmi
+from .tasks.clustering import read_ner_jsonl
+from .tasks.context_clustering import cluster_scores, read_ner_mentions
+from .tasks.similarity import MultipleChoiceData, multiple_choice_accuracy
 
 logger = logging.getLogger(__name__)
 
@@ -104,6 +112,7 @@ def kmeans_nmi(
     vectors: np.ndarray, labels: Sequence[str], seed: int = KMEANS_SEED, n_init: int = KMEANS_N_INIT
 ) -> float:
     """NMI between KMeans clusters (k = number of distinct labels, fixed seed and restarts) and the labels."""
+    # scikit-learn here, not at the top: half a second to import, for the clustering tasks only
     from sklearn.cluster import KMeans
     from sklearn.metrics import normalized_mutual_info_score
 
@@ -116,7 +125,7 @@ def kmeans_nmi(
 
 def spearman(predicted: Sequence[float], gold: Sequence[float]) -> float:
     """Spearman's rho (0.0 when either side is constant)."""
-    from scipy.stats import spearmanr
+    from scipy.stats import spearmanr  # scipy.stats here, not at the top: slow to import, for this metric only
 
     if len(predicted) != len(gold) or len(gold) < 2:
         raise ValueError(f"spearman needs two equal sequences of 2+ values, got {len(predicted)} and {len(gold)}.")
@@ -173,8 +182,6 @@ def _wordsim(encoder: Encoder, data: dict[str, Any]) -> tuple[float, int, dict[s
 
 
 def _compound(encoder: Encoder, data: dict[str, Any]) -> tuple[float, int, dict[str, Any]]:
-    from .tasks.similarity import MultipleChoiceData, multiple_choice_accuracy
-
     score = multiple_choice_accuracy(encoder, MultipleChoiceData(data["queries"], data["candidates"]))
     return score, len(data["queries"]), {"candidates": 5}
 
@@ -186,15 +193,11 @@ def _alias(encoder: Encoder, data: dict[str, Any]) -> tuple[float, int, dict[str
 
 
 def _context_clustering(encoder: Encoder, data: Any) -> tuple[float, int, dict[str, Any]]:
-    from .tasks.context_clustering import cluster_scores
-
     scores = cluster_scores(encoder.encode_mentions(data.mentions), data.labels, len(data.types), seed=0)
     return scores["nmi"], len(data.labels), {"acc": round(scores["acc"], 6), "k": len(data.types)}
 
 
 def _phrase_clustering(encoder: Encoder, data: Any) -> tuple[float, int, dict[str, Any]]:
-    from .tasks.clustering import kmeans_nmi as benchmark_kmeans_nmi
-
     score = benchmark_kmeans_nmi(encoder.encode(data.phrases), data.labels, len(data.types), seed=0)
     return score, len(data.labels), {"k": len(data.types)}
 
@@ -205,14 +208,28 @@ BENCHMARK_DEV = "benchmark-dev"
 BENCHMARK_DEV_SETS = {"conll2003": ["PER", "LOC", "ORG"], "bc5cdr": ["Chemical", "Disease"]}
 
 
+def benchmark_dev_task(folder: str, label: str, in_context: bool) -> DevTask:
+    """The KMeans-NMI task over the dev split of the clustering benchmark in ``folder`` (named ``dev_<short name>``):
+    its mentions in their sentences (``in_context``, the context-clustering protocol) or alone (PEARL's protocol)."""
+    short = folder.removesuffix("2003") + ("_context" if in_context else "")
+    what, kind = (
+        ("in their sentences", "context-clustering") if in_context else ("without context", "entity-clustering")
+    )
+    description = f"{label} dev-split mentions {what}, KMeans k={len(BENCHMARK_DEV_SETS[folder])} ({kind} dev set)"
+
+    def run(encoder: Encoder, data: dict[str, Any]) -> tuple[float, int, dict[str, Any]]:
+        if in_context:
+            return _context_clustering(encoder, data[f"{folder}_mentions"])
+        return _phrase_clustering(encoder, data[folder])
+
+    return DevTask(
+        f"dev_{short}", BENCHMARK_DEV, "nmi", description, run, needs_vectors=True, needs_mentions=in_context
+    )
+
+
 def load_benchmark_dev(benchmarks_dir: str | os.PathLike | None = None) -> dict[str, Any]:
     """The dev splits of the clustering benchmarks: ``{"<folder>_mentions": MentionClusteringData, "<folder>":
     ClusteringData}`` per folder of :data:`BENCHMARK_DEV_SETS` (``FileNotFoundError`` names the folder to set)."""
-    from phrasezoo.data.benchmark_filter import default_benchmarks_dir
-
-    from .tasks.clustering import read_ner_jsonl
-    from .tasks.context_clustering import read_ner_mentions
-
     bench = Path(benchmarks_dir) if benchmarks_dir is not None else default_benchmarks_dir()
     out: dict[str, Any] = {}
     for folder, types in BENCHMARK_DEV_SETS.items():
@@ -280,39 +297,10 @@ DEV_TASKS: dict[str, DevTask] = {
             "Wikipedia link anchor text -> its target title among all dev titles (entity-alias / fuzzy-join proxy)",
             _alias,
         ),
-        DevTask(
-            "dev_conll_context",
-            BENCHMARK_DEV,
-            "nmi",
-            "CoNLL-2003 dev-split mentions in their sentences, KMeans k=3 (context-clustering dev set)",
-            lambda encoder, data: _context_clustering(encoder, data["conll2003_mentions"]),
-            needs_vectors=True,
-            needs_mentions=True,
-        ),
-        DevTask(
-            "dev_bc5cdr_context",
-            BENCHMARK_DEV,
-            "nmi",
-            "BC5CDR dev-split mentions in their sentences, KMeans k=2 (context-clustering dev set)",
-            lambda encoder, data: _context_clustering(encoder, data["bc5cdr_mentions"]),
-            needs_vectors=True,
-            needs_mentions=True,
-        ),
-        DevTask(
-            "dev_conll",
-            BENCHMARK_DEV,
-            "nmi",
-            "CoNLL-2003 dev-split mentions without context, KMeans k=3 (entity-clustering dev set)",
-            lambda encoder, data: _phrase_clustering(encoder, data["conll2003"]),
-            needs_vectors=True,
-        ),
-        DevTask(
-            "dev_bc5cdr",
-            BENCHMARK_DEV,
-            "nmi",
-            "BC5CDR dev-split mentions without context, KMeans k=2 (entity-clustering dev set)",
-            lambda encoder, data: _phrase_clustering(encoder, data["bc5cdr"]),
-            needs_vectors=True,
+        *(
+            benchmark_dev_task(folder, label, in_context)
+            for in_context in (True, False)
+            for folder, label in (("conll2003", "CoNLL-2003"), ("bc5cdr", "BC5CDR"))
         ),
     )
 }
@@ -365,6 +353,56 @@ def _say(progress: bool, message: str) -> None:
         print(message, file=sys.stderr, flush=True)
 
 
+def _dev_data(source: str, sets: dict, max_items, benchmarks_dir, rebuild: bool, progress: bool):
+    """The dev set of ``source``, loaded once per run into ``sets``; a missing resource is kept as its message."""
+    if source not in sets:
+        try:
+            if source == BENCHMARK_DEV:
+                sets[source] = load_benchmark_dev(benchmarks_dir)
+            else:
+                sets[source] = load_dev_set(source, max_items, benchmarks_dir, rebuild, progress)
+        except (MissingResourceError, FileNotFoundError) as err:
+            sets[source] = f"{type(err).__name__}: {err}"
+    return sets[source]
+
+
+def _run_dev_task(name: str, encoder: Encoder, data: dict[str, Any] | str) -> dict[str, Any]:
+    """One task's results entry: its score on ``data``, or why it was skipped (no data, or an encoder that lacks
+    what the task needs), and the seconds it took."""
+    task = DEV_TASKS[name]
+    started = time.perf_counter()
+    entry: dict[str, Any] = {"score": None, "n": 0, "metric": task.metric}
+    if isinstance(data, str):
+        entry["skipped"] = data
+    elif task.needs_vectors and VECTORS not in encoder.capabilities:
+        entry["skipped"] = f"{encoder.name} gives no vectors (similarity only)"
+    elif task.needs_mentions and MENTIONS not in encoder.capabilities:
+        entry["skipped"] = f"{encoder.name} cannot encode mentions in context"
+    else:
+        score, n, details = task.run(encoder, data)
+        entry.update(score=round(float(score), 6), n=int(n), details=details)
+    entry["seconds"] = round(time.perf_counter() - started, 2)
+    if "skipped" in entry:
+        logger.warning("dev suite: %s skipped: %s", name, entry["skipped"])
+    return entry
+
+
+def _dev_document(encoder: Encoder, results: dict[str, dict[str, Any]], started_all: float) -> dict[str, Any]:
+    """The dev-suite document of a run: the model, the tasks' entries and ``dev_avg`` over the tasks that ran."""
+    ran = [name for name, entry in results.items() if entry["score"] is not None]
+    return {
+        "suite": SUITE,
+        "version": VERSION,
+        "model": encoder.name,
+        "model_revision": encoder.revision,
+        "created": datetime.now(UTC).isoformat(timespec="seconds"),
+        "seconds": round(time.perf_counter() - started_all, 2),
+        "tasks": results,
+        "dev_avg": round(float(np.mean([results[n]["score"] for n in ran])), 6) if ran else None,
+        "dev_avg_tasks": ran,
+    }
+
+
 def evaluate_dev(
     model: Any,
     tasks: str | Sequence[str] | None = None,
@@ -408,50 +446,16 @@ def evaluate_dev(
     sets: dict[str, dict[str, Any] | str] = {}
     try:
         for number, name in enumerate(names, 1):
-            task = DEV_TASKS[name]
-            started = time.perf_counter()
-            entry: dict[str, Any] = {"score": None, "n": 0, "metric": task.metric}
-            if task.source not in sets:
-                try:
-                    if task.source == BENCHMARK_DEV:
-                        sets[task.source] = load_benchmark_dev(benchmarks_dir)
-                    else:
-                        sets[task.source] = load_dev_set(task.source, max_items, benchmarks_dir, rebuild, progress)
-                except (MissingResourceError, FileNotFoundError) as err:
-                    sets[task.source] = f"{type(err).__name__}: {err}"
-            data = sets[task.source]
-            if isinstance(data, str):
-                entry["skipped"] = data
-            elif task.needs_vectors and VECTORS not in encoder.capabilities:
-                entry["skipped"] = f"{encoder.name} gives no vectors (similarity only)"
-            elif task.needs_mentions and MENTIONS not in encoder.capabilities:
-                entry["skipped"] = f"{encoder.name} cannot encode mentions in context"
-            else:
-                score, n, details = task.run(encoder, data)
-                entry.update(score=round(float(score), 6), n=int(n), details=details)
-            entry["seconds"] = round(time.perf_counter() - started, 2)
-            if "skipped" in entry:
-                logger.warning("dev suite: %s skipped: %s", name, entry["skipped"])
+            data = _dev_data(DEV_TASKS[name].source, sets, max_items, benchmarks_dir, rebuild, progress)
+            results[name] = entry = _run_dev_task(name, encoder, data)
             shown = "skipped" if entry["score"] is None else f"{entry['score']:.4f}"
-            _say(progress, f"[{number}/{len(names)}] {name:16s} {task.metric:14s} {shown:>8s}  n={entry['n']}  "
+            _say(progress, f"[{number}/{len(names)}] {name:16s} {entry['metric']:14s} {shown:>8s}  n={entry['n']}  "
                            f"({entry['seconds']:.1f} s)")  # fmt: skip
-            results[name] = entry
     finally:
         if was_training:
             module.train()
-    ran = [name for name, entry in results.items() if entry["score"] is not None]
-    doc = {
-        "suite": SUITE,
-        "version": VERSION,
-        "model": encoder.name,
-        "model_revision": encoder.revision,
-        "created": datetime.now(UTC).isoformat(timespec="seconds"),
-        "seconds": round(time.perf_counter() - started_all, 2),
-        "tasks": results,
-        "dev_avg": round(float(np.mean([results[n]["score"] for n in ran])), 6) if ran else None,
-        "dev_avg_tasks": ran,
-    }
-    _say(progress, f"dev_avg {doc['dev_avg']} over {len(ran)} task(s) in {doc['seconds']:.1f} s")
+    doc = _dev_document(encoder, results, started_all)
+    _say(progress, f"dev_avg {doc['dev_avg']} over {len(doc['dev_avg_tasks'])} task(s) in {doc['seconds']:.1f} s")
     if output is not None:
         write_dev_results(doc, output)
     return doc
@@ -459,10 +463,6 @@ def evaluate_dev(
 
 def write_dev_results(doc: dict[str, Any], path: str | os.PathLike) -> Path:
     """Write a dev-suite document as JSON (atomically, like the benchmark results files)."""
-    import json
-
-    from phrasezoo.files import atomic_write_text
-
     if doc.get("suite") != SUITE or "tasks" not in doc:
         raise ValueError(f"Not a {SUITE} document (expected 'suite': {SUITE!r} and 'tasks').")
     path = Path(path)
@@ -473,8 +473,6 @@ def write_dev_results(doc: dict[str, Any], path: str | os.PathLike) -> Path:
 def read_dev_results(path: str | os.PathLike) -> dict[str, Any]:
     """A dev-suite document written by ``phrasezoo dev-eval``, checked: :class:`InputError` names the file and the
     first bad field (not a dev document, an unknown task, a score that is not a finite number or null)."""
-    from phrasezoo.files import read_user_json
-
     doc = read_user_json(path, "dev results file")
     if not isinstance(doc, dict) or doc.get("suite", SUITE) != SUITE or not isinstance(doc.get("tasks"), dict):
         raise InputError(f"{path}: not a {SUITE} document (expected 'suite': {SUITE!r} and a 'tasks' object).")

@@ -36,7 +36,7 @@ DEFAULT_SPLITS = {"umls": "umls"}
 
 def load_hub_rows(config: str, split: str | None = None, path: str = HUB_DATASET, **load_kwargs: Any):
     """The raw ``datasets.Dataset`` of one config and split."""
-    from datasets import load_dataset
+    from datasets import load_dataset  # here: a second or two to import, for the Hub path only
 
     if config not in CONFIGS:
         raise ValueError(f"Unknown config {config!r} of {path}; known: {', '.join(CONFIGS)}.")

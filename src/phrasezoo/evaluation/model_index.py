@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from huggingface_hub import EvalResult
+
 from .tasks import TASKS
 
 METRIC_TYPES = {"accuracy": "accuracy", "pearson": "pearsonr", "spearman": "spearmanr", "nmi": "nmi"}
@@ -17,8 +19,6 @@ def to_model_index(doc: dict[str, Any], model_name: str) -> list:
     ``model_name`` is the card's model name (``ModelCardData.model_name``); it is not stored in the entries but
     must be set on the card for the Hub to accept a model-index.
     """
-    from huggingface_hub import EvalResult
-
     if not model_name:
         raise ValueError("A model-index needs the model name of the card.")
     out = []

@@ -17,6 +17,9 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import torch
+
+from phrasezoo.encoders import load_encoder
 from phrasezoo.machine import usable_cores
 
 from .background import ModuleProcess, read_request
@@ -76,15 +79,11 @@ def evaluate_in_parallel(
 ) -> dict[str, Any]:
     """:func:`~phrasezoo.evaluation.evaluate` of the model saved in ``model_dir`` (loaded as users load it), its
     tasks split over two processes of one torch thread each; the document lists the tasks in their usual order."""
-    from phrasezoo.encoders import load_encoder
-
     names = resolve_tasks(tasks)
     here, there = split_by_cost(names, earlier_seconds(output))
     encoder = load_encoder(str(model_dir), name=name)
     if eval_workers() < 2 or not here or not there:
         return evaluate(encoder, names, benchmarks_dir, output=output, task_options=task_options)
-    import torch
-
     threads = torch.get_num_threads()
     if output is not None:
         Path(output).parent.mkdir(parents=True, exist_ok=True)  # the scratch folder goes beside the results file
@@ -121,8 +120,6 @@ def evaluate_in_parallel(
 
 def main(argv: list[str] | None = None) -> None:
     """The second process of :func:`evaluate_in_parallel`: ``python -m phrasezoo.evaluation.parallel <request>``."""
-    import torch
-
     request = read_request(argv)
     torch.set_num_threads(1)
     evaluate(request["model"], request["tasks"], request["benchmarks_dir"], output=request["output"],

@@ -8,6 +8,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from phrasezoo.registry import get_method, list_methods
+
 from .results import get_value, read_results
 from .tasks import GROUPS, TASKS
 
@@ -40,8 +42,6 @@ def no_kb_tasks() -> list[str]:
 def reference_rows() -> list[tuple[str, dict[str, float]]]:
     """The papers' published numbers, as fractions, declared by the methods (``Method.paper_rows``); keys are
     ``task`` (its main metric) or ``task:metric``."""
-    from phrasezoo.registry import get_method, list_methods
-
     return [(row, dict(values)) for name in list_methods() for row, values in get_method(name).paper_rows.items()]
 
 

@@ -16,12 +16,15 @@ step of the recipe does per seed (UCTopic's CCL: the score after it minus the sc
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
 from pathlib import Path
 from typing import Any
 
+from phrasezoo.files import write_readme_table
+
 from .report import _columns_for, _doc_values, _key, _mean, no_kb_tasks, suite_tasks
-from .results import read_results
+from .results import get_value, read_results
 
 AVG_NO_KB = "avg w/o KB (7)"
 AVG_ALL = "PEARL avg (9)"
@@ -141,8 +144,6 @@ def format_selection_table(selections: list[dict], baseline_dev: dict | None = N
 def format_effect_table(seeds: list[dict], effects: list[tuple[str, str]], metric: str = "nmi") -> str:
     """Markdown: per seed, ``metric`` of each ``(after, before)`` task pair and the change; the mean change and
     whether the step helps in every seed."""
-    from .results import get_value
-
     header = ["seed", *(f"{after} - {before}" for after, before in effects)]
     lines = ["| " + " | ".join(header) + " |", "|---|" + "|".join([":---:"] * len(effects)) + "|"]
     deltas: list[list[float]] = [[] for _ in effects]
@@ -204,16 +205,12 @@ def main(argv: list[str] | None = None) -> int:
     if pairs:
         table += "\n\nWhat the step does, per seed:\n\n" + format_effect_table(docs, pairs, args.effect_metric)
     if args.selections:
-        import json
-
         selections = [json.loads(Path(p).read_text()) for p in args.selections]
         base_dev = json.loads(Path(args.baseline_dev).read_text()) if args.baseline_dev else None
         table += "\n\nChoices made on the dev suite (never on the benchmarks above):\n\n"
         table += format_selection_table(selections, base_dev)
     print(table)
     if args.readme:
-        from phrasezoo.files import write_readme_table
-
         write_readme_table(Path(args.readme), table, block=args.block or f"{args.model}-seeds")
     return 0
 

@@ -72,6 +72,8 @@ def join(
                       left_col.originals, skipped={"right": right_col.skipped, "left": left_col.skipped})  # fmt: skip
 
 
+# Copied from phrasezoo.match.api.join: the matching options of the signature (model ... matcher), spelled out in both
+# public functions so that help() and the docs show them; tests/match/test_match.py checks that they stay the same.
 def link(
     mentions: Any,
     kb: Any,

@@ -109,6 +109,20 @@ def test_turney_ties_and_reversed_candidates():
     assert np.allclose(sims[0, :5], sims[0, 5:], atol=1e-6)
 
 
+def test_reconstruction_finds_the_held_out_examples_through_the_registry(monkeypatch):
+    """Without examples in the options, the task reads them from the recipe's method (``Method.load("data")``)."""
+    from types import SimpleNamespace
+
+    import phrasezoo.recipes
+
+    recipe = SimpleNamespace(method="codebook", name="codebook-tiny")
+    monkeypatch.setattr(phrasezoo.recipes, "load_recipe", lambda name: recipe)
+    calls = []
+    monkeypatch.setattr(cb, "heldout_examples", lambda *args, **kwargs: calls.append((args, kwargs)) or "examples")
+    assert R.heldout_examples(SimpleNamespace(name="codebook-tiny"), TaskContext(seed=3)) == "examples"
+    assert calls == [((recipe,), {"max_examples": R.MAX_EXAMPLES, "seed": 3})]
+
+
 def test_reconstruction_on_held_out_documents(model, ctx, heldout, data_options):
     assert heldout.texts and len(heldout.texts) == len(heldout.targets)
     tagged = cb.tag_corpus(data_options["corpus"], valid_percent=50.0, cache=False, progress=False)

@@ -6,21 +6,23 @@ import random
 
 import pytest
 
-from phrasezoo.data.synonyms import SynonymTable
-from phrasezoo.methods.phrase_bert.data import (
+from phrasezoo.data.paraphrase import (
     ConstrainedHubParaphraser,
     DiverseLexicalParaphraser,
-    build_phrase_bert_data,
     content_tokens,
+    meets_no_overlap_rule,
+    shares_content_token,
+)
+from phrasezoo.data.synonyms import SynonymTable
+from phrasezoo.methods.phrase_bert.data import (
+    build_phrase_bert_data,
     context_window,
     corrupt_phrase,
     get_diverse_paraphraser,
     make_context_triples,
     make_paraphrase_triples,
     mask_phrase,
-    meets_no_overlap_rule,
     paraphrase_stats,
-    shares_content_token,
 )
 
 pytestmark = pytest.mark.usefixtures("fresh_cache")  # every test starts from an empty cache

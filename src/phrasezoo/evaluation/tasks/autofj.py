@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
 from phrasezoo.encoders import Encoder
 
@@ -48,7 +49,7 @@ class JoinTable:
 
 
 def autofj_root() -> Path:
-    try:
+    try:  # an optional dependency: only the AutoFJ task needs it
         import autofj
     except ImportError as err:
         raise FileNotFoundError("AutoFJ needs the PyPI package `autofj`: pip install autofj==0.0.6") from err
@@ -67,8 +68,6 @@ def autofj_names(split: str = "all") -> list[str]:
 
 def read_autofj(names: list[str] | None = None, root: Path | None = None) -> list[JoinTable]:
     """Tables of the named AutoFJ datasets (all 50 by default), read like ``autofj.datasets.load_data``."""
-    import pandas as pd
-
     root = root or autofj_root()
     tables = []
     for name in names or autofj_names():

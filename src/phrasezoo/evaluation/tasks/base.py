@@ -14,7 +14,9 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from phrasezoo.encoders import SIMILARITY, Encoder
+from phrasezoo.registry import get_method, list_methods
 
+from ..hub_dataset import HUB_DATASET, kb_names, load_hub_rows
 from ..results import TaskResult
 
 TASKS: dict[str, type[Task]] = {}
@@ -164,8 +166,6 @@ def resolve_tasks(spec: str | Iterable[str] = "all") -> list[str]:
 
 def method_groups() -> dict[str, list[str]]:
     """Task groups declared by the zoo's methods (``Method.task_groups``: a paper's evaluation protocol)."""
-    from phrasezoo.registry import get_method, list_methods
-
     groups: dict[str, list[str]] = {}
     for name in list_methods():
         for group, members in get_method(name).task_groups.items():
@@ -179,8 +179,6 @@ def method_groups() -> dict[str, list[str]]:
 def load_hub_benchmark(config: str, split: str | None = None, path: str | None = None, **load_kwargs: Any) -> Any:
     """Load one config of the Hub dataset and convert it with the task that owns the config (``Task.hub_config``);
     the ``kb`` config (full knowledge bases) gives a list of names."""
-    from ..hub_dataset import HUB_DATASET, kb_names, load_hub_rows
-
     rows = load_hub_rows(config, split=split, path=path or HUB_DATASET, **load_kwargs)
     if config == "kb":
         return kb_names(rows)

@@ -48,6 +48,7 @@ def read_ner_jsonl(path, types: list[str]) -> ClusteringData:
 
 def kmeans_nmi(vectors: np.ndarray, labels: list[str], k: int, seed: int = 0) -> float:
     """NMI of KMeans clusters vs gold labels. One thread: as fast here, and immune to a busy machine."""
+    # scikit-learn here, not at the top: half a second to import, for the clustering tasks only
     from sklearn.cluster import KMeans
     from threadpoolctl import threadpool_limits
 

@@ -74,6 +74,7 @@ def hungarian_accuracy(labels, clusters) -> float:
 
 def cluster_scores(vectors: np.ndarray, labels: list[str], k: int, seed: int = 0) -> dict[str, float]:
     """``{"acc": ..., "nmi": ...}`` of KMeans (k clusters, random_state ``seed``, n_init 10, one thread)."""
+    # scikit-learn here, not at the top: half a second to import, for the clustering tasks only
     from sklearn.cluster import KMeans
     from threadpoolctl import threadpool_limits
 

@@ -30,6 +30,8 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+import torch
+from torch import nn
 
 from phrasezoo.encoders import VECTORS, Encoder
 
@@ -82,8 +84,6 @@ def train_probe(
 ) -> tuple[float, float, int]:
     """Train the MLP probe on :data:`PROBE_THREADS` thread(s), restoring the caller's count afterwards; returns
     ``(test accuracy, best dev accuracy, epochs run)``, bit-identical for a seed."""
-    import torch
-
     config = config or ProbeConfig()
     threads = torch.get_num_threads()
     torch.set_num_threads(PROBE_THREADS)
@@ -94,9 +94,6 @@ def train_probe(
 
 
 def _train(features: np.ndarray, labels: np.ndarray, seed: int, config: ProbeConfig) -> tuple[float, float, int]:
-    import torch
-    from torch import nn
-
     train, dev, test = split_indices(len(labels), seed)
     x = torch.as_tensor(features, dtype=torch.float32)
     y = torch.as_tensor(labels, dtype=torch.float32)

@@ -2,6 +2,12 @@
 once per process (the model's vocabulary comes from them too); no shared parts (the benchmark guard is part of the
 example build, :mod:`.data`).
 
+Why not :class:`~phrasezoo.assembly.BenchmarkFilter`: the codebook's guard is always on (``multiword`` mode plus the
+reversed Turney bigrams, not the optional ``data.benchmark_filter``) and judges each example as it is made, its
+drops counted with the build's other reasons in one tally of the card's facts; and the held-out reconstruction
+evaluation (:func:`.data.heldout_examples`) reads the build without the assembler. Moving it would change the facts
+(and their order) and the evaluation's examples.
+
 The task itself (batches and loss) is in :mod:`.task`, which imports without the data builders' libraries.
 """
 

@@ -355,6 +355,35 @@ def _content(words: Iterable[str], vocab: set[str], stops: frozenset[str], lower
     return list(dict.fromkeys(out))
 
 
+def _add_example(
+    out: list[dict], drops: Counter, example: dict, targets: list[str], max_targets: int, seed: int, position: int
+) -> None:
+    """Append ``example`` with its ``targets`` (a sample of ``max_targets``, seeded by ``seed`` and the example's
+    ``position`` in the corpus, so that it does not depend on the other examples), or count it as having none."""
+    if not targets:
+        drops["no targets"] += 1
+        return
+    rng = random.Random(seed * 1_000_003 + position)
+    out.append({**example, "targets": _sample(targets, max_targets, rng)})
+
+
+def _examples(
+    tagged: Dataset, kind: str, found, vocab: set[str], max_targets: int, seed: int, progress: bool, lowercase: bool
+) -> tuple[list[dict], Counter]:
+    """The examples of one kind: ``found(columns, i, drops)`` yields ``(text, context words, position)`` for each
+    candidate of tagged sentence ``i`` (counting in ``drops`` what it skips and why); each candidate becomes an
+    example with the content words of its context as targets."""
+    stops = stop_words()
+    drops: Counter = Counter()
+    out: list[dict] = []
+    cols = tagged[:]  # plain lists: per-row access to dataset columns is slow
+    for i in tqdm(range(len(cols["text"])), desc=f"{kind} examples", unit="sent", disable=not progress):
+        for text, context, position in found(cols, i, drops):
+            example = {"doc_id": cols["doc_id"][i], "split": cols["split"][i], "text": text}
+            _add_example(out, drops, example, _content(context, vocab, stops, lowercase), max_targets, seed, position)
+    return out, drops
+
+
 def sentence_examples(
     tagged: Dataset,
     vocab: set[str],
@@ -366,36 +395,24 @@ def sentence_examples(
     lowercase: bool = True,
 ) -> tuple[list[dict], Counter]:
     """One example per sentence with its neighbours' content words (see the module docstring)."""
-    stops = stop_words()
-    drops: Counter = Counter()
-    out = []
-    cols = tagged[:]  # plain lists: per-row access to dataset columns is slow
-    docs, texts, words, splits = cols["doc_id"], cols["text"], cols["words"], cols["split"]
-    for i in tqdm(range(len(texts)), desc="sentence examples", unit="sent", disable=not progress):
+
+    def found(cols: dict[str, list], i: int, drops: Counter) -> Iterator[tuple[str, list[str], int]]:
+        docs, texts, words = cols["doc_id"], cols["text"], cols["words"]
         n_words = len(word_tokens(texts[i], lowercase))
         if n_words == 0 or n_words > max_sentence_words:
             drops["too long or empty"] += 1
-            continue
+            return
         if i > 0 and docs[i - 1] == docs[i] and texts[i - 1] == texts[i]:
             drops["consecutive duplicate"] += 1
-            continue
+            return
         blocked = items.sentence_blocked(texts[i])
         if blocked:
             drops.update(f"benchmark item: {b}" for b in blocked)
-            continue
-        neighbours = []
-        for j in (i - 1, i + 1):
-            if 0 <= j < len(texts) and docs[j] == docs[i]:
-                neighbours.extend(words[j])
-        targets = _content(neighbours, vocab, stops, lowercase)
-        if not targets:
-            drops["no targets"] += 1
-            continue
-        rng = random.Random(seed * 1_000_003 + i)
-        out.append(
-            {"doc_id": docs[i], "split": splits[i], "text": texts[i], "targets": _sample(targets, max_targets, rng)}
-        )
-    return out, drops
+            return
+        neighbours = [w for j in (i - 1, i + 1) if 0 <= j < len(texts) and docs[j] == docs[i] for w in words[j]]
+        yield texts[i], neighbours, i
+
+    return _examples(tagged, "sentence", found, vocab, max_targets, seed, progress, lowercase)
 
 
 def phrase_examples(
@@ -410,14 +427,10 @@ def phrase_examples(
     lowercase: bool = True,
 ) -> tuple[list[dict], Counter]:
     """One example per noun-phrase occurrence with the content words of its +-``window`` context."""
-    stops = stop_words()
-    drops: Counter = Counter()
-    out = []
-    cols = tagged[:]  # plain lists: per-row access to dataset columns is slow
-    docs, words, tags, splits = cols["doc_id"], cols["words"], cols["tags"], cols["split"]
-    for i in tqdm(range(len(words)), desc="phrase examples", unit="sent", disable=not progress):
-        sent_words = words[i]
-        for start, end in noun_phrases(tags[i]):
+
+    def found(cols: dict[str, list], i: int, drops: Counter) -> Iterator[tuple[str, list[str], int]]:
+        sent_words = cols["words"][i]
+        for start, end in noun_phrases(cols["tags"][i]):
             pieces = word_tokens(" ".join(sent_words[start:end]), lowercase)[-max_phrase_words:]
             if not pieces:
                 continue
@@ -427,15 +440,92 @@ def phrase_examples(
                 drops.update(f"benchmark item: {b}" for b in blocked)
                 continue
             context = sent_words[max(0, start - window) : start] + sent_words[end : end + window]
-            targets = _content(context, vocab, stops, lowercase)
-            if not targets:
-                drops["no targets"] += 1
-                continue
-            rng = random.Random(seed * 1_000_003 + i * 101 + start)
-            out.append(
-                {"doc_id": docs[i], "split": splits[i], "text": phrase, "targets": _sample(targets, max_targets, rng)}
-            )
-    return out, drops
+            yield phrase, context, i * 101 + start
+
+    return _examples(tagged, "phrase", found, vocab, max_targets, seed, progress, lowercase)
+
+
+def extra_words(vocab: set[str], word_vectors: str, extra_vocabulary: int, lowercase: bool = True) -> list[str]:
+    """The words among the ``extra_vocabulary`` most frequent of ``word_vectors`` that ``vocab`` lacks and the
+    tokenizer can produce (GloVe also lists "'s", "u.s." or "<unk>", which it splits): common words a small corpus
+    leaves out of a min-count vocabulary."""
+    from .vectors import most_frequent_words
+
+    top = most_frequent_words(word_vectors, extra_vocabulary)
+    return [w for w in top if w not in vocab and word_tokens(w, lowercase) == [w]]
+
+
+def examples_cache_key(tagged: Dataset, options: dict[str, Any], items: EvaluationItems, seed: int) -> dict:
+    """The examples' cache key: the tagged corpus, the example options, the guarded benchmarks and the code."""
+    return {
+        "tagged": tagged._fingerprint,
+        **options,
+        "guarded": {"benchmarks": list(items.benchmarks), "sizes": items.blocklist.sizes()},
+        "seed": seed,
+        "code": code_version(
+            DATA_VERSION,
+            [
+                word_tokens,
+                noun_phrases,
+                _content,
+                _add_example,
+                _examples,
+                _sample,
+                sentence_examples,
+                phrase_examples,
+                build_vocabulary,
+            ],
+        ),
+    }
+
+
+def build_examples(
+    tagged: Dataset,
+    vocab: set[str],
+    items: EvaluationItems,
+    options: dict[str, Any],
+    seed: int,
+    progress: bool,
+    drops: Counter,
+    corpus: str,
+) -> Dataset:
+    """The examples of ``options["kind"]`` (guarded against the benchmarks), counting what was dropped and why into
+    ``drops``; a corpus that gives none raises ``ValueError``."""
+    kind, lowercase, max_targets = options["kind"], options["lowercase"], options["max_targets"]
+    if kind == "sentence":
+        rows, found = sentence_examples(
+            tagged, vocab, items, options["max_sentence_words"], max_targets, seed, progress, lowercase
+        )
+    else:
+        rows, found = phrase_examples(
+            tagged, vocab, items, options["window"], options["max_phrase_words"], max_targets, seed, progress, lowercase
+        )
+    drops.update(found)
+    if not rows:
+        raise ValueError(
+            f"No {kind} examples could be built from {corpus!r}: the corpus is too small or its training words "
+            f"miss the vocabulary (min_count={options['min_count']}, {len(vocab)} words). Use a larger corpus or a "
+            "lower min_count."
+        )
+    return Dataset.from_list(rows, features=EXAMPLE_FEATURES)
+
+
+def example_stats(
+    examples: Dataset, valid_percent: float, vocabulary: list[str], rule: str, items: EvaluationItems
+) -> dict[str, Any]:
+    """The card's facts about the examples: how many train and held out, the vocabulary and what was kept out."""
+    n_valid = sum(1 for s in examples["split"][:] if s == "valid")
+    return {
+        "examples (train)": len(examples) - n_valid,
+        "examples (held out)": n_valid,
+        "held-out documents": f"{valid_percent:g}% (seeded by document)",
+        "vocabulary": len(vocabulary),
+        "vocabulary rule": rule,
+        "mean targets per example": round(sum(len(t) for t in examples["targets"][:]) / max(1, len(examples)), 2),
+        "never trained on": "the summarisation-evaluation articles; sentences equal to or containing a benchmark "
+        f"sentence and multi-word phrases equal to a benchmark item ({', '.join(items.benchmarks)}), reversed "
+        "Turney bigrams",
+    }
 
 
 def build_codebook_data(
@@ -483,8 +573,7 @@ def build_codebook_data(
         raise ValueError(f"kind must be 'sentence' or 'phrase', got {kind!r}.")
     tagged = tag_corpus(corpus, spacy_model, max_documents, valid_percent, seed, n_process, cache, progress)
     items = load_evaluation_items(benchmarks_dir, guard_benchmarks)
-    params = {
-        "tagged": tagged._fingerprint,
+    options = {
         "kind": kind,
         "word_vectors": word_vectors,
         "min_count": min_count,
@@ -493,61 +582,24 @@ def build_codebook_data(
         "window": window,
         "max_targets": max_targets,
         "lowercase": lowercase,
-        "guarded": {"benchmarks": list(items.benchmarks), "sizes": items.blocklist.sizes()},
-        "seed": seed,
-        "code": code_version(
-            DATA_VERSION, [word_tokens, noun_phrases, _content, sentence_examples, phrase_examples, build_vocabulary]
-        ),
     }
     cols = tagged.select_columns(["text", "split", "doc_id"])[:]
     train_texts = [t for t, s in zip(cols["text"], cols["split"]) if s == "train"]
     vocabulary, counts = build_vocabulary(train_texts, word_vectors, min_count, progress, lowercase)
-    vocab = set(vocabulary)
     drops: Counter = Counter()
-
-    def build() -> Dataset:
-        if kind == "sentence":
-            rows, found = sentence_examples(
-                tagged, vocab, items, max_sentence_words, max_targets, seed, progress, lowercase
-            )
-        else:
-            rows, found = phrase_examples(
-                tagged, vocab, items, window, max_phrase_words, max_targets, seed, progress, lowercase
-            )
-        drops.update(found)
-        if not rows:
-            raise ValueError(
-                f"No {kind} examples could be built from {corpus!r}: the corpus is too small or its training words "
-                f"miss the vocabulary (min_count={min_count}, {len(vocab)} words). Use a larger corpus or a lower min_count."
-            )
-        return Dataset.from_list(rows, features=EXAMPLE_FEATURES)
-
-    examples = cached_dataset(f"codebook-{kind}", params, build, enabled=cache)
+    examples = cached_dataset(
+        f"codebook-{kind}",
+        examples_cache_key(tagged, options, items, seed),
+        lambda: build_examples(tagged, set(vocabulary), items, options, seed, progress, drops, corpus),
+        enabled=cache,
+    )
     rule = f"training-split words with count >= {min_count} that have a {word_vectors} vector"
     if extra_vocabulary:
-        from .vectors import most_frequent_words
-
-        # only words the tokenizer can produce (GloVe also lists "'s", "u.s." or "<unk>", which it splits)
-        top = most_frequent_words(word_vectors, extra_vocabulary)
-        extra = [w for w in top if w not in vocab and word_tokens(w, lowercase) == [w]]
+        extra = extra_words(set(vocabulary), word_vectors, extra_vocabulary, lowercase)
         vocabulary = vocabulary + extra
         rule += f", then the {len(extra):,} words of its {extra_vocabulary:,} most frequent that are not among them"
-    splits = examples["split"][:]
-    n_valid = sum(1 for s in splits if s == "valid")
-    stats = {
-        "corpus": corpus,
-        "documents": len(set(cols["doc_id"])),
-        "sentences tagged": len(tagged),
-        "examples (train)": len(examples) - n_valid,
-        "examples (held out)": n_valid,
-        "held-out documents": f"{valid_percent:g}% (seeded by document)",
-        "vocabulary": len(vocabulary),
-        "vocabulary rule": rule,
-        "mean targets per example": round(sum(len(t) for t in examples["targets"][:]) / max(1, len(examples)), 2),
-        "never trained on": "the summarisation-evaluation articles; sentences equal to or containing a benchmark "
-        f"sentence and multi-word phrases equal to a benchmark item ({', '.join(items.benchmarks)}), reversed "
-        "Turney bigrams",
-    }
+    stats = {"corpus": corpus, "documents": len(set(cols["doc_id"])), "sentences tagged": len(tagged)}
+    stats.update(example_stats(examples, valid_percent, vocabulary, rule, items))
     stats.update({f"dropped: {k}": v for k, v in drops.items()})
     return CodebookData(kind=kind, examples=examples, vocabulary=vocabulary, counts=counts, stats=stats)
 

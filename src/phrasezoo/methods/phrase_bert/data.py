@@ -10,15 +10,17 @@
    (120) words around a mention of the phrase, with the phrase replaced by the model's mask token, and the masked
    context of a random other phrase (one that does not contain the phrase).
 
-**The no-overlap rule** (:func:`shares_content_token`) compares lower-cased word tokens that are not spaCy stop words,
-after Porter stemming, so "control"/"controls" count as shared: stricter than the paper's token identity.
+**The no-overlap rule** (:func:`phrasezoo.data.paraphrase.shares_content_token`) compares lower-cased word tokens
+that are not spaCy stop words, after Porter stemming, so "control"/"controls" count as shared: stricter than the
+paper's token identity.
 
-**Paraphrasers.** The paper decodes a GPT-2 paraphraser (Krishna et al., 2020) with nucleus sampling under lexical
-constraints. Offline, :class:`DiverseLexicalParaphraser` builds paraphrases by substitution: multiword units and
-content words are replaced by entries of the zoo's :class:`~phrasezoo.data.synonyms.SynonymTable` (WordNet synonyms
-and multiword lemmas when WordNet has them, GloVe neighbours otherwise), stop words are kept. Online,
-:class:`ConstrainedHubParaphraser` samples from any Hub seq2seq paraphraser with the anchor's content words banned
-(``bad_words_ids``). Whatever produced them, candidates are filtered by the rule, and the counts are reported.
+**Paraphrasers** (in :mod:`phrasezoo.data.paraphrase`). The paper decodes a GPT-2 paraphraser (Krishna et al., 2020)
+with nucleus sampling under lexical constraints. Offline, :class:`~phrasezoo.data.paraphrase.DiverseLexicalParaphraser`
+builds paraphrases by substitution: multiword units and content words are replaced by entries of the zoo's
+:class:`~phrasezoo.data.synonyms.SynonymTable` (WordNet synonyms and multiword lemmas when WordNet has them, GloVe
+neighbours otherwise), stop words are kept. Online, :class:`~phrasezoo.data.paraphrase.ConstrainedHubParaphraser`
+samples from any Hub seq2seq paraphraser with the anchor's content words banned (``bad_words_ids``). Whatever produced
+them, candidates are filtered by the rule, and the counts are reported.
 """
 
 from __future__ import annotations
@@ -26,19 +28,27 @@ from __future__ import annotations
 import logging
 import random
 import re
-import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Any
 
 from datasets import Dataset, Features, List, Value
 from tqdm.auto import tqdm
 
+from phrasezoo.data import paraphrase as _paraphrase_module
 from phrasezoo.data import phrases as _phrases_module
 from phrasezoo.data import synonyms as _synonyms_module
 from phrasezoo.data.cache import cache_key, cached_dataset, code_version
-from phrasezoo.data.paraphrase import DEFAULT_HUB_PARAPHRASER, HubParaphraser, Paraphraser
+from phrasezoo.data.paraphrase import (
+    DEFAULT_HUB_PARAPHRASER,
+    ConstrainedHubParaphraser,
+    DiverseLexicalParaphraser,
+    Paraphraser,
+    content_tokens,
+    fix_articles,
+    meets_no_overlap_rule,
+    phrase_seed,
+)
 from phrasezoo.data.phrases import parse_corpus, parse_params, phrase_contexts, phrase_table
 from phrasezoo.data.spans import MiningOptions
 from phrasezoo.data.synonyms import STOP_WORDS, SynonymTable
@@ -52,254 +62,6 @@ PHRASE_CLASSES = ("NP", "VP", "ADJP", "ADVP")
 OBJECTIVES = ("paraphrase", "context")
 #: Candidates kept per phrase when paraphrasers are chained (``"pivot+offline"``): room for both sources' outputs.
 PIVOT_CHAIN_CANDIDATES = 10
-
-_TOKEN = re.compile(r"[^\W_]+")
-_ARTICLES = {"a", "an"}
-
-
-# ------------------------------------------------------------------------------------------- the no-overlap rule
-@lru_cache(maxsize=1)
-def _stemmer():
-    try:
-        from nltk.stem import PorterStemmer
-
-        return PorterStemmer()
-    except ImportError:  # pragma: no cover - nltk is a dependency; plain tokens then
-        return None
-
-
-@lru_cache(maxsize=200_000)
-def _stem(token: str) -> str:
-    stemmer = _stemmer()
-    return stemmer.stem(token) if stemmer is not None else token
-
-
-def content_tokens(text: str, stem: bool = True) -> frozenset[str]:
-    """Lower-cased word tokens of ``text`` that are not stop words (Porter-stemmed unless ``stem=False``)."""
-    tokens = (t for t in _TOKEN.findall(text.lower()) if t not in STOP_WORDS)
-    return frozenset(_stem(t) if stem else t for t in tokens)
-
-
-def shares_content_token(a: str, b: str, stem: bool = True) -> bool:
-    """Whether two texts share a content token (the paper's rule, with stems: see the module docstring)."""
-    return bool(content_tokens(a, stem) & content_tokens(b, stem))
-
-
-def meets_no_overlap_rule(anchor: str, candidate: str) -> bool:
-    """A usable paraphrase: not empty, not the anchor, and sharing no content token with it."""
-    candidate = " ".join(candidate.split())
-    return bool(candidate) and candidate.lower() != anchor.lower() and not shares_content_token(anchor, candidate)
-
-
-# ------------------------------------------------------------------------------------------------- paraphrasers
-class DiverseLexicalParaphraser:
-    """Offline paraphraser that replaces every content word of a phrase (stop words stay), without overlap.
-
-    A phrase is segmented left to right into multiword units that have a table entry (3 then 2 words: "prime
-    minister", "New York"), single content words and stop words. Each unit that is not a stop word gets a
-    replacement from the synonym table whose content tokens do not overlap the phrase's; the phrase as a whole
-    (without a leading article) may also be replaced by one of its own entries ("the United States" -> "the USA").
-    If some content unit has no usable replacement, the phrase gets no paraphrase: nothing is made up.
-
-    Replacements are drawn with a ``random.Random`` seeded by ``seed`` and the phrase (so results do not depend on
-    what else is paraphrased), with weight ``1 / (rank + 1)`` over a unit's candidates, which favours WordNet's
-    lemmas of the most frequent sense (listed first) while keeping some diversity, like sampling from a paraphraser.
-    Up to ``num_candidates`` distinct paraphrases are returned per phrase. "a"/"an" is fixed before a replaced word.
-
-    ``common_words`` (lower-case words, e.g. the 30k most frequent GloVe words) restricts replacements to common
-    words: WordNet also lists rare or archaic lemmas ("unremarkably" for "usually", "geezerhood" for "years") that a
-    paraphraser trained on real text would not produce.
-    """
-
-    def __init__(
-        self,
-        synonyms: SynonymTable,
-        num_candidates: int = 3,
-        seed: int = 0,
-        common_words: set[str] | frozenset[str] | None = None,
-        progress: bool = True,
-    ):
-        self.synonyms = synonyms
-        self.num_candidates = num_candidates
-        self.seed = seed
-        self.common_words = frozenset(common_words) if common_words is not None else None
-        self.progress = progress
-
-    @property
-    def cache_key(self) -> str:
-        common = None if self.common_words is None else cache_key({"w": sorted(self.common_words)})
-        return f"diverse-lexical:v2:{self.num_candidates}:{self.seed}:{common}:{sorted(self.synonyms.params.items())}"
-
-    def paraphrase(self, phrases: list[str]) -> list[list[str]]:
-        phrases = list(phrases)
-        bar = tqdm(phrases, desc="paraphrasing", disable=not self.progress or len(phrases) < 1000)
-        return [self.candidates(p, random.Random(_phrase_seed(self.seed, p))) for p in bar]
-
-    def segment(self, words: list[str]) -> list[tuple[int, int]]:
-        """``[start, end)`` word ranges: multiword table entries (longest first, left to right), else single words."""
-        units, i = [], 0
-        while i < len(words):
-            for n in (3, 2):
-                if i + n <= len(words) and self.synonyms.get(" ".join(words[i : i + n])):
-                    units.append((i, i + n))
-                    i += n
-                    break
-            else:
-                units.append((i, i + 1))
-                i += 1
-        return units
-
-    def _options(self, unit: str, banned: frozenset[str]) -> list[str]:
-        options = [s for s in self.synonyms.get(unit) if not (content_tokens(s) & banned)]
-        if self.common_words is not None:
-            options = [s for s in options if all(t in self.common_words for t in _TOKEN.findall(s.lower()))]
-        return options
-
-    def candidates(self, phrase: str, rng: random.Random) -> list[str]:
-        """Up to ``num_candidates`` distinct paraphrases of ``phrase`` (all obey the no-overlap rule)."""
-        words = phrase.split()
-        banned = content_tokens(phrase)
-        if not words or not banned:
-            return []
-        out: list[str] = []
-        article = words[0] if len(words) > 1 and words[0].lower() in ("the", "a", "an") else None
-        core = words[1:] if article else words
-        for synonym in self._options(" ".join(core), banned)[: self.num_candidates]:
-            lead = [article] if article and synonym[:1].islower() else []
-            out.append(_fix_articles(lead + synonym.split()))
-        slots: list[tuple[int, int, list[str]]] = []
-        for start, end in self.segment(words):
-            unit = " ".join(words[start:end])
-            if not content_tokens(unit):
-                continue  # stop words and punctuation stay as they are
-            options = self._options(unit, banned)
-            if not options:
-                return _distinct(phrase, out, self.num_candidates)
-            slots.append((start, end, options))
-        for _ in range(self.num_candidates * 3):
-            if len(_distinct(phrase, out, self.num_candidates)) >= self.num_candidates:
-                break
-            new, cursor = [], 0
-            for start, end, options in slots:
-                new += words[cursor:start]
-                weights = [1.0 / (rank + 1) for rank in range(len(options))]
-                new += rng.choices(options, weights=weights)[0].split()
-                cursor = end
-            new += words[cursor:]
-            out.append(_fix_articles(new))
-        return _distinct(phrase, out, self.num_candidates)
-
-
-def _fix_articles(words: list[str]) -> str:
-    """Join words, making "a"/"an" agree with the next word's first letter."""
-    fixed = list(words)
-    for i in range(len(fixed) - 1):
-        if fixed[i].lower() in _ARTICLES and fixed[i + 1][:1].isalpha():
-            article = "an" if fixed[i + 1][0].lower() in "aeiou" else "a"
-            fixed[i] = article.capitalize() if fixed[i][0].isupper() else article
-    return " ".join(fixed)
-
-
-def _distinct(phrase: str, candidates: list[str], limit: int) -> list[str]:
-    seen, out = {phrase.lower()}, []
-    for candidate in candidates:
-        key = candidate.lower()
-        if key not in seen:
-            seen.add(key)
-            out.append(candidate)
-    return out[:limit]
-
-
-def _phrase_seed(seed: int, phrase: str) -> int:
-    return seed ^ zlib.crc32(phrase.encode())
-
-
-class ConstrainedHubParaphraser(HubParaphraser):
-    """Paraphrases sampled from a ``transformers`` seq2seq model with the phrase's content words banned.
-
-    The paper decodes its paraphraser with nucleus sampling and lexical constraints that forbid the anchor's
-    non-stop-word tokens; here the constraint is ``bad_words_ids``: the token ids of every content word of the
-    phrase, in lower-case, capitalised and upper-case spellings, with and without a leading space. Loading is the
-    zoo's :class:`~phrasezoo.data.paraphrase.HubParaphraser` (on first use); one ``generate`` call per phrase (the
-    banned words differ per phrase), seeded per phrase.
-
-    Args:
-        model_id: Hub id or local folder of a seq2seq paraphraser (default: Parrot T5, prefix ``"paraphrase: "``).
-        top_p: nucleus mass. num_return_sequences: samples per phrase. max_new_tokens: output length limit.
-        model, tokenizer: ready objects (skip loading), e.g. for tests.
-    """
-
-    def __init__(
-        self,
-        model_id: str = DEFAULT_HUB_PARAPHRASER,
-        prefix: str = "paraphrase: ",
-        top_p: float = 0.8,
-        num_return_sequences: int = 5,
-        max_new_tokens: int = 32,
-        seed: int = 0,
-        device: str | None = None,
-        model=None,
-        tokenizer=None,
-        progress: bool = True,
-    ):
-        super().__init__(
-            model_id=model_id,
-            prefix=prefix,
-            num_return_sequences=num_return_sequences,
-            max_new_tokens=max_new_tokens,
-            device=device,
-            model=model,
-            tokenizer=tokenizer,
-            progress=progress,
-        )
-        self.top_p = top_p
-        self.seed = seed
-
-    @property
-    def cache_key(self) -> str:
-        return (
-            f"constrained-hub:{self.model_id}:{self.prefix}:{self.top_p}:{self.num_return_sequences}:"
-            f"{self.max_new_tokens}:{self.seed}"
-        )
-
-    def banned_token_ids(self, phrase: str) -> list[list[int]]:
-        """Token-id sequences of the phrase's content words in the spellings a decoder could produce."""
-        words = {w for w in _TOKEN.findall(phrase) if w.lower() not in STOP_WORDS}
-        spellings = {s for w in words for s in (w, w.lower(), w.capitalize(), w.upper())}
-        banned: set[tuple[int, ...]] = set()
-        for spelling in spellings:
-            for text in (spelling, " " + spelling):
-                ids = self.tokenizer(text, add_special_tokens=False)["input_ids"]
-                ids = [i for i in ids if i != self.tokenizer.unk_token_id]
-                if ids:
-                    banned.add(tuple(ids))
-        return [list(ids) for ids in sorted(banned)]
-
-    def paraphrase(self, phrases: list[str]) -> list[list[str]]:
-        import torch
-
-        phrases = list(phrases)
-        if not phrases:
-            return []
-        self._ensure_loaded()
-        out = []
-        for phrase in tqdm(phrases, desc="paraphrasing (hub)", disable=not self.progress or len(phrases) < 50):
-            encoded = self.tokenizer([self.prefix + phrase], return_tensors="pt").to(self.device)
-            banned = self.banned_token_ids(phrase)
-            torch.manual_seed(_phrase_seed(self.seed, phrase))
-            with torch.inference_mode():
-                generated = self.model.generate(
-                    **encoded,
-                    do_sample=True,
-                    top_p=self.top_p,
-                    top_k=0,
-                    num_return_sequences=self.num_return_sequences,
-                    max_new_tokens=self.max_new_tokens,
-                    bad_words_ids=banned or None,
-                )
-            texts = self.tokenizer.batch_decode(generated, skip_special_tokens=True)
-            out.append(_distinct(phrase, [" ".join(t.split()) for t in texts if t.strip()], len(texts)))
-        return out
 
 
 def get_diverse_paraphraser(
@@ -349,7 +111,7 @@ def corrupt_phrase(phrase: str, vocabulary: Sequence[str], rng: random.Random) -
     else:
         return None
     position = rng.choice(positions)
-    return _fix_articles(words[:position] + [replacement] + words[position + 1 :])
+    return fix_articles(words[:position] + [replacement] + words[position + 1 :])
 
 
 PARAPHRASE_FEATURES = Features(
@@ -385,7 +147,7 @@ def make_paraphrase_triples(
     rows: list[dict[str, Any]] = []
     for i, (anchor, candidates) in enumerate(zip(anchors, raw)):
         positives = [c for c in candidates if meets_no_overlap_rule(anchor, c)]
-        rng = random.Random(_phrase_seed(seed, anchor))
+        rng = random.Random(phrase_seed(seed, anchor))
         rows.append(
             {
                 "anchor": anchor,
@@ -520,7 +282,7 @@ def make_context_triples(
         masked.append((phrase, ctx["row"], mask_phrase(window, phrase, mask_token, span)))
     rows = []
     for i, (phrase, row, context) in enumerate(masked):
-        rng = random.Random(_phrase_seed(seed + 1, phrase))
+        rng = random.Random(phrase_seed(seed + 1, phrase))
         negative = None
         for _ in range(20):
             j = rng.randrange(len(masked))
@@ -639,39 +401,20 @@ def build_phrase_bert_data(
         "min_freq": min_freq,
         "classes": list(classes),
         "seed": seed,
-        "code": code_version(PHRASE_BERT_DATA_VERSION, [_phrases_module, _synonyms_module, _this_module()]),
+        "code": code_version(
+            PHRASE_BERT_DATA_VERSION, [_phrases_module, _synonyms_module, _paraphrase_module, _this_module()]
+        ),
     }
     stats: dict[str, Any] = {"corpus": corpus, "mined phrases (NP/VP/ADJP/ADVP, min_freq)": len(phrases)}
     paraphrase_set = context_set = None
     if "paraphrase" in objectives:
         anchors = phrases[:max_phrases] if max_phrases else phrases
-        synonyms = None
-        parts = paraphraser.split("+") if isinstance(paraphraser, str) else []
-        if "offline" in parts:
-            from phrasezoo.data.synonym_tables import load_synonym_table
-
-            synonyms = load_synonym_table(phrases, glove, use_wordnet, synonym_options, cache=cache)
-        options = dict(paraphraser_options or {})
-        max_word_rank = options.pop("max_word_rank", None)
-        if max_word_rank and "offline" in parts:
-            options["common_words"] = common_words(glove, max_word_rank)
-        engine = get_diverse_paraphraser(paraphraser, synonyms=synonyms, seed=seed, progress=progress, **options)
-        key = getattr(engine, "cache_key", None)
+        engine, synonyms = paraphrase_engine(
+            paraphraser, paraphraser_options, phrases, glove, use_wordnet, synonym_options, seed, cache, progress
+        )
         vocabulary = random_word_vocabulary(synonyms, phrases)
-        params = {
-            **base,
-            "anchors": cache_key({"anchors": anchors}),
-            "paraphraser": key,
-            "synonyms": None if synonyms is None else synonyms.params,
-            "negative_attempts": negative_attempts,
-            "vocabulary": cache_key({"words": vocabulary}),
-        }
-
-        def build_paraphrases() -> Dataset:
-            return make_paraphrase_triples(anchors, engine, vocabulary, counts[: len(anchors)], negative_attempts, seed)
-
-        paraphrase_set = cached_dataset(
-            "phrase-bert-paraphrase", params, build_paraphrases, enabled=cache and bool(key)
+        paraphrase_set = paraphrase_set_of(
+            anchors, counts[: len(anchors)], engine, vocabulary, synonyms, base, negative_attempts, seed, cache
         )
         stats.update(paraphrase_stats(paraphrase_set))
     if "context" in objectives:
@@ -684,6 +427,62 @@ def build_phrase_bert_data(
         context_set = cached_dataset("phrase-bert-context", params, build_contexts, enabled=cache)
         stats["context triples"] = len(context_set)
     return PhraseBertData(paraphrase=paraphrase_set, context=context_set, stats=stats)
+
+
+def paraphrase_engine(
+    paraphraser: str | Paraphraser,
+    paraphraser_options: Mapping | None,
+    phrases: Sequence[str],
+    glove: str | None,
+    use_wordnet: bool,
+    synonym_options: Mapping | None,
+    seed: int,
+    cache: bool,
+    progress: bool,
+) -> tuple[Paraphraser, SynonymTable | None]:
+    """The paraphraser of the spec (see :func:`build_phrase_bert_data`) and, when the offline one takes part, the
+    synonym table of the mined ``phrases`` it substitutes from (``None`` otherwise)."""
+    synonyms = None
+    parts = paraphraser.split("+") if isinstance(paraphraser, str) else []
+    if "offline" in parts:
+        from phrasezoo.data.synonym_tables import load_synonym_table
+
+        synonyms = load_synonym_table(phrases, glove, use_wordnet, synonym_options, cache=cache)
+    options = dict(paraphraser_options or {})
+    max_word_rank = options.pop("max_word_rank", None)
+    if max_word_rank and "offline" in parts:
+        options["common_words"] = common_words(glove, max_word_rank)
+    engine = get_diverse_paraphraser(paraphraser, synonyms=synonyms, seed=seed, progress=progress, **options)
+    return engine, synonyms
+
+
+def paraphrase_set_of(
+    anchors: list[str],
+    counts: list[int],
+    engine: Paraphraser,
+    vocabulary: list[str],
+    synonyms: SynonymTable | None,
+    base: dict[str, Any],
+    negative_attempts: int,
+    seed: int,
+    cache: bool,
+) -> Dataset:
+    """The paraphrase triples of ``anchors`` (cached when the paraphraser has a cache key: its output is then a
+    function of the key and the anchors)."""
+    key = getattr(engine, "cache_key", None)
+    params = {
+        **base,
+        "anchors": cache_key({"anchors": anchors}),
+        "paraphraser": key,
+        "synonyms": None if synonyms is None else synonyms.params,
+        "negative_attempts": negative_attempts,
+        "vocabulary": cache_key({"words": vocabulary}),
+    }
+
+    def build_paraphrases() -> Dataset:
+        return make_paraphrase_triples(anchors, engine, vocabulary, counts, negative_attempts, seed)
+
+    return cached_dataset("phrase-bert-paraphrase", params, build_paraphrases, enabled=cache and bool(key))
 
 
 def common_words(vectors: str | None, max_rank: int) -> frozenset[str]:

@@ -1,6 +1,11 @@
 """SLICE's training task, declared for the assembler (:mod:`phrasezoo.assembly`): the triplets (train and
 validation splits); no shared parts (the benchmark filter is part of the cached triplet build, :mod:`.data`).
 
+Why not :class:`~phrasezoo.assembly.BenchmarkFilter`: SLICE's filter is always on (``data.filter_mode``, default
+``strict``, not the optional ``data.benchmark_filter``) and runs inside the build, before the seeded shuffle and the
+``max_triplets`` cap, so that the cap counts clean triplets; filtering after the build would keep other triplets in
+another order (different weights).
+
 The task itself (batches and loss) is in :mod:`.task`, which imports without the data builders' libraries.
 """
 

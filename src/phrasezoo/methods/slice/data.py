@@ -526,10 +526,42 @@ def build_slice_data(
         raise ValueError("verbatim_fraction and hard_negative_fraction must be in [0, 1].")
     if source == "msmarco":
         return _msmarco_data(msmarco_dataset, msmarco_config, msmarco_valid_rows, max_triplets, seed)
-    from phrasezoo.data.phrases import parse_corpus, parse_params
-
     corpora = dict(DEFAULT_CORPORA) if corpora is None else corpora
     corpora = {name: None for name in corpora} if not isinstance(corpora, Mapping) else dict(corpora)
+    return _synthetic_data(
+        corpora, spacy_model, passage_sentences, passage_words, target_words, verbatim_fraction,
+        hard_negative_fraction, max_hard_overlap, corrupted_fraction, paraphrasers, pivot_min_score, min_zipf, glove,
+        use_wordnet, valid_percent, max_triplets, filter_mode, benchmarks_dir, seed, cache, progress,
+    )  # fmt: skip
+
+
+def _synthetic_data(
+    corpora: dict[str, int | None],
+    spacy_model: str,
+    passage_sentences: Sequence[int],
+    passage_words: Sequence[int],
+    target_words: Sequence[int],
+    verbatim_fraction: float,
+    hard_negative_fraction: float,
+    max_hard_overlap: float,
+    corrupted_fraction: float,
+    paraphrasers: Sequence[str],
+    pivot_min_score: float,
+    min_zipf: float | None,
+    glove: str | None,
+    use_wordnet: bool,
+    valid_percent: float,
+    max_triplets: int | None,
+    filter_mode: str,
+    benchmarks_dir: str | None,
+    seed: int,
+    cache: bool,
+    progress: bool,
+) -> SliceData:
+    """The ``synthetic`` source of :func:`build_slice_data` (same arguments): triplets from the offline corpora,
+    benchmark-filtered, shuffled and capped, cached under all the options and this module's code."""
+    from phrasezoo.data.phrases import parse_corpus, parse_params
+
     options = MiningOptions(max_tokens=max(10, int(target_words[1])))
     params = {
         "corpora": {n: parse_params(n, spacy_model, cap, options) for n, cap in sorted(corpora.items())},
@@ -563,31 +595,41 @@ def build_slice_data(
         paraphraser = make_query_paraphraser(
             targets, paraphrasers, glove, use_wordnet, pivot_min_score, min_zipf, benchmarks_dir, cache, progress
         )
-        vocabulary = sorted(
-            {w for t in targets for w in _TOKEN.findall(t.lower()) if w.isalpha() and w not in STOP_WORDS}
-        )
-        vocabulary = [w for w in vocabulary if paraphraser.common(w)]
         rows = make_triplets(passages, paraphraser, seed, tuple(target_words), verbatim_fraction,
                              hard_negative_fraction, valid_percent, max_hard_overlap, corrupted_fraction,
-                             vocabulary)  # fmt: skip
-        from phrasezoo.data.benchmark_filter import remove_benchmark_items
-
-        kept, filter_report = remove_benchmark_items(
-            rows, benchmarks_dir, key=lambda r: (r["query"], r["target"], r["positive"], r["negative"]),
-            mode=filter_mode,
-        )  # fmt: skip
+                             corruption_vocabulary(targets, paraphraser))  # fmt: skip
+        kept = filter_and_cap(rows, benchmarks_dir, filter_mode, seed, max_triplets)
         report.update(passages=len(passages), built=len(rows), dropped_by_benchmark_filter=len(rows) - len(kept))
-        random.Random(seed).shuffle(kept)
-        if max_triplets is not None:
-            train = [r for r in kept if r["split"] == "train"][:max_triplets]
-            kept = train + [r for r in kept if r["split"] == "valid"]
-        logger.info("SLICE triplets: %s; benchmark filter: %s", report, filter_report)
         return Dataset.from_list(kept, features=TRIPLET_FEATURES)
 
     triplets = cached_dataset("slice-triplets", params, build, enabled=cache)
     stats = triplet_stats(triplets)
     stats.update({k: v for k, v in report.items()})
     return SliceData(triplets, stats)
+
+
+def corruption_vocabulary(targets: Sequence[str], paraphraser: QueryParaphraser) -> list[str]:
+    """The words a corrupted target may take: the targets' common alphabetic non-stop words, sorted."""
+    vocabulary = sorted({w for t in targets for w in _TOKEN.findall(t.lower()) if w.isalpha() and w not in STOP_WORDS})
+    return [w for w in vocabulary if paraphraser.common(w)]
+
+
+def filter_and_cap(
+    rows: list[dict], benchmarks_dir: str | None, filter_mode: str, seed: int, max_triplets: int | None
+) -> list[dict]:
+    """``rows`` without the triplets that touch a test benchmark (query, target, both passages), shuffled (seeded),
+    the training split capped at ``max_triplets``: the filter runs first, so the cap counts clean triplets only."""
+    from phrasezoo.data.benchmark_filter import remove_benchmark_items
+
+    kept, filter_report = remove_benchmark_items(
+        rows, benchmarks_dir, key=lambda r: (r["query"], r["target"], r["positive"], r["negative"]), mode=filter_mode
+    )
+    random.Random(seed).shuffle(kept)
+    if max_triplets is not None:
+        train = [r for r in kept if r["split"] == "train"][:max_triplets]
+        kept = train + [r for r in kept if r["split"] == "valid"]
+    logger.info("SLICE triplets: %d built, %d kept; benchmark filter: %s", len(rows), len(kept), filter_report)
+    return kept
 
 
 # ------------------------------------------------------------------------------------------------------ MS MARCO

@@ -333,91 +333,120 @@ def ccl_finetune(
         raise ValueError("check_every > 0 needs a monitor, e.g. phrasezoo.methods.uctopic.ccl.silhouette_monitor(...).")
     sampler = CCLSampler(mentions, keys, labels_by_key)
     result = CCLResult(steps=0, labelled_phrases=len(labels_by_key), anchor_instances=len(sampler.anchors))
-    if not sampler.usable:
-        result.skipped_reason = (
-            "no labelled phrase has a second mention (no positive pair)"
-            if not sampler.anchors
-            else "the confident instances cover a single topic (no negative)"
-        )
+    result.skipped_reason = _skip_reason(sampler)
+    if result.skipped_reason:
         logger.warning("CCL skipped: %s.", result.skipped_reason)
         return result
     rng = random.Random(config.seed)
     torch.manual_seed(config.seed)
-    device = next(model.parameters()).device
     optimizer = torch.optim.Adam([p for p in model.parameters() if p.requires_grad], lr=config.learning_rate)
     was_training = model.training
     n_clusters = max(labels_by_key.values()) + 1
-    best: dict[str, Any] = {"score": -math.inf, "step": None, "state": None, "stale": 0}
-
-    def check(step: int) -> bool:
-        """Score the model; remember the best weights; re-derive pseudo labels if asked. True: stop."""
-        nonlocal sampler
-        model.eval()
-        with torch.no_grad():
-            report = monitor(model)
-        model.train()
-        score = float(report["score"])
-        entry = {"step": step, "score": round(score, 6)}
-        entry.update({k: v for k, v in report.items() if k not in ("score", "vectors")})
-        result.checks.append(entry)
-        if score > best["score"] + config.min_delta or best["state"] is None:
-            best.update(score=score, step=step, stale=0)
-            best["state"] = {k: v.detach().to("cpu", copy=True) for k, v in model.state_dict().items()}
-        else:
-            best["stale"] += 1
-        if config.recluster and step > 0 and "vectors" in report:
-            labels = pseudo_labels(report["vectors"], keys, n_clusters, config.top_fraction, config.seed)
-            fresh = CCLSampler(mentions, keys, labels.by_key)
-            if fresh.usable:
-                sampler = fresh
-                entry["labelled_phrases"] = len(labels.by_key)
-        return best["stale"] >= config.patience
-
-    checking = bool(config.check_every)
+    best = _BestWeights(model, monitor, config, result, mentions, keys, n_clusters) if config.check_every else None
     model.train()
-    stopped = checking and check(0)
+    stopped = False
+    if best is not None:
+        stopped, sampler = best.check(0, sampler)
     bar = tqdm(range(config.steps), desc="CCL finetuning", disable=not progress or stopped)
     for step in bar:
         if stopped:
             break
-        anchors, positives, negatives = sampler.sample(rng, config.batch_size, config.negatives)
-        others = positives + negatives
-        anchor_flags = (  # no draw at p 0 (the paper), so such runs keep the random stream they always had
-            [rng.random() >= config.anchor_keep_probability for _ in anchors]
-            if config.anchor_keep_probability
-            else [True] * len(anchors)
-        )
-        flags = anchor_flags + [rng.random() >= config.keep_mention_probability for _ in others]
-        batch = [sampler.mentions[i] for i in anchors + others]
-        features = _features(model, batch, flags, config.max_seq_length)
-        features = {k: v.to(device) for k, v in features.items()}
-        with _autocast(config.mixed_precision, device):
-            output = model(**features)
-        embeddings = output.embeddings
-        if config.loss_vector == "inference" and _mlp_only_train(model):
-            embeddings = torch.nn.functional.normalize(output.span_states.float(), dim=-1)
-        n, m = len(anchors), len(positives)
-        labels = torch.tensor([sampler.label[i] for i in anchors + others], device=device)
-        loss = ccl_loss(
-            embeddings[:n], embeddings[n : n + m], embeddings[n + m :],
-            labels[:n], labels[n : n + m], labels[n + m :], config.temperature,
-        )  # fmt: skip
-        loss.backward()
-        optimizer.step()
-        optimizer.zero_grad(set_to_none=True)
-        result.losses.append(float(loss.detach()))
+        result.losses.append(_ccl_step(model, sampler, rng, config, optimizer))
         result.steps += 1
         bar.set_postfix(loss=f"{result.losses[-1]:.3f}")
-        if checking and (step + 1) % config.check_every == 0:
-            stopped = check(step + 1)
-    if checking and result.steps % config.check_every and not stopped:
-        check(result.steps)  # score the last steps too
-    if checking and best["state"] is not None:
-        model.load_state_dict(best["state"])
-        result.best_step = best["step"]
+        if best is not None and (step + 1) % config.check_every == 0:
+            stopped, sampler = best.check(step + 1, sampler)
+    if best is not None and result.steps % config.check_every and not stopped:
+        best.check(result.steps, sampler)  # score the last steps too
+    if best is not None and best.state is not None:
+        model.load_state_dict(best.state)
+        result.best_step = best.step
     if not was_training:
         model.eval()
     return result
+
+
+def _skip_reason(sampler: CCLSampler) -> str | None:
+    """Why CCL cannot train on what ``sampler`` holds (no positive pair, or no negative), ``None`` when it can."""
+    if sampler.usable:
+        return None
+    if not sampler.anchors:
+        return "no labelled phrase has a second mention (no positive pair)"
+    return "the confident instances cover a single topic (no negative)"
+
+
+def _ccl_step(model, sampler: CCLSampler, rng: random.Random, config: CCLConfig, optimizer) -> float:
+    """One CCL optimisation step on a batch drawn from ``sampler`` (masking drawn from ``rng``); its loss."""
+    device = next(model.parameters()).device
+    anchors, positives, negatives = sampler.sample(rng, config.batch_size, config.negatives)
+    others = positives + negatives
+    anchor_flags = (  # no draw at p 0 (the paper), so such runs keep the random stream they always had
+        [rng.random() >= config.anchor_keep_probability for _ in anchors]
+        if config.anchor_keep_probability
+        else [True] * len(anchors)
+    )
+    flags = anchor_flags + [rng.random() >= config.keep_mention_probability for _ in others]
+    batch = [sampler.mentions[i] for i in anchors + others]
+    features = _features(model, batch, flags, config.max_seq_length)
+    features = {k: v.to(device) for k, v in features.items()}
+    with _autocast(config.mixed_precision, device):
+        output = model(**features)
+    embeddings = output.embeddings
+    if config.loss_vector == "inference" and _mlp_only_train(model):
+        embeddings = torch.nn.functional.normalize(output.span_states.float(), dim=-1)
+    n, m = len(anchors), len(positives)
+    labels = torch.tensor([sampler.label[i] for i in anchors + others], device=device)
+    loss = ccl_loss(
+        embeddings[:n], embeddings[n : n + m], embeddings[n + m :],
+        labels[:n], labels[n : n + m], labels[n + m :], config.temperature,
+    )  # fmt: skip
+    loss.backward()
+    optimizer.step()
+    optimizer.zero_grad(set_to_none=True)
+    return float(loss.detach())
+
+
+@dataclass
+class _BestWeights:
+    """CCL's early stopping: scores the model with the monitor, keeps the best-scoring weights (on the CPU) and
+    counts the checks since the last improvement; with ``config.recluster`` it re-derives the pseudo labels from
+    the monitor's vectors, so the next batches come from the fresh clusters."""
+
+    model: Any
+    monitor: Callable[[Any], dict]
+    config: CCLConfig
+    result: CCLResult
+    mentions: Sequence[Mention]
+    keys: Sequence[str]
+    n_clusters: int
+    score: float = -math.inf
+    step: int | None = None
+    state: dict[str, torch.Tensor] | None = None
+    stale: int = 0
+
+    def check(self, step: int, sampler: CCLSampler) -> tuple[bool, CCLSampler]:
+        """Score the model after ``step`` steps: ``(stop, the sampler to go on with)``."""
+        self.model.eval()
+        with torch.no_grad():
+            report = self.monitor(self.model)
+        self.model.train()
+        score = float(report["score"])
+        entry = {"step": step, "score": round(score, 6)}
+        entry.update({k: v for k, v in report.items() if k not in ("score", "vectors")})
+        self.result.checks.append(entry)
+        if score > self.score + self.config.min_delta or self.state is None:
+            self.score, self.step, self.stale = score, step, 0
+            self.state = {k: v.detach().to("cpu", copy=True) for k, v in self.model.state_dict().items()}
+        else:
+            self.stale += 1
+        if self.config.recluster and step > 0 and "vectors" in report:
+            config = self.config
+            labels = pseudo_labels(report["vectors"], self.keys, self.n_clusters, config.top_fraction, config.seed)
+            fresh = CCLSampler(self.mentions, self.keys, labels.by_key)
+            if fresh.usable:
+                sampler = fresh
+                entry["labelled_phrases"] = len(labels.by_key)
+        return self.stale >= self.config.patience, sampler
 
 
 def ccl_soup(

@@ -1,9 +1,9 @@
 """Held-out NNSC reconstruction: how well do predicted facets reconstruct the co-occurring words of unseen text?
 
 Data: examples of the documents the model's recipe held out of training, up to 2,000 (seeded). They come from the
-recipe's method: its ``phrasezoo.methods.<method>.data`` module provides ``heldout_examples(recipe, max_examples,
-seed) -> HeldOut`` (texts, their target words, and the most frequent target words of the training split); tests
-pass ``ctx.options["heldout_examples"]`` directly. The recipe is the one named like the model (``encoder.name``). For
+recipe's method: its ``data`` module (found through the registry, ``Method.load("data")``) provides
+``heldout_examples(recipe, max_examples, seed) -> HeldOut`` (texts, their target words, and the most frequent target
+words of the training split); tests pass ``ctx.options["heldout_examples"]`` directly. The recipe is the one named like the model (``encoder.name``). For
 each example, ``Er(F, W) = mean_j ||F m_j - w_j||^2`` with ``m_j`` the NNSC coefficients in [0, 1] under the
 model's L1 weight (the model's own solver), for its own targets (``er_pos``) and for the targets of another example
 (``er_neg``: the sample rotated by one seeded shift, as in training); ``margin = er_neg - er_pos``. Lower ``er_pos``
@@ -19,7 +19,6 @@ Facets compared in one run:
 
 from __future__ import annotations
 
-import importlib
 import random
 from typing import Any
 
@@ -29,6 +28,7 @@ from phrasezoo.encoders import Encoder
 from phrasezoo.evaluation.results import TaskResult
 from phrasezoo.evaluation.tasks.base import TaskContext, register_task
 from phrasezoo.methods.codebook.tasks.common import FacetsTask
+from phrasezoo.registry import get_method
 
 from .common import facets_model, model_raw_facets, solve_nnsc, text_words, unit, word_space
 
@@ -49,7 +49,7 @@ def heldout_examples(encoder: Encoder, ctx: TaskContext) -> Any:
             f"No recipe named {encoder.name!r}: held-out reconstruction needs the recipe that trained the model "
             "(evaluate with --model outputs/<recipe name>)."
         ) from err
-    data = importlib.import_module(f"phrasezoo.methods.{recipe.method}.data")
+    data = get_method(recipe.method).load("data")
     if not hasattr(data, "heldout_examples"):
         raise FileNotFoundError(f"Method {recipe.method!r} provides no held-out examples (data.heldout_examples).")
     return data.heldout_examples(recipe, max_examples=MAX_EXAMPLES, seed=ctx.seed)

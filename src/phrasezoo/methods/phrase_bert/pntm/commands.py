@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -141,11 +142,7 @@ def compare_topic_models(
 
     ``topic_corpus`` (a :class:`~.corpus.TopicCorpus`) replaces loading ``corpus``, e.g. for tests.
     """
-    from .baselines import LDABaseline
     from .corpus import load_topic_corpus
-    from .metrics import DocumentIndex, neighbour_lexical_diversity, sample_query_phrases
-    from .topic_model import PNTM
-    from .visualize import visualize_topics
 
     started = time.monotonic()
     data = topic_corpus or load_topic_corpus(
@@ -156,92 +153,141 @@ def compare_topic_models(
         n_sentences=n_sentences,
         progress=progress,
     )
-    vocabulary = data.vocabulary
-    index = DocumentIndex(data.documents)
-    readable = vocabulary.select(("word", "phrase"))
-    baseline = None
-    if lda:
-        _say(progress, f">> LDA, K={k}, {len(data.documents)} documents, {len(readable)} terms")
-        t0 = time.monotonic()
-        baseline = LDABaseline(k, vocabulary, max_iter=lda_iter, seed=seed).fit(data.documents)
-        lda_seconds = time.monotonic() - t0
-        used = np.asarray(baseline.counts.sum(0)).ravel() > 0
-        pool = [i for i in readable if used[i]]
-    else:
-        pool = list(readable)
-    pool_terms = [vocabulary.terms[i] for i in pool]
-    queries = sample_query_phrases(pool_terms, [vocabulary.kinds[i] for i in pool], n_queries, seed)
+    baseline, lda_seconds = _fit_lda(data, k, lda_iter, seed, progress) if lda else (None, 0.0)
+    measures = _Measures.of(data, baseline, top_n, n_queries, n_neighbours, seed)
+    pntm = {"n_topics": k, "epochs": epochs, "temperature": temperature, "orthogonality": orthogonality, "seed": seed}
     rows, topics_out = [], {}
     for spec in models:
-        name = spec if isinstance(spec, str) else type(spec).__name__
-        _say(progress, f">> PNTM with {name}: encoding {len(data.documents)} documents and {len(vocabulary)} terms")
-        t0 = time.monotonic()
-        model = PNTM(
-            encoder=spec,
-            n_topics=k,
-            epochs=epochs,
-            temperature=temperature,
-            orthogonality=orthogonality,
-            seed=seed,
-            progress=progress,
-        )
-        document_vectors = model.encode(data.documents)
-        model.fit(data.documents, vocabulary, document_vectors=document_vectors)
-        topics = [[t for t, _ in topic] for topic in model.get_topics(top_n=max(25, top_n))]
-        row = {"model": f"PNTM ({name})", "encoder": name, "seconds": round(time.monotonic() - t0, 1)}
-        row.update(_topic_metrics(topics, index, top_n))
-        pool_vectors = model.vocabulary_vectors[pool]
-        row.update(_prefix(neighbour_lexical_diversity(pool_terms, pool_vectors, queries, n_neighbours)))
-        sizes = model.topic_sizes(model.transform(document_vectors=document_vectors))
-        row["topics_used"] = int((sizes > 0).sum())
+        row, topics = _measure_pntm(spec, data, measures, pntm, plot if not rows else None, save_dir, progress)
         rows.append(row)
-        topics_out[row["model"]] = [t[:top_n] for t in topics]
-        if plot and len(rows) == 1:
-            visualize_topics(model.get_topics(top_n=8), plot, title=f"PNTM ({name}), K={k}, {data.name}")
-        if save_dir:
-            model.save(Path(save_dir) / _slug(name))
+        topics_out[row["model"]] = topics
     if baseline is not None:
-        lda_topics = [[t for t, _ in topic] for topic in baseline.get_topics(top_n=max(25, top_n))]
-        row = {"model": "LDA (same vocabulary)", "encoder": None, "seconds": round(lda_seconds, 1)}
-        row.update(_topic_metrics(lda_topics, index, top_n))
-        row.update(
-            _prefix(neighbour_lexical_diversity(pool_terms, baseline.term_vectors()[pool], queries, n_neighbours))
-        )
-        row["topics_used"] = int((np.bincount(baseline.transform(data.documents).argmax(1), minlength=k) > 0).sum())
+        row, topics = _measure_lda(baseline, lda_seconds, data, measures, k, plot)
         rows.append(row)
-        topics_out[row["model"]] = [t[:top_n] for t in lda_topics]
-        if plot:
-            lda_plot = Path(plot).with_name(Path(plot).stem + "-lda.png")
-            visualize_topics(
-                baseline.get_topics(top_n=8), lda_plot, title=f"LDA, K={k}, {data.name}", score_label="p(term | topic)"
-            )
+        topics_out[row["model"]] = topics
+    settings = {
+        "corpus": data.name,
+        "k": k,
+        "top_n": top_n,
+        "epochs": epochs,
+        "temperature": temperature,
+        "orthogonality": orthogonality,
+        "seed": seed,
+        "max_words": max_words,
+        "min_word_count": min_word_count,
+        "max_phrases": max_phrases,
+        "lda_iter": lda_iter,
+        "queries": len(measures.queries),
+        "neighbours": n_neighbours,
+    }
+    return _results_document(settings, data, measures, rows, topics_out, started)
+
+
+@dataclass
+class _Measures:
+    """What every topic model of a comparison is measured against: the documents' co-occurrence index for NPMI and
+    the neighbour pool (readable terms; those LDA uses when it runs) with its query phrases."""
+
+    index: Any
+    pool: list[int]
+    pool_terms: list[str]
+    queries: Any
+    top_n: int
+    n_neighbours: int
+
+    @classmethod
+    def of(cls, data, baseline, top_n: int, n_queries: int, n_neighbours: int, seed: int) -> _Measures:
+        from .metrics import DocumentIndex, sample_query_phrases
+
+        vocabulary = data.vocabulary
+        index = DocumentIndex(data.documents)
+        readable = vocabulary.select(("word", "phrase"))
+        if baseline is not None:
+            used = np.asarray(baseline.counts.sum(0)).ravel() > 0
+            pool = [i for i in readable if used[i]]
+        else:
+            pool = list(readable)
+        pool_terms = [vocabulary.terms[i] for i in pool]
+        queries = sample_query_phrases(pool_terms, [vocabulary.kinds[i] for i in pool], n_queries, seed)
+        return cls(index, pool, pool_terms, queries, top_n, n_neighbours)
+
+    def row(self, topics: list[list[str]], term_vectors) -> dict[str, Any]:
+        """A model's topic metrics and the lexical diversity of its terms' nearest neighbours."""
+        from .metrics import neighbour_lexical_diversity
+
+        row = _topic_metrics(topics, self.index, self.top_n)
+        diversity = neighbour_lexical_diversity(self.pool_terms, term_vectors, self.queries, self.n_neighbours)
+        return {**row, **_prefix(diversity)}
+
+
+def _fit_lda(data, k: int, lda_iter: int, seed: int, progress: bool):
+    """LDA with K topics over the comparison's documents and vocabulary, and the seconds its fit took."""
+    from .baselines import LDABaseline
+
+    readable = data.vocabulary.select(("word", "phrase"))
+    _say(progress, f">> LDA, K={k}, {len(data.documents)} documents, {len(readable)} terms")
+    t0 = time.monotonic()
+    baseline = LDABaseline(k, data.vocabulary, max_iter=lda_iter, seed=seed).fit(data.documents)
+    return baseline, time.monotonic() - t0
+
+
+def _measure_pntm(spec, data, measures: _Measures, pntm: dict[str, Any], plot, save_dir, progress: bool):
+    """Train PNTM with the encoder ``spec`` and measure it: its results row and its topics (top ``top_n`` terms);
+    plots its topics to ``plot`` and saves it under ``save_dir`` when given."""
+    from .topic_model import PNTM
+    from .visualize import visualize_topics
+
+    name = spec if isinstance(spec, str) else type(spec).__name__
+    _say(progress, f">> PNTM with {name}: encoding {len(data.documents)} documents and {len(data.vocabulary)} terms")
+    t0 = time.monotonic()
+    model = PNTM(encoder=spec, **pntm, progress=progress)
+    document_vectors = model.encode(data.documents)
+    model.fit(data.documents, data.vocabulary, document_vectors=document_vectors)
+    topics = [[t for t, _ in topic] for topic in model.get_topics(top_n=max(25, measures.top_n))]
+    row = {"model": f"PNTM ({name})", "encoder": name, "seconds": round(time.monotonic() - t0, 1)}
+    row.update(measures.row(topics, model.vocabulary_vectors[measures.pool]))
+    sizes = model.topic_sizes(model.transform(document_vectors=document_vectors))
+    row["topics_used"] = int((sizes > 0).sum())
+    if plot:
+        title = f"PNTM ({name}), K={pntm['n_topics']}, {data.name}"
+        visualize_topics(model.get_topics(top_n=8), plot, title=title)
+    if save_dir:
+        model.save(Path(save_dir) / _slug(name))
+    return row, [t[: measures.top_n] for t in topics]
+
+
+def _measure_lda(baseline, seconds: float, data, measures: _Measures, k: int, plot):
+    """The LDA baseline's results row and topics; plots its topics beside ``plot`` (``*-lda.png``) when given."""
+    from .visualize import visualize_topics
+
+    lda_topics = [[t for t, _ in topic] for topic in baseline.get_topics(top_n=max(25, measures.top_n))]
+    row = {"model": "LDA (same vocabulary)", "encoder": None, "seconds": round(seconds, 1)}
+    row.update(measures.row(lda_topics, baseline.term_vectors()[measures.pool]))
+    row["topics_used"] = int((np.bincount(baseline.transform(data.documents).argmax(1), minlength=k) > 0).sum())
+    if plot:
+        lda_plot = Path(plot).with_name(Path(plot).stem + "-lda.png")
+        visualize_topics(
+            baseline.get_topics(top_n=8), lda_plot, title=f"LDA, K={k}, {data.name}", score_label="p(term | topic)"
+        )
+    return row, [t[: measures.top_n] for t in lda_topics]
+
+
+def _results_document(settings, data, measures: _Measures, rows, topics, started: float) -> dict[str, Any]:
+    """The comparison's results document: settings, corpus counts, one row per model, topics, notes."""
+    kinds = data.vocabulary.kinds
     return {
         "task": "pntm-topic-quality",
         "created": time.strftime("%Y-%m-%dT%H:%M:%S"),
-        "settings": {
-            "corpus": data.name,
-            "k": k,
-            "top_n": top_n,
-            "epochs": epochs,
-            "temperature": temperature,
-            "orthogonality": orthogonality,
-            "seed": seed,
-            "max_words": max_words,
-            "min_word_count": min_word_count,
-            "max_phrases": max_phrases,
-            "lda_iter": lda_iter,
-            "queries": len(queries),
-            "neighbours": n_neighbours,
-        },
+        "settings": settings,
         "corpus": {
             "documents": len(data.documents),
-            "words": sum(kind == "word" for kind in vocabulary.kinds),
-            "phrases": sum(kind == "phrase" for kind in vocabulary.kinds),
-            "sentences": sum(kind == "sentence" for kind in vocabulary.kinds),
-            "neighbour pool": len(pool),
+            "words": sum(kind == "word" for kind in kinds),
+            "phrases": sum(kind == "phrase" for kind in kinds),
+            "sentences": sum(kind == "sentence" for kind in kinds),
+            "neighbour pool": len(measures.pool),
         },
         "rows": rows,
-        "topics": topics_out,
+        "topics": topics,
         "seconds": round(time.monotonic() - started, 1),
         "notes": "NPMI: document co-occurrence on the training documents, mean over topic pairs of the top 10 terms; "
         "topic/token diversity over the top 25; NN metrics: the paper's section 5.3 on the 10 nearest vocabulary "
