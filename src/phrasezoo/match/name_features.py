@@ -76,7 +76,16 @@ def fuzzy_cover(a: str, b: str) -> float:
     wa, wb = content_words(a), content_words(b)
     if not wa:
         return 1.0
-    return sum(w in wb or any(_fuzzy_equal(w, v) for v in wb) for w in wa) / len(wa)
+    found = 0
+    for w in wa:
+        if w in wb:
+            found += 1
+            continue
+        for v in wb:  # a typo keeps the length within one, an abbreviation the first letter: skip the rest unasked
+            if (w[0] == v[0] or abs(len(w) - len(v)) <= 1) and _fuzzy_equal(w, v):
+                found += 1
+                break
+    return found / len(wa)
 
 
 def _short_of(short: tuple[str, ...], full: tuple[str, ...]) -> bool:
