@@ -14,7 +14,7 @@ that contains the paraphrase verbatim; the model's best similarity is correlated
     with (a) and (b) on the same sample for comparison (metrics ending in ``_sample``).
 
 Per-item scores of every setup are kept in the entries' ``details`` (``scores``), so that two models can be compared
-with Williams' test (:mod:`phrasezoo.methods.slice.significance`). With (b), span localisation is reported too: word
+with Williams' test (:mod:`phrasezoo.methods.slice.report.significance`). With (b), span localisation is reported too: word
 IoU of the chosen span with the hidden paraphrase, and the chosen spans' lengths
 (:mod:`phrasezoo.evaluation.span_localisation`).
 
