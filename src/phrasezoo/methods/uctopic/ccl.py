@@ -33,8 +33,8 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
+from phrasezoo.machine import has_fast_bf16
 from phrasezoo.objectives.losses import info_nce
-from phrasezoo.precision import has_fast_bf16
 
 logger = logging.getLogger(__name__)
 
