@@ -74,14 +74,14 @@ def _yago_umls(benchmarks: Path) -> Iterator[str]:
 
 
 def _wiki_titles() -> Iterator[str]:
-    from phrasezoo.corpora import iter_wiki_leads
+    from phrasezoo.resources.corpora import iter_wiki_leads
 
     for lead in iter_wiki_leads():
         yield lead.title
 
 
 def _corpus_names() -> Iterator[str]:
-    from phrasezoo.corpora import iter_sotu, iter_wiki_leads
+    from phrasezoo.resources.corpora import iter_sotu, iter_wiki_leads
 
     for lead in iter_wiki_leads():
         yield from CAPITAL_SPAN.findall(lead.lead)

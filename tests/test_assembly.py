@@ -1,41 +1,39 @@
 """The training-task assembler (:mod:`phrasezoo.assembly`): one build path, parts in stage order, merged facts.
 
-``FrequencyFilter`` is the example of CONTRIBUTING.md ("Adding a shared training part"), built here through the
-assembler on a toy method.
+``FrequencyFilter`` is the example of CONTRIBUTING.md ("Adding a shared training part"), read from the page and built
+here through the assembler for two toy methods with different data (words, and word pairs), as the page walks through.
 """
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from phrasezoo import assembly, registry
-from phrasezoo.assembly import Assembly, BenchmarkFilter, Context, LexiconTerm, Stage, TeacherDistillation
+from phrasezoo.assembly import Assembly, BenchmarkFilter, LexiconTerm, Stage, TeacherDistillation
 from phrasezoo.recipes import recipe_from_dict
 from phrasezoo.registry import Arg, Method, benchmark_filter_arg, lexicon_args
 
+REPO_ROOT = Path(__file__).resolve().parents[1]
 
-@dataclass(frozen=True)
-class FrequencyFilter:
-    """``data.min_count``: drop the phrases seen fewer than ``min_count`` times (CONTRIBUTING.md's example, as written
-    there)."""
 
-    count: Callable[[Any], Counter]  # the method's data -> phrase counts
-    keep: Callable[[Any, set[str]], Any]  # the method's data, only these phrases
-    stage: Stage = Stage.FILTER
-    data_keys: tuple[str, ...] = ("min_count",)
+def contributing_example() -> type:
+    """CONTRIBUTING.md's example part, run from the page itself ("Adding a shared training part"): the walkthrough's
+    code is the code tested here, so the page cannot drift from the assembler's interface."""
+    section = (REPO_ROOT / "CONTRIBUTING.md").read_text().split("## Adding a shared training part", 1)[1]
+    code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
+    namespace = {"dataclass": dataclass, "Callable": Callable, "Any": Any, "Counter": Counter, "Stage": Stage}
+    exec(compile(code, "CONTRIBUTING.md (Adding a shared training part)", "exec"), namespace)
+    return namespace["FrequencyFilter"]
 
-    def apply(self, dataset: Any, recipe: Any, context: Context) -> tuple[Any, dict[str, Any]]:
-        limit = recipe.data.get("min_count")
-        if not limit:
-            return dataset, {}
-        counts = self.count(dataset)
-        kept = self.keep(dataset, {p for p, n in counts.items() if n >= limit})
-        return kept, {f"phrases seen fewer than {limit} times (dropped)": len(counts) - len(set(kept))}
+
+FrequencyFilter = contributing_example()
 
 
 def frequency_filter() -> FrequencyFilter:
@@ -103,6 +101,30 @@ def test_the_example_part_is_built_through_the_assembler(toy):
     assert task.words == ["a", "b", "a", "a", "b"] and task.scale == 1.0
     assert task.facts == {"words": 5, "phrases seen fewer than 2 times (dropped)": 1}  # data facts first, then parts'
     assert calls == [{"words": words, "progress": True}]  # the part's key never reaches the builder
+
+
+def test_the_example_part_goes_to_a_second_method_with_its_own_two_functions(toy):
+    """The second method of the walkthrough: its data are (phrase, paraphrase) pairs, so it declares the same part
+    with its own ``count`` and ``keep``; the part and the assembler do not change."""
+    build, calls = toy
+    pairs = [("a", "x"), ("b", "y"), ("a", "z"), ("c", "w")]
+
+    def count(rows):
+        return Counter(phrase for phrase, _ in rows)
+
+    def keep(rows, kept):
+        return [row for row in rows if row[0] in kept]
+
+    def build_pairs(progress: bool = True, **data):
+        calls.append({**data, "progress": progress})
+        return [tuple(row) for row in data["words"]]
+
+    part = FrequencyFilter(count, keep)
+    task = assembly.assemble(declare(build_pairs, part), recipe({"words": pairs, "min_count": 2}), "model")
+    assert task.words == [("a", "x"), ("a", "z")]
+    assert task.facts == {"words": 2, "phrases seen fewer than 2 times (dropped)": 2}
+    off = assembly.assemble(declare(build_pairs, part), recipe({"words": pairs}), "model")
+    assert off.words == pairs and "phrases seen fewer than" not in str(off.facts)  # off unless the recipe says
 
 
 def test_parts_run_in_stage_order_and_the_teacher_reads_the_final_data(toy, monkeypatch):

@@ -39,9 +39,12 @@ def test_mentioned_paths_exist():
     assert len(paths) > 20  # the parser finds the layout and the how-to
     missing = []
     for raw in paths:
-        path = raw.replace("<name>", "*").replace("<other>", "*").replace(".<function>", "").rstrip("/")
+        path = raw.replace(".<function>", "").rstrip("/")
+        for placeholder in ("<name>", "<other>", "<application>", "<helper>"):
+            path = path.replace(placeholder, "*")
         if "/" not in path and not path.startswith("phrasezoo."):  # a file name inside a method's folders
-            homes = ("src/phrasezoo/methods/*/", "src/phrasezoo/models/*/", "tests/methods/*/", "")
+            homes = ("src/phrasezoo/methods/*/", "src/phrasezoo/methods/*/*/", "src/phrasezoo/models/*/",
+                     "tests/methods/*/", "")  # fmt: skip
             found = any(_exists(home + path) for home in homes)
         else:
             found = _exists(path)

@@ -8,7 +8,8 @@ from itertools import islice
 
 import pytest
 
-from phrasezoo import corpora, resources
+from phrasezoo import resources
+from phrasezoo.resources import corpora
 
 
 def test_wiki_leads_are_the_10033_vital_articles_with_descriptions_and_topics():
@@ -44,7 +45,7 @@ def test_offline_all_is_embedded_then_wiki_leads_then_sotu_and_respects_max_docu
 
 
 def test_wiki_leads_train_leaves_out_the_dev_suite_articles():
-    from phrasezoo.splits import is_dev_title
+    from phrasezoo.resources.splits import is_dev_title
 
     leads = corpora.load_wiki_leads()
     train = list(resources.iter_corpus("wiki-leads-train"))

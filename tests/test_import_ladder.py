@@ -3,7 +3,7 @@
 1 entry (cli, pipeline, device, ``__main__`` modules) > 2 workflows (training, evaluation, hub, applications; no imports
 between them; a method's plug-ins into a workflow, ``methods/<name>/tasks`` and ``/report``, stand with it) > 3 the
 zoo (methods, each on its own, over the registry and the training-task assembler) > 4 shared pieces, in sublevels: objectives > data | encoders >
-resources, corpora, splits > the core (files, errors, progress, precision, machine, recipes) > 5 models.
+resources (with its corpora and splits) > the core (files, errors, progress, machine, recipes) > 5 models.
 Every import counts, function-level ones included; there is no import loop between modules either.
 """
 
@@ -32,13 +32,9 @@ SHARED = {
     "data": (4.2, "data"),
     "encoders": (4.2, "encoders"),
     "resources": (4.3, "resources"),
-    "corpora": (4.3, "resources"),
-    "splits": (4.3, "resources"),
-    "gguf_models": (4.3, "resources"),
     "files": (4.4, "core"),
     "errors": (4.4, "core"),
     "progress": (4.4, "core"),
-    "precision": (4.4, "core"),
     "machine": (4.4, "core"),
     "recipes": (4.4, "core"),
 }
@@ -174,7 +170,7 @@ def test_no_import_loops():
         ("phrasezoo.assembly", 3.5),
         ("phrasezoo.objectives.losses", 4.1),
         ("phrasezoo.data.cache", 4.2),
-        ("phrasezoo.corpora", 4.3),
+        ("phrasezoo.resources.corpora", 4.3),
         ("phrasezoo.recipes", 4.4),
         ("phrasezoo.models.some_method.modeling_some_method", 5),
     ],
@@ -191,7 +187,7 @@ def test_every_module_has_a_place():
     ("importer", "imported", "ok"),
     [
         ("phrasezoo.objectives.teacher", "phrasezoo.encoders", True),
-        ("phrasezoo.corpora", "phrasezoo.data.cache", False),  # resources stand below data
+        ("phrasezoo.resources.corpora", "phrasezoo.data.cache", False),  # resources stand below data
         ("phrasezoo.data.cache", "phrasezoo.encoders", False),  # data and encoders: one sublevel, no sideways
         (
             "phrasezoo.methods.some_method.task",

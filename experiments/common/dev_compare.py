@@ -17,10 +17,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 
-from phrasezoo.evaluation.seeds_report import chosen_row
 from phrasezoo.files import write_readme_table
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from seeds_report import chosen_row  # noqa: E402  (the sibling script: a run's chosen grid row)
 
 
 def compare_row(selection: dict, without: list[str], run: str | None = None) -> dict:

@@ -14,14 +14,17 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 
 import numpy as np
 from scipy.stats import pearsonr, spearmanr
 
 from phrasezoo.evaluation import read_results
-from phrasezoo.evaluation.seeds_report import chosen_row
 from phrasezoo.files import atomic_write_text, write_readme_table
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from seeds_report import chosen_row  # noqa: E402  (the sibling script: a run's chosen grid row)
 
 #: the dev stand-ins and the benchmark each stands in for (the nine-task suite); ``avg7`` is the suite's 7-task average without KB
 STAND_INS = [

@@ -7,7 +7,7 @@ built only from offline, non-benchmark data (the benchmark filter's strict mode 
 string):
 
 * ``number``: Wikipedia titles with a number or year (gensim's embedded dump, dev-split titles of
-  :func:`phrasezoo.splits.is_dev_alias_title`, never trained on) and their link anchors as aliases ("Interstate
+  :func:`phrasezoo.resources.splits.is_dev_alias_title`, never trained on) and their link anchors as aliases ("Interstate
   165" <- "I-165", "The Last Command (1928 film)" <- "The Last Command"); siblings are the dump's titles that differ
   only in their digits ("Interstate 565") plus titles with one number moved by a fixed offset ("The Last Command
   (1931 film)"), the entities that sit next to each other in AutoFJ's tables.

@@ -49,7 +49,7 @@ def main() -> None:
     from phrasezoo.evaluation.tasks.context_clustering import cluster_scores, hungarian_accuracy, read_ner_mentions
     from phrasezoo.methods.uctopic.ccl import CCLConfig, ccl_finetune, pseudo_labels, silhouette_monitor
     from phrasezoo.methods.uctopic.keys import lemma_keys
-    from phrasezoo.methods.uctopic.tasks import ccl_options
+    from phrasezoo.methods.uctopic.tasks.clustering import ccl_options
 
     if args.data == "dev":
         from phrasezoo.methods.uctopic.dev_mentions import load_dev_mentions

@@ -144,7 +144,7 @@ class Method:
             span text alone).
         folder: the method's folder (set by discovery).
 
-    A method's evaluation tasks live in ``methods/<name>/tasks.py`` (or a ``tasks/`` package) and register
+    A method's evaluation tasks live in the package ``methods/<name>/tasks/`` and register
     themselves with ``@register_task``; the evaluation workflow imports them through :func:`method_parts`.
     """
 

@@ -9,7 +9,7 @@ import pytest
 
 from phrasezoo.data import name_benchmark as nb
 from phrasezoo.data import name_sources as ns
-from phrasezoo.splits import normalize
+from phrasezoo.resources.splits import normalize
 
 
 def _dictd(tmp_path, name: str, entries: list[tuple[str, str]]) -> None:

@@ -91,7 +91,7 @@ def test_alias_dev_set_of_the_embedded_dump_touches_no_benchmark_item(benchmarks
 
 def test_alias_pairs_split_by_title_between_dev_and_training(blocklist):
     from phrasezoo.data.wiki_links import clean_alias_pairs, link_pairs
-    from phrasezoo.splits import is_dev_alias_title
+    from phrasezoo.resources.splits import is_dev_alias_title
 
     pairs = list(link_pairs("embedded", progress=False))
     every, _, _ = clean_alias_pairs(pairs, blocklist)

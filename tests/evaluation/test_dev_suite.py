@@ -41,7 +41,7 @@ def blocklist(benchmarks_dir):
 
 @pytest.fixture(scope="module")
 def wiki(benchmarks_dir):
-    from phrasezoo.corpora import load_wiki_leads
+    from phrasezoo.resources.corpora import load_wiki_leads
 
     return build_wiki_dev(load_wiki_leads(), benchmarks_dir=benchmarks_dir)
 
@@ -166,9 +166,9 @@ def test_resolve_dev_tasks():
 
 # -------------------------------------------------------------------------------------------------- runner
 def test_missing_resources_are_skipped_with_a_warning(benchmarks_dir, monkeypatch, tmp_path, fake_encoder, caplog):
-    from phrasezoo import corpora
     from phrasezoo.data import pivot
     from phrasezoo.errors import MissingResourceError
+    from phrasezoo.resources import corpora
 
     monkeypatch.setattr(pivot, "DICT_PATH", tmp_path / "english-german.dict.dz")
 

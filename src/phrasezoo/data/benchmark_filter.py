@@ -44,7 +44,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, TypeVar
 
-from phrasezoo.splits import normalize
+from phrasezoo.resources.splits import normalize
 
 logger = logging.getLogger(__name__)
 

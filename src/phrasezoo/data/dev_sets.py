@@ -36,7 +36,7 @@ from typing import Any
 
 from ..errors import MissingResourceError
 from ..resources import cache_dir
-from ..splits import ALIAS_DEV_MODULUS, WIKI_DEV_MODULUS, is_dev_title, stable_hash  # noqa: F401  (re-exported: the dev-set API)
+from ..resources.splits import ALIAS_DEV_MODULUS, WIKI_DEV_MODULUS, is_dev_title, stable_hash  # noqa: F401  (re-exported: the dev-set API)
 from .benchmark_filter import BenchmarkBlocklist, load_blocklist, normalize, remove_benchmark_items
 
 logger = logging.getLogger(__name__)
@@ -324,7 +324,7 @@ def build_alias_dev(
 ) -> dict[str, Any]:
     """The alias-retrieval set from ``(anchor text, target title)`` link pairs: each anchor retrieves its title.
 
-    Only the dev titles' pairs are used (``split="dev"``, :func:`phrasezoo.splits.is_dev_alias_title`: training
+    Only the dev titles' pairs are used (``split="dev"``, :func:`phrasezoo.resources.splits.is_dev_alias_title`: training
     may read the others; ``None`` keeps all), after the rules of :func:`phrasezoo.data.wiki_links.clean_alias_pairs` (short, numeric, same-text and
     benchmark pairs dropped). Queries are the distinct anchors (normalised; the
     alphabetically first spelling is shown). A query whose text equals a candidate title it does not link to is
@@ -383,7 +383,7 @@ def _source_signature(source: str) -> str:
             )
         return f"{_file_signature(pivot.DICT_PATH)}:pivot-v{pivot.VERSION}:mod{pivot.DEV_MODULUS}"
     if source == "wiki":
-        from ..corpora import wiki_leads_path
+        from ..resources.corpora import wiki_leads_path
 
         return _file_signature(wiki_leads_path())
     if source == "wordsim":
@@ -408,7 +408,7 @@ def _build(source: str, max_items: int | None, blocklist: BenchmarkBlocklist, pr
         table = pivot.load_pivot_table(pivot.DICT_PATH, progress=progress)
         return build_pivot_dev(table, max_pairs=max_items or PIVOT_MAX_PAIRS, blocklist=blocklist)
     if source == "wiki":
-        from ..corpora import load_wiki_leads
+        from ..resources.corpora import load_wiki_leads
 
         return build_wiki_dev(load_wiki_leads(), max_items=max_items, blocklist=blocklist)
     if source == "compound":

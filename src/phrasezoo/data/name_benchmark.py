@@ -35,7 +35,7 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 
 from phrasezoo.resources import cache_dir
-from phrasezoo.splits import normalize, stable_hash
+from phrasezoo.resources.splits import normalize, stable_hash
 
 from .name_sources import STOP_WORDS, WORD, NameEntity, initials, is_acronym
 
@@ -330,8 +330,8 @@ def build_task(domain: str, split: str, entities: list[NameEntity], pool: list[s
 
 def all_entities() -> list[NameEntity]:
     """Every entity of every source, in a fixed order."""
-    from phrasezoo.corpora import load_wiki_leads
     from phrasezoo.resources import load_wordnet
+    from phrasezoo.resources.corpora import load_wiki_leads
 
     from . import name_sources as sources
 

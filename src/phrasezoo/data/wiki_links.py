@@ -163,9 +163,9 @@ def clean_alias_pairs(pairs, blocklist, split: str | None = None) -> tuple[list[
     A pair is dropped when its anchor or title is shorter than 2 characters, its anchor is a pure number or year,
     its anchor equals its title (case-insensitively, or after normalisation), or it touches a benchmark item (strict
     filter on the anchor, the title and the pair). ``split`` keeps the ``"dev"`` or ``"train"`` titles only
-    (:func:`phrasezoo.splits.is_dev_alias_title`; ``None``: both).
+    (:func:`phrasezoo.resources.splits.is_dev_alias_title`; ``None``: both).
     """
-    from phrasezoo.splits import is_dev_alias_title
+    from phrasezoo.resources.splits import is_dev_alias_title
 
     from .benchmark_filter import normalize, remove_benchmark_items
 

@@ -88,7 +88,7 @@ def load_encoder(
     if spec.startswith("baseline:"):
         target = spec[len("baseline:") :]
         if target in NOMIC_MODELS:
-            from phrasezoo.gguf_models import nomic_dir
+            from phrasezoo.encoders.nomic import nomic_dir
 
             return MeanPoolingEncoder(
                 str(nomic_dir()), name=name or spec, batch_size=batch_size, device=device, progress=progress

@@ -32,7 +32,7 @@ from safetensors.torch import load_file
 from tqdm.auto import tqdm
 
 from phrasezoo.files import atomic_write_text
-from phrasezoo.precision import has_fast_bf16
+from phrasezoo.machine import has_fast_bf16
 from phrasezoo.progress import progress_enabled
 from phrasezoo.recipes import TrainingConfig
 from phrasezoo.training.checkpoint import (

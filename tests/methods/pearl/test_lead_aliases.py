@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from phrasezoo.corpora import WikiLead
 from phrasezoo.methods.pearl.lead_aliases import initials, lead_alias_pairs, lead_aliases
-from phrasezoo.splits import is_dev_title
+from phrasezoo.resources.corpora import WikiLead
+from phrasezoo.resources.splits import is_dev_title
 
 pytestmark = pytest.mark.usefixtures("fresh_cache")  # a fresh cache per test, as in tests/data/
 

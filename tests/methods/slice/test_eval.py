@@ -11,11 +11,11 @@ import torch
 
 from phrasezoo.encoders import ModelEncoder
 from phrasezoo.evaluation.results import make_document
-from phrasezoo.evaluation.span_localisation import localisation_metrics, locate_words, word_iou
 from phrasezoo.evaluation.tasks.base import TaskContext
+from phrasezoo.evaluation.tasks.span_localisation import localisation_metrics, locate_words, word_iou
 from phrasezoo.evaluation.tasks.stsb_context import StsbContext, read_stsb_context
 from phrasezoo.methods.slice.report import slice_table, williams_between
-from phrasezoo.methods.slice.significance import williams_from_scores, williams_test
+from phrasezoo.methods.slice.report.significance import williams_from_scores, williams_test
 from phrasezoo.registry import get_method
 
 

@@ -10,7 +10,7 @@ import torch
 from phrasezoo.encoders import MENTIONS, MeanPoolingEncoder, ModelEncoder
 from phrasezoo.evaluation.tasks import GROUPS, TaskContext, get_task
 from phrasezoo.evaluation.tasks.context_clustering import MentionClusteringData
-from phrasezoo.methods.uctopic.tasks import ccl_vectors
+from phrasezoo.methods.uctopic.tasks.clustering import ccl_vectors
 from phrasezoo.models.uctopic.modeling_uctopic import UCTopicModel
 from phrasezoo.registry import get_method
 from phrasezoo.resources import resolve_backbone
@@ -97,7 +97,7 @@ def test_ccl_task_stops_on_the_label_free_monitor():
 
 
 def test_a_recipes_ccl_options_override_the_defaults_and_misspelt_keys_fail():
-    from phrasezoo.methods.uctopic.tasks import CCL_OPTIONS, ccl_options
+    from phrasezoo.methods.uctopic.tasks.clustering import CCL_OPTIONS, ccl_options
 
     assert ccl_options() == CCL_OPTIONS and ccl_options(None) is not CCL_OPTIONS
     chosen = ccl_options({"steps": 25, "top_fraction": 0.2})

@@ -5,7 +5,7 @@ ppdb_filtered, yago, umls, conll2003, bc5cdr, autofj); ``context`` (conll2003_co
 clustered in their sentences), see :mod:`.context_clustering`. A new suite task is a :class:`Task` subclass decorated
 with :func:`register_task` in a module imported here.
 
-A method's own tasks live in its home, ``phrasezoo/methods/<name>/tasks.py`` (or a ``tasks/`` package), and register
+A method's own tasks live in its home, the package ``phrasezoo/methods/<name>/tasks/``, and register
 themselves the same way when this package imports them (:func:`phrasezoo.registry.method_parts`): e.g. the CCL
 variants of the context tasks (group ``context_ccl``) and the facets tasks of FACETS models (groups
 ``facets_sentence``, ``facets_phrase``).

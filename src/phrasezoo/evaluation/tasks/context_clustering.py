@@ -13,7 +13,7 @@ normalised mutual information.
 
 Any encoder that embeds a mention in its sentence (``encode_mentions``) is scored: zoo models and baselines alike.
 The variants after UCTopic's cluster-assisted contrastive finetuning (``<dataset>_context_ccl``) are UCTopic's own
-tasks (:mod:`phrasezoo.methods.uctopic.tasks`); the dev suite clusters the benchmarks' dev mentions with the same
+tasks (:mod:`phrasezoo.methods.uctopic.tasks.clustering`); the dev suite clusters the benchmarks' dev mentions with the same
 reader and scoring (:func:`read_ner_mentions`, :func:`cluster_scores`).
 """
 

@@ -14,9 +14,9 @@ that contains the paraphrase verbatim; the model's best similarity is correlated
     with (a) and (b) on the same sample for comparison (metrics ending in ``_sample``).
 
 Per-item scores of every setup are kept in the entries' ``details`` (``scores``), so that two models can be compared
-with Williams' test (:mod:`phrasezoo.methods.slice.significance`). With (b), span localisation is reported too: word
+with Williams' test (:mod:`phrasezoo.methods.slice.report.significance`). With (b), span localisation is reported too: word
 IoU of the chosen span with the hidden paraphrase, and the chosen spans' lengths
-(:mod:`phrasezoo.evaluation.span_localisation`).
+(:mod:`phrasezoo.evaluation.tasks.span_localisation`).
 
 The file is cp1252-encoded TSV; rows end with LF, one quoted passage holds CRLF line breaks, so it is read with the
 csv module (``newline=""``), which keeps quoted line breaks inside the field.
@@ -35,8 +35,8 @@ from phrasezoo.encoders import SIMILARITY, TOKENS, VECTORS, Encoder, l2_normaliz
 
 from ..metrics import compute
 from ..results import TaskResult
-from ..span_localisation import localisation_metrics
 from .base import Task, TaskContext, register_task
+from .span_localisation import localisation_metrics
 
 MAX_SPAN_WORDS = 20
 WORD = re.compile(r"\S+")

@@ -18,7 +18,7 @@ MIN_PROB = 1e-9
 
 def word_probabilities(words: list[str]) -> np.ndarray:
     """p(w) of each word from ``wordfreq`` (large English list), floored at :data:`MIN_PROB`."""
-    from phrasezoo.corpora import word_frequencies
+    from phrasezoo.resources.corpora import word_frequencies
 
     return np.maximum(np.asarray(word_frequencies(words), dtype=np.float64), MIN_PROB)
 

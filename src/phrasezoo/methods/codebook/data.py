@@ -149,7 +149,7 @@ def iter_documents(corpus: str, max_documents: int | None = None) -> Iterator[tu
     Wikipedia articles of :func:`summarization_articles` and the vital-article leads with the same titles.
     """
     try:
-        from phrasezoo.corpora import CORPUS_GROUPS
+        from phrasezoo.resources.corpora import CORPUS_GROUPS
     except ImportError:  # older checkouts without the extra corpora
         CORPUS_GROUPS = {}
     groups = {"embedded": ("embedded-wiki", "embedded-news"), **CORPUS_GROUPS}
@@ -159,7 +159,7 @@ def iter_documents(corpus: str, max_documents: int | None = None) -> Iterator[tu
     count = 0
     for part in groups.get(corpus, (corpus,)):
         if part == "wiki-leads":
-            from phrasezoo.corpora import iter_wiki_leads
+            from phrasezoo.resources.corpora import iter_wiki_leads
 
             docs: Iterable[str] = (lead.lead for lead in iter_wiki_leads() if lead.title.lower() not in held_titles)
         else:

@@ -4,7 +4,7 @@ as Celebes", "... often referred to as the Falklands".
 Two patterns, both conservative: an acronym in parentheses whose letters are the initials of the title's words
 (so "(US)" after "Skepticism" is not taken), and the name after "known as", "called", "referred to as" or
 "abbreviated", cut at the first comma, " or " or " and ". Only the leads of the training articles are read (the
-dev suite's articles, :func:`phrasezoo.splits.is_dev_title`, are left out), and the pairs go through the same
+dev suite's articles, :func:`phrasezoo.resources.splits.is_dev_title`, are left out), and the pairs go through the same
 rules and benchmark filter as the link aliases (:func:`phrasezoo.data.wiki_links.clean_alias_pairs`).
 """
 
@@ -51,10 +51,10 @@ def lead_aliases(title: str, lead: str) -> list[str]:
 
 def lead_alias_pairs(leads: Iterable | None = None) -> Iterator[tuple[str, str]]:
     """``(alias, title)`` for the training articles of the wiki leads (``leads``: default all 10,033)."""
-    from phrasezoo.splits import is_dev_title
+    from phrasezoo.resources.splits import is_dev_title
 
     if leads is None:
-        from phrasezoo.corpora import load_wiki_leads
+        from phrasezoo.resources.corpora import load_wiki_leads
 
         leads = load_wiki_leads()
     for lead in leads:

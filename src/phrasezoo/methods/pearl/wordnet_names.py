@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 
-from phrasezoo.splits import stable_hash
+from phrasezoo.resources.splits import stable_hash
 
 #: a taxonomic rank word in front of a name ("genus Crocodylus", "family Lardizabalaceae")
 _RANK = re.compile(

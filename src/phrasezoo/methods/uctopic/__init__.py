@@ -1,6 +1,6 @@
 """UCTopic (Li et al., 2022) in the zoo: the registry entry. Pretraining task in ``task.py``, mention data in
 ``data.py``; the model is :mod:`phrasezoo.models.uctopic`. CCL finetuning in ``ccl.py``, used by the CCL evaluation
-tasks (``tasks.py``) and by topic mining (``topic_mining/``, the ``phrasezoo topics mine|show`` commands)."""
+tasks (``tasks/``) and by topic mining (``topic_mining/``, the ``phrasezoo topics mine|show`` commands)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Cluster-assisted contrastive learning (CCL, UCTopic section 3.2): finetune a phrase-mention encoder on a dataset.
 
-Shared by topic mining (:mod:`phrasezoo.methods.uctopic.topic_mining`) and the CCL evaluation tasks (:mod:`.tasks`).
+Shared by topic mining (:mod:`phrasezoo.methods.uctopic.topic_mining`) and the CCL evaluation tasks (:mod:`.tasks.clustering`).
 
 In-batch negatives hurt on a dataset with few topics, because many in-batch "negatives" share the anchor's topic.
 CCL takes its negatives from *other clusters* instead:
@@ -33,8 +33,8 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
+from phrasezoo.machine import has_fast_bf16
 from phrasezoo.objectives.losses import info_nce
-from phrasezoo.precision import has_fast_bf16
 
 logger = logging.getLogger(__name__)
 

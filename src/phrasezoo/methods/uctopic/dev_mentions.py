@@ -30,10 +30,10 @@ def build_dev_mentions(
     """
     from tqdm.auto import tqdm
 
-    from phrasezoo.corpora import iter_wiki_leads
     from phrasezoo.data.dev_sets import is_dev_title
     from phrasezoo.progress import progress_enabled
     from phrasezoo.resources import load_spacy
+    from phrasezoo.resources.corpora import iter_wiki_leads
 
     leads = [lead.lead for lead in iter_wiki_leads() if is_dev_title(lead.title)]
     nlp = load_spacy(spacy_model)

@@ -83,7 +83,7 @@ def word_space(name: str = "glove-6b-50d") -> WordSpace:
 
 @lru_cache(maxsize=200_000)
 def _word_probability(word: str) -> float:
-    from phrasezoo.corpora import word_frequency
+    from phrasezoo.resources.corpora import word_frequency
 
     return float(word_frequency(word, "en", wordlist="large"))
 

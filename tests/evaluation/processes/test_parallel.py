@@ -7,7 +7,7 @@ import json
 import pytest
 
 from phrasezoo.evaluation import evaluate
-from phrasezoo.evaluation.parallel import earlier_seconds, eval_workers, evaluate_in_parallel, split_by_cost
+from phrasezoo.evaluation.processes.parallel import earlier_seconds, eval_workers, evaluate_in_parallel, split_by_cost
 
 
 def test_the_groups_balance_cost_and_keep_task_order():

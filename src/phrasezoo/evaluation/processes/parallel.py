@@ -22,10 +22,10 @@ import torch
 from phrasezoo.encoders import load_encoder
 from phrasezoo.machine import usable_cores
 
+from ..harness import evaluate
+from ..results import make_document, read_results, write_results
+from ..tasks import resolve_tasks
 from .background import ModuleProcess, read_request
-from .harness import evaluate
-from .results import make_document, read_results, write_results
-from .tasks import resolve_tasks
 
 # seconds of pearl-mini's tasks on this 2-core machine (results/pearl/pearl-mini.json); other tasks count 30 s
 TYPICAL_SECONDS = {"autofj": 367.0, "ppdb": 100.0, "ppdb_filtered": 76.0, "umls": 55.0, "yago": 42.0}
@@ -119,7 +119,7 @@ def evaluate_in_parallel(
 
 
 def main(argv: list[str] | None = None) -> None:
-    """The second process of :func:`evaluate_in_parallel`: ``python -m phrasezoo.evaluation.parallel <request>``."""
+    """The second process of :func:`evaluate_in_parallel`: ``python -m phrasezoo.evaluation.processes.parallel <request>``."""
     request = read_request(argv)
     torch.set_num_threads(1)
     evaluate(request["model"], request["tasks"], request["benchmarks_dir"], output=request["output"],

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from phrasezoo.evaluation.baselines import Baselines
+from phrasezoo.evaluation.processes.baselines import Baselines
 
 
 def test_a_background_run_gives_the_numbers_of_this_process_and_keeps_other_recipes_tasks(
