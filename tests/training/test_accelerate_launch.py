@@ -21,6 +21,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from phrasezoo.registry import list_methods
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SENTENCES = [
     "The New York Times reported that the United States and the United Kingdom signed a trade agreement.",
@@ -36,20 +38,15 @@ SENTENCES = [
 ]
 
 
-#: the tiny recipes: (recipe name, method, golden spec module, changes to the spec); one per mini recipe
-TINY_RECIPES = [
-    ("pearl-mini", "pearl", {}),
-    ("phrase-bert-mini", "phrase_bert", {}),
-    ("uctopic-mini", "uctopic", {}),
-    ("slice-mini", "slice", {}),
-    ("slice-mini-control", "slice", {"method_args": {"passage_loss": True}}),
-    ("codebook-sentence-mini", "codebook", {}),
-    ("codebook-sentence-mini-k1", "codebook", {"model": {"n_facets": 1}}),
-    ("codebook-phrase-mini", "codebook", {"model": {"cross_attention": False},
-                                          "data": {"kind": "phrase", "max_phrase_words": 5}}),
-]  # fmt: skip
-#: the mini recipes' extra terms, seen in each run's last losses
-TERMS = {"pearl": {"distill", "lexicon"}, "phrase_bert": {"distill", "lexicon"}, "uctopic": {"lexicon"}}
+def _tiny_recipes() -> list[tuple[str, str, dict, set]]:
+    """``(recipe name, method, changes to the golden spec, extra terms)`` of every mini recipe, as each method's
+    ``tests/methods/<name>/test_assembly.py`` declares them (``MINI_RECIPES``, ``TERMS``)."""
+    found = []
+    for method in list_methods():
+        module = importlib.import_module(f"tests.methods.{method}.test_assembly")
+        assert module.MINI_RECIPES, f"{method}: no tiny mini recipe declared for the two-process test"
+        found += [(name, method, changes, module.TERMS) for name, changes in module.MINI_RECIPES.items()]
+    return found
 
 
 def _recipe(name: str, method: str, root: Path, changes: dict, **training) -> dict:
@@ -74,7 +71,8 @@ def _recipe(name: str, method: str, root: Path, changes: dict, **training) -> di
 @pytest.mark.slow
 def test_two_processes_train_every_tiny_mini_recipe_and_resume(tmp_path, benchmarks_dir):
     (tmp_path / "recipes").mkdir()
-    for name, method, changes in TINY_RECIPES:
+    tiny = _tiny_recipes()
+    for name, method, changes, _ in tiny:
         recipe = _recipe(name, method, tmp_path, changes)
         (tmp_path / "recipes" / f"{name}.yaml").write_text(yaml.safe_dump(recipe))
     resume = _recipe("pearl-resume", "pearl", tmp_path, {}, max_steps=4, checkpoint_every=2)
@@ -95,11 +93,11 @@ def test_two_processes_train_every_tiny_mini_recipe_and_resume(tmp_path, benchma
     proc = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-6000:]
     assert "MULTI_CPU" in proc.stdout + proc.stderr
-    for name, method, _ in TINY_RECIPES:
+    for name, _, _, terms in tiny:
         output = tmp_path / "out" / name
         facts = json.loads((output / "training_facts.json").read_text())
         assert facts["processes"] == 2 and facts["steps"] == 2, (name, facts)
-        assert TERMS.get(method, set()) <= set(facts["last losses"]), (name, facts["last losses"])
+        assert terms <= set(facts["last losses"]), (name, facts["last losses"])
         assert (output / "model.safetensors").exists() and "auto_map" in json.loads(
             (output / "config.json").read_text()
         )
