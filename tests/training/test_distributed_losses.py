@@ -23,6 +23,8 @@ import torch.multiprocessing as mp
 
 from phrasezoo.registry import list_methods
 
+pytestmark = pytest.mark.slow  # two spawned processes build every method's tiny model (about 40 s on 2 cores)
+
 METHODS = list(list_methods())
 LEXICON_KEYS = ("lexicon_ids", "lexicon_features")
 
