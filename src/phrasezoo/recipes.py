@@ -82,6 +82,9 @@ class TrainingConfig:
     decay_every: int = 2000
     warmup_ratio: float = 0.0
     max_grad_norm: float | None = 1.0
+    # micro-batches per optimizer step (accelerator.accumulate): batch_size is the step's global batch, split into
+    # this many micro-batches per process. In-batch negatives then come from one micro-batch only.
+    gradient_accumulation_steps: int = 1
     mixed_precision: str = "no"  # "bf16": autocast the forward pass (fp32 master weights); ~2x on AVX-512 BF16 CPUs
     seed: int = 42  # seeds the fresh modules' initialisation, the data order, augmentations and dropout
     # torch CPU threads for the run (None: torch's default, i.e. the cores or OMP_NUM_THREADS). Float sums depend on
@@ -178,7 +181,21 @@ def recipe_from_dict(raw: dict[str, Any], source_path: str | None = None) -> Rec
         for f in fields(cls):
             if f.name in values and not _has_type(values[f.name], f.type):
                 raise InputError(f"{where}: '{prefix}{f.name}' must be {f.type}, got {values[f.name]!r}.")
+    _check_accumulation(training_raw, where)
     return Recipe(training=TrainingConfig(**training_raw), source_path=source_path, **raw)
+
+
+def _check_accumulation(training: dict[str, Any], where: str) -> None:
+    """``training.gradient_accumulation_steps``: at least 1, and a divisor of the global ``batch_size``."""
+    steps = training.get("gradient_accumulation_steps", 1)
+    batch = training.get("batch_size", TrainingConfig.batch_size)
+    if steps < 1:
+        raise InputError(f"{where}: 'training.gradient_accumulation_steps' must be at least 1, got {steps}.")
+    if isinstance(batch, int) and batch % steps:
+        raise InputError(
+            f"{where}: 'training.batch_size' ({batch}) is the global batch of one optimizer step and must be "
+            f"divisible by 'training.gradient_accumulation_steps' ({steps}), which splits it into micro-batches."
+        )
 
 
 def _has_type(value: Any, annotation: str) -> bool:

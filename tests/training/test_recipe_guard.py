@@ -67,3 +67,14 @@ def test_runs_from_before_the_record_resume_unchecked(tmp_path):
     _fake_checkpoint(output)
     check_and_record_recipe(_cfg(), output, resume=True)
     assert (output / "checkpoints" / RECIPE_FILE).exists()
+
+
+def test_a_run_recorded_before_gradient_accumulation_existed_resumes(tmp_path):
+    """``training.gradient_accumulation_steps`` at its default is left out of the record, so runs recorded before the
+    key existed resume; another value is a change."""
+    assert "gradient_accumulation_steps" not in training_recipe(_cfg())["training"]
+    _fake_checkpoint(tmp_path)
+    check_and_record_recipe(_cfg(), tmp_path, resume=True)
+    check_and_record_recipe(_cfg(training__gradient_accumulation_steps=1), tmp_path, resume=True)
+    with pytest.raises(ValueError, match="another recipe.*gradient_accumulation_steps"):
+        check_and_record_recipe(_cfg(training__gradient_accumulation_steps=2), tmp_path, resume=True)

@@ -14,6 +14,7 @@ from typing import Any
 
 import torch
 
+from phrasezoo.objectives.distributed import gather_rows
 from phrasezoo.objectives.losses import similarity_distillation
 
 #: ``training.method_args`` keys the terms read (the rest goes to the method's task)
@@ -60,18 +61,21 @@ class TeacherTerms:
     def add_distillation(
         self, loss: torch.Tensor, logs: dict[str, float], student: torch.Tensor, texts: Sequence[str]
     ) -> torch.Tensor:
-        """``loss`` plus the weighted distillation of ``student``'s similarity matrix over ``texts``."""
+        """``loss`` plus the weighted distillation of ``student``'s similarity matrix over ``texts``: over the
+        global batch when several processes train (:mod:`phrasezoo.objectives.distributed`)."""
         if not self.distill_weight:
             return loss
         rows, found = self.teacher.lookup(texts)
-        distill = similarity_distillation(student, rows.to(student.device), found.to(student.device))
+        rows, found = gather_rows(rows.to(student.device)), gather_rows(found.to(student.device))
+        distill = similarity_distillation(gather_rows(student), rows, found)
         logs["distill"] = float(distill.detach())
         return loss + self.distill_weight * distill
 
     def add_lexicon(
         self, loss: torch.Tensor, logs: dict[str, float], student: torch.Tensor, ids: Sequence[int]
     ) -> torch.Tensor:
-        """``loss`` plus the weighted lexicon term of ``student`` (the vectors of the words of ``ids``)."""
+        """``loss`` plus the weighted lexicon term of ``student`` (the vectors of the words of ``ids``). Each process
+        draws its own lexicon batch, so the term stays a local mean (DDP averages it)."""
         lexicon = self.lexicon.loss(student, ids)
         logs["lexicon"] = float(lexicon.detach())
         return loss + self.lexicon_weight * lexicon

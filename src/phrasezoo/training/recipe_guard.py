@@ -29,6 +29,9 @@ _NOT_COMPUTED_TRAINING = (
     "weight_average",
 )
 
+#: training keys added after runs were recorded, left out of the record at their default value
+_NEWER_DEFAULTS = {"gradient_accumulation_steps": 1}
+
 
 def training_recipe(cfg: Recipe) -> dict[str, Any]:
     """The part of ``cfg`` a run's checkpoints depend on, as plain JSON values."""
@@ -37,6 +40,9 @@ def training_recipe(cfg: Recipe) -> dict[str, Any]:
         recipe.pop(key, None)
     for key in _NOT_COMPUTED_TRAINING:
         recipe["training"].pop(key, None)
+    for key, default in _NEWER_DEFAULTS.items():  # runs recorded before the key existed resume unchanged
+        if recipe["training"].get(key) == default:
+            recipe["training"].pop(key)
     return json.loads(json.dumps(recipe, sort_keys=True, default=str))
 
 

@@ -116,7 +116,9 @@ def _accelerator(cfg: Recipe):
     # forms the gloo process group (MULTI_CPU) when asked for the CPU explicitly; otherwise each process would
     # believe it is alone and train the same batches
     multi_process_cpu = int(os.environ.get("WORLD_SIZE", "1")) > 1 and not torch.cuda.is_available()
-    accelerator = Accelerator(cpu=multi_process_cpu)
+    # fp16 on a GPU trains with Accelerate's loss scaler (the trainer refuses fp16 without one, and on a CPU)
+    fp16 = cfg.training.mixed_precision == "fp16" and torch.cuda.is_available()
+    accelerator = Accelerator(cpu=multi_process_cpu, **({"mixed_precision": "fp16"} if fp16 else {}))
     if accelerator.device.type == "cpu" and accelerator.num_processes > 1:
         # several CPU processes share the cores: one thread pool per process, not one per core each
         torch.set_num_threads(max(1, (os.cpu_count() or 2) // accelerator.num_processes))

@@ -4,13 +4,19 @@ The loop is deliberately small. A method supplies a :class:`TrainingTask` (how t
 indices, how to compute the loss); the loop supplies everything else:
 
 * the same script runs on a CPU, one GPU or many processes (``accelerate launch``): the global batch is split
-  across processes and DDP averages the gradients;
+  across processes (rank r takes the r-th slice) and DDP averages the gradients; losses that compare the examples
+  of a batch gather them from every process (:mod:`phrasezoo.objectives.distributed`), so N processes with B/N
+  examples each train like one process with B;
+* gradient accumulation (``gradient_accumulation_steps``, through ``accelerator.accumulate``): the global batch of
+  a step is split further into that many micro-batches per process, whose gradients add up before the optimizer
+  step (no DDP sync until the last one). In-batch negatives then come from a micro-batch only;
 * every step's batch and random state are a pure function of ``(seed, step, rank)``: the data order comes from a
   seeded permutation per epoch, augmentations from ``random.Random`` seeded per step, dropout from a per-step
   ``torch.manual_seed``. Resuming from a checkpoint therefore reproduces an uninterrupted run exactly;
 * safetensors checkpoints every ``checkpoint_every`` steps (atomic, see :mod:`.checkpoint`), also on Ctrl-C and
   when the time budget is spent;
-* optional bf16/fp16 autocast of the forward pass (``mixed_precision``), fp32 master weights;
+* optional bf16/fp16 autocast of the forward pass (``mixed_precision``), fp32 master weights; fp16 only on a GPU
+  and with Accelerate's loss scaler (the Accelerator made with ``mixed_precision="fp16"``), refused otherwise;
 * learning-rate schedules as a function of the step (PEARL's exponential decay, or warm-up + linear decay);
 * optional LoRA through peft (merged into the weights at the end);
 * weight averaging with the starting weights at the end (PEARL's remedy for catastrophic forgetting).
@@ -102,15 +108,26 @@ def step_seed(seed: int, step: int, rank: int) -> int:
     return (seed * 1_000_003 + step * 9_176 + rank * 101) % (2**31 - 1)
 
 
+def micro_seed(seed: int, step: int, micro: int, rank: int) -> int:
+    """The seed of micro-batch ``micro`` of a step (``step_seed`` itself for the first, so a run without
+    accumulation draws what it always drew)."""
+    return step_seed(seed if micro == 0 else seed + 7_919 * micro, step, rank)
+
+
 def plan_steps(cfg: TrainingConfig, num_examples: int, world_size: int) -> tuple[int, int]:
-    """``(per_process_batch, total_steps)``; ``batch_size`` is global and split across processes."""
-    if cfg.batch_size % world_size:
-        raise ValueError(f"batch_size {cfg.batch_size} must be divisible by the number of processes ({world_size}).")
+    """``(per_process_micro_batch, total_steps)``; ``batch_size`` is global (one optimizer step) and split across
+    processes and ``gradient_accumulation_steps`` micro-batches."""
+    accumulation = cfg.gradient_accumulation_steps
+    if cfg.batch_size % (world_size * accumulation):
+        raise ValueError(
+            f"batch_size {cfg.batch_size} must be divisible by the number of processes ({world_size}) times "
+            f"gradient_accumulation_steps ({accumulation})."
+        )
     steps_per_epoch = num_examples // cfg.batch_size
     if steps_per_epoch == 0:
         raise ValueError(f"The dataset has {num_examples} examples, fewer than one batch of {cfg.batch_size}.")
     total = cfg.max_steps if cfg.max_steps is not None else cfg.epochs * steps_per_epoch
-    return cfg.batch_size // world_size, total
+    return cfg.batch_size // (world_size * accumulation), total
 
 
 @dataclass
@@ -181,6 +198,15 @@ def _plan_run(model, task: TrainingTask, cfg: TrainingConfig, output_dir: Path, 
         torch.set_num_threads(cfg.num_threads)
     local_batch, total_steps = plan_steps(cfg, task.num_examples(), accelerator.num_processes)
     precision = effective_mixed_precision(cfg.mixed_precision, accelerator.device)
+    if precision == "fp16" and getattr(accelerator, "scaler", None) is None:
+        raise ValueError(
+            "mixed_precision fp16 needs a loss scaler (fp16 gradients underflow without one): make the Accelerator "
+            "with mixed_precision='fp16' (phrasezoo's train.py does when the recipe says fp16 and a GPU is present), "
+            "or use bf16."
+        )
+    # accelerator.accumulate counts micro-batches from here; backward divides each loss by this number
+    accelerator.gradient_accumulation_steps = cfg.gradient_accumulation_steps
+    accelerator.step = 0
     if precision != (cfg.mixed_precision or "no"):
         accelerator.print(
             f">> mixed_precision {cfg.mixed_precision} requested, but this CPU has no native bf16: training in fp32 "
@@ -295,19 +321,23 @@ def _run_loop(run: _Run, stop_after_steps: int | None, progress: bool) -> None:
 
 
 def _batch_plan(run: _Run):
-    """``indices(step)``: this process's dataset indices at a step, from a seeded permutation per epoch (a pure
-    function of seed, step and rank, so a resumed run draws what an uninterrupted one would)."""
+    """``indices(step, micro)``: this process's dataset indices at a step's micro-batch, from a seeded permutation
+    per epoch (a pure function of seed, step, micro-batch and rank, so a resumed run draws what an uninterrupted one
+    would). A step's global batch is ``batch_size`` consecutive indices: micro-batch k's share of it, then rank r's
+    slice of that."""
     cfg, n = run.cfg, run.task.num_examples()
     steps_per_epoch = n // cfg.batch_size
     rank = run.accelerator.process_index
     permutations: dict[int, np.ndarray] = {}
 
-    def indices(step: int) -> list[int]:
+    micro_size = cfg.batch_size // cfg.gradient_accumulation_steps
+
+    def indices(step: int, micro: int = 0) -> list[int]:
         epoch, position = divmod(step, steps_per_epoch)
         if epoch not in permutations:
             permutations.clear()
             permutations[epoch] = np.random.default_rng(cfg.seed + epoch).permutation(n)
-        first = position * cfg.batch_size + rank * run.local_batch
+        first = position * cfg.batch_size + micro * micro_size + rank * run.local_batch
         return permutations[epoch][first : first + run.local_batch].tolist()
 
     return indices
@@ -318,29 +348,43 @@ def _look_ahead(run: _Run, indices) -> None:
     ones the steps will use), before the first step and outside the time budget."""
     prefetch = getattr(run.task, "prefetch", None)
     if prefetch is not None and run.step < run.total_steps:
-        rank = run.accelerator.process_index
+        rank, seed = run.accelerator.process_index, run.cfg.seed
         steps = range(run.step, run.total_steps)
-        prefetch((indices(step), random.Random(step_seed(run.cfg.seed, step, rank))) for step in steps)
+        micros = range(run.cfg.gradient_accumulation_steps)
+        prefetch(
+            (indices(step, micro), random.Random(micro_seed(seed, step, micro, rank)))
+            for step in steps
+            for micro in micros
+        )
 
 
 def _train_step(run: _Run, indices) -> None:
-    """One optimizer step: the seeded batch, the learning rate of the step, forward (autocast), backward, clip."""
+    """One optimizer step: the learning rate of the step, then per micro-batch (one without accumulation) the seeded
+    batch, forward (autocast) and backward (``accelerator.accumulate``: gradients add up, synced on the last one);
+    then clip and step. The logged losses are the micro-batches' means."""
     cfg, accelerator, optimizer = run.cfg, run.accelerator, run.optimizer
-    seed = step_seed(cfg.seed, run.step, accelerator.process_index)
-    torch.manual_seed(seed)
-    batch = run.task.make_batch(indices(run.step), random.Random(seed))
     factor = learning_rate_factor(cfg, run.step, run.total_steps)
     for group in optimizer.param_groups:
         group["lr"] = group["base_lr"] * factor
-    with _autocast(cfg.mixed_precision, accelerator.device):
-        loss, logs = run.task.compute_loss(run.model, batch)
-    accelerator.backward(loss)
+    sums: dict[str, float] = {}
+    counts: dict[str, int] = {}
+    for micro in range(cfg.gradient_accumulation_steps):
+        seed = micro_seed(cfg.seed, run.step, micro, accelerator.process_index)
+        torch.manual_seed(seed)
+        batch = run.task.make_batch(indices(run.step, micro), random.Random(seed))
+        with accelerator.accumulate(run.model):
+            with _autocast(cfg.mixed_precision, accelerator.device):
+                loss, logs = run.task.compute_loss(run.model, batch)
+            accelerator.backward(loss)
+        for key, value in {"loss": float(loss.detach()), **logs}.items():
+            sums[key] = sums.get(key, 0.0) + value
+            counts[key] = counts.get(key, 0) + 1
     if cfg.max_grad_norm:
         accelerator.clip_grad_norm_(run.params, cfg.max_grad_norm)
     optimizer.step()
     optimizer.zero_grad(set_to_none=True)
     run.step += 1
-    run.losses = {"loss": float(loss.detach()), **logs}
+    run.losses = {key: total if counts[key] == 1 else total / counts[key] for key, total in sums.items()}
     if accelerator.is_main_process and (run.step % cfg.log_every == 0 or run.step == run.total_steps):
         _append_log(run.log_path, {"step": run.step, "lr": optimizer.param_groups[0]["lr"], **run.losses})
 
@@ -451,6 +495,11 @@ def effective_mixed_precision(mixed_precision: str | None, device: torch.device)
         return "no"
     if mixed_precision not in ("bf16", "fp16"):
         raise ValueError(f"mixed_precision must be no, bf16 or fp16, got {mixed_precision!r}.")
+    if mixed_precision == "fp16" and device.type == "cpu":
+        raise ValueError(
+            "mixed_precision fp16 is for GPUs (with a loss scaler); on a CPU use bf16 (native on AVX-512 BF16/AMX "
+            "CPUs, fp32 elsewhere) or no."
+        )
     if device.type == "cpu" and mixed_precision == "bf16" and not has_fast_bf16(device):
         return "no"
     return mixed_precision

@@ -10,6 +10,16 @@ from tests.training import golden
 CORPUS = Path(__file__).resolve().parents[2] / "training" / "device_tiny_corpus.txt"
 
 
+#: tiny versions of the method's mini recipes (SPEC plus these changes), trained by two processes in CI
+#: (``tests/training/test_accelerate_launch.py``); TERMS: the extra loss terms their runs must log
+MINI_RECIPES = {
+    "codebook-sentence-mini": {},
+    "codebook-sentence-mini-k1": {"model": {"n_facets": 1}},
+    "codebook-phrase-mini": {"model": {"cross_attention": False}, "data": {"kind": "phrase", "max_phrase_words": 5}},
+}
+TERMS = set()
+
+
 def SPEC(root: Path) -> dict:  # noqa: N802 (a constant of the golden test)
     text = root / "codebook.txt"
     text.write_text(CORPUS.read_text())

@@ -20,6 +20,12 @@ TRIPLETS = [
 ]
 
 
+#: tiny versions of the method's mini recipes (SPEC plus these changes), trained by two processes in CI
+#: (``tests/training/test_accelerate_launch.py``); TERMS: the extra loss terms their runs must log
+MINI_RECIPES = {"slice-mini": {}, "slice-mini-control": {"method_args": {"passage_loss": True}}}
+TERMS = set()
+
+
 def SPEC(root: Path) -> dict:  # noqa: N802 (a constant of the golden test)
     repo = root / "msmarco-golden"
     (repo / "triplet").mkdir(parents=True, exist_ok=True)

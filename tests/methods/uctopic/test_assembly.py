@@ -7,6 +7,11 @@ from pathlib import Path
 
 from tests.training import golden
 
+#: tiny versions of the method's mini recipes (SPEC plus these changes), trained by two processes in CI
+#: (``tests/training/test_accelerate_launch.py``); TERMS: the extra loss terms their runs must log
+MINI_RECIPES = {"uctopic-mini": {}}
+TERMS = {"lexicon"}
+
 
 def SPEC(root: Path) -> dict:  # noqa: N802 (a constant of the golden test)
     return {

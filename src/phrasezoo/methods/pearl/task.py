@@ -31,6 +31,7 @@ import torch
 import torch.nn.functional as F
 
 from phrasezoo.models.pearl.modeling_pearl import PearlModel, mean_pooling
+from phrasezoo.objectives.distributed import gather_rows, unwrap_parallel, world_size
 from phrasezoo.objectives.losses import info_nce
 from phrasezoo.objectives.terms import TeacherTerms
 from phrasezoo.progress import progress_enabled
@@ -141,18 +142,23 @@ class PearlTask:
         features = {k: v.to(device) for k, v in batch["features"].items()}
         out = model(**features)
         n, m = batch["n_anchors"], batch.get("n_contrastive", len(batch["texts"]))
-        contrastive = info_nce(out.embeddings[:n], out.embeddings[n:m], self.temperature)
-        type_ids = batch["type_ids"].to(device)
+        anchors, candidates = out.embeddings[:n], out.embeddings[n:m]
+        type_logits, type_ids = out.type_logits, batch["type_ids"].to(device)
+        if world_size() > 1:  # the global batch's anchors, positives and hard negatives (objectives.distributed)
+            positives, negatives = gather_rows(out.embeddings[n : 2 * n]), gather_rows(out.embeddings[2 * n : m])
+            anchors, candidates = gather_rows(anchors), torch.cat([positives, negatives])
+            type_logits, type_ids = gather_rows(type_logits), gather_rows(type_ids)
+        contrastive = info_nce(anchors, candidates, self.temperature)
         if bool((type_ids != -100).any()):
-            type_loss = F.cross_entropy(out.type_logits, type_ids, ignore_index=-100)
+            type_loss = F.cross_entropy(type_logits, type_ids, ignore_index=-100)
         else:  # a batch of untyped rows only (alias rows): no type term, not a NaN
-            type_loss = out.type_logits.sum() * 0.0
+            type_loss = type_logits.sum() * 0.0
         loss = contrastive + self.type_loss_weight * type_loss
         logs = {"nt_xent": float(contrastive.detach()), "type_ce": float(type_loss.detach())}
         loss = self.terms.add_distillation(loss, logs, out.phrase_embeddings, batch["texts"])
         if self.terms.lexicon is not None:
             features = {k: v.to(device) for k, v in batch["lexicon_features"].items()}
-            hidden = model.backbone(**features).last_hidden_state
+            hidden = unwrap_parallel(model).backbone(**features).last_hidden_state  # DDP's wrapper has no .backbone
             student = mean_pooling(hidden, features["attention_mask"])
             loss = self.terms.add_lexicon(loss, logs, student, batch["lexicon_ids"])
         return loss, logs

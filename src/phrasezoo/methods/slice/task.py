@@ -26,6 +26,7 @@ import torch
 import torch.nn.functional as F
 
 from phrasezoo.models.slice.span_pooling import best_span_similarity, masked_mean, slice_loss
+from phrasezoo.objectives.distributed import unwrap_parallel
 
 logger = logging.getLogger(__name__)
 
@@ -179,9 +180,7 @@ class SliceTask:
 
 def _config(model):
     """The SliceConfig of a model, also through DDP/peft wrappers."""
-    while not hasattr(model, "config") and hasattr(model, "module"):
-        model = model.module
-    return model.config
+    return unwrap_parallel(model).config
 
 
 def _fmt(values: dict[str, float]) -> str:

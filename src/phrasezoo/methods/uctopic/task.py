@@ -25,6 +25,7 @@ from typing import Any
 import torch
 
 from phrasezoo.models.uctopic.modeling_uctopic import UCTopicModel
+from phrasezoo.objectives.distributed import gather_rows, world_size
 from phrasezoo.objectives.losses import info_nce
 from phrasezoo.objectives.terms import TeacherTerms
 
@@ -81,6 +82,7 @@ class UCTopicTask:
         self.model = model
         self.mentions = list(zip(dataset["sentence"], zip(dataset["start"], dataset["end"])))
         self.keys: list[str] = list(dataset["key"])
+        self.key_ids = {key: i for i, key in enumerate(dict.fromkeys(self.keys))}  # the same on every process
         self.candidates = positive_candidates(self.keys, list(dataset["sentence_id"]))
         self.anchors = [i for i, candidates in enumerate(self.candidates) if candidates]
         if not self.anchors:
@@ -117,7 +119,8 @@ class UCTopicTask:
         features = self.model.collate(prepared)
         keys = [self.keys[i] for i in anchors]
         same_phrase = torch.tensor([[a == b for b in keys] for a in keys], dtype=torch.bool)
-        batch = {"features": features, "n_anchors": len(anchors), "same_phrase": same_phrase}
+        phrase_ids = torch.tensor([self.key_ids[key] for key in keys], dtype=torch.long)
+        batch = {"features": features, "n_anchors": len(anchors), "same_phrase": same_phrase, "phrase_ids": phrase_ids}
         if self.mlm_weight:
             plain = self.model.prepare_mentions(mentions, mask_mention=False, max_seq_length=self.max_seq_length)
             tokenizer = self.model.tokenizer
@@ -147,8 +150,13 @@ class UCTopicTask:
         n = batch["n_anchors"]
         anchors, positives = out.embeddings[:n], out.embeddings[n:]
         # InfoNCE with in-batch negatives (the paper's eq. 2), in float32; other mentions of the same phrase are
-        # not negatives
-        contrastive = info_nce(anchors.float(), positives.float(), self.temperature, batch["same_phrase"].to(device))
+        # not negatives. Several processes: over the global batch (phrasezoo.objectives.distributed)
+        all_anchors, all_positives, same_phrase = anchors, positives, batch["same_phrase"].to(device)
+        if world_size() > 1:
+            all_anchors, all_positives = gather_rows(anchors), gather_rows(positives)
+            phrase_ids = gather_rows(batch["phrase_ids"].to(device))
+            same_phrase = phrase_ids[:, None] == phrase_ids[None, :]
+        contrastive = info_nce(all_anchors.float(), all_positives.float(), self.temperature, same_phrase)
         loss = contrastive
         logs = {"info_nce": float(contrastive.detach())}
         with torch.no_grad():
