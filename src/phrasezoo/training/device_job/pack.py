@@ -191,6 +191,19 @@ def build_models_and_tasks(cfg: Recipe, progress: bool = True):
     return built
 
 
+def _prepare_for_the_machine(built) -> None:
+    """Run, per seed, the work a task does before training that needs this machine's data (a task's
+    ``pack_prepare(model)``, e.g. PEARL's character-encoder pretraining on word vectors): its result travels in the
+    weights, and the task no longer needs the data on the machine."""
+    from phrasezoo.training.trainer import seed_everything
+
+    for seed, model, task in built:
+        pack_prepare = getattr(task, "pack_prepare", None)
+        if pack_prepare is not None:
+            seed_everything(seed)
+            pack_prepare(model)
+
+
 @dataclasses.dataclass
 class _Weights:
     """The first seed's weights as they travel: trainable names, travel dtypes, and the vocabulary-row cut."""
@@ -222,6 +235,7 @@ def build_pack(
     _check_pack_options(cfg, row_cut)
     started = time.monotonic()
     built = build_models_and_tasks(cfg, progress)
+    _prepare_for_the_machine(built)
     _, model, task = built[0]
     _, total_steps = plan_steps(cfg.training, task.num_examples(), 1)
 
