@@ -43,6 +43,8 @@ class PearlTask:
 
     averaged_prefixes = ("backbone.",)
     lora_modules_to_save = ["char_encoder", "type_head"]
+    #: make_batch draws from its rng only: the GPU job may make batches ahead in worker processes
+    batches_ahead = True
 
     def __init__(
         self,
