@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import gzip
 import json
 import os
 import platform
@@ -29,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 import torch
+from safetensors.torch import load as load_safetensors
 from safetensors.torch import load_file
 
 from phrasezoo.files import atomic_write_text
@@ -122,8 +124,17 @@ class _StepClock:
         return finish - self.stamps[0]
 
 
+def _load_weights(path: Path) -> dict[str, torch.Tensor]:
+    """A safetensors file, read from its gzipped copy ``<path>.gz`` where the pack holds that (packs since 2026-11-28)."""
+    packed = path.with_name(path.name + ".gz")
+    if packed.exists():
+        with gzip.open(packed, "rb") as handle:
+            return load_safetensors(handle.read())
+    return load_file(str(path))
+
+
 def _load_seed_state(pack: Path, manifest: dict, seed: int, rows, vocab_size: int) -> dict[str, torch.Tensor]:
-    state = load_file(str(pack / "weights.safetensors"))
+    state = _load_weights(pack / "weights.safetensors")
     extra = manifest["seed_weights"].get(str(seed))
     if extra:
         state.update(load_file(str(pack / extra["file"])))
