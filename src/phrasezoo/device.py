@@ -89,15 +89,18 @@ def pack_command(args: argparse.Namespace) -> int:
 
 def selftest(pack: Path, steps: int = 3) -> dict[str, Any]:
     """Train ``pack`` for ``steps`` steps per seed on this CPU, from the pack alone, in a fresh process where the
-    data libraries cannot be imported: what the GPU run does, shortened. Raises when it fails; returns the seconds
+    data libraries cannot be imported and the data cache is empty: what the GPU run does, shortened. Raises when it fails; returns the seconds
     per step after the first (one thread)."""
     source = Path(__file__).resolve().parents[1]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(source), os.environ.get("PYTHONPATH")]))}
     env["OMP_NUM_THREADS"] = "1"
-    with tempfile.TemporaryDirectory(prefix="phrasezoo-selftest-") as out:
+    env["HF_HUB_OFFLINE"] = "1"  # no network on the machine
+    with tempfile.TemporaryDirectory(prefix="phrasezoo-selftest-") as out, tempfile.TemporaryDirectory() as cache:
+        env["PHRASEZOO_CACHE"] = cache  # no data caches there either: an empty one here
         command = [sys.executable, "-m", "phrasezoo.device", "run", str(pack), "--out", out, "--device", "cpu",
                    "--max-steps", str(steps), "--forbid-imports", "--budget-minutes", "0"]  # fmt: skip
-        print(f">> self-test: {steps} steps per seed on this CPU from the pack alone (datasets, spaCy, faiss blocked)")
+        print(f">> self-test: {steps} steps per seed on this CPU from the pack alone (datasets, spaCy, faiss blocked; "
+              "an empty data cache)")  # fmt: skip
         done = subprocess.run(command, env=env, capture_output=True, text=True)
         if done.returncode:
             raise SystemExit(f"the pack's self-test failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")

@@ -4,6 +4,7 @@ exported model), on the tiny recipe ``tests/training/device_tiny.yaml``; the sam
 from __future__ import annotations
 
 import dataclasses
+import gzip
 import json
 import os
 import re
@@ -14,6 +15,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from safetensors.torch import load as load_safetensors
 from safetensors.torch import load_file
 
 from phrasezoo.device import main as device_main
@@ -73,7 +75,9 @@ def test_pack_records_what_was_packed(trip):
     assert manifest["overrides"][0].startswith("data.corpus=") and "commit" in manifest
     cut = manifest["row_cut"]
     assert cut["rows"] < cut["of"] and "word_embeddings.weight" in cut["tensors"]
-    weights = load_file(str(trip["root"] / "pack" / "weights.safetensors"))
+    assert not (trip["root"] / "pack" / "weights.safetensors").exists()  # it travels gzipped
+    with gzip.open(trip["root"] / "pack" / "weights.safetensors.gz", "rb") as handle:
+        weights = load_safetensors(handle.read())
     assert weights["word_embeddings.weight"].dtype == torch.float16
     assert weights["word_embeddings.weight"].shape[0] == cut["rows"]
     assert weights["word_probs"].dtype == torch.float32  # fp16 would flush p(w) of rare words to zero

@@ -44,8 +44,19 @@ METHOD = Method(
                 "at most `wordnet_names_max` pairs, none touching a dev-suite string); training titles only (never "
                 "dev_alias's), each pair a row both ways, repeated `repeat` times, with `hard_negatives` look-alike "
                 "names of other entities each and, if `typed`, the phrase type the table holds for another name of the "
-                "entity (default: none)",
-                keys=("repeat", "dump", "sources", "hard_negatives", "typed", "wordnet_names_max"),
+                "entity (default: none); 'names' (the name benchmark's training entities: acronym, alias, short and "
+                "noisy <-> canonical names, never a scored dev/test string, at most `names_max` pairs, each name with "
+                "`names_siblings` look-alike siblings as hard negatives, default 4)",
+                keys=(
+                    "repeat",
+                    "dump",
+                    "sources",
+                    "hard_negatives",
+                    "typed",
+                    "wordnet_names_max",
+                    "names_max",
+                    "names_siblings",
+                ),
             ),
         },
         "task": {

@@ -9,7 +9,7 @@ from typing import Any
 
 from phrasezoo.assembly import Context, Stage
 
-ALIAS_SOURCES = ("links", "leads", "wordnet", "wordnet-names")
+ALIAS_SOURCES = ("links", "leads", "wordnet", "wordnet-names", "names")
 
 
 def _wordnet(source: str):
@@ -31,6 +31,9 @@ def collect_alias_pairs(alias: Mapping, blocklist, dev_strings=None) -> tuple[li
     - ``wordnet-names``: the other names of WordNet's named things (:mod:`phrasezoo.methods.pearl.wordnet_names`), none
       touching a dev-suite string (``dev_strings``, a callable returning normal forms; default: the whole suite's),
       at most ``alias["wordnet_names_max"]`` pairs.
+
+    ``names`` (the name benchmark's training entities, :mod:`.name_aliases`) is not collected here: its rows come with
+    hard negatives of their own (:class:`AliasRows`).
     """
     from phrasezoo.data.wiki_links import clean_alias_pairs, link_pairs
 
@@ -91,10 +94,26 @@ class AliasRows:
         if int(alias.get("hard_negatives", 0)) > 0:
             with context.main_process_first():
                 negatives = mine_alias_negatives(pairs, int(alias["hard_negatives"]))
+        name_facts: dict[str, Any] = {}
+        if "names" in alias.get("sources", ()):
+            names, siblings, name_facts = self.names(alias, context)
+            pairs = pairs + names
+            negatives = {**(negatives or {}), **siblings}
         dataset, facts = add_alias_rows(
             dataset, pairs, int(alias.get("repeat", 1)), negatives, typed=bool(alias.get("typed", False))
         )
         facts["alias pairs (training titles; benchmark items removed)"] = len(pairs)
         facts["alias pairs dropped by the benchmark filter"] = report.pop("dropped")
         facts.update({f"of which {what}": n for what, n in report.items()})
-        return dataset, facts
+        return dataset, {**facts, **name_facts}
+
+    @staticmethod
+    def names(alias, context: Context) -> tuple[list[tuple[str, str]], dict[str, list[str]], dict[str, Any]]:
+        """The ``names`` source: the name benchmark's training entities as pairs, their look-alike siblings and
+        facts (:func:`.name_aliases.name_alias_rows`), built with the main process first."""
+        from phrasezoo.data.dev_sets import dev_set_strings
+
+        from .name_aliases import name_alias_rows
+
+        with context.main_process_first():
+            return name_alias_rows(alias, context.blocklist(), lambda: dev_set_strings(progress=context.progress))

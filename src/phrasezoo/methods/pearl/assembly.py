@@ -12,10 +12,10 @@ from phrasezoo.assembly import Assembly, BenchmarkFilter, Context, LexiconTerm, 
 from phrasezoo.models.pearl.modeling_pearl import PearlModel
 
 from .alias_sources import AliasRows
-from .augment import char_edit
 from .data import build_augmenter, build_pearl_dataset
-from .decontaminate import drop_benchmark_rows, guard_views
+from .decontaminate import drop_benchmark_rows
 from .task import PearlTask
+from .views import CharNoise, PositiveViews
 
 
 def table_facts(dataset, context: Context) -> dict[str, Any]:
@@ -47,14 +47,13 @@ def make_task(dataset, context: Context, facts: dict[str, Any]) -> PearlTask:
         use_wordnet=data.get("use_wordnet", True),
         synonym_options=data.get("synonym_options"),
     )
-    augment = lambda phrase, rng: augmenter.augment(phrase, rng)[0]  # noqa: E731
-    if context.filter_mode:
-        augment = guard_views(augment, context.blocklist(), context.filter_mode)
+    guard = context.blocklist() if context.filter_mode else None  # views that touch a benchmark item: the anchor
+    augment = PositiveViews.from_augmenter(augmenter, data.get("augmentation_mix"), guard, context.filter_mode)
     return PearlTask(
         context.model,
         dataset,
         augment=augment,
-        word_noise=lambda word, rng: char_edit(word, rng) or word,
+        word_noise=CharNoise(),
         **context.task_args(),
         terms=context.terms,
         facts=facts,

@@ -100,50 +100,38 @@ def build_pearl_dataset(
         ``type_id`` (index in ``DEFAULT_TYPE_LABELS``), ``lemma``, ``count``, ``paraphrases`` (list[str]),
         ``hard_negatives`` (list[str], at most ``hard_negatives_per_anchor``).
     """
+    args = dict(locals())  # every argument, passed on to _build
     if isinstance(encoder, str):
-        encoder = MiningEncoder(encoder, progress=progress)
-    hn_options = dict(hard_negative_options or {})
+        args["encoder"] = encoder = MiningEncoder(encoder, progress=progress)
+    args["hard_negative_options"] = dict(hard_negative_options or {})
     para_key = _component_key(paraphraser, "paraphraser")
     enc_key = _component_key(encoder or MiningEncoder(progress=False), "encoder")
-    params = {
-        "parse": parse_params(corpus, spacy_model, max_documents, mining_options),
-        "min_freq": min_freq,
-        "max_phrases": max_phrases,
-        "glove": glove,
-        "wordnet": use_wordnet,
-        "synonyms": {**DEFAULT_SYNONYM_OPTIONS, **dict(synonym_options or {})},
+    params = _cache_params(args, para_key, enc_key)
+    cacheable = cache and para_key is not None and enc_key is not None
+    with _stage("total", timings):
+        return cached_dataset("pearl", params, lambda: _build(**args), enabled=cacheable)
+
+
+def _cache_params(args: dict, para_key: str | None, enc_key: str | None) -> dict:
+    """What identifies a PEARL table in the cache: the build's arguments that shape it and the code's digest."""
+    return {
+        "parse": parse_params(args["corpus"], args["spacy_model"], args["max_documents"], args["mining_options"]),
+        "min_freq": args["min_freq"],
+        "max_phrases": args["max_phrases"],
+        "glove": args["glove"],
+        "wordnet": args["use_wordnet"],
+        "synonyms": {**DEFAULT_SYNONYM_OPTIONS, **dict(args["synonym_options"] or {})},
         "paraphraser": para_key,
-        "hard_negatives": {"per_anchor": hard_negatives_per_anchor, "encoder": enc_key, **hn_options},
+        "hard_negatives": {
+            "per_anchor": args["hard_negatives_per_anchor"],
+            "encoder": enc_key,
+            **args["hard_negative_options"],
+        },
         "code": code_version(
             PEARL_DATA_VERSION,
             [_phrases_module, _synonyms_module, _paraphrase_module, _hard_negatives_module, _augment_module, _build],
         ),
     }
-    cacheable = cache and para_key is not None and enc_key is not None
-
-    def run() -> Dataset:
-        return _build(
-            corpus=corpus,
-            spacy_model=spacy_model,
-            min_freq=min_freq,
-            max_phrases=max_phrases,
-            glove=glove,
-            paraphraser=paraphraser,
-            hard_negatives_per_anchor=hard_negatives_per_anchor,
-            encoder=encoder,
-            cache=cache,
-            progress=progress,
-            max_documents=max_documents,
-            n_process=n_process,
-            mining_options=mining_options,
-            use_wordnet=use_wordnet,
-            synonym_options=synonym_options,
-            hard_negative_options=hn_options,
-            timings=timings,
-        )
-
-    with _stage("total", timings):
-        return cached_dataset("pearl", params, run, enabled=cacheable)
 
 
 def _component_key(component, what: str) -> str | None:

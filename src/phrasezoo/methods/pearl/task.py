@@ -44,6 +44,8 @@ class PearlTask:
 
     averaged_prefixes = ("backbone.",)
     lora_modules_to_save = ["char_encoder", "type_head"]
+    #: make_batch draws from its rng only: the GPU job may make batches ahead in worker processes
+    batches_ahead = True
 
     def __init__(
         self,
@@ -167,6 +169,14 @@ class PearlTask:
         """Embed the teacher rows of the coming steps' texts (drawn as :meth:`make_batch` draws them) before the
         first step, in large batches, instead of a few in every step."""
         self.terms.prefetch(text for indices, rng in steps for text in self.batch_texts(indices, rng)[0])
+
+    def pack_prepare(self, model: PearlModel) -> None:
+        """For the GPU job (``phrasezoo device pack`` calls it on each seed's model before the weights are written):
+        pretrain the character encoder here, where the word vectors are, so the machine's run starts from the
+        pretrained encoder; :meth:`prepare` then has nothing left to do."""
+        facts = pretrain_char_encoder(model, self.word_noise, self.char_pretrain, progress_enabled(True))
+        self._facts.update({**facts, "char_pretrain": "before the run, where the pack was built"} if facts else {})
+        self.char_pretrain = {**self.char_pretrain, "steps": 0}
 
     def prepare(self, model: PearlModel, accelerator) -> None:
         """Pretrain the character encoder to mimic word vectors (LOVE) before the main loop."""

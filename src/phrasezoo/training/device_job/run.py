@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import gzip
 import json
 import os
 import platform
@@ -29,10 +30,12 @@ from pathlib import Path
 from typing import Any
 
 import torch
+from safetensors.torch import load as load_safetensors
 from safetensors.torch import load_file
 
 from phrasezoo.files import atomic_write_text
 from phrasezoo.recipes import Recipe, recipe_from_dict
+from phrasezoo.training.device_job.ahead import BatchesAhead, batch_workers
 from phrasezoo.training.device_job.codec import import_class, read_task_state
 from phrasezoo.training.device_job.pack import (
     RETURN_FILE_MIB,
@@ -121,8 +124,17 @@ class _StepClock:
         return finish - self.stamps[0]
 
 
+def _load_weights(path: Path) -> dict[str, torch.Tensor]:
+    """A safetensors file, read from its gzipped copy ``<path>.gz`` where the pack holds that (packs since 2026-11-28)."""
+    packed = path.with_name(path.name + ".gz")
+    if packed.exists():
+        with gzip.open(packed, "rb") as handle:
+            return load_safetensors(handle.read())
+    return load_file(str(path))
+
+
 def _load_seed_state(pack: Path, manifest: dict, seed: int, rows, vocab_size: int) -> dict[str, torch.Tensor]:
-    state = load_file(str(pack / "weights.safetensors"))
+    state = _load_weights(pack / "weights.safetensors")
     extra = manifest["seed_weights"].get(str(seed))
     if extra:
         state.update(load_file(str(pack / extra["file"])))
@@ -312,6 +324,8 @@ def _train_seed(job: _Job, i: int, seed: int, run_dir: Path, started: float, pro
         time_budget_minutes=left,
         num_threads=job.cfg.training.num_threads if job.device == "cpu" else None,
     )
+    workers = batch_workers(task, job.device)
+    ahead = BatchesAhead(task, workers) if workers else None
     clock = _StepClock(task, job.steps, f"seed {seed}")
     accelerator = Accelerator(cpu=job.device == "cpu")
     limit = f"safety budget {left:.1f} min" if left else "no time budget"
@@ -319,6 +333,9 @@ def _train_seed(job: _Job, i: int, seed: int, run_dir: Path, started: float, pro
     result = train(model, task, training, run_dir, accelerator=accelerator, resume=False, progress=progress)
     end = time.monotonic()
     task.make_batch = clock.make_batch
+    if ahead is not None:
+        ahead.close()
+        task.make_batch, task.prefetch = ahead.make_batch, ahead.inner_prefetch
     facts = training_facts(dataclasses.replace(job.cfg, training=training), result, accelerator, task)
     losses = _loss_rows(run_dir / "train_log.jsonl", clock, end, seed)
     start_state = load_file(str(run_dir / "checkpoints" / "initial.safetensors"))
@@ -333,6 +350,7 @@ def _train_seed(job: _Job, i: int, seed: int, run_dir: Path, started: float, pro
         "seconds_per_step": round(result.seconds / max(result.steps, 1), 4),
         "seconds_per_step_median": clock.median_step(),
         "stopped_by_time_budget": result.stopped_early,
+        "batch_workers": workers,
         "last_losses": {k: round(v, 4) for k, v in result.last_losses.items()},
         "facts": facts,
     }
