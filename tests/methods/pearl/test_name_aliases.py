@@ -13,7 +13,7 @@ from phrasezoo.data.name_sources import NameEntity
 from phrasezoo.methods.pearl import name_aliases
 from phrasezoo.methods.pearl.augment import Augmenter, char_edit
 from phrasezoo.methods.pearl.views import CharNoise, PositiveViews
-from phrasezoo.splits import normalize
+from phrasezoo.resources.splits import normalize
 
 ENTITIES = [
     NameEntity("vera", "who", "World Health Organization", [("WHO", "acronym")]),

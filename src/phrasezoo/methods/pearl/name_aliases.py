@@ -20,7 +20,7 @@ import random
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from phrasezoo.splits import normalize, stable_hash
+from phrasezoo.resources.splits import normalize, stable_hash
 
 #: salt of the noisy variants drawn for training (the benchmark draws its own with other salts)
 NOISY_SALT = "pearl-names-noisy"
