@@ -119,3 +119,20 @@ def test_a_matcher_fitted_on_other_names_is_refused():
     other = Matcher("tfidf:char", progress=False).fit(["x", "y"])
     with pytest.raises(ValueError, match="fitted on other names"):
         dedupe(["a", "b"], matcher=other, threshold=0.5, progress=False)
+
+
+def test_the_command_writes_every_row_with_its_cluster(tmp_path, capsys):
+    from phrasezoo.match.commands import main
+
+    source = tmp_path / "names.csv"
+    pd.DataFrame({"id": [1, 2, 3, 4], "name": ["Acme Corp", "", "ACME corp.", "Zenith"]}).to_csv(source, index=False)
+    output = tmp_path / "clusters.csv"
+    argv = ["dedupe", "--input", str(source), "--column", "name", "--model", "tfidf:char", "--threshold", "0.95"]
+    assert main([*argv, "--output", str(output), "--no-progress"]) == 2
+    assert "missing or empty" in capsys.readouterr().err
+    assert main([*argv, "--skip-missing", "--output", str(output), "--no-progress"]) == 0
+    written = pd.read_csv(output)
+    assert written["id"].tolist() == [1, 2, 3, 4]  # every input row, in order
+    assert written["cluster"].tolist()[0] == written["cluster"].tolist()[2] == 0 and pd.isna(written["cluster"][1])
+    err = capsys.readouterr().err
+    assert "2 clusters of 3 rows" in err and "1 row(s) with missing values" in err
