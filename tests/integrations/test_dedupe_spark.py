@@ -1,4 +1,4 @@
-"""phrasezoo.integrations.spark_dedupe on Spark (pyspark local mode, Java from Debian): dedupe_spark gives the same
+"""phrasezoo.match.spark on Spark (pyspark local mode, Java from Debian): dedupe_spark gives the same
 clusters as phrasezoo.match.dedupe on one machine, on a list built from a small AutoFJ dev table.
 
 test_splink_spark's SparkSession (local[2]); the names are spread over 2 partitions, so two Python workers each
@@ -10,9 +10,9 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from phrasezoo.integrations.spark_dedupe import dedupe_spark
 from phrasezoo.match import Matcher, dedupe
 from phrasezoo.match.dedupe import distinct_names
+from phrasezoo.match.spark import dedupe_spark
 
 from .test_splink_spark import spark  # noqa: F401  (the module's local[2] session)
 

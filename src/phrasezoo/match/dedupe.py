@@ -14,7 +14,7 @@ clusters = dedupe(["The New York Times", "NY Times", "New York Post", "new york 
 clusters.attrs["report"]  # cluster sizes, the largest cluster's share, rows skipped
 ```
 
-The same steps run on Spark in :func:`phrasezoo.integrations.spark_dedupe.dedupe_spark`; both call
+The same steps run on Spark in :func:`phrasezoo.match.spark.dedupe_spark`; both call
 :func:`neighbour_pairs` and :func:`cluster_pairs` below.
 """
 
