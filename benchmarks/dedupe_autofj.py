@@ -1,8 +1,8 @@
 """Pairwise precision and recall of ``phrasezoo.match.dedupe`` on lists built from the AutoFJ DEV tables only.
 
 The lists (one per dev table, seed 0): up to ``--rights`` right rows drawn at random, the gold left name of each,
-and up to ``--distractors`` other left names drawn at random from the left rows that are no drawn row's gold name,
-shuffled together. Gold clusters: a right row with its gold left name (right rows sharing a gold left name are one
+and up to ``--distractors`` other left names drawn at random from the left rows that are no drawn row's gold name
+(``--all``: every right row and every other left name), shuffled together. Gold clusters: a right row with its gold left name (right rows sharing a gold left name are one
 cluster); every distractor is a cluster of its own. A pair of rows is a true pair when both are in one gold
 cluster; precision = true pairs among the pairs ``dedupe`` puts in one cluster, recall = found true pairs among all
 true pairs (pooled over the tables: micro; the per-table mean: macro). Exact duplicates (same normal form) always
@@ -13,8 +13,10 @@ Each list is searched once (the default matcher, top_k 10, self excluded) and th
 scores. ``--spark TABLE`` reruns ``dedupe_spark`` on one table on ``local[2]`` and records whether its clusters,
 and so its numbers, equal the one-machine ones.
 
-    OMP_NUM_THREADS=1 .venv/bin/python benchmarks/dedupe_autofj.py --spark RugbyLeague \\
+    OMP_NUM_THREADS=1 .venv/bin/python benchmarks/dedupe_autofj.py --all --spark TennisTournament \\
         --output results/matching/dedupe-autofj.json
+    OMP_NUM_THREADS=1 .venv/bin/python benchmarks/dedupe_autofj.py --spark RugbyLeague \\
+        --output results/matching/dedupe-autofj-sample-150.json
 """
 
 from __future__ import annotations
@@ -91,12 +93,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rights", type=int, default=150, help="right rows drawn per dev table (default 150)")
     parser.add_argument("--distractors", type=int, default=150, help="other left names per table (default 150)")
+    parser.add_argument("--all", action="store_true", help="every right row and every other left name (no sample)")
     parser.add_argument("--top-k", type=int, default=10)
     parser.add_argument("--tables", nargs="*", help="dev tables to run (default: all 10)")
     parser.add_argument("--spark", help="also run dedupe_spark on this dev table and compare")
     parser.add_argument("--output", type=Path)
     args = parser.parse_args()
     torch.set_num_threads(1)
+    if args.all:
+        args.rights = args.distractors = 10**9
     dev = autofj_names("dev")
     names = args.tables or dev
     if set(names) - set(dev):
@@ -145,9 +150,12 @@ def main() -> None:
         "created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "machine": f"{platform.machine()}, 1 thread, shared with other jobs",
         "construction": (
-            f"per AutoFJ dev table (seed 0): up to {args.rights} right rows, their gold left names and up "
-            f"to {args.distractors} other left names; gold cluster = a right row with its gold left name"
-        ),  # fmt: skip
+            "per AutoFJ dev table: every right row, their gold left names and every other left name"
+            if args.all
+            else f"per AutoFJ dev table (seed 0): up to {args.rights} right rows, their gold left names and up "
+            f"to {args.distractors} other left names"
+        )
+        + "; gold cluster = a right row with its gold left name",
         "tables": names,
         "rows": sum(e["rows"] for e in per_table.values()),
         "gold_pairs": sum(e["gold_pairs"] for e in per_table.values()),
@@ -158,8 +166,9 @@ def main() -> None:
         "summary": summary,
         "per_table": per_table,
         "command": "OMP_NUM_THREADS=1 .venv/bin/python benchmarks/dedupe_autofj.py"
-        + (f" --rights {args.rights}" if args.rights != 150 else "")
-        + (f" --distractors {args.distractors}" if args.distractors != 150 else "")
+        + (" --all" if args.all else "")
+        + (f" --rights {args.rights}" if args.rights != 150 and not args.all else "")
+        + (f" --distractors {args.distractors}" if args.distractors != 150 and not args.all else "")
         + (f" --tables {' '.join(args.tables)}" if args.tables else "")
         + (f" --spark {args.spark}" if args.spark else "")
         + (f" --output {args.output}" if args.output else ""),
