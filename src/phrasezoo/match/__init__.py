@@ -1,10 +1,11 @@
 """Fuzzy joins and entity linking with phrase embeddings (or rapidfuzz), over faiss, pandas in and out.
 
 ```python
-from phrasezoo.match import join, link
+from phrasezoo.match import dedupe, join, link
 
 join(left_df, right_df, left_column="title", right_column="title", model="outputs/pearl-mini", threshold=0.7)
 link(["NYTimes"], {"Q9684": ["The New York Times", "NYT"]}, top_k=3)
+dedupe(["The New York Times", "NY Times", "New York Post"])  # clusters of one list
 ```
 
 Command line: ``python -m phrasezoo.match join --left a.csv --right b.csv --output joined.csv`` (see ``--help``).
@@ -15,6 +16,7 @@ from __future__ import annotations
 from .api import join, link
 from .blocking import SCHEMES as BLOCKING_SCHEMES
 from .combinations import Combination
+from .dedupe import DEDUPE_COLUMNS, dedupe
 from .index import INDEX_TYPES
 from .matcher import Matcher
 from .results import JOIN_COLUMNS, LINK_COLUMNS
@@ -30,7 +32,9 @@ __all__ = [
     "RAPIDFUZZ_SCORERS",
     "TFIDF_KINDS",
     "Combination",
+    "DEDUPE_COLUMNS",
     "Matcher",
+    "dedupe",
     "join",
     "link",
 ]

@@ -1,4 +1,4 @@
-"""``python -m phrasezoo.match join|link ...``."""
+"""``python -m phrasezoo.match join|link|dedupe ...``."""
 
 import sys
 

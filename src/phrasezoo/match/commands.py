@@ -1,4 +1,4 @@
-"""``phrasezoo match join|link`` (also ``python -m phrasezoo.match``): fuzzy joins and entity linking over CSV files."""
+"""``phrasezoo match join|link|dedupe|fit|apply`` (also ``python -m phrasezoo.match``): fuzzy joins and entity linking over CSV files."""
 
 from __future__ import annotations
 
@@ -29,6 +29,7 @@ examples:
       --threshold auto --output joined.csv
   phrasezoo match link --mentions mentions.csv --kb kb.csv --kb-name-column name --kb-id-column qid --top-k 3 \\
       --output links.csv
+  phrasezoo match dedupe --input customers.csv --column name --method average --output clusters.csv
 """
 
 
@@ -65,7 +66,7 @@ def register(subparsers) -> argparse.ArgumentParser:
     """Add the ``match`` command (with ``join`` and ``link``) to a parent CLI's subparsers."""
     match = subparsers.add_parser(
         "match",
-        help="fuzzy-join two CSV tables or link mentions to a knowledge base",
+        help="fuzzy-join two CSV tables, link mentions to a knowledge base or deduplicate one table",
         description="Fuzzy joins and entity linking with a zoo model (or rapidfuzz) over a faiss index.",
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -76,7 +77,7 @@ def register(subparsers) -> argparse.ArgumentParser:
 
 
 def build_arguments(parser: argparse.ArgumentParser) -> None:
-    sub = parser.add_subparsers(dest="match_command", required=True, metavar="{join,link,fit,apply}")
+    sub = parser.add_subparsers(dest="match_command", required=True, metavar="{join,link,dedupe,fit,apply}")
     join = sub.add_parser("join", help="match each right-table row to its most similar left-table rows",
                           epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
     join.add_argument("--left", required=True, help="reference table (CSV/TSV/parquet)")
@@ -92,6 +93,26 @@ def build_arguments(parser: argparse.ArgumentParser) -> None:
     link.add_argument("--kb-name-column", help="column of entity names (default: name)")
     link.add_argument("--kb-id-column", help="column of entity ids (default: id when present, else the row number)")
     _common(link)
+    dedupe = sub.add_parser("dedupe", help="cluster the rows of one table that name the same entity",
+                            epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    dedupe.add_argument("--input", required=True, help="table to deduplicate (CSV/TSV/parquet)")
+    dedupe.add_argument("--column", help="text column (needed when the table has several columns)")
+    dedupe.add_argument("--model", default=DEFAULT_MODEL, help=f"what scores pairs (default {DEFAULT_MODEL})")
+    dedupe.add_argument("--threshold", type=_threshold, default="auto",
+                        help="link two rows when their score reaches this number, or 'auto' (default)")  # fmt: skip
+    dedupe.add_argument("--target-precision", type=float, default=0.9, help="precision --threshold auto aims at")
+    dedupe.add_argument("--method", choices=("components", "average"), default="components",
+                        help="connected components of the linked pairs (default) or average linkage (stricter on "
+                        "chains)")  # fmt: skip
+    dedupe.add_argument("--top-k", type=int, default=10, help="neighbours searched per distinct name (default 10)")
+    dedupe.add_argument("--index", choices=INDEX_TYPES, default="auto", help="faiss index (default: auto)")
+    dedupe.add_argument("--skip-missing", action="store_true", help="leave empty cells unclustered instead of failing")
+    dedupe.add_argument("--encoding", default="utf-8", help="text encoding of the input file (default utf-8)")
+    dedupe.add_argument("--batch-size", type=int, help="encoder batch size")
+    dedupe.add_argument("--output", "-o", required=True,
+                        help="output file (.csv, .tsv, .parquet, .jsonl) or -: the input table with cluster and "
+                        "cluster_size columns (empty for skipped rows)")  # fmt: skip
+    dedupe.add_argument("--no-progress", action="store_true", help="no progress bars")
     fit = sub.add_parser("fit", help="fit a matcher on a reference table once and save it (matcher.json + .safetensors)",
                          epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
     fit.add_argument("--reference", required=True, help="reference table: the canonical names (CSV/TSV/parquet)")
@@ -189,10 +210,53 @@ def write_table(frame, path: str) -> None:
         frame.to_csv(file, index=False, sep="\t" if suffix in (".tsv", ".tab") else ",")
 
 
+def _dedupe(args: argparse.Namespace) -> int:
+    """``match dedupe``: the input table with ``cluster`` and ``cluster_size`` columns; the report on stderr."""
+    import warnings
+
+    import pandas as pd
+
+    from .dedupe import dedupe
+
+    try:
+        table = read_table(args.input, args.encoding)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)  # skipped rows are reported below instead
+            found = dedupe(table.reset_index(drop=True), args.model, args.threshold, column=args.column,
+                           method=args.method, top_k=args.top_k, target_precision=args.target_precision,
+                           on_missing="skip" if args.skip_missing else "raise", index=args.index,
+                           batch_size=args.batch_size, progress=not args.no_progress)  # fmt: skip
+    except (ValueError, FileNotFoundError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    frame = table.reset_index(drop=True)
+    for name in ("cluster", "cluster_size"):
+        if name in frame.columns:
+            print(f"error: the input has a column {name!r} already; rename it first.", file=sys.stderr)
+            return 2
+        frame[name] = pd.Series(found[name], dtype="Int64").reindex(frame.index)
+    write_table(frame, args.output)
+    report = found.attrs["report"]
+    if args.output != "-":
+        print(f">> wrote {len(frame)} rows to {args.output}", file=sys.stderr)
+    threshold = report["threshold"]
+    print(f">> {report['clusters']} clusters of {report['rows_clustered']} rows (method {report['method']}"
+          + (f", threshold {threshold:.4f}" if threshold is not None else "") + f"); largest cluster "
+          f"{report['largest_cluster']} rows ({100 * report['largest_share']:.1f}%); clusters by size: "
+          f"{report['clusters_by_size']}", file=sys.stderr)  # fmt: skip
+    if report["skipped"]:
+        print(f">> {report['rows_skipped']} row(s) with missing values left unclustered (empty cluster): "
+              f"{report['skipped'][:10]}", file=sys.stderr)  # fmt: skip
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
     import warnings
 
     from .api import join, link
+
+    if args.match_command == "dedupe":
+        return _dedupe(args)
 
     if args.match_command in ("fit", "apply"):
         try:
