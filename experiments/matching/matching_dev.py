@@ -278,10 +278,17 @@ def calibration_table(tables: list[TableFeatures], scores: dict[str, np.ndarray]
     for threshold in grid:
         values = [(c[top >= threshold].mean() if (top >= threshold).any() else 1.0) for top, c in tops]
         mean_precision.append(float(np.average(values, weights=[t.weight for t in tables])))
-    mean_precision = np.array(mean_precision)
+    return threshold_rows(grid, np.array(mean_precision), tables, scores, targets)
+
+
+def threshold_rows(grid: np.ndarray, precision: np.ndarray, tables: list[TableFeatures],
+                   scores: dict[str, np.ndarray], targets=TARGETS) -> list[list[float]]:  # fmt: skip
+    """``[target, threshold, recall]`` rows from a precision curve over the threshold ``grid``: for each target the
+    lowest threshold whose precision reaches it (the top of the grid when none does), made non-decreasing in the
+    target, and the mean recall it keeps."""
     table, floor = [], -np.inf
     for target in targets:
-        ok = np.flatnonzero(mean_precision >= target)
+        ok = np.flatnonzero(precision >= target)
         threshold = float(grid[ok[0]]) if ok.size else float(grid[-1])
         floor = max(floor, threshold)
         table.append([float(target), round(floor, 6), precision_at(tables, scores, floor)["recall"]])

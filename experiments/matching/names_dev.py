@@ -43,6 +43,7 @@ from matching_dev import (  # noqa: E402
     precision_at,
     store_learned,
     table_features,
+    threshold_rows,
 )
 
 from phrasezoo.data.name_benchmark import DOMAINS, load_name_task  # noqa: E402
@@ -260,13 +261,7 @@ def domain_calibration(
             count = kept.sum(1)
             precision += t.weight * np.where(count > 0, (kept & correct[None, :]).sum(1) / np.maximum(count, 1), 1.0)
         worst = np.minimum(worst, precision / sum(t.weight for t in own))
-    table, floor = [], -np.inf
-    for target in targets:
-        ok = np.flatnonzero(worst >= target)
-        threshold = float(grid[ok[0]]) if ok.size else float(grid[-1])
-        floor = max(floor, threshold)
-        table.append([float(target), round(floor, 6), precision_at(tables, scores, floor)["recall"]])
-    return table
+    return threshold_rows(grid, worst, tables, scores, targets)
 
 
 def auto_precision_by_domain(tables: list[TableFeatures], scores: dict[str, np.ndarray],
