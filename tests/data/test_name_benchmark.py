@@ -120,3 +120,17 @@ def test_training_entities_hold_no_dev_or_test_string(built):
     train = {s for e in nb.training_entities() for s in nb.entity_strings(e)}
     assert nb.scored_strings() == scored
     assert train and not scored & train
+
+
+@pytest.mark.slow
+def test_calibration_split_holds_only_train_entities_and_no_scored_string(built):
+    scored = nb.scored_strings()
+    train = {s for e in nb.training_entities() for s in nb.entity_strings(e)}
+    for domain in nb.DOMAINS:
+        task = nb.load_name_task(domain, nb.CALIB)
+        strings = {normalize(s) for s in task.queries + task.gold}
+        assert not strings & scored, domain  # no dev or test query or gold
+        assert {normalize(g) for g in task.gold} <= train, domain  # golds are train entities' names
+        assert set(task.gold) <= set(task.kb) and len(task.queries) >= 1000, domain
+    with pytest.raises(ValueError, match="dev, test, calib"):
+        nb.load_name_task("acronyms", "train")

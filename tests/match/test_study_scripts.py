@@ -179,3 +179,23 @@ def test_a_reranker_learns_the_gold_candidate_and_its_string_features_have_their
     assert t.ids[0, 0] == 0  # the query's first candidate is reference row 0, equal to it up to case
     assert strings[0, 0, rerankers.STRING_FEATURES.index("ratio")] == pytest.approx(1.0)
     assert strings[0, 1, rerankers.STRING_FEATURES.index("ratio")] < 0.7
+
+
+def test_names_calibration_bound_is_above_point_and_the_table_is_monotone():
+    import names_calibration as calib
+
+    tables = synthetic_tables(n_tables=6)
+    for t in tables:
+        t.domain, t.weight = "autofj", 1 / 6
+    scores = dev.cross_fitted_scores(tables, ["emb", "char"])
+    grid = calib.grid_of(tables, scores)
+    point = calib.domain_thresholds(tables, scores, grid)["autofj"]
+    bound = calib.bound_thresholds(tables, scores, grid)
+    assert all(bound[t] >= point[t] for t in point)  # a lower percentile of precision needs a higher threshold
+    curve = calib.precision_curve(tables, scores, grid)
+    assert curve[np.searchsorted(grid, point[0.8])] >= 0.8
+    table = calib.calibration_table({"a": point, "b": bound})
+    assert [row[1] for row in table] == sorted(row[1] for row in table)
+    assert all(row[1] >= bound[row[0]] - 1e-6 for row in table)  # rows are rounded to 1e-6
+    result = calib.rule_12(tables, scores, grid)
+    assert result["point"]["splits"] == 20 and result["winner"] in ("point", "bound")

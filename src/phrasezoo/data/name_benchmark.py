@@ -43,7 +43,8 @@ VERSION = "3"
 DOMAINS = ("acronyms", "aliases", "short-names", "noisy")
 SPLITS = ("dev", "test")
 MIN_KB = 2000
-MAX_QUERIES = {"dev": 600, "test": 2000}
+MAX_QUERIES = {"dev": 600, "test": 2000, "calib": 2000}
+CALIB = "calib"  # a third split from train entities, for threshold calibration only (never fitted, never scored)
 SIBLINGS_GOLD, SIBLINGS_QUERY, SIBLINGS_WORDS = 6, 3, 3
 
 
@@ -366,12 +367,11 @@ def _cache_file():
     return cache_dir() / "name-benchmark" / f"v{VERSION}.json"
 
 
-def load_benchmark() -> dict[str, NameTask]:
-    """Every task, built once and cached as JSON."""
-    path = _cache_file()
+def _cached_tasks(path, build) -> dict[str, NameTask]:
+    """Tasks read from the JSON cache ``path``, or built by ``build()`` and written there atomically."""
     if path.exists():
         return {name: NameTask(**row) for name, row in json.loads(path.read_text()).items()}
-    tasks = build_benchmark()
+    tasks = build()
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp")
     tmp.write_text(json.dumps({name: asdict(task) for name, task in tasks.items()}))
@@ -379,13 +379,38 @@ def load_benchmark() -> dict[str, NameTask]:
     return tasks
 
 
+def load_benchmark() -> dict[str, NameTask]:
+    """Every task, built once and cached as JSON."""
+    return _cached_tasks(_cache_file(), build_benchmark)
+
+
 def load_name_task(domain: str, split: str) -> NameTask:
-    """One domain's ``dev`` or ``test`` task (see :data:`DOMAINS`)."""
+    """One domain's ``dev``, ``test`` or ``calib`` task (see :data:`DOMAINS` and :func:`load_calibration`)."""
     if domain not in DOMAINS:
         raise ValueError(f"Unknown name domain {domain!r}; use one of {', '.join(DOMAINS)}.")
+    if split == CALIB:
+        return load_calibration()[f"names-{domain}-{split}"]
     if split not in SPLITS:
-        raise ValueError(f"Name benchmark split must be one of {', '.join(SPLITS)}, got {split!r}.")
+        raise ValueError(f"Name benchmark split must be one of {', '.join(SPLITS + (CALIB,))}, got {split!r}.")
     return load_benchmark()[f"names-{domain}-{split}"]
+
+
+def build_calibration() -> dict[str, NameTask]:
+    """Every domain's ``calib`` task: built as dev and test are, from :func:`training_entities` (no dev or test
+    string), for calibrating a matcher's thresholds on names it never fitted. A model trained on the train entities
+    (a PEARL ``names`` recipe) must not be calibrated on it."""
+    from . import name_sources as sources
+
+    extras = {"nicknames": sources.nickname_table(), "legal_forms": sources.legal_forms()}
+    entities = training_entities()
+    pool = list({normalize(e.canonical): e.canonical for e in entities}.values())
+    taken = scored_strings()
+    return {(task := build_task(domain, CALIB, entities, pool, extras, taken)).name: task for domain in DOMAINS}
+
+
+def load_calibration() -> dict[str, NameTask]:
+    """The ``calib`` tasks, built once and cached as JSON beside the benchmark."""
+    return _cached_tasks(cache_dir() / "name-benchmark" / f"calib-v{VERSION}.json", build_calibration)
 
 
 def training_entities() -> list[NameEntity]:
