@@ -1,7 +1,7 @@
 """phrasezoo.match.spark on Spark (pyspark local mode, Java from Debian): dedupe_spark gives the same
 clusters as phrasezoo.match.dedupe on one machine, on a list built from a small AutoFJ dev table.
 
-test_splink_spark's SparkSession (local[2]); the names are spread over 2 partitions, so two Python workers each
+conftest.py's SparkSession (local[2]); the names are spread over 2 partitions, so two Python workers each
 load the saved matcher; no skip, like test_splink_spark.py: scripts/bootstrap.sh installs Java and pyspark.
 """
 
@@ -13,8 +13,6 @@ import pytest
 from phrasezoo.match import Matcher, dedupe
 from phrasezoo.match.dedupe import distinct_names
 from phrasezoo.match.spark import dedupe_spark
-
-from .test_splink_spark import spark  # noqa: F401  (the module's local[2] session)
 
 
 @pytest.fixture(scope="module")
@@ -28,7 +26,7 @@ def names() -> list[str]:
     return table.right + gold + others + [table.right[0].upper()]  # one exact duplicate
 
 
-def test_spark_gives_the_same_clusters_as_one_machine(spark, names):  # noqa: F811
+def test_spark_gives_the_same_clusters_as_one_machine(spark, names):
     matcher = Matcher(progress=False).fit(distinct_names(names)[0])  # fitted once for both methods and both paths
     table = spark.createDataFrame(pd.DataFrame({"row": range(len(names)), "name": names})).repartition(2)
     for method in ("components", "average"):
@@ -45,7 +43,7 @@ def test_spark_gives_the_same_clusters_as_one_machine(spark, names):  # noqa: F8
         assert local.attrs["report"]["largest_cluster"] < len(names) / 4
 
 
-def test_spark_missing_values_and_bad_columns(spark):  # noqa: F811
+def test_spark_missing_values_and_bad_columns(spark):
     table = spark.createDataFrame([(0, "Acme"), (1, None), (2, "acme!")], "row long, name string").coalesce(1)
     with pytest.raises(ValueError, match="missing or empty"):
         dedupe_spark(table, "name", "tfidf:char", threshold=0.9)

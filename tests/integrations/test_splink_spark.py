@@ -1,7 +1,7 @@
 """phrasezoo.integrations.splink on Spark (pyspark local mode, Java from Debian): the embedding column encoded on
 the executors, neighbour blocking, splink's cosine levels in Spark SQL, and a linkage that finds the true pairs.
 
-One SparkSession for the module (2 cores, 1 shuffle partition: the data is tiny); no skip: scripts/bootstrap.sh installs Java and
+One SparkSession for the test session (conftest.py: 2 cores, 1 shuffle partition: the data is tiny); no skip: scripts/bootstrap.sh installs Java and
 pyspark, and CI runs this on a fresh machine.
 """
 
@@ -15,19 +15,11 @@ from phrasezoo.integrations.splink import (
     add_embedding_column,
     add_neighbour_blocks,
     cosine_comparison,
-    local_spark,
     neighbour_blocking_rule,
 )
 from phrasezoo.integrations.splink_tables import read_vectors
 
 from .test_splink import LEFT, RIGHT
-
-
-@pytest.fixture(scope="module")
-def spark():
-    session = local_spark(cores=2, shuffle_partitions=1, driver_memory="1g", app_name="phrasezoo-tests")
-    yield session
-    session.stop()
 
 
 @pytest.fixture(scope="module")

@@ -1,5 +1,7 @@
 """``dedupe_spark``: :func:`phrasezoo.match.dedupe` on a Spark DataFrame, with the same clusters as one machine.
 
+(``join_spark``, the fuzzy join on Spark, lives in :mod:`phrasezoo.match.spark_join` and is re-exported here.)
+
 The steps (the matcher must see the whole list, so it is fitted once on the driver):
 
 1. the text column's distinct names (exact duplicates by normal form are one name) are collected to the driver, in
@@ -45,7 +47,7 @@ from .inputs import MISSING_POLICIES, _is_missing, as_text
 from .matcher import Matcher
 from .scorers import DEFAULT_MODEL
 
-__all__ = ["dedupe_spark"]
+__all__ = ["dedupe_spark", "join_spark"]
 
 KEY_COLUMN = "_phrasezoo_dedupe_key"
 _WORKER_MATCHERS: dict[str, Matcher] = {}
@@ -189,3 +191,6 @@ def _join_back(table, column: str, distinct: list[str], labels: np.ndarray, size
     mapping = table.sparkSession.createDataFrame(mapping, schema)
     keyed = table.mapInPandas(add_key, key_type)
     return keyed.join(F.broadcast(mapping), on=KEY_COLUMN, how="left").drop(KEY_COLUMN)
+
+
+from .spark_join import join_spark  # noqa: E402  (re-exported: one Spark module for users)

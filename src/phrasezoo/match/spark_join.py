@@ -1,0 +1,196 @@
+"""``join_spark``: :func:`phrasezoo.match.join` with a Spark DataFrame of queries, with the same answers as one machine.
+
+The steps (the reference must be whole to be indexed, so the matcher is fitted once, on the driver):
+
+1. the reference (``left``: a Spark DataFrame collected to the driver in ``left_id`` order, or anything
+   :func:`~phrasezoo.match.join` accepts) is fitted once and saved (:meth:`Matcher.save`) to ``matcher_path``
+   (default a temporary folder, removed when the driver exits: fine for ``local[n]``; on a cluster pass a path
+   every executor can read);
+2. each Python worker loads the saved matcher once (:func:`phrasezoo.match.spark._worker_matcher`), and a
+   ``mapInPandas`` UDF searches each partition of ``right`` against the whole reference.
+
+Nothing is lost at scale: the result keeps every ``right`` row. A row with matches appears once per match
+(``rank`` 1, 2, ...), a row with none passing the threshold once with ``match_status = "unmatched"``, a row with a
+missing text (``on_missing="skip"``) once with ``"skipped"``; filter ``rank IS NOT NULL`` for ``join``'s rows.
+
+```python
+from phrasezoo.match.spark import join_spark
+from phrasezoo.integrations.splink import local_spark
+
+spark = local_spark()
+pairs, report = join_spark(spark.read.csv("kb.csv", header=True), spark.read.csv("mentions.csv", header=True),
+                           left_column="name", right_column="mention", left_id="kb_id", threshold="auto")
+```
+"""
+
+from __future__ import annotations
+
+import atexit
+import copy
+import os
+import shutil
+import tempfile
+from typing import Any
+
+import numpy as np
+
+from .inputs import MISSING_POLICIES, _is_missing, as_column, as_text
+from .matcher import Matcher
+from .results import check_threshold, check_top_k
+from .scorers import DEFAULT_MODEL
+
+__all__ = ["join_spark"]
+
+OUTPUT_COLUMNS = ("left_index", "left", "score", "rank", "match_status")
+
+
+def join_spark(
+    left: Any,
+    right: Any,
+    model: Any = DEFAULT_MODEL,
+    top_k: int = 1,
+    threshold: float | str | None = None,
+    *,
+    left_column: str | None = None,
+    right_column: str = "name",
+    left_id: str | None = None,
+    target_precision: float = 0.9,
+    on_missing: str = "raise",
+    partitions: int | None = None,
+    matcher_path: str | os.PathLike | None = None,
+    matcher: Matcher | None = None,
+) -> tuple[Any, dict[str, Any]]:
+    """Fuzzy-join a Spark DataFrame ``right`` (text column ``right_column``) against the reference ``left``.
+
+    Returns ``(DataFrame, report)``: ``right``'s columns plus ``left_index`` (the reference row's ``left_id``, or its
+    position), ``left`` (the matched reference text), ``score``, ``rank`` and ``match_status`` (see the module
+    docstring); the result is lazy (Spark evaluates it when asked). ``model``, ``top_k``, ``threshold`` (a number,
+    ``"auto"`` or ``None``), ``target_precision`` and ``on_missing`` are :func:`phrasezoo.match.join`'s; missing
+    reference texts follow ``on_missing`` too and are counted in the report. ``partitions``: how many partitions
+    search (default: ``right``'s own). ``matcher``: one already fitted on the reference, to reuse it.
+    """
+    check_threshold(threshold)
+    top_k = check_top_k(top_k)
+    if on_missing not in MISSING_POLICIES:
+        raise ValueError(f"on_missing must be one of {MISSING_POLICIES}, got {on_missing!r}.")
+    _check_right(right, right_column, on_missing)
+    values, labels, skipped = _reference(left, left_column, left_id, on_missing)
+    if matcher is None:
+        matcher = Matcher(model, progress=False).fit(values, labels)
+    elif matcher.reference != values:
+        raise ValueError("The matcher was fitted on another reference; fit it on this one or pass matcher=None.")
+    else:
+        matcher = copy.copy(matcher)  # the workers report this reference's labels; the caller's matcher is unchanged
+        matcher.labels = list(labels)
+    cut = matcher.threshold_for(target_precision) if threshold == "auto" else threshold
+    folder = _saved(matcher, matcher_path)
+    label_type = _label_type(left, left_id, labels)
+    result = _search(right, right_column, folder, top_k, cut, label_type, partitions)
+    report = {"threshold": cut, "top_k": top_k, "model": matcher.name, "reference_rows": len(values),
+              "reference_skipped": len(skipped), "matcher_path": folder}  # fmt: skip
+    if threshold == "auto":
+        report["target_precision"] = float(target_precision)
+    return result, report
+
+
+def _check_right(right: Any, column: str, on_missing: str) -> None:
+    if not hasattr(right, "mapInPandas"):
+        raise TypeError(f"right must be a Spark DataFrame, got {type(right).__name__}; use phrasezoo.match.join "
+                        "for pandas or lists.")  # fmt: skip
+    if column not in right.columns:
+        raise ValueError(f"right has no column {column!r}; its columns are: {', '.join(right.columns)}.")
+    taken = [c for c in OUTPUT_COLUMNS if c in right.columns]
+    if taken:
+        raise ValueError(f"right has column(s) {', '.join(taken)} already; rename them before join_spark.")
+    if on_missing == "raise":
+        from pyspark.sql import functions as F
+
+        missing = right.where(F.col(column).isNull() | (F.trim(F.col(column).cast("string")) == "")).limit(1).count()
+        if missing:
+            raise ValueError(f"right's column {column!r} has missing or empty values. Drop them, fill them, or pass "
+                             "on_missing='skip' (they are kept with match_status 'skipped').")  # fmt: skip
+
+
+def _reference(left: Any, column: str | None, left_id: str | None, on_missing: str) -> tuple[list, list, list]:
+    """The reference texts, their labels (``left_id`` values or positions) and the labels of skipped rows."""
+    if hasattr(left, "toPandas"):  # a Spark DataFrame: collected once, in left_id order when given
+        if column is None or column not in left.columns:
+            raise ValueError(f"Name left's text column with left_column (its columns: {', '.join(left.columns)}).")
+        if left_id is not None and left_id not in left.columns:
+            raise ValueError(f"left has no id column {left_id!r}; its columns are: {', '.join(left.columns)}.")
+        ordered = left.orderBy(left_id) if left_id is not None else left
+        rows = ordered.select(column, *([left_id] if left_id else [])).toPandas()
+        labels = rows[left_id].tolist() if left_id else list(range(len(rows)))
+        import pandas as pd
+
+        left, column = pd.Series(rows[column].tolist(), index=labels), None
+    elif left_id is not None:
+        raise ValueError("left_id names a column of a Spark DataFrame; for pandas, use the index as labels.")
+    col = as_column(left, column, what="left", on_missing=on_missing)
+    return col.values, list(col.labels), list(col.skipped)
+
+
+def _label_type(left: Any, left_id: str | None, labels: list) -> str:
+    if left_id is not None:
+        return left.schema[left_id].dataType.simpleString()
+    if all(isinstance(v, int | np.integer) and not isinstance(v, bool) for v in labels):
+        return "bigint"
+    return "string"
+
+
+def _saved(matcher: Matcher, matcher_path) -> str:
+    """The folder the workers load the matcher from (a temporary one, removed at exit, by default)."""
+    if matcher_path is None:
+        folder = tempfile.mkdtemp(prefix="phrasezoo-join-matcher-")
+        atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    else:
+        folder = os.fspath(matcher_path)
+    matcher.save(folder)
+    return folder
+
+
+def _search(right, column: str, folder: str, top_k: int, cut, label_type: str, partitions: int | None):
+    """The lazy result: each partition of ``right`` searched by the worker's copy of the saved matcher."""
+    from pyspark.sql import types as T
+
+    from .spark import _worker_matcher
+
+    extra = f"left_index {label_type}, left string, score double, rank int, match_status string"
+    schema = T.StructType([*right.schema.fields, *T._parse_datatype_string(extra).fields])
+    as_label = str if label_type == "string" else (lambda v: v)
+
+    def search(frames):
+        for frame in frames:
+            if not frame.empty:
+                yield _matches(_worker_matcher(folder), frame, column, top_k, cut, as_label)
+
+    source = right.repartition(partitions) if partitions else right
+    return source.mapInPandas(search, schema)
+
+
+def _matches(matcher: Matcher, frame, column: str, top_k: int, cut, as_label):
+    """One partition's output rows: every input row, once per match or once with its status."""
+    texts = frame[column].tolist()
+    present = [i for i, v in enumerate(texts) if not _is_missing(v) and str(v).strip()]
+    scores, ids = matcher.search([as_text(texts[i], "right", i) for i in present], top_k)
+    rows, extra = [], {"left_index": [], "left": [], "score": [], "rank": [], "match_status": []}
+    found = dict(zip(present, range(len(present))))
+    for i in range(len(frame)):
+        hits = []
+        if i in found:
+            q = found[i]
+            hits = [(s, j) for s, j in zip(scores[q], ids[q]) if j >= 0 and (cut is None or s >= cut)]
+        for rank, (score, j) in enumerate(hits, start=1):
+            rows.append(i)
+            for key, value in zip(extra, (as_label(matcher.labels[j]), matcher.reference[j], float(score), rank,
+                                          "matched")):  # fmt: skip
+                extra[key].append(value)
+        if not hits:
+            rows.append(i)
+            for key, value in zip(extra, (None, None, None, None, "unmatched" if i in found else "skipped")):
+                extra[key].append(value)
+    out = frame.iloc[rows].reset_index(drop=True)
+    for key, values in extra.items():
+        out[key] = values
+    out["rank"] = out["rank"].astype("Int32")
+    return out
