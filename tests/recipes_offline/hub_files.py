@@ -62,7 +62,9 @@ def t5_repo() -> dict[str, bytes]:
     backend = Tokenizer(models.WordLevel({w: i for i, w in enumerate(words)}, unk_token="<unk>"))
     backend.normalizer = normalizers.Lowercase()
     backend.pre_tokenizer = pre_tokenizers.Whitespace()
-    tokenizer = PreTrainedTokenizerFast(tokenizer_object=backend, pad_token="<pad>", eos_token="</s>", unk_token="<unk>")
+    tokenizer = PreTrainedTokenizerFast(
+        tokenizer_object=backend, pad_token="<pad>", eos_token="</s>", unk_token="<unk>"
+    )
     torch.manual_seed(1)
     config = T5Config(vocab_size=len(words), d_model=16, d_kv=8, d_ff=32, num_layers=1, num_decoder_layers=1,
                       num_heads=2, pad_token_id=0, eos_token_id=1, decoder_start_token_id=0)  # fmt: skip

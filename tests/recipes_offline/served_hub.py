@@ -19,7 +19,6 @@ import re
 
 from tests.hub.hub_server import Blob, FakeHub, HubError, Repo, git_oid
 
-
 #: ``owner/name`` or a legacy id without an owner (``bert-base-uncased``)
 REPO = r"(?P<repo>(?:[\w.-]+/)?[\w.-]+)"
 
@@ -33,7 +32,9 @@ class ServedHub(FakeHub):
 
     def add(self, repo_id: str, files: dict[str, bytes], repo_type: str = "model") -> None:
         repo = Repo(repo_id, private=False)
-        lfs = {p: len(d) >= 1 << 20 or p.endswith((".safetensors", ".parquet", ".model", ".npy")) for p, d in files.items()}
+        lfs = {
+            p: len(d) >= 1 << 20 or p.endswith((".safetensors", ".parquet", ".model", ".npy")) for p, d in files.items()
+        }
         repo.commit("initial commit", "", {p: Blob(d, lfs=lfs[p]) for p, d in files.items()})
         (self.datasets if repo_type == "dataset" else self.repos)[repo_id] = repo
 
