@@ -134,8 +134,39 @@ def model_repos() -> dict[str, dict[str, bytes]]:
     repos = {repo: bert_repo(seed) for seed, repo in enumerate(BERT_REPOS)}
     repos["prithivida/parrot_paraphraser_on_T5"] = t5_repo()
     repos["fse/glove-wiki-gigaword-300"] = glove_repo()
+    repos["studio-ousia/luke-base"] = luke_repo()
     return repos
 
 
 if __name__ == "__main__":
     print(json.dumps({k: sorted(v) for k, v in {**model_repos(), **dataset_repos()}.items()}, indent=1))
+
+
+def luke_repo() -> dict[str, bytes]:
+    """``studio-ousia/luke-base``: a tiny ``LukeForMaskedLM`` (its MLM head, as the real checkpoint) and a real
+    ``LukeTokenizer`` (byte-level BPE over single bytes plus :data:`WORDS` with their merges, and an entity
+    vocabulary of LUKE's special entities, ``[MASK]`` at id 2 as in luke-base)."""
+    import torch
+    from transformers import LukeConfig, LukeForMaskedLM, LukeTokenizer
+    from tokenizers.pre_tokenizers import ByteLevel
+
+    vocab = {t: i for i, t in enumerate(["<s>", "<pad>", "</s>", "<unk>"])}
+    for char in sorted(ByteLevel.alphabet()):
+        vocab.setdefault(char, len(vocab))
+    merges: list[tuple[str, str]] = []
+    for word in WORDS:
+        piece = "\u0120"
+        for char in word:
+            merges.append((piece, char))
+            piece += char
+            vocab.setdefault(piece, len(vocab))
+    vocab.setdefault("<mask>", len(vocab))
+    entities = {"[PAD]": 0, "[UNK]": 1, "[MASK]": 2, "[MASK2]": 3}
+    tokenizer = LukeTokenizer(vocab=vocab, merges=list(dict.fromkeys(merges)), entity_vocab=entities)
+    torch.manual_seed(3)
+    config = LukeConfig(vocab_size=len(vocab), entity_vocab_size=len(entities), entity_emb_size=16,
+                        max_position_embeddings=514, pad_token_id=1, bos_token_id=0, eos_token_id=2, **TINY)  # fmt: skip
+    with tempfile.TemporaryDirectory() as tmp:
+        LukeForMaskedLM(config).save_pretrained(tmp)
+        tokenizer.save_pretrained(tmp)
+        return _folder_files(Path(tmp))

@@ -60,8 +60,10 @@ LOAD = """
 import json, sys
 from transformers import AutoModel
 model = AutoModel.from_pretrained(sys.argv[1], trust_remote_code=True).eval()
-inputs = json.loads(sys.argv[2])
-if hasattr(model, "facets"):
+inputs = [x if isinstance(x, str) else (x[0], tuple(x[1])) for x in json.loads(sys.argv[2])]  # mentions: tuples
+if hasattr(model, "encode_mentions"):
+    out = model.encode_mentions(inputs)
+elif hasattr(model, "facets"):
     out = model.facets(inputs)
 elif hasattr(model, "encode_tokens"):
     out = model.encode_tokens(inputs)
