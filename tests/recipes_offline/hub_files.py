@@ -147,8 +147,8 @@ def luke_repo() -> dict[str, bytes]:
     ``LukeTokenizer`` (byte-level BPE over single bytes plus :data:`WORDS` with their merges, and an entity
     vocabulary of LUKE's special entities, ``[MASK]`` at id 2 as in luke-base)."""
     import torch
-    from transformers import LukeConfig, LukeForMaskedLM, LukeTokenizer
     from tokenizers.pre_tokenizers import ByteLevel
+    from transformers import LukeConfig, LukeForMaskedLM, LukeTokenizer
 
     vocab = {t: i for i, t in enumerate(["<s>", "<pad>", "</s>", "<unk>"])}
     for char in sorted(ByteLevel.alphabet()):

@@ -1,6 +1,10 @@
-"""The paper-scale recipes end to end on tiny stand-ins: ``accelerate launch train.py hub_configs/<recipe>.yaml``
-trains a few steps, exports, and the export loads with ``AutoModel.from_pretrained(folder, trust_remote_code=True)``
-in a fresh process (``HF_HUB_OFFLINE=1``) and encodes.
+"""The paper-scale recipes end to end on tiny stand-ins: ``accelerate launch`` runs train.py's entry point on
+``hub_configs/<recipe>.yaml``, trains 2 steps and exports; then the export loads with
+``AutoModel.from_pretrained(folder, trust_remote_code=True)`` in a fresh process (``HF_HUB_OFFLINE=1``, phrasezoo not
+importable) and encodes. For the CI time budget ONE launch trains all seven recipes in turn
+(:mod:`tests.recipes_offline.launch_paper_recipes`; a failing recipe is recorded and the others go on) and one process
+loads all exports; the parametrized test then checks each recipe's part (~60 s in all on 2 cores, against ~170 s
+with a launch per recipe).
 
 Every Hub repository a recipe names (backbones, tokenizers, the Parrot paraphraser, GloVe KeyedVectors, the
 Wikipedia / WikiText / MS MARCO dataset repositories) is a tiny random stand-in under its real id, downloaded by the
@@ -56,50 +60,91 @@ OVERRIDES = {
     "codebook-sentence-glove840b": CODEBOOK,
 }  # fmt: skip
 
+#: the Hub repositories each recipe must have downloaded (models and datasets, by the served Hub's log)
+REPOS = {
+    "pearl-small": ["intfloat/e5-small-v2", "prithivida/parrot_paraphraser_on_T5", "fse/glove-wiki-gigaword-300",
+                    "datasets/wikimedia/wikipedia"],
+    "pearl-base": ["intfloat/e5-base-v2", "prithivida/parrot_paraphraser_on_T5", "fse/glove-wiki-gigaword-300",
+                   "datasets/wikimedia/wikipedia"],
+    "phrase-bert-base": ["bert-base-uncased", "prithivida/parrot_paraphraser_on_T5", "datasets/Salesforce/wikitext"],
+    "slice-base": ["bert-base-uncased", "datasets/sentence-transformers/msmarco-bm25"],
+    "uctopic-base": ["studio-ousia/luke-base"],
+    "codebook-phrase-glove42b": ["datasets/wikimedia/wikipedia"],
+    "codebook-sentence-glove840b": ["datasets/wikimedia/wikipedia"],
+}  # fmt: skip
+
+#: run in a fresh process where phrasezoo is not importable, HF_HUB_OFFLINE=1: every export loads and encodes
 LOAD = """
-import json, sys
+import json, sys, traceback
 from transformers import AutoModel
-model = AutoModel.from_pretrained(sys.argv[1], trust_remote_code=True).eval()
-inputs = [x if isinstance(x, str) else (x[0], tuple(x[1])) for x in json.loads(sys.argv[2])]  # mentions: tuples
-if hasattr(model, "encode_mentions"):
-    out = model.encode_mentions(inputs)
-elif hasattr(model, "facets"):
-    out = model.facets(inputs)
-elif hasattr(model, "encode_tokens"):
-    out = model.encode_tokens(inputs)
-else:
-    out = model.encode(inputs)
-print("SHAPE", json.dumps([list(getattr(o, "shape", ())) for o in (out if isinstance(out, list) else [out])]))
+results = {}
+for folder, inputs in json.loads(sys.argv[1]).items():
+    try:
+        model = AutoModel.from_pretrained(folder, trust_remote_code=True).eval()
+        inputs = [x if isinstance(x, str) else (x[0], tuple(x[1])) for x in inputs]  # mentions: tuples
+        if hasattr(model, "encode_mentions"):
+            out = model.encode_mentions(inputs)
+        elif hasattr(model, "facets"):
+            out = model.facets(inputs)
+        elif hasattr(model, "encode_tokens"):
+            out = model.encode_tokens(inputs)
+        else:
+            out = model.encode(inputs)
+        results[folder] = {"ok": True, "rows": len(out), "type": type(model).__name__}
+    except Exception:
+        results[folder] = {"ok": False, "error": traceback.format_exc()}
+print("RESULTS " + json.dumps(results))
 """
 
 
-def _launch(recipe: str, env: dict, work: Path) -> subprocess.CompletedProcess:
-    sets = [arg for key, value in OVERRIDES[recipe].items() for arg in ("--set", f"{key}={json.dumps(value)}")]
-    command = [
-        sys.executable, "-m", "accelerate.commands.launch", "--num_processes", "1", "--num_machines", "1",
-        "--mixed_precision", "no", "--dynamo_backend", "no", str(REPO_ROOT / "train.py"),
-        str(REPO_ROOT / "hub_configs" / f"{recipe}.yaml"), "--output-dir", str(work / "out" / recipe),
-        "--no-progress", "--no-resume", *sets,
-    ]  # fmt: skip
-    return subprocess.run(command, cwd=work, env=env, capture_output=True, text=True, timeout=600)
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("recipe", sorted(OVERRIDES))
-def test_paper_recipe_trains_exports_and_loads_offline(recipe, offline_hub):
+@pytest.fixture(scope="module")
+def trained(offline_hub) -> dict:
+    """One ``accelerate launch`` trains and exports every recipe in turn (:mod:`launch_paper_recipes`), then one fresh
+    offline process loads and encodes with every export; ``{"launch": CompletedProcess, "loaded": {recipe: ...}}``."""
     from phrasezoo.recipes import load_recipe
     from phrasezoo.registry import get_method
 
     env, work, _ = offline_hub
-    proc = _launch(recipe, env, work)
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-6000:]
-    output = work / "out" / recipe
+    plan = {str(REPO_ROOT / "hub_configs" / f"{recipe}.yaml"): [arg for key, value in sets.items()
+                                                                for arg in ("--set", f"{key}={json.dumps(value)}")]
+            for recipe, sets in OVERRIDES.items()}  # fmt: skip
+    (work / "plan.json").write_text(json.dumps(plan))
+    command = [
+        sys.executable, "-m", "accelerate.commands.launch", "--num_processes", "1", "--num_machines", "1",
+        "--mixed_precision", "no", "--dynamo_backend", "no",
+        str(REPO_ROOT / "tests" / "recipes_offline" / "launch_paper_recipes.py"), str(work), str(work / "plan.json"),
+    ]  # fmt: skip
+    launch = subprocess.run(command, cwd=work, env=env, capture_output=True, text=True, timeout=900)
+    samples = {}
+    for recipe in OVERRIDES:
+        if (work / "out" / recipe / "config.json").exists():
+            inputs = get_method(load_recipe(recipe).method).sample_inputs[:2]
+            samples[str(work / "out" / recipe)] = [s if isinstance(s, str) else list(s) for s in inputs]
+    offline = {**env, "HF_HUB_OFFLINE": "1", "PYTHONPATH": ""}
+    loaded = subprocess.run([sys.executable, "-c", LOAD, json.dumps(samples)], cwd=work, env=offline,
+                            capture_output=True, text=True, timeout=600)  # fmt: skip
+    assert loaded.returncode == 0 and "RESULTS " in loaded.stdout, loaded.stderr[-4000:]
+    results = json.loads(loaded.stdout.split("RESULTS ", 1)[1])
+    return {"launch": launch, "loaded": {Path(folder).name: result for folder, result in results.items()}}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("recipe", sorted(OVERRIDES))
+def test_paper_recipe_trains_exports_and_loads_offline(recipe, trained, offline_hub):
+    env, work, hub = offline_hub
+    launch, output = trained["launch"], work / "out" / recipe
+    error = output.with_name(recipe + ".error")
+    assert not error.exists(), error.read_text()[-6000:]
+    assert launch.returncode == 0, launch.stdout[-3000:] + launch.stderr[-6000:]
     facts = json.loads((output / "training_facts.json").read_text())
     assert facts["steps"] == 2, facts
-    method = get_method(load_recipe(recipe).method)
-    samples = json.dumps([s if isinstance(s, str) else list(s) for s in method.sample_inputs[:2]])
-    offline = {**env, "HF_HUB_OFFLINE": "1", "PYTHONPATH": ""}
-    loaded = subprocess.run([sys.executable, "-c", LOAD, str(output), samples], cwd=work, env=offline,
-                            capture_output=True, text=True, timeout=300)  # fmt: skip
-    assert loaded.returncode == 0, loaded.stderr[-4000:]
-    assert "SHAPE" in loaded.stdout
+    result = trained["loaded"][recipe]
+    assert result["ok"], result.get("error")
+    assert result["rows"] == 2
+    fetched = {path for _, path in hub.log}  # the session's log: a repo fetched for an earlier recipe counts too
+    for repo in REPOS[recipe]:
+        assert any(path.startswith(f"/{repo}/resolve/") for path in fetched), (repo, sorted(fetched)[:40])
+        kind, name = ("datasets", repo.removeprefix("datasets/")) if repo.startswith("datasets/") else ("models", repo)
+        folder = Path(env["HF_HUB_CACHE"]) / f"{kind}--{name.replace('/', '--')}"
+        commit = (folder / "refs" / "main").read_text()  # the Hub cache's layout: refs/main -> snapshots/<commit>
+        assert any((folder / "snapshots" / commit).iterdir()), folder
