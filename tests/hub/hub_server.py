@@ -43,7 +43,7 @@ import threading
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from urllib.parse import unquote, urlsplit
+from urllib.parse import parse_qs, unquote, urlsplit
 
 import yaml
 
@@ -129,7 +129,7 @@ class FakeHub:
         self.server.server_close()
 
     # ------------------------------------------------------------------------------------------------ routes
-    def route(self, method: str, path: str, headers, body: bytes) -> tuple[int, dict[str, str], bytes]:
+    def route(self, method: str, path: str, headers, body: bytes, query: dict | None = None) -> tuple[int, dict, bytes]:
         routes = [
             ("POST", r"/api/repos/create", self.create_repo, True),
             ("POST", r"/api/validate-yaml", self.validate_yaml, False),
@@ -333,11 +333,12 @@ def _handler(hub: FakeHub) -> type[BaseHTTPRequestHandler]:
             return self.rfile.read(int(self.headers.get("Content-Length") or 0))
 
         def _serve(self) -> None:
-            path = urlsplit(self.path).path
+            parts = urlsplit(self.path)
+            path = parts.path
             body = self._body() if self.command in ("POST", "PUT") else b""
             hub.log.append((self.command, path))
             try:
-                status, headers, payload = hub.route(self.command, path, self.headers, body)
+                status, headers, payload = hub.route(self.command, path, self.headers, body, parse_qs(parts.query))
             except HubError as err:
                 status, headers = err.status, {"Content-Type": "application/json"}
                 if err.code:

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import bz2
 import re
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
 from tqdm.auto import tqdm
 
+from phrasezoo.data.download import download
 from phrasezoo.data.text import split_paragraphs
 from phrasezoo.resources import cache_dir
 
@@ -24,9 +24,11 @@ _WIKILINK = re.compile(r"\[\[([^\[\]|#]*)(?:#[^\[\]|]*)?(?:\|([^\[\]]*))?\]\]([a
 _PLACEHOLDER = re.compile(r"ZQLINK(\d+)QZ")
 
 
-def resolve_wiki_dump(spec: str) -> Path:
+def resolve_wiki_dump(spec: str, sha1: str | None = None) -> Path:
     """A local Wikipedia XML dump for ``spec``: ``"embedded"`` (gensim's shortened English dump, offline), a local
-    ``.xml.bz2``/``.xml`` path, or an ``http(s)://`` URL of a dump, downloaded once into ``cache_dir()/wikidumps``."""
+    ``.xml.bz2``/``.xml`` path, or an ``http(s)://`` URL of a dump, downloaded once into ``cache_dir()/wikidumps``
+    by :func:`phrasezoo.data.download.download`: resumable (``.part`` kept), and checked against ``sha1``, else the
+    sha1 the Wikimedia dump directory lists in its ``<wiki>-<date>-sha1sums.txt``."""
     if spec == "embedded":
         import gensim
 
@@ -37,17 +39,7 @@ def resolve_wiki_dump(spec: str) -> Path:
         return path
     if spec.startswith(("http://", "https://")):
         target = cache_dir() / "wikidumps" / spec.rstrip("/").rsplit("/", 1)[-1]
-        if not target.exists():
-            target.parent.mkdir(parents=True, exist_ok=True)
-            tmp = target.with_suffix(target.suffix + ".part")
-            with urllib.request.urlopen(spec) as response, open(tmp, "wb") as out:  # noqa: S310 - user-given dump URL
-                total = int(response.headers.get("Content-Length") or 0) or None
-                with tqdm(total=total, unit="B", unit_scale=True, desc=f"download {target.name}") as bar:
-                    for chunk in iter(lambda: response.read(1 << 20), b""):
-                        out.write(chunk)
-                        bar.update(len(chunk))
-            tmp.replace(target)
-        return target
+        return download(spec, target, sha1=sha1)
     path = Path(spec)
     if not path.is_file():
         raise FileNotFoundError(f"Wikipedia dump {spec} not found: use 'embedded', a local .xml(.bz2) file or a URL.")

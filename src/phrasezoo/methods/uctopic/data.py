@@ -234,6 +234,7 @@ def build_uctopic_dataset(
     max_instances_per_phrase: int | None = 10,
     max_documents: int | None = None,
     seed: int = 0,
+    wiki_dump_sha1: str | None = None,
     cache: bool = True,
     progress: bool = True,
 ) -> Dataset:
@@ -249,6 +250,8 @@ def build_uctopic_dataset(
         max_instances_per_phrase: cap on the mentions kept per phrase (``None``: all).
         max_documents: read only the first documents of the corpus and of the dump.
         seed: seed of the per-phrase sampling.
+        wiki_dump_sha1: sha1 a downloaded ``wiki_dump`` URL must have (default: the one the Wikimedia dump
+            directory lists in its ``sha1sums.txt``; see :func:`phrasezoo.data.download.download`).
     """
     params = uctopic_params(
         corpus, sources, wiki_dump, spacy_model, entity_labels, min_sentences, max_instances_per_phrase,
@@ -258,7 +261,7 @@ def build_uctopic_dataset(
     def build() -> Dataset:
         mentions: list[tuple[str, int, int, str, str]] = []
         if "hyperlinks" in sources:
-            dump = wiki_dump or "embedded"
+            dump = resolve_wiki_dump(wiki_dump or "embedded", sha1=wiki_dump_sha1)  # a URL: downloaded, checked
             mentions += hyperlink_mentions(dump, max_documents=max_documents, progress=progress)
         if {"entities", "noun_phrases"} & set(sources):
             sentences = parse_corpus(corpus, spacy_model, max_documents=max_documents, progress=progress)
