@@ -98,6 +98,17 @@ def built():
         pytest.skip(str(err))
 
 
+@pytest.fixture(scope="module")
+def train_entities(built) -> list:
+    """The train entities (reading the sources takes ~20 s: once per module)."""
+    return nb.training_entities()
+
+
+@pytest.fixture(scope="module")
+def train_strings(train_entities) -> set[str]:
+    return {s for e in train_entities for s in nb.entity_strings(e)}
+
+
 @pytest.mark.slow
 def test_built_benchmark_splits_are_disjoint_and_sized(built):
     for domain in nb.DOMAINS:
@@ -115,22 +126,41 @@ def test_built_benchmark_splits_are_disjoint_and_sized(built):
 
 
 @pytest.mark.slow
-def test_training_entities_hold_no_dev_or_test_string(built):
+def test_training_entities_hold_no_dev_or_test_string(built, train_strings):
     scored = {normalize(s) for task in built.values() for s in task.queries + task.gold}
-    train = {s for e in nb.training_entities() for s in nb.entity_strings(e)}
     assert nb.scored_strings() == scored
-    assert train and not scored & train
+    assert train_strings and not scored & train_strings
 
 
 @pytest.mark.slow
-def test_calibration_split_holds_only_train_entities_and_no_scored_string(built):
+def test_calibration_split_holds_only_train_entities_and_no_scored_string(built, train_entities, train_strings):
     scored = nb.scored_strings()
-    train = {s for e in nb.training_entities() for s in nb.entity_strings(e)}
+    train = train_strings
+    tasks = nb.build_calibration(train_entities)  # what load_name_task(domain, "calib") caches
     for domain in nb.DOMAINS:
-        task = nb.load_name_task(domain, nb.CALIB)
+        task = tasks[f"names-{domain}-{nb.CALIB}"]
         strings = {normalize(s) for s in task.queries + task.gold}
         assert not strings & scored, domain  # no dev or test query or gold
         assert {normalize(g) for g in task.gold} <= train, domain  # golds are train entities' names
         assert set(task.gold) <= set(task.kb) and len(task.queries) >= 1000, domain
     with pytest.raises(ValueError, match="dev, test, calib"):
         nb.load_name_task("acronyms", "train")
+
+
+def test_sibling_mining_does_not_depend_on_the_hash_seed():
+    """Equally rare words once went in set order, so two processes could mine different siblings (and builds of
+    the benchmark differed by a few KB names)."""
+    import subprocess
+    import sys
+
+    code = (
+        "from phrasezoo.data.name_benchmark import SiblingMiner\n"
+        "pool = ['amber birch', 'amber cedar', 'birch delta', 'cedar ember', 'delta fjord', 'ember fjord']\n"
+        "print(SiblingMiner(pool).sharing_words('amber birch cedar delta ember fjord', 2))"  # six words, all tied
+    )
+    outputs = {
+        subprocess.run([sys.executable, "-c", code], env={**__import__("os").environ, "PYTHONHASHSEED": seed},
+                       capture_output=True, text=True, check=True).stdout
+        for seed in ("1", "2", "3", "4", "5")
+    }  # fmt: skip
+    assert len(outputs) == 1

@@ -254,7 +254,8 @@ class SiblingMiner:
 
     def sharing_words(self, text: str, k: int) -> list[int]:
         """Up to ``k`` pool rows sharing the rarest content words of ``text`` (most shared words first)."""
-        words = sorted(set(_content_words(text)), key=lambda w: len(self.by_word.get(w, ())))
+        # ties between equally rare words go by the word itself: a set's order follows Python's hash seed
+        words = sorted(set(_content_words(text)), key=lambda w: (len(self.by_word.get(w, ())), w))
         counts: Counter = Counter()
         for word in words[:3]:
             rows = self.by_word.get(word, ())
@@ -265,9 +266,10 @@ class SiblingMiner:
 
 # --------------------------------------------------------------------------------------------------- build
 def build_task(domain: str, split: str, entities: list[NameEntity], pool: list[str], extras: dict,
-               taken: frozenset[str] = frozenset()) -> NameTask:  # fmt: skip
+               taken: frozenset[str] = frozenset(), miner: SiblingMiner | None = None) -> NameTask:  # fmt: skip
     """One domain's split from the split's entities and name pool (see the module docstring); a made query whose
-    normal form is in ``taken`` (an earlier split's queries and golds) is not used."""
+    normal form is in ``taken`` (an earlier split's queries and golds) is not used. ``miner``: the pool's
+    :class:`SiblingMiner`, when the caller builds several domains from one pool (the same result, fitted once)."""
     rows, seen = [], Counter()
     for entity in entities:
         found = domain_queries(domain, entity, extras)
@@ -277,7 +279,7 @@ def build_task(domain: str, split: str, entities: list[NameEntity], pool: list[s
     rows = [r for r in rows if seen[normalize(r[0])] == 1]  # a query string two entities give is ambiguous
     order = sorted(range(len(rows)), key=lambda i: stable_hash(rows[i][0], f"order-{domain}-{split}"))
     rows = [rows[i] for i in order[: MAX_QUERIES[split] * 5 // 4]]
-    miner = SiblingMiner(pool)
+    miner = miner if miner is not None else SiblingMiner(pool)
     near_gold = miner.nearest([e.canonical for _, _, e in rows], SIBLINGS_GOLD + 1)
     near_query = miner.nearest([q for q, _, _ in rows], SIBLINGS_QUERY + 1)
     kb: dict[str, None] = {}
@@ -356,8 +358,9 @@ def build_benchmark() -> dict[str, NameTask]:
     taken: set[str] = set()  # made queries (a surname, an initial) may repeat across splits: the first split keeps it
     for split in SPLITS:
         pool = list({normalize(e.canonical): e.canonical for e in buckets[split]}.values())
+        miner = SiblingMiner(pool)
         for domain in DOMAINS:
-            task = build_task(domain, split, buckets[split], pool, extras, frozenset(taken))
+            task = build_task(domain, split, buckets[split], pool, extras, frozenset(taken), miner)
             out[task.name] = task
         taken |= {normalize(s) for task in out.values() for s in task.queries + task.gold}
     return out
@@ -395,17 +398,18 @@ def load_name_task(domain: str, split: str) -> NameTask:
     return load_benchmark()[f"names-{domain}-{split}"]
 
 
-def build_calibration() -> dict[str, NameTask]:
+def build_calibration(entities: list[NameEntity] | None = None) -> dict[str, NameTask]:
     """Every domain's ``calib`` task: built as dev and test are, from :func:`training_entities` (no dev or test
     string), for calibrating a matcher's thresholds on names it never fitted. A model trained on the train entities
-    (a PEARL ``names`` recipe) must not be calibrated on it."""
+    (a PEARL ``names`` recipe) must not be calibrated on it. ``entities``: :func:`training_entities`' result, when
+    the caller has it already."""
     from . import name_sources as sources
 
     extras = {"nicknames": sources.nickname_table(), "legal_forms": sources.legal_forms()}
-    entities = training_entities()
+    entities = training_entities() if entities is None else entities
     pool = list({normalize(e.canonical): e.canonical for e in entities}.values())
-    taken = scored_strings()
-    return {(task := build_task(domain, CALIB, entities, pool, extras, taken)).name: task for domain in DOMAINS}
+    taken, miner = scored_strings(), SiblingMiner(pool)
+    return {(t := build_task(domain, CALIB, entities, pool, extras, taken, miner)).name: t for domain in DOMAINS}
 
 
 def load_calibration() -> dict[str, NameTask]:
