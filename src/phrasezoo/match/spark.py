@@ -46,18 +46,11 @@ from .dedupe import (
 from .inputs import MISSING_POLICIES, _is_missing, as_text
 from .matcher import Matcher
 from .scorers import DEFAULT_MODEL
+from .spark_join import _worker_matcher, join_spark
 
 __all__ = ["dedupe_spark", "join_spark"]
 
 KEY_COLUMN = "_phrasezoo_dedupe_key"
-_WORKER_MATCHERS: dict[str, Matcher] = {}
-
-
-def _worker_matcher(path: str) -> Matcher:
-    """The saved matcher, loaded once per Spark Python worker process."""
-    if path not in _WORKER_MATCHERS:
-        _WORKER_MATCHERS[path] = Matcher.load(path, progress=False)
-    return _WORKER_MATCHERS[path]
 
 
 # The options shared with phrasezoo.match.dedupe are spelled out in both public functions (as join and link do), so
@@ -191,6 +184,3 @@ def _join_back(table, column: str, distinct: list[str], labels: np.ndarray, size
     mapping = table.sparkSession.createDataFrame(mapping, schema)
     keyed = table.mapInPandas(add_key, key_type)
     return keyed.join(F.broadcast(mapping), on=KEY_COLUMN, how="left").drop(KEY_COLUMN)
-
-
-from .spark_join import join_spark  # noqa: E402  (re-exported: one Spark module for users)

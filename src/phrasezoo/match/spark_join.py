@@ -6,7 +6,7 @@ The steps (the reference must be whole to be indexed, so the matcher is fitted o
    :func:`~phrasezoo.match.join` accepts) is fitted once and saved (:meth:`Matcher.save`) to ``matcher_path``
    (default a temporary folder, removed when the driver exits: fine for ``local[n]``; on a cluster pass a path
    every executor can read);
-2. each Python worker loads the saved matcher once (:func:`phrasezoo.match.spark._worker_matcher`), and a
+2. each Python worker loads the saved matcher once (:func:`_worker_matcher`), and a
    ``mapInPandas`` UDF searches each partition of ``right`` against the whole reference.
 
 Nothing is lost at scale: the result keeps every ``right`` row. A row with matches appears once per match
@@ -42,6 +42,14 @@ from .scorers import DEFAULT_MODEL
 __all__ = ["join_spark"]
 
 OUTPUT_COLUMNS = ("left_index", "left", "score", "rank", "match_status")
+_WORKER_MATCHERS: dict[str, Matcher] = {}
+
+
+def _worker_matcher(path: str) -> Matcher:
+    """The saved matcher, loaded once per Spark Python worker process (``join_spark`` and ``dedupe_spark``)."""
+    if path not in _WORKER_MATCHERS:
+        _WORKER_MATCHERS[path] = Matcher.load(path, progress=False)
+    return _WORKER_MATCHERS[path]
 
 
 def join_spark(
@@ -152,8 +160,6 @@ def _saved(matcher: Matcher, matcher_path) -> str:
 def _search(right, column: str, folder: str, top_k: int, cut, label_type: str, partitions: int | None):
     """The lazy result: each partition of ``right`` searched by the worker's copy of the saved matcher."""
     from pyspark.sql import types as T
-
-    from .spark import _worker_matcher
 
     extra = f"left_index {label_type}, left string, score double, rank int, match_status string"
     schema = T.StructType([*right.schema.fields, *T._parse_datatype_string(extra).fields])
