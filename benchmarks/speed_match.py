@@ -21,7 +21,6 @@ import statistics
 import time
 from pathlib import Path
 
-
 FAST = "default, int8 encoder (onnx-int8)"
 RATIOS = (("default (hybrid)", "MiniLM alone"), (FAST, "MiniLM alone"), (FAST, "default (hybrid)"))
 

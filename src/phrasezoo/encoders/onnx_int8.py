@@ -4,7 +4,7 @@
 the same tokenizer and pooling as :class:`~phrasezoo.encoders.base.MeanPoolingEncoder` but runs the transformer in
 ONNX Runtime with dynamic int8 quantisation of every MatMul (per-channel weights, activations quantised per batch).
 On one CPU thread it encodes about 2.3x as many strings per second as the torch fp32 model; its vectors keep a cosine
-of about 0.99 with the fp32 ones (the quality cost on the matching benchmarks: ``docs/experiments/matching.md``, rule 10).
+of about 0.99 with the fp32 ones (the quality cost on the matching benchmarks: ``docs/experiments/matching.md``, rule 14).
 
 The exported and quantised model is built once (a few seconds) and cached under
 ``<cache>/onnx/<model>-<revision>-<versions>/model-int8.onnx``, keyed by the model's weights and the versions of
@@ -23,6 +23,7 @@ import importlib.metadata
 import os
 import re
 import tempfile
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -103,7 +104,8 @@ def export_int8(model_path: str, target: Path) -> None:
     target.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=target.parent) as tmp:
         fp32, int8 = Path(tmp) / "model.onnx", Path(tmp) / "model-int8.onnx"
-        with torch.inference_mode():
+        with torch.inference_mode(), warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the TorchScript exporter's deprecation and opset notes
             torch.onnx.export(Pooled(model), tuple(example[k] for k in inputs), str(fp32), input_names=inputs,
                               output_names=["pooled"], opset_version=17, dynamo=False,
                               dynamic_axes={**{k: {0: "batch", 1: "tokens"} for k in inputs},
