@@ -107,7 +107,7 @@ def workdir(tmp_path_factory) -> Path:
         with contextlib.chdir(folder):  # outputs/<recipe>/ of the checkout is never touched
             run_cli(argv)
     from phrasezoo.evaluation import report, results  # noqa: F401 - imported lazily by the commands
-    from phrasezoo.evaluation.dev_suite import format_dev_table  # noqa: F401
+    from phrasezoo.evaluation.dev.suite import format_dev_table  # noqa: F401
 
     return folder
 

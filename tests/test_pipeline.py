@@ -140,7 +140,7 @@ def test_dev_selection_chooses_the_mix_on_the_dev_suite(tmp_path, monkeypatch, b
     import torch
     from safetensors.torch import load_file
 
-    from phrasezoo.evaluation.dev_suite import evaluate_dev
+    from phrasezoo.evaluation.dev.suite import evaluate_dev
     from phrasezoo.recipes import load_recipe
     from phrasezoo.training.selection import select_on_dev
     from phrasezoo.training.workflow import train_recipe

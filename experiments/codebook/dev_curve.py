@@ -17,7 +17,7 @@ from pathlib import Path
 import torch
 from safetensors.torch import load_file
 
-from phrasezoo.evaluation.dev_suite import dev_scores_row, evaluate_dev
+from phrasezoo.evaluation.dev.suite import dev_scores_row, evaluate_dev
 from phrasezoo.methods.codebook.tasks.phrases import glove_average
 from phrasezoo.recipes import load_recipe
 from phrasezoo.registry import create_model

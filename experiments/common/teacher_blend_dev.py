@@ -23,7 +23,7 @@ import numpy as np
 
 from phrasezoo.encoders import load_encoder
 from phrasezoo.encoders.base import Encoder
-from phrasezoo.evaluation.dev_suite import evaluate_dev
+from phrasezoo.evaluation.dev.suite import evaluate_dev
 from phrasezoo.files import atomic_write_text
 from phrasezoo.objectives.teacher import blend_weights, teacher_label
 

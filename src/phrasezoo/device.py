@@ -174,7 +174,7 @@ def render_packs(records: dict) -> str:
 
 def _sequence(name: str, record: dict) -> list[str]:
     """One recipe's prepared commands, in order, as markdown (code blocks unindented: the call is copied exactly)."""
-    from phrasezoo.evaluation.dev_suite import resolve_dev_tasks
+    from phrasezoo.evaluation.dev.suite import resolve_dev_tasks
     from phrasezoo.recipes import load_recipe, results_path
 
     call = record["call"]
@@ -475,7 +475,7 @@ def _restore(cfg, backup: Path | None, keep_as: Path | None = None) -> None:
 
 
 def unpack_command(args: argparse.Namespace) -> int:
-    from phrasezoo.evaluation.dev_comparison import compare_on_dev, rule_scores
+    from phrasezoo.evaluation.dev.comparison import compare_on_dev, rule_scores
 
     folder = Path(args.source)
     record, trained, losses = read_run(folder)
@@ -557,7 +557,7 @@ def _export_and_select(cfg, model, merged, initial, record, losses, facts, args)
     """Write the checkpoint, run the recipe's dev selection on the reassembled model (as a CPU run does, final
     weight averaging included) and export the folder once, at the chosen values; returns the selection (None
     without one)."""
-    from phrasezoo.evaluation.dev_suite import evaluate_dev
+    from phrasezoo.evaluation.dev.suite import evaluate_dev
     from phrasezoo.hub.export import export_model
     from phrasezoo.training.checkpoint import blend_with_initial
     from phrasezoo.training.selection import select_from_recipe

@@ -71,7 +71,7 @@ def run_pipeline(config, benchmarks_dir=None, overrides=None, reuse_baselines=Fa
     ``dev_only``, the dev selection, and no benchmark is evaluated (to compare recipe variants on dev data)."""
     # the evaluation workflow is imported here, not at the top, for the start-up time of training (card_results)
     from phrasezoo.evaluation import format_report
-    from phrasezoo.evaluation.dev_suite import evaluate_dev
+    from phrasezoo.evaluation.dev.suite import evaluate_dev
     from phrasezoo.evaluation.processes.baselines import Baselines
     from phrasezoo.evaluation.processes.parallel import evaluate_in_parallel
 

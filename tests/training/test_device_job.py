@@ -137,7 +137,7 @@ def test_unpack_exports_a_model_that_loads_and_says_where_it_trained(trip, tmp_p
 
 
 def test_unpack_refuses_a_candidate_that_does_not_beat_its_recipe_on_dev(trip, tmp_path, monkeypatch):
-    import phrasezoo.evaluation.dev_comparison as comparison
+    import phrasezoo.evaluation.dev.comparison as comparison
 
     monkeypatch.chdir(tmp_path)
     released = tmp_path / "outputs" / "device-tiny"
@@ -157,7 +157,7 @@ def test_unpack_refuses_a_candidate_that_does_not_beat_its_recipe_on_dev(trip, t
 
 
 def test_a_failed_unpack_leaves_the_released_model_in_place(trip, tmp_path, monkeypatch):
-    import phrasezoo.evaluation.dev_comparison as comparison
+    import phrasezoo.evaluation.dev.comparison as comparison
 
     monkeypatch.chdir(tmp_path)
     released = tmp_path / "outputs" / "device-tiny"

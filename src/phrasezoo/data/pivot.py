@@ -21,7 +21,7 @@ items: :class:`PivotParaphraser` removes them with :mod:`phrasezoo.data.benchmar
 
 Train/dev split: a phrase is a *dev phrase* when a stable hash (BLAKE2b of ``"pivot:" + normalize(phrase)``) is
 divisible by :data:`DEV_MODULUS`; a pair is a dev pair when either phrase is (:func:`is_dev_pivot_pair`, ~4% of
-pairs). The dev suite (:mod:`phrasezoo.evaluation.dev_suite`) draws its paraphrase task from dev pairs only, and
+pairs). The dev suite (:mod:`phrasezoo.evaluation.dev.suite`) draws its paraphrase task from dev pairs only, and
 :func:`pivot_pairs` / :class:`PivotParaphraser` serve the ``"train"`` split by default, so no training pair shares
 a phrase with a dev pair.
 """

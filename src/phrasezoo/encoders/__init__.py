@@ -27,10 +27,13 @@ from .base import (
     weights_digest,
 )
 from .char_jaccard import CharJaccardEncoder
+from .onnx_int8 import BACKENDS, MissingRuntimeError, split_backend
 
 logger = logging.getLogger(__name__)
 
 __all__ = [
+    "BACKENDS",
+    "MissingRuntimeError",
     "DEFAULT_BATCH_SIZE",
     "MENTIONS",
     "SIMILARITY",
@@ -62,6 +65,8 @@ model specs:
   baseline:nomic-v1.5         nomic-embed-text-v1.5 (137M, from its GGUF on the package index; mean pooling, fp32)
   baseline:potion-base-8m     potion-base-8M static embeddings (model2vec; ~150x faster than MiniLM, weaker)
   baseline:char-jaccard       character 3-gram Jaccard similarity (PEARL's "String Distance"; similarity only)
+  baseline:<model>@onnx-int8  the same mean-pooling model run by ONNX Runtime with int8 weights (~2.3x faster on CPU,
+                              cosine ~0.99 to the fp32 vectors; needs `pip install 'phrasezoo[fast]'`); @torch: plain
   <folder>                    an exported zoo model (AutoModel.from_pretrained(folder, trust_remote_code=True))
   <config name>               outputs/<config name>/ of a trained and exported recipe, e.g. pearl-mini"""
 
@@ -85,6 +90,9 @@ def load_encoder(
     if not isinstance(spec, (str, os.PathLike)):
         return ModelEncoder(spec, name=name, batch_size=batch_size, progress=progress)
     spec = os.fspath(spec)
+    spec, backend = split_backend(spec)
+    if backend != "torch":
+        return _load_fast(spec, backend, name=name, batch_size=batch_size, progress=progress, device=device)
     if spec.startswith("baseline:"):
         target = spec[len("baseline:") :]
         if target in NOMIC_MODELS:
@@ -120,6 +128,31 @@ def load_encoder(
             f"folder.\n{SPEC_HELP}"
         )
     raise FileNotFoundError(f"Model folder {spec} does not exist.\n{SPEC_HELP}")
+
+
+def _load_fast(spec: str, backend: str, name: str | None, batch_size: int, progress: bool,
+               device: str | None) -> Encoder:  # fmt: skip
+    """``baseline:<model>@onnx-int8``: the int8 ONNX Runtime copy of a mean-pooling baseline (CPU only)."""
+    from .onnx_int8 import OnnxInt8Encoder
+
+    target = spec[len("baseline:") :] if spec.startswith("baseline:") else None
+    if target is None or target in STATIC_MODELS or target in ("char-jaccard", "char_jaccard", "jaccard"):
+        raise ValueError(f"The {backend} backend runs transformer baselines only (baseline:<model>@{backend}), "
+                         f"not {spec!r}.")  # fmt: skip
+    if device not in (None, "cpu"):
+        raise ValueError(f"The {backend} backend runs on the CPU; drop the @{backend} suffix to use {device}.")
+    if target in NOMIC_MODELS:
+        from phrasezoo.encoders.nomic import nomic_dir
+
+        path = str(nomic_dir())
+    else:
+        from phrasezoo.resources import resolve_backbone
+
+        path = resolve_backbone(target)
+    encoder = OnnxInt8Encoder(path, name=spec, batch_size=batch_size, progress=progress)
+    if name:
+        encoder.name = name
+    return encoder
 
 
 def _load_folder(path: Path, name: str | None, batch_size: int, progress: bool, device: str | None) -> Encoder:

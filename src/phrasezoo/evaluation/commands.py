@@ -18,7 +18,7 @@ from phrasezoo.errors import run_command
 from phrasezoo.files import write_readme_table
 from phrasezoo.recipes import results_path
 
-from .dev_suite import evaluate_dev, format_dev_table, read_dev_results, resolve_dev_tasks
+from .dev.suite import evaluate_dev, format_dev_table, read_dev_results, resolve_dev_tasks
 from .harness import evaluate
 from .report import format_report
 from .results import read_results
@@ -135,7 +135,7 @@ examples:
 
 
 def register_dev_eval(subparsers) -> None:
-    """Add the ``dev-eval`` subcommand (the dev suite of :mod:`phrasezoo.evaluation.dev_suite`)."""
+    """Add the ``dev-eval`` subcommand (the dev suite of :mod:`phrasezoo.evaluation.dev.suite`)."""
     dev = subparsers.add_parser(
         "dev-eval",
         help="score a model on the dev suite (disjoint from the test benchmarks) for model selection",

@@ -7,7 +7,7 @@ candidate without retraining. Values are chosen one key at a time, in the grid's
 at the best value of those before it). In a recipe: ``eval.select_on_dev: {grid: {weight_average: [...], ...}}``
 (plus optional ``tasks``, ``max_items``, ``objective`` and ``baseline``).
 
-The scorer is passed in (the pipeline passes :func:`phrasezoo.evaluation.dev_suite.evaluate_dev`: resources disjoint
+The scorer is passed in (the pipeline passes :func:`phrasezoo.evaluation.dev.suite.evaluate_dev`: resources disjoint
 from every test benchmark), since the training workflow does not import the evaluation workflow. The model is left at
 the chosen values; exporting it is the caller's job (the pipeline exports once, after this).
 """
@@ -28,7 +28,7 @@ from phrasezoo.registry import get_method
 from phrasezoo.training.checkpoint import blend_with_initial, latest_checkpoint, load_checkpoint
 
 SELECTED_ON = (
-    "phrasezoo dev suite (phrasezoo.evaluation.dev_suite: resources no benchmark uses and the benchmarks' own dev "
+    "phrasezoo dev suite (phrasezoo.evaluation.dev.suite: resources no benchmark uses and the benchmarks' own dev "
     "splits; no test-benchmark item)"
 )
 

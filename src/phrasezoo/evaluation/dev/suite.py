@@ -46,7 +46,7 @@ tasks are named when a recipe wants them (``DEV_GROUPS`` has ``"extended"``: all
 
 ``dev_avg`` is the mean of the scores of the tasks that ran. Python API (also for a model in memory)::
 
-    from phrasezoo.evaluation.dev_suite import evaluate_dev
+    from phrasezoo.evaluation.dev.suite import evaluate_dev
     doc = evaluate_dev(model_or_spec, tasks=None, progress=False)
     doc["dev_avg"], doc["tasks"]["dev_fuzzy"]["score"]
 
@@ -75,10 +75,10 @@ from phrasezoo.errors import InputError, MissingResourceError
 from phrasezoo.files import atomic_write_text, read_user_json
 from phrasezoo.progress import progress_enabled
 
-from .tasks.clustering import kmeans_nmi as benchmark_kmeans_nmi
-from .tasks.clustering import read_ner_jsonl
-from .tasks.context_clustering import cluster_scores, read_ner_mentions
-from .tasks.similarity import MultipleChoiceData, multiple_choice_accuracy
+from ..tasks.clustering import kmeans_nmi as benchmark_kmeans_nmi
+from ..tasks.clustering import read_ner_jsonl
+from ..tasks.context_clustering import cluster_scores, read_ner_mentions
+from ..tasks.similarity import MultipleChoiceData, multiple_choice_accuracy
 
 logger = logging.getLogger(__name__)
 

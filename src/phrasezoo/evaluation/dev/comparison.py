@@ -5,7 +5,7 @@ A recipe states the rule in its eval section::
     eval:
       beat_on_dev:
         recipe: codebook-phrase-mini   # the recipe to beat (its CPU counterpart)
-        tasks: null                    # dev tasks (phrasezoo.evaluation.dev_suite; null: the default five)
+        tasks: null                    # dev tasks (phrasezoo.evaluation.dev.suite; null: the default five)
 
 The checkpoint's dev scores are those of its dev selection's chosen row when the recipe has one on the same tasks,
 else the dev suite run on the exported folder. The other recipe's come from ``results/`` (never from test data):
@@ -21,7 +21,7 @@ import datetime as dt
 import json
 from typing import Any
 
-from phrasezoo.evaluation.dev_suite import evaluate_dev, resolve_dev_tasks
+from phrasezoo.evaluation.dev.suite import evaluate_dev, resolve_dev_tasks
 from phrasezoo.files import atomic_write_text
 from phrasezoo.recipes import OUTPUTS_DIR, RESULTS_DIR, results_path
 

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-import phrasezoo.evaluation.dev_comparison as comparison
+import phrasezoo.evaluation.dev.comparison as comparison
 from phrasezoo.recipes import recipe_from_dict
 
 TASKS = ["dev_conll_context", "dev_bc5cdr_context"]

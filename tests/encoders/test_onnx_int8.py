@@ -1,0 +1,65 @@
+"""The int8 ONNX Runtime encoder path (issue 47): spec parsing, cache key, the missing-runtime error, and vectors close
+to the torch encoder's on a few names (skipped where onnxruntime is not installed)."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+
+import numpy as np
+import pytest
+
+from phrasezoo.encoders import MissingRuntimeError, load_encoder
+from phrasezoo.encoders.onnx_int8 import cache_key, require_runtime, split_backend
+
+HAS_RUNTIME = importlib.util.find_spec("onnxruntime") is not None and importlib.util.find_spec("onnx") is not None
+NAMES = ["International Business Machines", "IBM", "New York City", "NYC", "Interstate 165", "2012 Wisconsin Badgers"]
+
+
+def test_spec_suffix_selects_the_backend():
+    assert split_backend("baseline:minilm-l6@onnx-int8") == ("baseline:minilm-l6", "onnx-int8")
+    assert split_backend("baseline:minilm-l6@torch") == ("baseline:minilm-l6", "torch")
+    assert split_backend("baseline:minilm-l6") == ("baseline:minilm-l6", "torch")
+    assert split_backend("outputs/a@b/model") == ("outputs/a@b/model", "torch")  # an @ inside a path is no suffix
+    with pytest.raises(ValueError, match="Unknown encoder backend"):
+        split_backend("baseline:minilm-l6@int4")
+
+
+def test_cache_key_separates_models_revisions_and_backends():
+    key = cache_key("baseline:minilm-l6@onnx-int8", "sha256:53aa51172d14")
+    assert key != cache_key("baseline:minilm-l6@onnx-int8", "sha256:000000000000")
+    assert key != cache_key("baseline:other@onnx-int8", "sha256:53aa51172d14")
+    assert "onnxruntime" in key and "torch" in key and "/" not in key and ":" not in key
+
+
+def test_missing_runtime_says_how_to_install(monkeypatch):
+    monkeypatch.setitem(sys.modules, "onnxruntime", None)  # import onnxruntime -> ImportError
+    with pytest.raises(MissingRuntimeError, match=r"phrasezoo\[fast\]"):
+        require_runtime()
+    with pytest.raises(MissingRuntimeError, match="@onnx-int8"):
+        load_encoder("baseline:minilm-l6@onnx-int8", progress=False)
+
+
+def test_fast_backend_refuses_non_transformer_baselines():
+    with pytest.raises(ValueError, match="transformer baselines only"):
+        load_encoder("baseline:char-jaccard@onnx-int8", progress=False)
+
+
+@pytest.mark.skipif(not HAS_RUNTIME, reason="onnxruntime/onnx not installed (pip install 'phrasezoo[fast]')")
+def test_int8_vectors_match_torch_and_get_their_own_name_and_cache(one_thread):
+    from phrasezoo.resources import cache_dir
+
+    fast = load_encoder("baseline:minilm-l6@onnx-int8", progress=False)
+    torch_encoder = load_encoder("baseline:minilm-l6", progress=False)
+    a, b = fast.encode(NAMES), torch_encoder.encode(NAMES)
+    assert a.shape == b.shape == (len(NAMES), 384) and a.dtype == np.float32
+    np.testing.assert_allclose(np.linalg.norm(a, axis=1), 1.0, rtol=1e-5)
+    assert np.einsum("ij,ij->i", a, b).min() > 0.97  # int8 weights: close to, not equal to, the fp32 vectors
+    assert (a @ a.T).argmax(1).tolist() == (b @ b.T).argmax(1).tolist()
+    assert fast.name == "baseline:minilm-l6@onnx-int8" and "onnx-int8" in fast.revision
+    assert fast.revision != torch_encoder.revision  # vector caches keyed on (name, revision) keep them apart
+    assert fast.path.is_file() and cache_dir() in fast.path.parents
+    assert not [p for p in fast.path.parent.iterdir() if p != fast.path]  # no temporary file left behind
+    again = load_encoder("baseline:minilm-l6@onnx-int8", progress=False)  # the cached export is reused
+    assert again.path == fast.path
+    np.testing.assert_allclose(again.encode(NAMES), a, atol=1e-6)
