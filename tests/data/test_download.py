@@ -118,14 +118,3 @@ def test_wikimedia_dumps_are_checked_against_the_listed_sha1(server, tmp_path, m
     monkeypatch.setenv("PHRASEZOO_CACHE", str(tmp_path / "cache"))
     path = resolve_wiki_dump(f"{url}/{name}", sha1=sha1)
     assert path.read_bytes() == PAYLOAD and path.parent.name == "wikidumps"
-
-
-def test_uctopic_data_checks_the_dump_against_the_recipe_sha1(server, tmp_path, monkeypatch):
-    from phrasezoo.methods.uctopic.data import build_uctopic_dataset
-
-    files, url = server
-    files.files["/enwiki-x.xml.bz2"] = PAYLOAD
-    monkeypatch.setenv("PHRASEZOO_CACHE", str(tmp_path / "cache"))
-    with pytest.raises(dl.ChecksumError, match="expected 0{40}"):
-        build_uctopic_dataset(sources=["hyperlinks"], wiki_dump=f"{url}/enwiki-x.xml.bz2", wiki_dump_sha1="0" * 40,
-                              cache=False, progress=False)  # fmt: skip

@@ -32,46 +32,14 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-STEPS = {"training.max_steps": 2, "training.checkpoint_every": 1000, "training.log_every": 1}
-PEARL = {
-    **STEPS, "training.batch_size": 4, "data.max_documents": 12, "data.spacy_model": "en_core_web_sm",
-    "model.char_hidden_size": 32, "model.char_intermediate_size": 64,
-    "training.method_args.char_pretrain.steps": 2, "training.method_args.char_pretrain.batch_size": 8,
-    "training.method_args.char_pretrain.vocabulary_size": 200,
-}  # fmt: skip
-CODEBOOK = {
-    **STEPS, "training.batch_size": 4, "data.max_documents": 12, "data.min_count": 1, "data.n_process": 1,
-    "model.encoder_layers": 1, "model.decoder_layers": 1, "model.ffn_dim": 64,
-}  # fmt: skip
-OVERRIDES = {
-    "pearl-small": PEARL,
-    "pearl-base": PEARL,
-    "phrase-bert-base": {
-        **STEPS, "training.batch_size": 4, "data.max_documents": 30, "data.spacy_model": "en_core_web_sm",
-        "data.max_phrases": 20, "data.max_context_phrases": 20, "data.paraphraser_options.num_return_sequences": 2,
-    },
-    "slice-base": {**STEPS, "training.batch_size": 4, "data.msmarco_valid_rows": 4,
-                   "training.method_args.valid_max_triplets": 4},
-    "uctopic-base": {**STEPS, "training.batch_size": 4, "data.max_documents": 12,
-                     "data.max_instances_per_phrase": 4},
-    "codebook-phrase-glove42b": CODEBOOK,
-    "codebook-sentence-glove840b": CODEBOOK,
-}  # fmt: skip
-
+_TABLE = yaml.safe_load((Path(__file__).with_name("paper_recipes.yaml")).read_text())
+#: each recipe's --set overrides (sizes, and the stand-ins of the docstring)
+OVERRIDES: dict[str, dict] = _TABLE["overrides"]
 #: the Hub repositories each recipe must have downloaded (models and datasets, by the served Hub's log)
-REPOS = {
-    "pearl-small": ["intfloat/e5-small-v2", "prithivida/parrot_paraphraser_on_T5", "fse/glove-wiki-gigaword-300",
-                    "datasets/wikimedia/wikipedia"],
-    "pearl-base": ["intfloat/e5-base-v2", "prithivida/parrot_paraphraser_on_T5", "fse/glove-wiki-gigaword-300",
-                   "datasets/wikimedia/wikipedia"],
-    "phrase-bert-base": ["bert-base-uncased", "prithivida/parrot_paraphraser_on_T5", "datasets/Salesforce/wikitext"],
-    "slice-base": ["bert-base-uncased", "datasets/sentence-transformers/msmarco-bm25"],
-    "uctopic-base": ["studio-ousia/luke-base"],
-    "codebook-phrase-glove42b": ["datasets/wikimedia/wikipedia"],
-    "codebook-sentence-glove840b": ["datasets/wikimedia/wikipedia"],
-}  # fmt: skip
+REPOS: dict[str, list[str]] = _TABLE["repos"]
 
 #: run in a fresh process where phrasezoo is not importable, HF_HUB_OFFLINE=1: every export loads and encodes
 LOAD = """
