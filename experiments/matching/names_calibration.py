@@ -32,10 +32,11 @@ from names_dev import (  # noqa: E402
     auto_precision_by_domain,
     cross_fitted,
     fixed_scores,
+    grid_of,
     half,
     load_domains,
     name_table,
-    top_answers,
+    precision_curve,
 )
 
 from phrasezoo.data.name_benchmark import CALIB, DOMAINS  # noqa: E402
@@ -45,27 +46,9 @@ CHECK_TARGETS = (0.8, 0.9, 0.95)
 BOOTSTRAPS, BOUND_QUANTILE, WITHIN = 200, 0.2, 0.02
 
 
-def precision_curve(tables: list[TableFeatures], scores: dict, grid: np.ndarray) -> np.ndarray:
-    """Weighted mean over ``tables`` of the precision of the top-1 answers scoring >= each grid value (a table that
-    keeps nothing counts 1, as in rule 7)."""
-    total = np.zeros(len(grid))
-    for t in tables:
-        top, correct = top_answers(t, scores[t.name])
-        kept = top[None, :] >= grid[:, None]
-        count = kept.sum(1)
-        total += t.weight * np.where(count > 0, (kept & correct[None, :]).sum(1) / np.maximum(count, 1), 1.0)
-    return total / sum(t.weight for t in tables)
-
-
 def lowest(grid: np.ndarray, curve: np.ndarray, target: float) -> float:
     ok = np.flatnonzero(curve >= target)
     return float(grid[ok[0]]) if ok.size else float(grid[-1])
-
-
-def grid_of(tables: list[TableFeatures], scores: dict) -> np.ndarray:
-    values = np.unique(np.concatenate([top_answers(t, scores[t.name])[0] for t in tables]))
-    values = values[np.isfinite(values)]
-    return np.quantile(values, np.linspace(0, 1, 2001)) if len(values) > 2001 else values
 
 
 def domain_thresholds(tables: list[TableFeatures], scores: dict, grid: np.ndarray) -> dict[str, dict[float, float]]:

@@ -240,27 +240,35 @@ def top_answers(t: TableFeatures, scores: np.ndarray) -> tuple[np.ndarray, np.nd
     return s[rows, best], t.labels[rows, best]
 
 
+def grid_of(tables: list[TableFeatures], scores: dict) -> np.ndarray:
+    """The thresholds worth trying: the tables' finite top-1 scores (2,001 quantiles of them when more)."""
+    values = np.unique(np.concatenate([top_answers(t, scores[t.name])[0] for t in tables]))
+    values = values[np.isfinite(values)]
+    return np.quantile(values, np.linspace(0, 1, 2001)) if len(values) > 2001 else values
+
+
+def precision_curve(tables: list[TableFeatures], scores: dict, grid: np.ndarray) -> np.ndarray:
+    """Weighted mean over ``tables`` of the precision of the top-1 answers scoring >= each grid value (a table that
+    keeps nothing counts 1, as in rule 7)."""
+    total = np.zeros(len(grid))
+    for t in tables:
+        top, correct = top_answers(t, scores[t.name])
+        kept = top[None, :] >= grid[:, None]
+        count = kept.sum(1)
+        total += t.weight * np.where(count > 0, (kept & correct[None, :]).sum(1) / np.maximum(count, 1), 1.0)
+    return total / sum(t.weight for t in tables)
+
+
 def domain_calibration(
     tables: list[TableFeatures], scores: dict[str, np.ndarray], targets=TARGETS
 ) -> list[list[float]]:
     """``[target precision, threshold, recall]`` rows (rule 7): the lowest threshold whose precision reaches the
     target on every domain (a domain's precision: the weighted mean over its tables; a table that keeps no row counts
     as precision 1), made non-decreasing in the target, and the mean recall over domains it keeps."""
-    tops = {t.name: top_answers(t, scores[t.name]) for t in tables}
-    grid = np.unique(np.concatenate([top for top, _ in tops.values()]))
-    grid = grid[np.isfinite(grid)]
-    grid = np.quantile(grid, np.linspace(0, 1, 2001)) if len(grid) > 2001 else grid
-    domains = sorted({t.domain for t in tables})
+    grid = grid_of(tables, scores)
     worst = np.full(len(grid), np.inf)
-    for domain in domains:
-        own = [t for t in tables if t.domain == domain]
-        precision = np.zeros(len(grid))
-        for t in own:
-            top, correct = tops[t.name]
-            kept = top[None, :] >= grid[:, None]
-            count = kept.sum(1)
-            precision += t.weight * np.where(count > 0, (kept & correct[None, :]).sum(1) / np.maximum(count, 1), 1.0)
-        worst = np.minimum(worst, precision / sum(t.weight for t in own))
+    for domain in sorted({t.domain for t in tables}):
+        worst = np.minimum(worst, precision_curve([t for t in tables if t.domain == domain], scores, grid))
     return threshold_rows(grid, worst, tables, scores, targets)
 
 
