@@ -82,7 +82,7 @@ def join_spark(
     if on_missing not in MISSING_POLICIES:
         raise ValueError(f"on_missing must be one of {MISSING_POLICIES}, got {on_missing!r}.")
     _check_right(right, right_column, on_missing)
-    values, labels, skipped = _reference(left, left_column, left_id, on_missing)
+    values, labels, skipped = reference_rows(left, left_column, left_id, on_missing)
     if matcher is None:
         matcher = Matcher(model, progress=False).fit(values, labels)
     elif matcher.reference != values:
@@ -119,8 +119,9 @@ def _check_right(right: Any, column: str, on_missing: str) -> None:
                              "on_missing='skip' (they are kept with match_status 'skipped').")  # fmt: skip
 
 
-def _reference(left: Any, column: str | None, left_id: str | None, on_missing: str) -> tuple[list, list, list]:
-    """The reference texts, their labels (``left_id`` values or positions) and the labels of skipped rows."""
+def reference_rows(left: Any, column: str | None, left_id: str | None, on_missing: str) -> tuple[list, list, list]:
+    """The reference texts, their labels (``left_id`` values or positions) and the labels of skipped rows (what a
+    matcher is fitted on before it joins ``left``)."""
     if hasattr(left, "toPandas"):  # a Spark DataFrame: collected once, in left_id order when given
         if column is None or column not in left.columns:
             raise ValueError(f"Name left's text column with left_column (its columns: {', '.join(left.columns)}).")
