@@ -17,6 +17,9 @@ Methods, each run as its own child process so each has its own peak RSS (the tre
   full left table; extrapolated the same way (10^12 pairs would take days).
 * ``spark``: the splink integration on local Spark over a 100k subset (100k right rows and their left rows):
   neighbour blocking and splink's cosine comparison; shows the path works at that size.
+* ``spark-matcher``: the default matcher on local Spark over the same subset (fitted once, loaded per executor),
+  then splink with the matcher's score as its comparison, m and u fixed from the matcher's calibration
+  (:mod:`phrasezoo.integrations.splink_matcher`): precision and recall at match probability 0.5, 0.8, 0.9, 0.95.
 
     .venv/bin/python benchmarks/match_scale.py --subset 20000       # a dev run on a 20k x 20k subset of the tables
     nohup .venv/bin/python benchmarks/match_scale.py --size 1000000 --threads 2 \\
@@ -42,7 +45,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 CHUNK = 16_384
-STEPS = ("tables", "encode", "embed", "tfidf", "rapidfuzz", "spark")
+STEPS = ("tables", "encode", "embed", "tfidf", "rapidfuzz", "spark", "spark-matcher")
 
 
 # ------------------------------------------------------------------------------------------------- utilities
@@ -115,8 +118,8 @@ def subset_size(args) -> int | None:
 
 def step_file(step: str, args) -> str:
     """``step-<name>.json`` for the whole table, ``step-<name>-<n>.json`` for an ``n x n`` subset."""
-    if step == "spark":
-        return f"step-spark-{args.spark_rows}.json"
+    if step in ("spark", "spark-matcher"):
+        return f"step-{step}-{args.spark_rows}.json"
     n = subset_size(args)
     return f"step-{step}.json" if not n or step == "tables" else f"step-{step}-{n}.json"
 
@@ -417,8 +420,67 @@ def step_spark(args, folder: Path) -> dict:
     }
 
 
+def step_spark_matcher(args, folder: Path) -> dict:
+    """The default matcher on local Spark over the same subset as ``spark``, then splink with the matcher's score
+    as its comparison (m and u fixed from the matcher's calibration, ``lambda = 1 / rows``): the matcher is fitted
+    once on the driver, saved, and loaded by each executor, which searches its partitions of the right rows."""
+    import pandas as pd
+    from splink import Linker, SettingsCreator, SparkAPI, block_on
+
+    from phrasezoo.integrations.splink import local_spark
+    from phrasezoo.integrations.splink_matcher import BEST_COLUMN, add_matcher_scores, matcher_comparison
+
+    left, right, truth = load_tables(folder, args.spark_rows)
+    n = len(right)
+    start = time.perf_counter()
+    spark = local_spark(cores=args.threads, shuffle_partitions=max(2, args.threads), driver_memory="6g")
+    started = time.perf_counter() - start
+    start = time.perf_counter()
+    left_df = spark.createDataFrame(pd.DataFrame({"unique_id": np.arange(n), "name": left}))
+    right_df = spark.createDataFrame(pd.DataFrame({"unique_id": np.arange(n), "name": right}))
+    right_df = right_df.repartition(max(2, args.threads) * 8)  # small partitions: steady progress, bounded memory
+    (left_df, right_df), matcher = add_matcher_scores([left_df, right_df], "name", args.matcher)
+    right_df = right_df.persist()
+    picks = right_df.select("unique_id", BEST_COLUMN).toPandas()
+    matched = time.perf_counter() - start
+    settings = SettingsCreator(
+        link_type="link_only",
+        comparisons=[matcher_comparison(matcher, left_rows=n)],
+        blocking_rules_to_generate_predictions=[block_on(BEST_COLUMN)],
+        probability_two_random_records_match=1.0 / n,
+        retain_matching_columns=False,
+        retain_intermediate_calculation_columns=False,
+    )
+    api = SparkAPI(spark_session=spark, break_lineage_method="persist", num_partitions_on_repartition=args.threads)
+    linker = Linker([left_df, right_df], settings, db_api=api)
+    columns = ["unique_id_l", "unique_id_r", "match_weight", "match_probability"]
+    predictions = linker.inference.predict().as_spark_dataframe().select(*columns).toPandas()
+    seconds = time.perf_counter() - start
+    chosen = dict(zip(picks["unique_id"].astype(int), picks[BEST_COLUMN]))
+    top1 = np.mean([chosen.get(j) is not None and int(chosen[j]) == int(truth[j]) for j in range(n)])
+    out = {}
+    for cut in (0.5, 0.8, 0.9, 0.95):
+        confident = predictions[predictions["match_probability"] >= cut - 1e-9]
+        pairs = zip(confident["unique_id_r"], confident["unique_id_l"])
+        correct = sum(int(truth[int(right_id)]) == int(left_id) for right_id, left_id in pairs)
+        out[f"precision_at_{cut}"] = float(correct / max(1, len(confident)))
+        out[f"recall_at_{cut}"] = float(correct / n)
+    spark.stop()
+    return {
+        "method": "splink on local Spark: the default matcher's pick and score (m, u from its calibration)",
+        "matcher": matcher.name,
+        "rows": n,
+        "compared_pairs": int(len(predictions)),
+        "top1_accuracy": float(top1),
+        **out,
+        "seconds": {"spark_start": round(started, 1), "match": round(matched, 1), "link": round(seconds - matched, 1)},
+        "rows_per_second": round(n / seconds, 1),
+    }
+
+
 STEP_FUNCTIONS = {"tables": step_tables, "encode": step_encode, "embed": step_embed, "tfidf": step_tfidf,
-                  "rapidfuzz": step_rapidfuzz, "spark": step_spark}  # fmt: skip
+                  "rapidfuzz": step_rapidfuzz, "spark": step_spark,
+                  "spark-matcher": step_spark_matcher}  # fmt: skip
 
 
 # ----------------------------------------------------------------------------------------------------- driver
@@ -437,7 +499,7 @@ def run_step(args, folder: Path) -> None:
 def child_command(args, step: str) -> list[str]:
     command = [sys.executable, str(Path(__file__).resolve()), "--step", step]
     for name in ("size", "subset", "seed", "threads", "model", "benchmarks", "workdir", "nprobe", "k", "check_sample",
-                 "query_sample", "rapidfuzz_sample", "spark_rows"):  # fmt: skip
+                 "query_sample", "rapidfuzz_sample", "spark_rows", "matcher"):  # fmt: skip
         command += [f"--{name.replace('_', '-')}", str(getattr(args, name))]
     return command
 
@@ -470,10 +532,11 @@ def table_rows(results: dict) -> str:
                  if step.get("extrapolated") else "all rows")  # fmt: skip
         lines.append(f"| {step['method']} | {100 * step['accuracy']:.1f} | {step['rows_per_second']:,} | "
                      f"{step['peak_rss_gib']:.2f} | {where} |")  # fmt: skip
-    spark = results["steps"].get("spark")
-    if spark:
-        lines.append(f"| {spark['method']} | {100 * spark['top1_accuracy']:.1f} | {spark['rows_per_second']:,} | "
-                     f"{spark['peak_rss_gib']:.2f} | a {spark['rows']:,}-row subset |")  # fmt: skip
+    for key in ("spark", "spark-matcher"):
+        spark = results["steps"].get(key)
+        if spark:
+            lines.append(f"| {spark['method']} | {100 * spark['top1_accuracy']:.1f} | {spark['rows_per_second']:,} | "
+                         f"{spark['peak_rss_gib']:.2f} | a {spark['rows']:,}-row subset |")  # fmt: skip
     embed = results["steps"].get("embed")
     if embed:
         check = embed["fp16_check"]
@@ -508,6 +571,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--query-sample", type=int, default=5000, help="queries for the TF-IDF search")
     parser.add_argument("--rapidfuzz-sample", type=int, default=500, help="queries for rapidfuzz")
     parser.add_argument("--spark-rows", type=int, default=100_000, help="rows of the Spark subset")
+    parser.add_argument("--matcher", default="hybrid", help="matcher spec of the spark-matcher step (default: the "
+                        "default matcher)")  # fmt: skip
     parser.add_argument("--rerun", action="store_true", help="rerun steps whose results exist")
     parser.add_argument("--encode-processes", type=int, default=1,
                         help="encoding processes, each taking every N-th chunk pair (default 1)")  # fmt: skip

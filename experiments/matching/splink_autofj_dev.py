@@ -10,7 +10,16 @@ least 0.5. Three configurations, identical except for what the row says:
   lower-cased title, shared words, equal numbers);
 * ``splink + embedding blocking``: the same, plus the embedding-neighbour blocking rule (the ``k`` nearest left
   rows of every right row and back, :func:`phrasezoo.integrations.splink.add_neighbour_blocks`);
-* ``splink + embedding blocking + cosine``: the same blocking, plus splink's cosine comparison of the vectors.
+* ``splink + embedding blocking + cosine``: the same blocking, plus splink's cosine comparison of the vectors;
+* ``splink + embedding blocking + the default matcher's score``: the second row's blocking plus each right row's
+  pick by the default matcher, and its string comparisons plus the matcher's score
+  (:func:`phrasezoo.integrations.splink_matcher.matcher_comparison`: m and u fixed from the matcher's calibration,
+  not trained; EM trains the string comparisons around it);
+* ``the default matcher's score alone``: only the matcher's pick is compared, with only that comparison: a pair's
+  probability is the calibrated target of its score band.
+
+The default matcher's combination and calibration were fitted on the AutoFJ dev tables among other dev data
+(``results/matching/experiments/names-dev-study.json``), so its two rows here are in-sample for the matcher.
 
 The second and third rows have the same blocking and the same other comparisons, so their difference is the
 embedding comparison alone. Nothing is tuned: k = 10, the cosine levels (splink's default 0.9 / 0.8 / 0.7) and
@@ -36,7 +45,14 @@ import numpy as np
 
 WORD = re.compile(r"[^\W_]+", re.UNICODE)
 NUMBER = re.compile(r"\d+")
-CONFIGS = ("splink", "splink + embedding blocking", "splink + embedding blocking + cosine")
+CONFIGS = (
+    "splink",
+    "splink + embedding blocking",
+    "splink + embedding blocking + cosine",
+    "splink + embedding blocking + the default matcher's score",
+    "the default matcher's score alone",
+)
+MATCHER_CONFIGS = CONFIGS[3:]
 
 
 def dev_names() -> list[str]:
@@ -70,7 +86,7 @@ def truth_pairs(left: list[str], right: list[str], gold: dict[str, str]) -> set[
     return {(i, j) for j, title in enumerate(right) if title in gold for i in left_rows.get(gold[title], [])}
 
 
-def run_config(config: str, left, right, k: int, seed: int) -> tuple[set, set, set]:
+def run_config(config: str, left, right, k: int, seed: int, matcher=None) -> tuple[set, set, set]:
     """(predicted pairs at p >= 0.5, the best of them per right row, compared pairs) of one configuration."""
     import splink.comparison_library as cl
     from splink import DuckDBAPI, Linker, SettingsCreator, block_on
@@ -87,6 +103,13 @@ def run_config(config: str, left, right, k: int, seed: int) -> tuple[set, set, s
         rules.append(neighbour_blocking_rule())
     if config.endswith("cosine"):
         comparisons.append(cosine_comparison("title_embedding"))
+    if config in MATCHER_CONFIGS:
+        from phrasezoo.integrations.splink_matcher import BEST_COLUMN, matcher_comparison
+
+        rules.append(block_on(BEST_COLUMN))
+        comparisons.append(matcher_comparison(matcher, left_rows=len(left)))
+        if config == MATCHER_CONFIGS[1]:
+            comparisons, rules = comparisons[-1:], rules[-1:]
     settings = SettingsCreator(
         link_type="link_only",
         comparisons=comparisons,
@@ -96,8 +119,9 @@ def run_config(config: str, left, right, k: int, seed: int) -> tuple[set, set, s
         retain_matching_columns=False,
     )
     linker = Linker([left, right], settings, db_api=DuckDBAPI(), input_table_aliases=["left_names", "right_names"])
-    linker.training.estimate_u_using_random_sampling(max_pairs=1e6, seed=seed)
-    linker.training.estimate_parameters_using_expectation_maximisation(block_on("nearest"))
+    if config != MATCHER_CONFIGS[1]:  # the matcher's comparison alone has nothing left to train
+        linker.training.estimate_u_using_random_sampling(max_pairs=1e6, seed=seed)
+        linker.training.estimate_parameters_using_expectation_maximisation(block_on("nearest"))
     frame = linker.inference.predict().as_pandas_dataframe()
     sides = frame["source_dataset_l"].astype(str) == "left_names"
     left_ids = np.where(sides, frame["unique_id_l"], frame["unique_id_r"]).astype(int)
@@ -128,7 +152,7 @@ def scores(predicted: set, best: set, compared: set, truth: set) -> dict:
             "best": precision_recall(best, truth)}  # fmt: skip
 
 
-def evaluate(names: list[str], model: str, k: int, seed: int) -> dict:
+def evaluate(names: list[str], model: str, k: int, seed: int, configs=CONFIGS) -> dict:
     import pandas as pd
 
     from phrasezoo.evaluation.tasks.autofj import read_autofj
@@ -137,25 +161,35 @@ def evaluate(names: list[str], model: str, k: int, seed: int) -> dict:
 
     encoder = resolve_encoder(model)
     per_dataset: dict[str, dict] = {}
-    seconds = {c: 0.0 for c in CONFIGS}
+    seconds = {c: 0.0 for c in configs}
+    matcher = None
+    if set(configs) & set(MATCHER_CONFIGS):
+        from phrasezoo.match import Matcher
+
+        matcher = Matcher(progress=False)
     for table in read_autofj(names):
         left, right = prepare(table.left), prepare(table.right)
         left = add_embedding_column(left, "original", encoder, "title_embedding", progress=False)
         right = add_embedding_column(right, "original", encoder, "title_embedding", progress=False)
         left, right = add_neighbour_blocks([left, right], "title_embedding", k=k, nearest_column="nearest")
+        if matcher is not None:
+            from phrasezoo.integrations.splink_matcher import add_matcher_scores
+
+            matcher.fit(list(table.left), list(range(len(table.left))))
+            (left, right), matcher = add_matcher_scores([left, right], "original", matcher=matcher, progress=False)
         left, right = (t.drop(columns=["original"]) for t in (left, right))
         left.attrs, right.attrs = {}, {}
         truth = truth_pairs(table.left, table.right, table.gold)
         per_dataset[table.name] = {"left": len(left), "right": len(right)}
-        for config in CONFIGS:
+        for config in configs:
             start = time.perf_counter()
-            predicted, best, compared = run_config(config, pd.DataFrame(left), pd.DataFrame(right), k, seed)
+            predicted, best, compared = run_config(config, pd.DataFrame(left), pd.DataFrame(right), k, seed, matcher)
             seconds[config] += time.perf_counter() - start
             per_dataset[table.name][config] = scores(predicted, best, compared, truth)
             print(f"{table.name:>18} {config:<40} " + " ".join(
                 f"{m}={per_dataset[table.name][config][m]:.3f}" for m in ("precision", "recall", "f1")), flush=True)  # fmt: skip
     summary = {}
-    for config in CONFIGS:
+    for config in configs:
         rows = [d[config] for d in per_dataset.values()]
         pooled = {m: sum(r[m] for r in rows) for m in ("predicted", "true", "correct")}
         summary[config] = {
@@ -196,6 +230,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--datasets", nargs="*", help="a subset of the dev datasets (default: all 10)")
     parser.add_argument("--output", help="results JSON (e.g. results/matching/splink-dev.json)")
     parser.add_argument("--docs", help="markdown page whose splink-dev block gets the table")
+    parser.add_argument("--configs", nargs="*", type=int, help="run only these rows (0-based indices into CONFIGS) "
+                        "and merge them into --output's other rows")  # fmt: skip
     args = parser.parse_args(argv)
     logging.getLogger("splink").setLevel(logging.ERROR)
     names = dev_names()
@@ -204,18 +240,24 @@ def main(argv: list[str] | None = None) -> None:
         if unknown:
             parser.error(f"{unknown} are not AutoFJ dev datasets ({', '.join(names)}); test datasets are not used.")
         names = args.datasets
+    configs = [CONFIGS[i] for i in args.configs] if args.configs else list(CONFIGS)
+    command = "python experiments/matching/splink_autofj_dev.py " + " ".join(sys.argv[1:] if argv is None else argv)
     start = time.perf_counter()
-    results = {
-        "benchmark": "splink_autofj_dev",
-        "datasets": names,
-        "model": args.model,
-        "k": args.k,
-        "date": dt.date.today().isoformat(),
-        "command": "python experiments/matching/splink_autofj_dev.py "
-        + " ".join(sys.argv[1:] if argv is None else argv),
-        **evaluate(names, args.model, args.k, args.seed),
-    }
+    run = evaluate(names, args.model, args.k, args.seed, configs)
+    results = {"benchmark": "splink_autofj_dev", "datasets": names, "model": args.model, "k": args.k,
+               "date": dt.date.today().isoformat(), "command": command, **run}  # fmt: skip
     results["seconds"] = round(time.perf_counter() - start, 1)
+    if args.configs and args.output and Path(args.output).exists():  # merge: the other rows keep their run
+        earlier = json.loads(Path(args.output).read_text())
+        if earlier["datasets"] != names or earlier["k"] != args.k or earlier["model"] != args.model:
+            parser.error("--configs merges into a run with the same datasets, k and model only.")
+        for dataset, rows in run["per_dataset"].items():
+            earlier["per_dataset"][dataset].update({c: rows[c] for c in configs})
+        earlier["summary"].update(run["summary"])
+        earlier["summary"] = {c: earlier["summary"][c] for c in CONFIGS if c in earlier["summary"]}
+        earlier.setdefault("runs", []).append({"configs": configs, "command": command, "date": results["date"],
+                                               "seconds": results["seconds"]})  # fmt: skip
+        results = earlier
     if args.output:
         Path(args.output).parent.mkdir(parents=True, exist_ok=True)
         Path(args.output).write_text(json.dumps(results, indent=2) + "\n")

@@ -9,6 +9,7 @@ from pathlib import Path
 from .blocking import SCHEMES
 from .index import INDEX_TYPES
 from .scorers import DEFAULT_MODEL, RAPIDFUZZ_SCORERS
+from .streaming import DEFAULT_CHUNK_ROWS, iter_table, read_errors, stream_matches
 
 EPILOG = f"""models (--model):
   hybrid                    the default: all-MiniLM-L6-v2 (embedded offline) + character/word TF-IDF + number and
@@ -47,6 +48,9 @@ def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--keep-unmatched", action="store_true", help="write rows without a match too")
     parser.add_argument("--skip-missing", action="store_true", help="skip empty cells instead of failing")
     parser.add_argument("--batch-size", type=int, help="encoder batch size")
+    parser.add_argument("--chunk-rows", type=int, default=DEFAULT_CHUNK_ROWS,
+                        help="read and match the right/mentions table this many rows at a time, appending to the "
+                        f"output, so a file larger than memory works (default {DEFAULT_CHUNK_ROWS:,})")  # fmt: skip
     parser.add_argument(
         "--output", "-o", required=True, help="output file (.csv, .tsv, .parquet, .jsonl) or - for stdout"
     )
@@ -136,36 +140,66 @@ def build_arguments(parser: argparse.ArgumentParser) -> None:
     apply.add_argument("--keep-unmatched", action="store_true", help="write rows without a match too")
     apply.add_argument("--skip-missing", action="store_true", help="skip empty cells instead of failing")
     apply.add_argument("--encoding", default="utf-8", help="text encoding of the input file (default utf-8)")
+    apply.add_argument(
+        "--chunk-rows",
+        type=int,
+        default=DEFAULT_CHUNK_ROWS,
+        help=f"read and match the queries this many rows at a time (default {DEFAULT_CHUNK_ROWS:,})",
+    )
     apply.add_argument("--output", "-o", required=True, help="output file (.csv, .tsv, .parquet, .jsonl) or -")
     apply.add_argument("--no-progress", action="store_true", help="no progress bars")
 
 
-def _fit_or_apply(args: argparse.Namespace):
-    """``match fit`` (returns None after saving) or ``match apply`` (returns the result frame)."""
+def _fit(args: argparse.Namespace) -> int:
+    """``match fit``: fit a matcher on the reference table and save it."""
     from .inputs import as_column
     from .matcher import Matcher
 
-    if args.match_command == "fit":
-        table = read_table(args.reference, args.encoding)
-        column = as_column(table, args.column, what="reference")
-        labels = column.labels
-        if args.id_column is not None:
-            if args.id_column not in table.columns:
-                raise ValueError(
-                    f"The reference has no column {args.id_column!r}; columns: {', '.join(table.columns)}."
-                )
-            labels = list(table[args.id_column].iloc[column.positions])
-        matcher = Matcher(args.model, index=args.index, blocking=args.blocking, batch_size=args.batch_size,
-                          progress=not args.no_progress).fit(column.values, labels)  # fmt: skip
-        matcher.save(args.output)
-        print(f">> saved a {matcher.name} matcher over {len(column)} names to {args.output}", file=sys.stderr)
-        return None
-    table = read_table(args.queries, args.encoding)
-    name = as_column(table, args.column, what="queries", on_missing="skip", allow_empty=True).name  # checks the column
-    matcher = Matcher.load(args.matcher, progress=not args.no_progress)
-    return matcher.transform(table[name], top_k=args.top_k, threshold=args.threshold,
-                             target_precision=args.target_precision, keep_unmatched=args.keep_unmatched,
-                             on_missing="skip" if args.skip_missing else "raise")  # fmt: skip
+    table = read_table(args.reference, args.encoding)
+    column = as_column(table, args.column, what="reference")
+    labels = column.labels
+    if args.id_column is not None:
+        if args.id_column not in table.columns:
+            raise ValueError(f"The reference has no column {args.id_column!r}; columns: {', '.join(table.columns)}.")
+        labels = list(table[args.id_column].iloc[column.positions])
+    matcher = Matcher(args.model, index=args.index, blocking=args.blocking, batch_size=args.batch_size,
+                      progress=not args.no_progress).fit(column.values, labels)  # fmt: skip
+    matcher.save(args.output)
+    print(f">> saved a {matcher.name} matcher over {len(column)} names to {args.output}", file=sys.stderr)
+    return 0
+
+
+def _matching(args: argparse.Namespace):
+    """``(query file, function matching one chunk of it)`` for ``join``, ``link`` and ``apply``: the reference is
+    read and the matcher fitted (or loaded) once, here."""
+    from .api import join, link
+    from .inputs import as_column, as_kb
+    from .matcher import Matcher
+
+    options = {"top_k": args.top_k, "threshold": args.threshold, "target_precision": args.target_precision,
+               "keep_unmatched": args.keep_unmatched, "on_missing": "skip" if args.skip_missing else "raise"}  # fmt: skip
+    if args.match_command == "apply":
+        matcher = Matcher.load(args.matcher, progress=not args.no_progress)
+
+        def apply_chunk(chunk):
+            name = as_column(chunk, args.column, what="queries", on_missing="skip", allow_empty=True).name
+            return matcher.transform(chunk[name], **options)
+
+        return args.queries, apply_chunk
+    build = {"model": args.model, "index": args.index, "blocking": args.blocking, "batch_size": args.batch_size,
+             "progress": not args.no_progress}  # fmt: skip
+    if args.match_command == "join":
+        left = read_table(args.left, args.encoding)
+        reference = as_column(left, args.left_column, what="left", on_missing=options["on_missing"])
+        fitted = Matcher(**build).fit(reference.values, reference.labels)
+        return args.right, lambda chunk: join(left, chunk, left_column=args.left_column,
+                                              right_column=args.right_column, matcher=fitted, **options)  # fmt: skip
+    kb = read_table(args.kb, args.encoding)
+    names, ids = as_kb(kb, args.kb_name_column, args.kb_id_column, on_missing=options["on_missing"])
+    fitted = Matcher(**build).fit(names.values, ids)
+    return args.mentions, lambda chunk: link(chunk, kb, mention_column=args.mention_column, matcher=fitted,
+                                             kb_name_column=args.kb_name_column, kb_id_column=args.kb_id_column,
+                                             **options)  # fmt: skip
 
 
 def read_table(path: str, encoding: str = "utf-8"):
@@ -177,22 +211,13 @@ def read_table(path: str, encoding: str = "utf-8"):
     if not file.is_file():
         raise FileNotFoundError(f"No such table: {path}")
     suffix = file.suffix.lower()
-    try:
+    with read_errors(path, suffix, encoding):
         if suffix == ".parquet":
             return pd.read_parquet(file)
         if suffix in (".jsonl", ".ndjson"):
             return pd.read_json(file, lines=True, encoding=encoding)
         return pd.read_csv(file, sep="\t" if suffix in (".tsv", ".tab") else ",", dtype=str, keep_default_na=False,
                            encoding=encoding)  # fmt: skip
-    except UnicodeDecodeError as err:
-        raise ValueError(
-            f"{path} is not valid {encoding} (byte {err.object[err.start : err.start + 1]!r} at position {err.start}); "
-            "pass its encoding, e.g. --encoding latin-1 or --encoding cp1252."
-        ) from err
-    except LookupError as err:
-        raise ValueError(f"Unknown encoding {encoding!r}: {err}") from err
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError) as err:
-        raise ValueError(f"Could not read {path} as a {suffix.lstrip('.') or 'csv'} table: {err}") from err
 
 
 def write_table(frame, path: str) -> None:
@@ -253,59 +278,39 @@ def _dedupe(args: argparse.Namespace) -> int:
 def run(args: argparse.Namespace) -> int:
     import warnings
 
-    from .api import join, link
-
     if args.match_command == "dedupe":
         return _dedupe(args)
-
-    if args.match_command in ("fit", "apply"):
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", UserWarning)  # skipped rows are reported below instead
-                frame = _fit_or_apply(args)
-        except (ValueError, FileNotFoundError) as err:
-            print(f"error: {err}", file=sys.stderr)
-            return 2
-        if frame is None:
-            return 0
-        return _write(frame, args)
-    common = {
-        "model": args.model, "top_k": args.top_k, "threshold": args.threshold, "blocking": args.blocking,
-        "index": args.index, "keep_unmatched": args.keep_unmatched, "batch_size": args.batch_size,
-        "on_missing": "skip" if args.skip_missing else "raise", "progress": not args.no_progress,
-        "target_precision": args.target_precision,
-    }  # fmt: skip
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)  # skipped rows are reported below instead
-            if args.match_command == "join":
-                frame = join(read_table(args.left, args.encoding), read_table(args.right, args.encoding),
-                             left_column=args.left_column, right_column=args.right_column, **common)  # fmt: skip
-            else:
-                frame = link(read_table(args.mentions, args.encoding), read_table(args.kb, args.encoding),
-                             mention_column=args.mention_column, kb_name_column=args.kb_name_column,
-                             kb_id_column=args.kb_id_column, **common)  # fmt: skip
+            if args.match_command == "fit":
+                return _fit(args)
+            if args.chunk_rows < 1:  # before the matcher is fitted
+                raise ValueError(f"--chunk-rows must be a positive whole number, got {args.chunk_rows}.")
+            path, match = _matching(args)
+            report = stream_matches(iter_table(path, args.encoding, args.chunk_rows), match, args.output)
     except (ValueError, FileNotFoundError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
-    return _write(frame, args)
-
-
-def _write(frame, args: argparse.Namespace) -> int:
-    """Write the result and report on stderr what is not in it (threshold, unmatched and skipped rows)."""
-    write_table(frame, args.output)
-    if args.output != "-":
-        print(f">> wrote {len(frame)} rows to {args.output}", file=sys.stderr)
-    if frame.attrs.get("threshold") is not None:
-        print(f">> threshold {frame.attrs['threshold']:.4f}" + (
-            f" (auto: target precision {frame.attrs['target_precision']:.2f} on the dev domains)"
-            if "target_precision" in frame.attrs else ""), file=sys.stderr)  # fmt: skip
-    if frame.attrs.get("unmatched") and not args.keep_unmatched:
-        print(f">> {len(frame.attrs['unmatched'])} row(s) had no match above the threshold (not written; "
-              "--keep-unmatched writes them)", file=sys.stderr)  # fmt: skip
-    for table, labels in frame.attrs.get("skipped", {}).items():
-        print(f">> skipped {len(labels)} {table} row(s) with missing values: {labels[:10]}", file=sys.stderr)
+    _report(report, args)
     return 0
+
+
+def _report(report: dict, args: argparse.Namespace) -> None:
+    """Say on stderr what is not in the output (threshold, unmatched and skipped rows): every input row is in the
+    output or in this report."""
+    if args.output != "-":
+        print(f">> wrote {report['rows_written']} rows to {args.output} ({report['rows_read']} rows read)",
+              file=sys.stderr)  # fmt: skip
+    if report.get("threshold") is not None:
+        print(f">> threshold {report['threshold']:.4f}" + (
+            f" (auto: target precision {report['target_precision']:.2f} on the dev domains)"
+            if "target_precision" in report else ""), file=sys.stderr)  # fmt: skip
+    if report["unmatched"] and not args.keep_unmatched:
+        print(f">> {len(report['unmatched'])} row(s) had no match above the threshold (not written; "
+              "--keep-unmatched writes them)", file=sys.stderr)  # fmt: skip
+    for table, labels in report["skipped"].items():
+        print(f">> skipped {len(labels)} {table} row(s) with missing values: {labels[:10]}", file=sys.stderr)
 
 
 def main(argv: list[str] | None = None) -> int:

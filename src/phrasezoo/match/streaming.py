@@ -1,0 +1,152 @@
+"""Tables larger than memory for ``phrasezoo match join|link|apply``: the query table is read and matched in chunks.
+
+The reference (left table, knowledge base, saved matcher) is fitted once and held in memory; the query table is
+read ``chunk_rows`` rows at a time (CSV/TSV with pandas' chunked reader, JSON lines likewise, parquet by record
+batches), each chunk is matched, and its rows are appended to a temporary output file that replaces the output only
+when every chunk is done (an interrupted run leaves the previous output, if any, untouched). Row labels are the
+rows' positions in the whole file, so ``right_index`` and the report (unmatched and skipped rows) name rows of the
+file, not of a chunk. Memory is the reference, the matcher and one chunk, whatever the file's size.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import tempfile
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+DEFAULT_CHUNK_ROWS = 100_000
+
+
+def iter_table(path: str, encoding: str = "utf-8", chunk_rows: int = DEFAULT_CHUNK_ROWS) -> Iterator[Any]:
+    """DataFrames of at most ``chunk_rows`` rows, indexed by their row position in the file (from 0)."""
+    import pandas as pd
+
+    if isinstance(chunk_rows, bool) or not isinstance(chunk_rows, int) or chunk_rows < 1:
+        raise ValueError(f"--chunk-rows must be a positive whole number, got {chunk_rows!r}.")
+    file = Path(path)
+    if not file.is_file():
+        raise FileNotFoundError(f"No such table: {path}")
+    suffix = file.suffix.lower()
+    with read_errors(path, suffix, encoding):
+        if suffix == ".parquet":
+            import pyarrow.parquet as pq
+
+            start = 0
+            for batch in pq.ParquetFile(file).iter_batches(batch_size=chunk_rows):
+                frame = batch.to_pandas()
+                frame.index = pd.RangeIndex(start, start + len(frame))
+                start += len(frame)
+                yield frame
+            return
+        if suffix in (".jsonl", ".ndjson"):
+            reader = pd.read_json(file, lines=True, encoding=encoding, chunksize=chunk_rows)
+        else:
+            reader = pd.read_csv(file, sep="\t" if suffix in (".tsv", ".tab") else ",", dtype=str,
+                                 keep_default_na=False, encoding=encoding, chunksize=chunk_rows)  # fmt: skip
+        read = 0
+        with reader:
+            for chunk in reader:  # pandas numbers the rows of later chunks on from the earlier ones
+                read += 1
+                yield chunk
+        if not read and suffix not in (".jsonl", ".ndjson"):  # a header without rows: an empty table, not nothing
+            yield pd.read_csv(file, sep="\t" if suffix in (".tsv", ".tab") else ",", dtype=str, nrows=0,
+                              encoding=encoding)  # fmt: skip
+
+
+@contextlib.contextmanager
+def read_errors(path: str, suffix: str, encoding: str):
+    """Reading errors as one ``ValueError`` that says what to do (wrong encoding, unknown encoding, bad table)."""
+    import pandas as pd
+
+    try:
+        yield
+    except UnicodeDecodeError as err:
+        raise ValueError(
+            f"{path} is not valid {encoding} (byte {err.object[err.start : err.start + 1]!r} at position {err.start}); "
+            "pass its encoding, e.g. --encoding latin-1 or --encoding cp1252."
+        ) from err
+    except LookupError as err:
+        raise ValueError(f"Unknown encoding {encoding!r}: {err}") from err
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError) as err:
+        raise ValueError(f"Could not read {path} as a {suffix.lstrip('.') or 'csv'} table: {err}") from err
+
+
+class TableWriter:
+    """Appends DataFrames to one CSV/TSV/parquet/JSON-lines output (``-``: stdout); :meth:`close` moves the
+    finished file into place, :meth:`abort` removes it."""
+
+    def __init__(self, path: str) -> None:
+        self.path, self.rows, self._parquet, self._tmp = path, 0, None, None
+        if path != "-":
+            target = Path(path)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            handle, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
+            os.close(handle)
+            self._tmp = Path(name)
+        self.suffix = Path(path).suffix.lower()
+
+    def write(self, frame) -> None:
+        first = self.rows == 0 and self._parquet is None
+        if self.path == "-":
+            frame.to_csv(sys.stdout, index=False, header=first)
+        elif self.suffix == ".parquet":
+            import pyarrow as pa
+            import pyarrow.parquet as pq
+
+            table = pa.Table.from_pandas(frame, preserve_index=False)
+            if self._parquet is None:
+                self._parquet = pq.ParquetWriter(self._tmp, table.schema)
+            self._parquet.write_table(table.cast(self._parquet.schema))
+        elif self.suffix in (".jsonl", ".ndjson"):
+            with open(self._tmp, "a", encoding="utf-8") as out:
+                frame.to_json(out, orient="records", lines=True)  # one line per row, each ending in a newline
+        else:
+            frame.to_csv(self._tmp, index=False, header=first, mode="w" if first else "a",
+                         sep="\t" if self.suffix in (".tsv", ".tab") else ",")  # fmt: skip
+        self.rows += len(frame)
+
+    def close(self) -> None:
+        if self._parquet is not None:
+            self._parquet.close()
+        if self._tmp is not None:
+            self._tmp.replace(self.path)
+
+    def abort(self) -> None:
+        if self._parquet is not None:
+            self._parquet.close()
+        if self._tmp is not None:
+            self._tmp.unlink(missing_ok=True)
+
+
+def stream_matches(chunks: Iterator[Any], match: Callable[[Any], Any], output: str) -> dict[str, Any]:
+    """Match each chunk with ``match`` (a query DataFrame -> result DataFrame with the ``attrs`` report of
+    :func:`phrasezoo.match.join`) and write the results; returns the merged report: ``rows_read``, ``rows_written``,
+    ``threshold`` (and ``target_precision``), ``unmatched`` and ``skipped`` labels."""
+    writer = TableWriter(output)
+    report: dict[str, Any] = {"rows_read": 0, "unmatched": [], "skipped": {}, "threshold": None}
+    try:
+        for chunk in chunks:
+            frame = match(chunk)
+            report["rows_read"] += len(chunk)
+            report["unmatched"] += list(frame.attrs.get("unmatched", []))
+            for table, labels in frame.attrs.get("skipped", {}).items():
+                report["skipped"].setdefault(table, [])
+                if table in ("right", "mentions", "queries"):
+                    report["skipped"][table] += list(labels)
+                else:  # the reference's skipped rows are the same in every chunk
+                    report["skipped"][table] = list(labels)
+            report["threshold"] = frame.attrs.get("threshold")
+            if "target_precision" in frame.attrs:
+                report["target_precision"] = frame.attrs["target_precision"]
+            frame.attrs = {}
+            writer.write(frame)
+    except BaseException:
+        writer.abort()
+        raise
+    writer.close()
+    report["rows_written"] = writer.rows
+    return report

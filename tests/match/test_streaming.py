@@ -1,0 +1,103 @@
+"""``phrasezoo match`` on tables read in chunks: the same answers as one pass, every row accounted for, an
+interrupted run loses nothing (the match CLI's main is called in this process: the model loads once)."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from phrasezoo.match.commands import main
+
+NAMES = ["International Business Machines", "General Electric Company", "World Health Organization",
+         "New York Times", "Massachusetts Institute of Technology", "Deutsche Bank", "Bank of America",
+         "Royal Dutch Shell", "United Nations Children's Fund", "Federal Bureau of Investigation"]  # fmt: skip
+
+
+def noisy(name: str, rng: random.Random) -> str:
+    """A typo, a dropped word or a case change of ``name``."""
+    words = name.split()
+    kind = rng.randrange(3)
+    if kind == 0 and len(name) > 4:
+        i = rng.randrange(1, len(name) - 1)
+        return name[:i] + name[i + 1 :]
+    if kind == 1 and len(words) > 1:
+        words.pop(rng.randrange(len(words)))
+        return " ".join(words)
+    return name.lower()
+
+
+@pytest.fixture
+def tables(tmp_path):
+    """A left table, and a right table of 300 rows: 30% missing names, keys repeated, other columns kept."""
+    rng = random.Random(0)
+    left = tmp_path / "left.csv"
+    pd.DataFrame({"id": range(len(NAMES)), "name": NAMES}).to_csv(left, index=False)
+    names = [None if rng.random() < 0.3 else noisy(rng.choice(NAMES), rng) for _ in range(300)]
+    right = tmp_path / "right.csv"
+    pd.DataFrame({"key": [i // 3 for i in range(300)], "vendor": names}).to_csv(right, index=False)
+    return left, right, names
+
+
+def join(left, right, output, *extra: str) -> int:
+    return main(["join", "--left", str(left), "--right", str(right), "--left-column", "name", "--right-column",
+                 "vendor", "--skip-missing", "--no-progress", "--output", str(output), *extra])  # fmt: skip
+
+
+@pytest.mark.parametrize("model", ["tfidf:char", "hybrid"])
+def test_chunks_give_the_answers_of_one_pass_and_account_for_every_row(tables, tmp_path, model, capsys):
+    left, right, names = tables
+    whole, chunked = tmp_path / "whole.csv", tmp_path / "chunked.csv"
+    assert join(left, right, whole, "--model", model, "--threshold", "0.5", "--chunk-rows", "1000000") == 0
+    assert join(left, right, chunked, "--model", model, "--threshold", "0.5", "--chunk-rows", "37") == 0
+    a, b = pd.read_csv(whole), pd.read_csv(chunked)
+    assert a[["right_index", "left_index"]].equals(b[["right_index", "left_index"]])
+    assert np.allclose(a["score"], b["score"], atol=1e-5)
+    report = capsys.readouterr().err.split(f">> wrote {len(b)} rows to {chunked}")[-1]  # the chunked run's report
+    assert f"({len(names)} rows read)" in report
+    skipped = [i for i, name in enumerate(names) if name is None]
+    assert f">> skipped {len(skipped)} right row(s) with missing values: {skipped[:10]}" in report
+    unmatched = len(names) - len(skipped) - b["right_index"].nunique()
+    assert unmatched == 0 or f">> {unmatched} row(s) had no match" in report
+
+
+def test_parquet_and_json_lines_stream_too(tables, tmp_path):
+    left, right, names = tables
+    frame = pd.read_csv(right)
+    queries = tmp_path / "right.parquet"
+    frame.to_parquet(queries, index=False)
+    out_parquet, out_jsonl = tmp_path / "out.parquet", tmp_path / "out.jsonl"
+    common = ("--model", "tfidf:char", "--keep-unmatched", "--chunk-rows", "50")
+    assert join(left, queries, out_parquet, *common) == 0
+    assert join(left, right, out_jsonl, *common) == 0
+    a, b = pd.read_parquet(out_parquet), pd.read_json(out_jsonl, lines=True)
+    present = [i for i, name in enumerate(names) if name is not None]
+    assert a["right_index"].tolist() == present == b["right_index"].tolist()  # one row each with --keep-unmatched
+    assert a["left"].tolist() == b["left"].tolist()
+
+
+def test_a_failing_chunk_leaves_the_previous_output_and_no_partial_file(tables, tmp_path, capsys):
+    left, right, _ = tables
+    output = tmp_path / "joined.csv"
+    output.write_text("previous result\n")
+    code = main(["join", "--left", str(left), "--right", str(right), "--left-column", "name", "--right-column",
+                 "vendor", "--model", "tfidf:char", "--chunk-rows", "40", "--output", str(output)])  # fmt: skip
+    assert code == 2 and "missing or empty" in capsys.readouterr().err  # no --skip-missing: the first gap fails
+    assert output.read_text() == "previous result\n"
+    assert not list(tmp_path.glob(".joined.csv.*"))
+
+
+def test_a_header_only_table_gives_an_empty_result(tables, tmp_path):
+    left, _, _ = tables
+    empty, output = tmp_path / "empty.csv", tmp_path / "out.csv"
+    empty.write_text("key,vendor\n")
+    assert join(left, empty, output, "--model", "tfidf:char") == 0
+    assert len(pd.read_csv(output)) == 0
+
+
+def test_chunk_rows_must_be_positive(tables, tmp_path, capsys):
+    left, right, _ = tables
+    assert join(left, right, tmp_path / "o.csv", "--chunk-rows", "0") == 2
+    assert "--chunk-rows must be a positive whole number" in capsys.readouterr().err
