@@ -537,6 +537,14 @@ def table_rows(results: dict) -> str:
         if spark:
             lines.append(f"| {spark['method']} | {100 * spark['top1_accuracy']:.1f} | {spark['rows_per_second']:,} | "
                          f"{spark['peak_rss_gib']:.2f} | a {spark['rows']:,}-row subset |")  # fmt: skip
+    linked = [results["steps"][key] for key in ("spark", "spark-matcher") if key in results["steps"]]
+    if linked:
+        lines.append("")
+        for step in linked:
+            cuts = [c for c in ("0.5", "0.8", "0.9", "0.95") if f"precision_at_{c}" in step]
+            pr = "; ".join(f">= {c}: {100 * step[f'precision_at_{c}']:.1f} / {100 * step[f'recall_at_{c}']:.1f}"
+                           for c in cuts)  # fmt: skip
+            lines.append(f"- {step['method']}: precision / recall at match probability {pr}.")
     embed = results["steps"].get("embed")
     if embed:
         check = embed["fp16_check"]
