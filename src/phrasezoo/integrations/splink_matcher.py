@@ -43,6 +43,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
 
 try:
     import splink.comparison_level_library as cll
@@ -94,8 +95,6 @@ def add_matcher_scores(
         return _spark_scores(left, right, column, right_column, model, unique_id_column, matcher)
     if SPARK in {table_kind(left), table_kind(right)}:
         raise TypeError("Both tables must be Spark DataFrames, or neither.")
-    import pyarrow as pa
-
     ids, texts = read_texts(left, unique_id_column), read_texts(left, column)
     if len(set(ids)) != len(ids):
         raise ValueError(f"left's {unique_id_column!r} has duplicate values; the matcher's pick is named by it.")
