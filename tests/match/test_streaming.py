@@ -101,3 +101,17 @@ def test_chunk_rows_must_be_positive(tables, tmp_path, capsys):
     left, right, _ = tables
     assert join(left, right, tmp_path / "o.csv", "--chunk-rows", "0") == 2
     assert "--chunk-rows must be a positive whole number" in capsys.readouterr().err
+
+
+def test_parquet_output_whose_first_chunk_has_no_match_keeps_every_row(tables, tmp_path):
+    left, right, names = tables
+    frame = pd.read_csv(right)
+    frame.loc[:39, "vendor"] = "zzzz qqqq"  # the first chunk matches nothing above the threshold
+    queries, output = tmp_path / "right.csv", tmp_path / "out.parquet"
+    frame.to_csv(queries, index=False)
+    assert join(left, queries, output, "--model", "tfidf:char", "--threshold", "0.5", "--keep-unmatched",
+                "--chunk-rows", "40") == 0  # fmt: skip
+    result = pd.read_parquet(output)
+    present = [i for i, known in enumerate(frame["vendor"].notna()) if known]
+    assert result["right_index"].tolist() == present
+    assert result["left"].iloc[:40].isna().all() and result["left"].iloc[40:].notna().any()

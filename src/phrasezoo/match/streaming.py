@@ -77,7 +77,8 @@ def read_errors(path: str, suffix: str, encoding: str):
 
 class TableWriter:
     """Appends DataFrames to one CSV/TSV/parquet/JSON-lines output (``-``: stdout); :meth:`close` moves the
-    finished file into place, :meth:`abort` removes it."""
+    finished file into place, :meth:`abort` removes it. Parquet takes its column types from the first chunk; a column
+    that chunk leaves empty (every row unmatched) is written as text."""
 
     def __init__(self, path: str) -> None:
         self.path, self.rows, self._parquet, self._tmp = path, 0, None, None
@@ -98,8 +99,9 @@ class TableWriter:
             import pyarrow.parquet as pq
 
             table = pa.Table.from_pandas(frame, preserve_index=False)
-            if self._parquet is None:
-                self._parquet = pq.ParquetWriter(self._tmp, table.schema)
+            if self._parquet is None:  # a column with no value yet (all unmatched) is written as text
+                schema = pa.schema([f.with_type(pa.string()) if pa.types.is_null(f.type) else f for f in table.schema])
+                self._parquet = pq.ParquetWriter(self._tmp, schema.remove_metadata())
             self._parquet.write_table(table.cast(self._parquet.schema))
         elif self.suffix in (".jsonl", ".ndjson"):
             with open(self._tmp, "a", encoding="utf-8") as out:
