@@ -115,3 +115,15 @@ def test_parquet_output_whose_first_chunk_has_no_match_keeps_every_row(tables, t
     present = [i for i, known in enumerate(frame["vendor"].notna()) if known]
     assert result["right_index"].tolist() == present
     assert result["left"].iloc[:40].isna().all() and result["left"].iloc[40:].notna().any()
+
+
+def test_standard_output_gets_one_header_when_the_first_chunk_writes_nothing(tables, tmp_path, capsys):
+    left, right, _ = tables
+    frame = pd.read_csv(right)
+    frame.loc[:39, "vendor"] = None  # the first chunk is all skipped
+    queries = tmp_path / "right.csv"
+    frame.to_csv(queries, index=False)
+    assert join(left, queries, "-", "--model", "tfidf:char", "--chunk-rows", "40") == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("right_index,") and sum(line.startswith("right_index,") for line in lines) == 1
+    assert len(lines) - 1 == frame["vendor"].notna().sum()

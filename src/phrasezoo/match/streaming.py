@@ -81,7 +81,7 @@ class TableWriter:
     that chunk leaves empty (every row unmatched) is written as text."""
 
     def __init__(self, path: str) -> None:
-        self.path, self.rows, self._parquet, self._tmp = path, 0, None, None
+        self.path, self.rows, self._parquet, self._tmp, self._started = path, 0, None, None, False
         if path != "-":
             target = Path(path)
             target.parent.mkdir(parents=True, exist_ok=True)
@@ -91,7 +91,7 @@ class TableWriter:
         self.suffix = Path(path).suffix.lower()
 
     def write(self, frame) -> None:
-        first = self.rows == 0 and self._parquet is None
+        first, self._started = not self._started, True  # a CSV header once, even when the first chunks are empty
         if self.path == "-":
             frame.to_csv(sys.stdout, index=False, header=first)
         elif self.suffix == ".parquet":
