@@ -23,7 +23,7 @@ DEFAULT_CHUNK_ROWS = 100_000
 
 def iter_table(path: str, encoding: str = "utf-8", chunk_rows: int = DEFAULT_CHUNK_ROWS) -> Iterator[Any]:
     """DataFrames of at most ``chunk_rows`` rows, indexed by their row position in the file (from 0)."""
-    import pandas as pd
+    import pandas as pd  # on first use: `phrasezoo --help` starts without pandas
 
     if isinstance(chunk_rows, bool) or not isinstance(chunk_rows, int) or chunk_rows < 1:
         raise ValueError(f"--chunk-rows must be a positive whole number, got {chunk_rows!r}.")
@@ -33,7 +33,7 @@ def iter_table(path: str, encoding: str = "utf-8", chunk_rows: int = DEFAULT_CHU
     suffix = file.suffix.lower()
     with read_errors(path, suffix, encoding):
         if suffix == ".parquet":
-            import pyarrow.parquet as pq
+            import pyarrow.parquet as pq  # parquet only
 
             start = 0
             for batch in pq.ParquetFile(file).iter_batches(batch_size=chunk_rows):
@@ -60,7 +60,7 @@ def iter_table(path: str, encoding: str = "utf-8", chunk_rows: int = DEFAULT_CHU
 @contextlib.contextmanager
 def read_errors(path: str, suffix: str, encoding: str):
     """Reading errors as one ``ValueError`` that says what to do (wrong encoding, unknown encoding, bad table)."""
-    import pandas as pd
+    import pandas as pd  # on first use: `phrasezoo --help` starts without pandas
 
     try:
         yield
@@ -95,7 +95,7 @@ class TableWriter:
         if self.path == "-":
             frame.to_csv(sys.stdout, index=False, header=first)
         elif self.suffix == ".parquet":
-            import pyarrow as pa
+            import pyarrow as pa  # parquet only
             import pyarrow.parquet as pq
 
             table = pa.Table.from_pandas(frame, preserve_index=False)
