@@ -9,7 +9,7 @@ from pathlib import Path
 from .blocking import SCHEMES
 from .index import INDEX_TYPES
 from .scorers import DEFAULT_MODEL, RAPIDFUZZ_SCORERS
-from .streaming import DEFAULT_CHUNK_ROWS, iter_table, read_errors, stream_matches
+from .streaming import DEFAULT_CHUNK_ROWS, csv_options, iter_table, read_errors, separator, stream_matches, table_file
 
 EPILOG = f"""models (--model):
   hybrid                    the default: all-MiniLM-L6-v2 (embedded offline) + character/word TF-IDF + number and
@@ -207,17 +207,13 @@ def read_table(path: str, encoding: str = "utf-8"):
     another encoding and a malformed table."""
     import pandas as pd
 
-    file = Path(path)
-    if not file.is_file():
-        raise FileNotFoundError(f"No such table: {path}")
-    suffix = file.suffix.lower()
+    file, suffix = table_file(path)
     with read_errors(path, suffix, encoding):
         if suffix == ".parquet":
             return pd.read_parquet(file)
         if suffix in (".jsonl", ".ndjson"):
             return pd.read_json(file, lines=True, encoding=encoding)
-        return pd.read_csv(file, sep="\t" if suffix in (".tsv", ".tab") else ",", dtype=str, keep_default_na=False,
-                           encoding=encoding)  # fmt: skip
+        return pd.read_csv(file, **csv_options(suffix, encoding))
 
 
 def write_table(frame, path: str) -> None:
@@ -232,7 +228,7 @@ def write_table(frame, path: str) -> None:
     elif suffix in (".jsonl", ".ndjson"):
         frame.to_json(file, orient="records", lines=True)
     else:
-        frame.to_csv(file, index=False, sep="\t" if suffix in (".tsv", ".tab") else ",")
+        frame.to_csv(file, index=False, sep=separator(suffix))
 
 
 def _dedupe(args: argparse.Namespace) -> int:

@@ -21,16 +21,31 @@ from typing import Any
 DEFAULT_CHUNK_ROWS = 100_000
 
 
+def table_file(path: str) -> tuple[Path, str]:
+    """The table's file and its lower-case suffix (which says its format); a clear error when there is no file."""
+    file = Path(path)
+    if not file.is_file():
+        raise FileNotFoundError(f"No such table: {path}")
+    return file, file.suffix.lower()
+
+
+def separator(suffix: str) -> str:
+    """The field separator of a delimited table: a tab for .tsv and .tab, else a comma."""
+    return "\t" if suffix in (".tsv", ".tab") else ","
+
+
+def csv_options(suffix: str, encoding: str) -> dict[str, Any]:
+    """How every delimited table is read: its separator, cells as text, empty cells as empty strings (not NaN)."""
+    return {"sep": separator(suffix), "dtype": str, "keep_default_na": False, "encoding": encoding}
+
+
 def iter_table(path: str, encoding: str = "utf-8", chunk_rows: int = DEFAULT_CHUNK_ROWS) -> Iterator[Any]:
     """DataFrames of at most ``chunk_rows`` rows, indexed by their row position in the file (from 0)."""
     import pandas as pd  # on first use: `phrasezoo --help` starts without pandas
 
     if isinstance(chunk_rows, bool) or not isinstance(chunk_rows, int) or chunk_rows < 1:
         raise ValueError(f"--chunk-rows must be a positive whole number, got {chunk_rows!r}.")
-    file = Path(path)
-    if not file.is_file():
-        raise FileNotFoundError(f"No such table: {path}")
-    suffix = file.suffix.lower()
+    file, suffix = table_file(path)
     with read_errors(path, suffix, encoding):
         if suffix == ".parquet":
             import pyarrow.parquet as pq  # parquet only
@@ -45,16 +60,14 @@ def iter_table(path: str, encoding: str = "utf-8", chunk_rows: int = DEFAULT_CHU
         if suffix in (".jsonl", ".ndjson"):
             reader = pd.read_json(file, lines=True, encoding=encoding, chunksize=chunk_rows)
         else:
-            reader = pd.read_csv(file, sep="\t" if suffix in (".tsv", ".tab") else ",", dtype=str,
-                                 keep_default_na=False, encoding=encoding, chunksize=chunk_rows)  # fmt: skip
+            reader = pd.read_csv(file, chunksize=chunk_rows, **csv_options(suffix, encoding))
         read = 0
         with reader:
             for chunk in reader:  # pandas numbers the rows of later chunks on from the earlier ones
                 read += 1
                 yield chunk
         if not read and suffix not in (".jsonl", ".ndjson"):  # a header without rows: an empty table, not nothing
-            yield pd.read_csv(file, sep="\t" if suffix in (".tsv", ".tab") else ",", dtype=str, nrows=0,
-                              encoding=encoding)  # fmt: skip
+            yield pd.read_csv(file, nrows=0, **csv_options(suffix, encoding))
 
 
 @contextlib.contextmanager
@@ -107,8 +120,7 @@ class TableWriter:
             with open(self._tmp, "a", encoding="utf-8") as out:
                 frame.to_json(out, orient="records", lines=True)  # one line per row, each ending in a newline
         else:
-            frame.to_csv(self._tmp, index=False, header=first, mode="w" if first else "a",
-                         sep="\t" if self.suffix in (".tsv", ".tab") else ",")  # fmt: skip
+            frame.to_csv(self._tmp, index=False, header=first, mode="w" if first else "a", sep=separator(self.suffix))
         self.rows += len(frame)
 
     def close(self) -> None:
