@@ -43,6 +43,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+import pandas as pd
 import pyarrow as pa
 
 try:
@@ -96,12 +97,9 @@ def add_matcher_scores(
     if SPARK in {table_kind(left), table_kind(right)}:
         raise TypeError("Both tables must be Spark DataFrames, or neither.")
     ids, texts = read_texts(left, unique_id_column), read_texts(left, column)
-    if len(set(ids)) != len(ids):
-        raise ValueError(f"left's {unique_id_column!r} has duplicate values; the matcher's pick is named by it.")
     kept = [i for i, text in enumerate(texts) if not is_missing(text) and str(text).strip()]
-    if not kept:
-        raise ValueError(f"left's column {column!r} has no text to match against.")
     reference, labels = [str(texts[i]) for i in kept], [ids[i] for i in kept]
+    _check_reference(ids, reference, column, unique_id_column)
     matcher = _fitted(matcher, model, reference, labels, progress)
     queries = read_texts(right, right_column)
     present = [j for j, text in enumerate(queries) if not is_missing(text) and str(text).strip()]
@@ -117,6 +115,14 @@ def add_matcher_scores(
     right = with_column(right, BEST_COLUMN, pa.array(best, type=id_type), connection=connection)
     right = with_column(right, SCORE_COLUMN, pa.array(score, type=pa.float64()), connection=connection)
     return [left, right], matcher
+
+
+def _check_reference(ids: list, reference: list[str], column: str, unique_id_column: str) -> None:
+    """The pick is named by the left row's id, so ids must be unique; and there must be something to match."""
+    if len(set(ids)) != len(ids):
+        raise ValueError(f"left's {unique_id_column!r} has duplicate values; the matcher's pick is named by it.")
+    if not reference:
+        raise ValueError(f"left's column {column!r} has no text to match against.")
 
 
 def _fitted(matcher: Matcher | None, model: Any, reference: list[str], labels: list, progress: bool) -> Matcher:
@@ -136,16 +142,15 @@ def _spark_scores(left, right, column: str, right_column: str, model, unique_id_
 
     if right_column in (BEST_COLUMN, SCORE_COLUMN):
         raise ValueError(f"Rename right's column {right_column!r} first: it is one this function writes.")
-    reference, labels, _ = reference_rows(left, column, unique_id_column, "skip")
-    if len(set(labels)) != len(labels):
-        raise ValueError(f"left's {unique_id_column!r} has duplicate values; the matcher's pick is named by it.")
-    if not reference:
-        raise ValueError(f"left's column {column!r} has no text to match against.")
+    reference, labels, _ = reference_rows(left, column, unique_id_column, "skip")  # left collected once, here
+    _check_reference(labels, reference, column, unique_id_column)
     matcher = _fitted(matcher, model, reference, labels, progress=False)
     base = right.drop(BEST_COLUMN, SCORE_COLUMN)
-    picks, _ = join_spark(left, base.select(unique_id_column, right_column), top_k=1, left_column=column,
-                          right_column=right_column, left_id=unique_id_column, on_missing="skip", matcher=matcher)  # fmt: skip
-    picks = picks.select(F.col(unique_id_column), F.col("left_index").alias(BEST_COLUMN),
+    collected = pd.Series(reference, index=labels)  # join_spark reads it as it is instead of collecting left again
+    picks, _ = join_spark(collected, base.select(unique_id_column, right_column), top_k=1,
+                          right_column=right_column, on_missing="skip", matcher=matcher)  # fmt: skip
+    id_type = left.schema[unique_id_column].dataType
+    picks = picks.select(F.col(unique_id_column), F.col("left_index").cast(id_type).alias(BEST_COLUMN),
                          F.col("score").alias(SCORE_COLUMN))  # fmt: skip
     left = left.withColumn(BEST_COLUMN, F.col(unique_id_column)).withColumn(SCORE_COLUMN, F.lit(None).cast("double"))
     return [left, base.join(picks, on=unique_id_column, how="left")], matcher
