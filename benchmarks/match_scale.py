@@ -353,6 +353,19 @@ def step_rapidfuzz(args, folder: Path) -> dict:
     }
 
 
+def precision_recall_at(pairs, truth: np.ndarray, cut: float) -> dict[str, float]:
+    """Precision and recall of the linked pairs (one per right row: ``unique_id_l``, ``unique_id_r``,
+    ``match_probability``) at match probability >= ``cut`` (a probability equal to the cut up to float rounding
+    counts); ``right[j]`` was made from ``left[truth[j]]``."""
+    confident = pairs[pairs["match_probability"] >= cut - 1e-9]
+    found = zip(confident["unique_id_r"], confident["unique_id_l"])
+    correct = sum(int(truth[int(right_id)]) == int(left_id) for right_id, left_id in found)
+    return {
+        f"precision_at_{cut}": float(correct / max(1, len(confident))),
+        f"recall_at_{cut}": float(correct / len(truth)),
+    }
+
+
 def step_spark(args, folder: Path) -> dict:
     """The splink integration on local Spark over a subset: the first ``--spark-rows`` right rows (a seeded random
     order) and their left rows; vectors from the encode step; neighbour blocking, cosine + Jaro-Winkler."""
@@ -402,17 +415,13 @@ def step_spark(args, folder: Path) -> dict:
     best = best.drop_duplicates("unique_id_r")
     chosen = dict(zip(best["unique_id_r"].astype(int), best["unique_id_l"].astype(int)))
     top1 = np.mean([chosen.get(j) == int(truth[j]) for j in range(n)])
-    confident = best[best["match_probability"] >= 0.5]
-    pairs = zip(confident["unique_id_r"], confident["unique_id_l"])
-    correct = sum(int(truth[int(right_id)]) == int(left_id) for right_id, left_id in pairs)
     spark.stop()
     return {
         "method": f"splink on local Spark: neighbour blocking (k={args.k}) + cosine + Jaro-Winkler",
         "rows": n,
         "compared_pairs": int(len(predictions)),
         "top1_accuracy": float(top1),
-        "precision_at_0.5": float(correct / max(1, len(confident))),
-        "recall_at_0.5": float(correct / n),
+        **precision_recall_at(best, truth, 0.5),
         "seconds": {"spark_start": round(started, 1), "link": round(seconds, 1)},
         "rows_per_second": round(n / seconds, 1),
         "vectors": "reused from the encode step (Spark's own encoding, add_embedding_column on executors, is "
@@ -460,11 +469,7 @@ def step_spark_matcher(args, folder: Path) -> dict:
     top1 = np.mean([chosen.get(j) is not None and int(chosen[j]) == int(truth[j]) for j in range(n)])
     out = {}
     for cut in (0.5, 0.8, 0.9, 0.95):
-        confident = predictions[predictions["match_probability"] >= cut - 1e-9]
-        pairs = zip(confident["unique_id_r"], confident["unique_id_l"])
-        correct = sum(int(truth[int(right_id)]) == int(left_id) for right_id, left_id in pairs)
-        out[f"precision_at_{cut}"] = float(correct / max(1, len(confident)))
-        out[f"recall_at_{cut}"] = float(correct / n)
+        out.update(precision_recall_at(predictions, truth, cut))
     spark.stop()
     return {
         "method": "splink on local Spark: the default matcher's pick and score (m, u from its calibration)",
