@@ -62,7 +62,13 @@ def toy(monkeypatch):
         from_config=lambda recipe, accelerator: None,
         args={
             "data": {"words": Arg([]), "min_count": Arg(None), "benchmark_filter": benchmark_filter_arg("words")},
-            "task": {"scale": Arg(1.0), "distill_weight": Arg(0.0), "teacher": Arg("t"), **lexicon_args()},
+            "task": {
+                "scale": Arg(1.0),
+                "distill_weight": Arg(0.0),
+                "teacher": Arg("t"),
+                "teacher_guard": Arg(False),
+                **lexicon_args(),
+            },
         },
     )
     monkeypatch.setattr(registry, "_discover", lambda: None)
@@ -199,3 +205,23 @@ def test_teacher_terms_refuse_a_weight_without_their_object():
     with pytest.raises(ValueError, match="lexicon"):
         TeacherTerms(lexicon_weight=1.0)
     assert TeacherTerms(lexicon=object()).lexicon is None  # a zero weight turns the term off
+
+
+def test_the_teacher_guard_reaches_the_terms_and_needs_the_teacher_term(toy, monkeypatch):
+    build, _ = toy
+    from phrasezoo.objectives import teacher
+
+    class Teacher:
+        teacher = "t"
+
+        def __len__(self):
+            return 1
+
+    monkeypatch.setattr(teacher, "teacher_embeddings", lambda strings, name, progress=True: Teacher())
+    declared = declare(build, TeacherDistillation(lambda words: words))
+    task = assembly.assemble(declared, recipe({"words": ["a"]}, {"distill_weight": 1.0, "teacher_guard": True}), None)
+    assert task.terms.guard and "teacher guard" in task.facts
+    plain = assembly.assemble(declared, recipe({"words": ["a"]}, {"distill_weight": 1.0}), None)
+    assert not plain.terms.guard and "teacher guard" not in plain.facts
+    with pytest.raises(ValueError, match="distill_weight > 0"):
+        assembly.assemble(declared, recipe({"words": ["a"]}, {"teacher_guard": True}), None)

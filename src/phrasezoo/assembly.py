@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable
 from contextlib import nullcontext
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import IntEnum
 from typing import Any, Protocol
 
@@ -183,14 +183,20 @@ class TeacherDistillation:
     def apply(self, dataset: Any, recipe: Any, context: Context) -> tuple[Any, dict[str, Any]]:
         weight = context.args.get("distill_weight")
         if not weight:
+            if context.args.get("teacher_guard"):
+                raise ValueError("teacher_guard only acts on the teacher term: set distill_weight > 0 as well.")
             return dataset, {}
         from phrasezoo.objectives import teacher as teachers
 
         strings = sorted(set(self.strings(dataset)))
         with context.main_process_first():
             teacher = teachers.teacher_embeddings(strings, context.args["teacher"], progress=context.progress)
-        context.terms = TeacherTerms(weight, teacher, context.terms.lexicon_weight, context.terms.lexicon)
-        return dataset, {"teacher": f"{teacher.teacher} ({len(teacher)} phrases)"}
+        guard = bool(context.args.get("teacher_guard", False))
+        context.terms = replace(context.terms, distill_weight=weight, teacher=teacher, guard=guard)
+        facts = {"teacher": f"{teacher.teacher} ({len(teacher)} phrases)"}
+        if guard:
+            facts["teacher guard"] = "off on rows where the teacher ranks a hard negative at or above the alias"
+        return dataset, facts
 
 
 @dataclass(frozen=True)
@@ -213,5 +219,5 @@ class LexiconTerm:
             lexicon = lexicon_distillation.build_lexicon_distillation(
                 context.args.get("lexicon"), context.args["teacher"], context.filter_mode, progress=context.progress
             )
-        context.terms = TeacherTerms(context.terms.distill_weight, context.terms.teacher, weight, lexicon)
+        context.terms = replace(context.terms, lexicon_weight=weight, lexicon=lexicon)
         return dataset, {}

@@ -7,8 +7,9 @@ import random
 import pytest
 import torch
 
+from phrasezoo.objectives.losses import similarity_distillation
 from phrasezoo.objectives.teacher import TeacherEmbeddings
-from phrasezoo.objectives.terms import TeacherTerms
+from phrasezoo.objectives.terms import TeacherTerms, misranked_rows
 from phrasezoo.registry import get_method
 from tests.training.conftest import make_task
 
@@ -77,3 +78,50 @@ def test_the_lexicon_term_joins_the_loss_and_leaves_the_phrase_batch_alone():
     assert "lexicon strings (teacher neighbourhoods; benchmark items and dev-suite strings removed)" in task.facts()
     with pytest.raises(ValueError, match="lexicon"):
         TeacherTerms(lexicon_weight=1.0)
+
+
+def test_the_teacher_guard_leaves_out_the_alias_rows_the_teacher_misranks():
+    """``teacher_guard``: a row whose positive is another name of its anchor, and whose teacher ranks a hard negative
+    at or above that name, loses its positive and negatives from the distillation matrix; other rows keep theirs."""
+    from phrasezoo.methods.pearl.task import PearlTask
+    from tests.training.conftest import PHRASES, _noise
+
+    model = get_method("pearl").tiny_model()
+    phrases = list(PHRASES)
+    aliases = {0: phrases[5], 1: phrases[6]}  # rows 0 and 1 always view their alias; the others their upper case
+    dataset = {
+        "phrase": phrases,
+        "type_id": [i % 95 for i in range(len(phrases))],
+        "hard_negatives": [[phrases[(i + 1) % len(phrases)]] for i in range(len(phrases))],
+        "paraphrases": [[aliases[i]] if i in aliases else [] for i in range(len(phrases))],
+    }
+    strings = phrases + [p.upper() for p in phrases]
+    vectors = torch.nn.functional.normalize(torch.randn(len(strings), 12, generator=torch.Generator().manual_seed(0)))
+    index = {s: i for i, s in enumerate(strings)}
+    # the teacher puts row 0's negative (phrase 1) on its anchor and its alias (phrase 5) far away: misranked
+    vectors[index[phrases[1]]] = vectors[index[phrases[0]]]
+    vectors[index[phrases[5]]] = -vectors[index[phrases[0]]]
+    teacher = TeacherEmbeddings("test", index, vectors)
+
+    def task(guard: bool) -> PearlTask:
+        terms = TeacherTerms(distill_weight=1.0, teacher=teacher, guard=guard)
+        views = {p: aliases[i] for i, p in enumerate(phrases) if i in aliases}
+        return PearlTask(model, dataset, lambda p, rng: views.get(p, p.upper()), _noise, hard_negatives=1, terms=terms)
+
+    batch = task(True).make_batch([0, 1, 2], random.Random(0))
+    assert batch["texts"][3:6] == [phrases[5], phrases[6], phrases[2].upper()]
+    assert batch["groups"] == [(0, 3, [6]), (1, 4, [7])]  # row 2's view is an edit, not another name
+    assert "groups" not in task(False).make_batch([0, 1, 2], random.Random(0))
+    model.eval()
+    _, logs = task(True).compute_loss(model, batch)
+    _, plain_logs = task(False).compute_loss(model, batch)
+    off = misranked_rows(*teacher.lookup(batch["texts"]), batch["groups"])
+    assert off[3] and off[6] and off.sum() >= 2
+    assert logs["teacher_off"] == pytest.approx(float(off.sum()) / len(batch["texts"]))
+    rows, found = teacher.lookup(batch["texts"])
+    with torch.no_grad():
+        student = model(**batch["features"]).phrase_embeddings
+    expected = similarity_distillation(student, rows, found & ~off)
+    assert logs["distill"] == pytest.approx(float(expected), rel=1e-4)
+    assert logs["distill"] != pytest.approx(plain_logs["distill"], rel=1e-4)
+    assert logs["nt_xent"] == pytest.approx(plain_logs["nt_xent"], rel=1e-4)

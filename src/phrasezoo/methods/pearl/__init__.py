@@ -71,6 +71,12 @@ METHOD = Method(
                 "whose cosines are the weighted mean of the encoders' (phrasezoo.objectives.teacher)",
             ),
             "distill_words": Arg(0, "words of each multiword anchor added to the distillation matrix only (0: off)"),
+            "teacher_guard": Arg(
+                False,
+                "keep the teacher term off the rows whose positive is another name of the anchor and whose teacher "
+                "ranks one of the row's hard negatives at or above it (the alias and those negatives leave the "
+                "distillation matrix; not in the paper)",
+            ),
             **lexicon_args(),
         },
     },

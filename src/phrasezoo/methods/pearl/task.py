@@ -18,7 +18,11 @@ Training follows the paper (section 3.4) and the official code's choices listed 
   the student learns how similar a phrase is to its own words, the confound of Turney's distractors;
 * optionally (``lexicon_weight > 0``, not in the paper), the lexicon term: each step also draws WordNet words and
   their teacher neighbours, and the phrase encoder's ranking of them is pulled towards the teacher's
-  (:mod:`phrasezoo.objectives.lexicon_distillation`).
+  (:mod:`phrasezoo.objectives.lexicon_distillation`);
+* optionally (``teacher_guard``, not in the paper), the teacher is kept off the rows it would teach wrongly: when a
+  row's positive is another name of its anchor (an alias) and the teacher ranks one of the row's hard negatives at or
+  above it, that alias and those negatives leave the distillation matrix (issue 46, item 2:
+  :func:`phrasezoo.objectives.terms.misranked_rows`).
 """
 
 from __future__ import annotations
@@ -80,6 +84,8 @@ class PearlTask:
         self.distill_words = distill_words
         self.terms = terms
         self._facts = facts or {}
+        # another name of each phrase, for the teacher guard (read only when it is on: the column can be large)
+        self.other_names: list[set[str]] = [set(p) for p in dataset["paraphrases"]] if terms.guard else []
 
     def num_examples(self) -> int:
         return len(self.phrases)
@@ -116,6 +122,8 @@ class PearlTask:
             "n_contrastive": n_contrastive,
             "type_ids": torch.tensor(types),
         }
+        if self.terms.guard:
+            batch["groups"] = self.name_groups(indices, texts)
         lexicon = self.terms.sample_lexicon(rng)  # drawn last: the rest of the batch is the one a run without it gets
         if lexicon is not None:
             ids, words = lexicon
@@ -124,6 +132,18 @@ class PearlTask:
                 words, padding=True, truncation=True, max_length=32, return_tensors="pt"
             )
         return batch
+
+    def name_groups(self, indices: list[int], texts: list[str]) -> list[tuple[int, int, list[int]]]:
+        """``(anchor, positive, hard negatives)`` batch positions of the rows whose positive view is another name of
+        the anchor (an alias from the table's paraphrases, not a character or token edit): the rows the teacher
+        guard judges (:func:`phrasezoo.objectives.terms.misranked_rows`)."""
+        n, start, groups = len(indices), 2 * len(indices), []
+        for i, index in enumerate(indices):
+            count = min(self.hard_negatives, len(self.negatives[index]))
+            negatives, start = list(range(start, start + count)), start + count
+            if texts[n + i] != texts[i] and texts[n + i] in self.other_names[index]:
+                groups.append((i, n + i, negatives))
+        return groups
 
     def anchor_words(self, anchors: list[str], rng: random.Random) -> list[str]:
         """Up to ``distill_words`` words per multiword anchor that the teacher has a row for, drawn at random; no
@@ -157,7 +177,7 @@ class PearlTask:
             type_loss = type_logits.sum() * 0.0
         loss = contrastive + self.type_loss_weight * type_loss
         logs = {"nt_xent": float(contrastive.detach()), "type_ce": float(type_loss.detach())}
-        loss = self.terms.add_distillation(loss, logs, out.phrase_embeddings, batch["texts"])
+        loss = self.terms.add_distillation(loss, logs, out.phrase_embeddings, batch["texts"], batch.get("groups"))
         if self.terms.lexicon is not None:
             features = {k: v.to(device) for k, v in batch["lexicon_features"].items()}
             hidden = unwrap_parallel(model).backbone(**features).last_hidden_state  # DDP's wrapper has no .backbone
