@@ -15,6 +15,9 @@ Methods, each run as its own child process so each has its own peak RSS (the tre
   table and its time is extrapolated to all rows (said so in the results).
 * ``rapidfuzz``: ``process.cdist`` (``token_sort_ratio``, workers = cores) of a sample of queries against the
   full left table; extrapolated the same way (10^12 pairs would take days).
+* ``matcher``: the default matcher fitted on the full left table (its encoder embeds it), a seeded sample of
+  right rows searched (``--matcher-sample``): faiss and sparse character top-k candidates, the learned reranker;
+  its fit is timed in full, its search extrapolated from the sample.
 * ``spark``: the splink integration on local Spark over a 100k subset (100k right rows and their left rows):
   neighbour blocking and splink's cosine comparison; shows the path works at that size.
 * ``spark-matcher``: the default matcher on local Spark over the same subset (fitted once, loaded per executor),
@@ -45,7 +48,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 CHUNK = 16_384
-STEPS = ("tables", "encode", "embed", "tfidf", "rapidfuzz", "spark", "spark-matcher")
+STEPS = ("tables", "encode", "embed", "tfidf", "rapidfuzz", "matcher", "spark", "spark-matcher")
 
 
 # ------------------------------------------------------------------------------------------------- utilities
@@ -483,8 +486,38 @@ def step_spark_matcher(args, folder: Path) -> dict:
     }
 
 
+def step_matcher(args, folder: Path) -> dict:
+    """The default matcher (``--matcher``) fitted on the full left table (the encoder embeds it, the character
+    channel is fitted on it), then a seeded sample of right rows searched top-1: candidates from each channel's own
+    index (faiss for the vectors, a sparse top-k for character TF-IDF), reranked by the learned combination. Its
+    accuracy is measured on the sample; its time is the fit plus the sample's per-query time extrapolated to all
+    rows (said so in the table)."""
+    from phrasezoo.match import Matcher
+
+    left, right, truth = load_tables(folder, subset_size(args))
+    sample = sample_rows(len(right), args.matcher_sample, args.seed + 6)
+    start = time.perf_counter()
+    matcher = Matcher(args.matcher, progress=False).fit(left)
+    fit_seconds = time.perf_counter() - start
+    start = time.perf_counter()
+    _, ids = matcher.search([right[i] for i in sample], top_k=1)
+    search_seconds = time.perf_counter() - start
+    total = fit_seconds + search_seconds / len(sample) * len(right)
+    return {
+        "method": (f"the default matcher ({matcher.name}): faiss + sparse char top-k candidates, learned reranker"
+                   if matcher.name.startswith("hybrid") else f"matcher {matcher.name}"),  # fmt: skip
+        "accuracy": float(np.mean(ids[:, 0] == truth[sample])),
+        "accuracy_sample": len(sample),
+        "seconds": {"fit": round(fit_seconds, 1), "search_sample": round(search_seconds, 1),
+                    "total_extrapolated": round(total, 1)},
+        "rows_per_second": round(len(right) / total, 1),
+        "query_rows_per_second": round(len(sample) / search_seconds, 2),
+        "extrapolated": len(sample) < len(right),
+    }  # fmt: skip
+
+
 STEP_FUNCTIONS = {"tables": step_tables, "encode": step_encode, "embed": step_embed, "tfidf": step_tfidf,
-                  "rapidfuzz": step_rapidfuzz, "spark": step_spark,
+                  "rapidfuzz": step_rapidfuzz, "matcher": step_matcher, "spark": step_spark,
                   "spark-matcher": step_spark_matcher}  # fmt: skip
 
 
@@ -504,7 +537,7 @@ def run_step(args, folder: Path) -> None:
 def child_command(args, step: str) -> list[str]:
     command = [sys.executable, str(Path(__file__).resolve()), "--step", step]
     for name in ("size", "subset", "seed", "threads", "model", "benchmarks", "workdir", "nprobe", "k", "check_sample",
-                 "query_sample", "rapidfuzz_sample", "spark_rows", "matcher"):  # fmt: skip
+                 "query_sample", "rapidfuzz_sample", "matcher_sample", "spark_rows", "matcher"):  # fmt: skip
         command += [f"--{name.replace('_', '-')}", str(getattr(args, name))]
     return command
 
@@ -529,7 +562,7 @@ def table_rows(results: dict) -> str:
         f"| method ({scope}) | top-1 accuracy | rows per second | peak RSS (GiB) | measured on |",
         "|---|---|---|---|---|",
     ]
-    for key in ("embed", "tfidf", "rapidfuzz"):
+    for key in ("embed", "tfidf", "rapidfuzz", "matcher"):
         step = results["steps"].get(key)
         if not step:
             continue
@@ -583,9 +616,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--check-sample", type=int, default=5000, help="queries for the fp16 and IVF checks")
     parser.add_argument("--query-sample", type=int, default=5000, help="queries for the TF-IDF search")
     parser.add_argument("--rapidfuzz-sample", type=int, default=500, help="queries for rapidfuzz")
+    parser.add_argument("--matcher-sample", type=int, default=1000, help="queries for the default matcher")
     parser.add_argument("--spark-rows", type=int, default=100_000, help="rows of the Spark subset")
-    parser.add_argument("--matcher", default="hybrid", help="matcher spec of the spark-matcher step (default: the "
-                        "default matcher)")  # fmt: skip
+    parser.add_argument("--matcher", default="hybrid", help="matcher spec of the matcher and spark-matcher steps "
+                        "(default: the default matcher)")  # fmt: skip
     parser.add_argument("--rerun", action="store_true", help="rerun steps whose results exist")
     parser.add_argument("--encode-processes", type=int, default=1,
                         help="encoding processes, each taking every N-th chunk pair (default 1)")  # fmt: skip

@@ -62,7 +62,8 @@ def small_run(tmp_path: Path):
     pq.write_table(pa.table({"name": left}), tmp_path / "left.parquet")
     pq.write_table(pa.table({"name": right, "truth": np.asarray(order, dtype=np.int64)}), tmp_path / "right.parquet")
     args = Namespace(model=CountingEncoder(64), seed=0, check_sample=50, nprobe=4, query_sample=60,
-                     rapidfuzz_sample=40, threads=1, subset=0, spark_rows=100)  # fmt: skip
+                     rapidfuzz_sample=40, threads=1, subset=0, spark_rows=100, matcher="tfidf:char",
+                     matcher_sample=50)  # fmt: skip
     return args, tmp_path
 
 
@@ -70,7 +71,7 @@ def test_every_step_on_a_small_table(small_run, monkeypatch):
     args, folder = small_run
     monkeypatch.setattr(match_scale, "CHUNK", 64)  # several chunks, as in the 1M run
     steps = {}
-    for name in ("encode", "embed", "tfidf", "rapidfuzz"):
+    for name in ("encode", "embed", "tfidf", "rapidfuzz", "matcher"):
         with match_scale.PeakRSS() as rss:
             steps[name] = match_scale.STEP_FUNCTIONS[name](args, folder)
         steps[name]["peak_rss_gib"] = rss.gib()
@@ -84,6 +85,9 @@ def test_every_step_on_a_small_table(small_run, monkeypatch):
     assert abs(check["accuracy_fp16"] - check["accuracy_fp32"]) <= 0.1
     assert steps["tfidf"]["extrapolated"] and steps["tfidf"]["accuracy_sample"] == 60
     assert steps["rapidfuzz"]["accuracy"] > 0.5  # corrupted names of distinct entities: rapidfuzz finds most
+    matcher = steps["matcher"]  # the step's plumbing, with a fast matcher (the default's own tests are in tests/match)
+    assert matcher["extrapolated"] and matcher["accuracy_sample"] == 50 and matcher["accuracy"] > 0.5
+    assert matcher["method"] == "matcher tfidf:char"
     args.subset = 100  # a subset reuses the chunks and measures on the first 100 right rows and their left rows
     partial = match_scale.step_tfidf(args, folder)
     assert partial["accuracy_sample"] == 60 and match_scale.step_file("tfidf", args) == "step-tfidf-100.json"
@@ -93,7 +97,7 @@ def test_every_step_on_a_small_table(small_run, monkeypatch):
     assert all(left[truth[j]] == full_left[full_truth[j]] for j in range(100))
     results = {"size": 200, "steps": steps}
     table = match_scale.table_rows(results)
-    assert table.count("\n| ") == 3 and "time extrapolated" in table and "fp16 check" in table
+    assert table.count("\n| ") == 4 and "time extrapolated" in table and "fp16 check" in table
     docs = folder / "page.md"
     docs.write_text("# page\n<!-- match-scale:start -->\n<!-- match-scale:end -->\n")
     from phrasezoo.files import write_readme_table

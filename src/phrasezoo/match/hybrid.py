@@ -150,9 +150,10 @@ def union_candidates(*id_sets: np.ndarray) -> np.ndarray:
     return out[:, : max(1, longest)]
 
 
-def char_candidates(channel: TfidfChannel, ref_matrix, queries: list[str], k: int) -> np.ndarray:
-    """Ids of each query's ``k`` nearest reference rows by character TF-IDF cosine (-1 padded)."""
-    return sparse_top_k(channel.transform(queries), ref_matrix, k)[1]
+def char_candidates(channel: TfidfChannel, ref_matrix, queries: list[str], k: int, ref_t=None) -> np.ndarray:
+    """Ids of each query's ``k`` nearest reference rows by character TF-IDF cosine (-1 padded); ``ref_t``: the
+    reference matrix transposed once (see :func:`~phrasezoo.match.lexical.sparse_top_k`)."""
+    return sparse_top_k(channel.transform(queries), ref_matrix, k, reference_t=ref_t)[1]
 
 
 DEFAULT_CANDIDATES = 10
@@ -205,7 +206,7 @@ class HybridScorer:
         self.char = TfidfChannel("char")
         self.word = TfidfChannel("word") if NEEDS_WORD & set(self.combination.features) else None
         self.reference: list[str] = []
-        self.char_matrix = None
+        self.char_matrix = self.char_matrix_t = None
         self.hub: dict[str, np.ndarray] = {}
         self.pairs: PairFeatures | None = None
 
@@ -234,6 +235,7 @@ class HybridScorer:
 
     def _prepare(self) -> None:
         self.char_matrix = self.char.transform(self.reference)
+        self.char_matrix_t = self.char_matrix.T.tocsr()  # every candidate search reads it: transposed once
         self.initials = InitialsIndex(self.reference)
         self.pairs = PairFeatures(self.reference, self.char, self.word, self.hub)
 
@@ -278,7 +280,7 @@ class HybridScorer:
         (embedding, character TF-IDF, static embedding when present) and, for an acronym, the rows it spells the
         initials of; -1 padded: no channel's top-k is dropped."""
         k = min(self.candidates + extra, len(self.reference))
-        found = [char_candidates(self.char, self.char_matrix, queries, k)]
+        found = [char_candidates(self.char, self.char_matrix, queries, k, self.char_matrix_t)]
         if query_vectors is not None:
             found.insert(0, search(self.vectors.index, query_vectors, k)[1])
         if static_vectors is not None:

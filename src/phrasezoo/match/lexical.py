@@ -104,17 +104,18 @@ def channel_from_state(meta: dict[str, Any], arrays: dict[str, np.ndarray], pref
     return TfidfChannel.from_state({**meta, "idf": arrays[f"{prefix}_idf"]})
 
 
-def sparse_top_k(queries, reference, k: int, chunk: int = 2048) -> tuple[np.ndarray, np.ndarray]:
+def sparse_top_k(queries, reference, k: int, chunk: int = 2048, reference_t=None) -> tuple[np.ndarray, np.ndarray]:
     """Best ``k`` reference rows per query by sparse dot product (cosine of L2-normalised rows), in query chunks.
 
     Returns ``(scores, ids)`` of shape ``(n_queries, k)``, best first; id -1 (score -inf) where fewer than ``k``
-    reference rows share an n-gram with the query.
+    reference rows share an n-gram with the query. ``reference_t``: ``reference.T.tocsr()`` made once by a caller
+    that searches the same table many times (at a million rows the transpose costs seconds per call).
     """
     n = queries.shape[0]
     k_eff = min(k, reference.shape[0])
     scores = np.full((n, k), -np.inf, dtype=np.float32)
     ids = np.full((n, k), -1, dtype=np.int64)
-    ref_t = reference.T.tocsr()
+    ref_t = reference.T.tocsr() if reference_t is None else reference_t
     for start in range(0, n, chunk):
         block = (queries[start : start + chunk] @ ref_t).tocsr()
         for row in range(block.shape[0]):

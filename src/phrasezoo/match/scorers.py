@@ -118,14 +118,18 @@ class TfidfScorer:
             raise ValueError(f"Unknown TF-IDF channel {channel!r}; use tfidf:char or tfidf:word.")
         self.channel = TfidfChannel(channel)
         self.name = f"tfidf:{channel}"
-        self.matrix = None
+        self.matrix = self.matrix_t = None
 
     def fit(self, reference: list[str]) -> None:
         self.channel.fit(reference)
-        self.matrix = self.channel.transform(reference)
+        self._set_matrix(self.channel.transform(reference))
+
+    def _set_matrix(self, matrix) -> None:
+        self.matrix = matrix
+        self.matrix_t = matrix.T.tocsr()  # searched in chunks: transposed once
 
     def search(self, queries: list[str], top_k: int, progress=None) -> tuple[np.ndarray, np.ndarray]:
-        scores, ids = sparse_top_k(self.channel.transform(queries), self.matrix, top_k)
+        scores, ids = sparse_top_k(self.channel.transform(queries), self.matrix, top_k, reference_t=self.matrix_t)
         if progress is not None:
             progress.update(len(queries))
         return _fill_zero_scores(scores, ids, self.matrix.shape[0])
@@ -143,7 +147,7 @@ class TfidfScorer:
 
     def restore(self, arrays: dict[str, np.ndarray], meta: dict[str, Any], reference: list[str]) -> None:
         self.channel = channel_from_state(meta["tfidf"], arrays, "tfidf")
-        self.matrix = self.channel.transform(reference)
+        self._set_matrix(self.channel.transform(reference))
 
 
 def _fill_zero_scores(scores: np.ndarray, ids: np.ndarray, n_reference: int) -> tuple[np.ndarray, np.ndarray]:
