@@ -4,6 +4,7 @@ interrupted run loses nothing (the match CLI's main is called in this process: t
 from __future__ import annotations
 
 import random
+import re
 
 import numpy as np
 import pandas as pd
@@ -84,7 +85,10 @@ def test_a_failing_chunk_leaves_the_previous_output_and_no_partial_file(tables, 
     output.write_text("previous result\n")
     code = main(["join", "--left", str(left), "--right", str(right), "--left-column", "name", "--right-column",
                  "vendor", "--model", "tfidf:char", "--chunk-rows", "40", "--output", str(output)])  # fmt: skip
-    assert code == 2 and "missing or empty" in capsys.readouterr().err  # no --skip-missing: the first gap fails
+    err = capsys.readouterr().err
+    assert code == 2 and "missing or empty" in err  # no --skip-missing: the first gap fails
+    assert "pass --skip-missing" in err and "on_missing" not in err  # the fix as the command line spells it
+    assert re.search(r"error: Rows \d+-\d+ of the file: ", err)  # where in the file: the chunk that failed
     assert output.read_text() == "previous result\n"
     assert not list(tmp_path.glob(".joined.csv.*"))
 

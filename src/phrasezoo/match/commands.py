@@ -286,7 +286,9 @@ def run(args: argparse.Namespace) -> int:
             path, match = _matching(args)
             report = stream_matches(iter_table(path, args.encoding, args.chunk_rows), match, args.output)
     except (ValueError, FileNotFoundError) as err:
-        print(f"error: {err}", file=sys.stderr)
+        # the library's fix names its argument; on the command line it is a flag
+        message = str(err).replace("pass on_missing='skip'", "pass --skip-missing (skipped rows are reported)")
+        print(f"error: {message}", file=sys.stderr)
         return 2
     _report(report, args)
     return 0

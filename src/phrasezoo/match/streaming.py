@@ -144,7 +144,11 @@ def stream_matches(chunks: Iterator[Any], match: Callable[[Any], Any], output: s
     report: dict[str, Any] = {"rows_read": 0, "unmatched": [], "skipped": {}, "threshold": None}
     try:
         for chunk in chunks:
-            frame = match(chunk)
+            try:
+                frame = match(chunk)
+            except ValueError as err:  # say where in a large file: a later chunk may be the first bad one
+                first = report["rows_read"]
+                raise ValueError(f"Rows {first}-{first + len(chunk) - 1} of the file: {err}") from err
             report["rows_read"] += len(chunk)
             report["unmatched"] += list(frame.attrs.get("unmatched", []))
             for table, labels in frame.attrs.get("skipped", {}).items():
