@@ -18,6 +18,7 @@ from phrasezoo.pipeline import card_results, run_pipeline, train_from_args
 from phrasezoo.recipes import list_recipes, load_recipe
 from phrasezoo.registry import create_model, get_method, list_methods
 from phrasezoo.training.checkpoint import latest_checkpoint, load_checkpoint
+from phrasezoo.training.finalize import finalize_model
 from phrasezoo.training.run import add_train_arguments
 
 EPILOG = """examples:
@@ -279,7 +280,8 @@ def _export(args) -> int:
             return 2
         model = create_model(cfg)
         model.load_state_dict(load_checkpoint(found)[0])
-        export_model(model, cfg.output_dir, cfg, facts={"exported from checkpoint": found.name}, results=card)
+        facts = {"exported from checkpoint": found.name, **finalize_model(cfg, model)}
+        export_model(model, cfg.output_dir, cfg, facts=facts, results=card)
     else:
         if not (cfg.output_dir / "config.json").exists():
             print(

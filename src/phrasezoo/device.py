@@ -560,6 +560,7 @@ def _export_and_select(cfg, model, merged, initial, record, losses, facts, args)
     from phrasezoo.evaluation.dev.suite import evaluate_dev
     from phrasezoo.hub.export import export_model
     from phrasezoo.training.checkpoint import blend_with_initial
+    from phrasezoo.training.finalize import finalize_model
     from phrasezoo.training.selection import select_from_recipe
 
     target = write_checkpoint(cfg, merged, initial, record, losses)
@@ -576,6 +577,7 @@ def _export_and_select(cfg, model, merged, initial, record, losses, facts, args)
             cfg, evaluate_dev, model, baselines, progress=not args.no_progress
         )
         facts = {**facts, **chosen_facts}
+    facts = {**facts, **finalize_model(cfg, model)}
     export_model(model, cfg.output_dir, cfg, facts=facts, card=False)
     print(f">> reassembled {target} and exported {cfg.output_dir}/", flush=True)
     return selection

@@ -15,6 +15,7 @@ from phrasezoo.hub import export as hub_export
 from phrasezoo.hub.card import CardResults
 from phrasezoo.progress import StageClock
 from phrasezoo.recipes import Recipe, load_recipe
+from phrasezoo.training.finalize import finalize_model
 from phrasezoo.training.run import add_train_arguments
 from phrasezoo.training.selection import select_from_recipe
 from phrasezoo.training.workflow import train_recipe
@@ -27,7 +28,8 @@ def train_and_export(cfg: Recipe, output_dir=None, resume=True, stop_after_steps
     """Train ``cfg`` (resuming; a soup with ``training.soup_seeds``) and export its folder once (main process)."""
     trained = train_recipe(cfg, output_dir, resume=resume, stop_after_steps=stop_after_steps, progress=progress)
     if trained.is_main_process:
-        hub_export.export_model(trained.model, trained.output_dir, cfg, facts=trained.facts, card=card)
+        facts = {**trained.facts, **finalize_model(cfg, trained.model)}
+        hub_export.export_model(trained.model, trained.output_dir, cfg, facts=facts, card=card)
         print(f">> exported {trained.output_dir} ({trained.facts.get('training time (min)')} min of training)")
     return trained
 
@@ -97,6 +99,8 @@ def run_pipeline(config, benchmarks_dir=None, overrides=None, reuse_baselines=Fa
         facts = {**facts, **chosen_facts}
     if model is not None:
         print(f"== 3/5 export {cfg.output_dir}/ (once, after training and selection)", flush=True)
+        with clock.stage("finalize (the method's last step on the model)"):
+            facts = {**facts, **finalize_model(cfg, model)}
         with clock.stage("export"):
             # the card comes with the results
             hub_export.export_model(model, cfg.output_dir, cfg, facts=facts, card=False)

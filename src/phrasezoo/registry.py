@@ -142,6 +142,9 @@ class Method:
         span_context: how the spaCy component embeds a span in its sentence by default (``context="auto"``):
             ``"mentions"`` (``encode_mentions``), ``"tokens"`` (pooled token vectors of one pass) or ``"none"`` (the
             span text alone).
+        finalize: optional ``(model, recipe) -> card facts``: a step on the final model after training and the
+            dev-suite selection, before the export (:func:`phrasezoo.training.finalize.finalize_model`; PEARL refits
+            its type head there).
         folder: the method's folder (set by discovery).
 
     A method's evaluation tasks live in the package ``methods/<name>/tasks/`` and register
@@ -170,6 +173,7 @@ class Method:
     topic_commands: tuple[str, ...] = ()
     sentence_transformers: str | None = None
     span_context: str = "none"
+    finalize: Callable[[Any, Any], dict[str, Any]] | None = None
     folder: Path | None = None
 
     def __post_init__(self) -> None:

@@ -12,6 +12,7 @@ from phrasezoo.registry import Arg, Method, OutputKind, benchmark_filter_arg, le
 from .assembly import build_task
 from .char_pretrain import CHAR_PRETRAIN_DEFAULTS
 from .data import build_pearl_dataset
+from .type_head import DEFAULT_C, DEFAULT_MAX_ROWS, refit_after_training
 
 TINY_BERT = {
     "model_type": "bert", "vocab_size": 30522, "hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 2,
@@ -27,6 +28,7 @@ METHOD = Method(
     output_kind=OutputKind.VECTOR,
     from_backbone=PearlModel.from_backbone,
     build_task=build_task,
+    finalize=refit_after_training,
     args={
         "model": signature_args(PearlConfig.__init__, exclude=("backbone_config",)),
         "data": {
@@ -71,6 +73,13 @@ METHOD = Method(
                 "whose cosines are the weighted mean of the encoders' (phrasezoo.objectives.teacher)",
             ),
             "distill_words": Arg(0, "words of each multiword anchor added to the distillation matrix only (0: off)"),
+            "type_head_refit": Arg(
+                None,
+                "after training and the dev-suite selection, refit the type head on the final encoder: a logistic "
+                f"regression over the phrase table's typed phrases (true, or {{max_rows: {DEFAULT_MAX_ROWS}, c: "
+                f"{DEFAULT_C}}}; not in the paper; phrasezoo.methods.pearl.type_head)",
+                keys=("max_rows", "c"),
+            ),
             "teacher_guard": Arg(
                 False,
                 "keep the teacher term off the rows whose positive is another name of the anchor and whose teacher "

@@ -54,7 +54,7 @@ def make_task(dataset, context: Context, facts: dict[str, Any]) -> PearlTask:
         dataset,
         augment=augment,
         word_noise=CharNoise(),
-        **context.task_args(),
+        **{k: v for k, v in context.task_args().items() if k != "type_head_refit"},  # a step after training
         terms=context.terms,
         facts=facts,
     )
