@@ -1,0 +1,103 @@
+"""Rule 20 of docs/experiments/pearl.md, counted from the files: the names source against the recipe, soup by soup.
+
+For each soup (seeds 42/7/1, 2/3/4, 5/6/8) whose two sides are trained, the mean ``names_dev`` top-1 over the four
+name domains and the nine-task dev-suite average of each side's export (its dev-chosen blend), read from
+``results/pearl/experiments/names-source/<run>-names-dev.json`` and ``<run>-dev-selection.json``. Step 2's verdict,
+once the three soups are in: adopted if the names side's mean ``names_dev`` over the soups is higher, at least two
+of three soups are above their counterpart, and its mean dev-suite average is not lower by more than 0.5. No test
+number is read.
+
+    .venv/bin/python experiments/pearl/names_source_soups.py --output results/pearl/experiments/names-source/rule20-soups.json \\
+        --docs docs/experiments/pearl.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+FOLDER = Path("results/pearl/experiments/names-source")
+#: (seeds, the recipe's run, the names source's run)
+SOUPS = (("42/7/1", "pearl-ref", "pearl-names"), ("2/3/4", "pearl-ref-soup2", "pearl-names-soup2"),
+         ("5/6/8", "pearl-ref-soup5", "pearl-names-soup5"))  # fmt: skip
+DOMAINS = ("names_acronyms_dev", "names_aliases_dev", "names_short_names_dev", "names_noisy_dev")
+MAX_DEV_LOSS = 0.5
+
+
+def side(folder: Path, run: str) -> dict | None:
+    """One export's ``names_dev`` top-1 per domain and mean, and its dev-suite average (x 100); None if not run."""
+    names, selection = folder / f"{run}-names-dev.json", folder / f"{run}-dev-selection.json"
+    if not (names.exists() and selection.exists()):
+        return None
+    results = json.loads(names.read_text())["results"]
+    top1 = {r["task"]: 100 * r["value"] for r in results if r["metric"] == "accuracy" and r["task"] in DOMAINS}
+    chosen = json.loads(selection.read_text())["chosen"]
+    dev = next(
+        row for row in json.loads(selection.read_text())["rows"] if all(row.get(k) == v for k, v in chosen.items())
+    )
+    return {"run": run, "names_dev": top1, "names_dev_mean": sum(top1.values()) / len(top1),
+            "dev_avg": 100 * dev["dev_avg"]}  # fmt: skip
+
+
+def verdict(pairs: list[dict]) -> dict:
+    """Step 2's rule over the trained soups (``complete`` once all three are in)."""
+    done = [p for p in pairs if p["recipe"] and p["names"]]
+    if not done:
+        return {"complete": False, "soups": 0}
+    names_mean = sum(p["names"]["names_dev_mean"] for p in done) / len(done)
+    recipe_mean = sum(p["recipe"]["names_dev_mean"] for p in done) / len(done)
+    above = sum(p["names"]["names_dev_mean"] > p["recipe"]["names_dev_mean"] for p in done)
+    dev_change = sum(p["names"]["dev_avg"] - p["recipe"]["dev_avg"] for p in done) / len(done)
+    out = {"complete": len(done) == len(SOUPS), "soups": len(done), "names_dev_mean": {"recipe": recipe_mean,
+           "names": names_mean}, "soups_above": above, "dev_avg_change": dev_change}  # fmt: skip
+    if out["complete"]:
+        out["adopted"] = names_mean > recipe_mean and above >= 2 and dev_change >= -MAX_DEV_LOSS
+    return out
+
+
+def table(results: dict) -> str:
+    short = {"names_acronyms_dev": "acronyms", "names_aliases_dev": "aliases", "names_short_names_dev": "short names",
+             "names_noisy_dev": "noisy"}  # fmt: skip
+    lines = ["| soup | side | run | " + " | ".join(short.values()) + " | names_dev mean | dev-suite avg |",
+             "|---|---|---|" + ":---:|" * (len(short) + 2)]  # fmt: skip
+    for pair in results["soups"]:
+        for label, key in (("recipe", "recipe"), ("+ names source", "names")):
+            row = pair[key]
+            if row is None:
+                lines.append(f"| {pair['seeds']} | {label} | not trained yet |" + " |" * (len(short) + 2))
+                continue
+            cells = " | ".join(f"{row['names_dev'][d]:.1f}" for d in short)
+            lines.append(f"| {pair['seeds']} | {label} | {row['run']} | {cells} | {row['names_dev_mean']:.2f} | "
+                         f"{row['dev_avg']:.2f} |")  # fmt: skip
+    v = results["verdict"]
+    lines.append("")
+    if v["soups"]:
+        lines.append(f"- Over the {v['soups']} trained soup(s): names_dev mean {v['names_dev_mean']['recipe']:.2f} -> "
+                     f"{v['names_dev_mean']['names']:.2f}; the names side above its counterpart in {v['soups_above']} "
+                     f"of {v['soups']}; dev-suite average {v['dev_avg_change']:+.2f} (allowed: -{MAX_DEV_LOSS}).")  # fmt: skip
+    lines.append("- Step 2: " + (("**adopted**" if v["adopted"] else "**not adopted**") + " by rule 20."
+                                 if v["complete"] else f"incomplete, {v['soups']} of {len(SOUPS)} soups trained; "
+                                 "no verdict yet."))  # fmt: skip
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--folder", default=str(FOLDER))
+    parser.add_argument("--output", required=True)
+    parser.add_argument("--docs", help="markdown page whose pearl-mini-names-source-rule20 block gets the table")
+    args = parser.parse_args(argv)
+    folder = Path(args.folder)
+    pairs = [{"seeds": seeds, "recipe": side(folder, ref), "names": side(folder, names)} for seeds, ref, names in SOUPS]
+    results = {"rule": "docs/experiments/pearl.md, rule 20", "soups": pairs, "verdict": verdict(pairs)}
+    Path(args.output).write_text(json.dumps(results, indent=1) + "\n")
+    if args.docs:
+        from phrasezoo.files import write_readme_table
+
+        write_readme_table(args.docs, table(results), block="pearl-mini-names-source-rule20")
+    print(table(results))
+
+
+if __name__ == "__main__":
+    main()
