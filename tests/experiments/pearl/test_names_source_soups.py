@@ -1,0 +1,39 @@
+"""experiments/pearl/names_source_soups.py: rule 20's step 2 counted from the files, soup by soup."""
+
+from __future__ import annotations
+
+import json
+import runpy
+from pathlib import Path
+
+SCRIPT = Path(__file__).resolve().parents[3] / "experiments" / "pearl" / "names_source_soups.py"
+
+
+def write_side(folder: Path, run: str, names_mean: float, dev_avg: float) -> None:
+    results = [{"task": d, "metric": "accuracy", "value": names_mean / 100} for d in
+               ("names_acronyms_dev", "names_aliases_dev", "names_short_names_dev", "names_noisy_dev")]  # fmt: skip
+    results.append({"task": "names_aliases_dev", "metric": "mrr10", "value": 0.99})  # not a top-1: not counted
+    (folder / f"{run}-names-dev.json").write_text(json.dumps({"results": results}))
+    rows = [{"weight_average": 0.0, "dev_avg": dev_avg / 100}, {"weight_average": 0.5, "dev_avg": 0.99}]
+    (folder / f"{run}-dev-selection.json").write_text(json.dumps({"chosen": {"weight_average": 0.0}, "rows": rows}))
+
+
+def test_the_verdict_waits_for_three_soups_then_applies_the_rule(tmp_path):
+    script = runpy.run_path(str(SCRIPT))
+    for run, names, dev in (("pearl-ref", 57.0, 58.0), ("pearl-names", 59.0, 57.8),
+                            ("pearl-ref-soup2", 57.0, 58.0), ("pearl-names-soup2", 58.0, 57.0)):  # fmt: skip
+        write_side(tmp_path, run, names, dev)
+    output = tmp_path / "rule20.json"
+    script["main"](["--folder", str(tmp_path), "--output", str(output)])
+    partial = json.loads(output.read_text())
+    assert partial["verdict"]["soups"] == 2 and not partial["verdict"]["complete"]
+    assert partial["soups"][0]["names"]["dev_avg"] == 57.8  # the chosen row, not the best one
+    assert "no verdict yet" in script["table"](partial) and "not trained yet" in script["table"](partial)
+    write_side(tmp_path, "pearl-ref-soup5", 57.0, 58.0)
+    write_side(tmp_path, "pearl-names-soup5", 56.0, 58.0)  # below: 2 of 3 above is still enough
+    script["main"](["--folder", str(tmp_path), "--output", str(output)])
+    done = json.loads(output.read_text())["verdict"]
+    assert done["complete"] and done["soups_above"] == 2 and done["adopted"]  # +0.67 mean, dev -0.4
+    write_side(tmp_path, "pearl-names-soup5", 56.0, 57.4)  # the dev average now falls by 0.6 on the mean
+    script["main"](["--folder", str(tmp_path), "--output", str(output)])
+    assert json.loads(output.read_text())["verdict"]["adopted"] is False
