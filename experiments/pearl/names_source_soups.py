@@ -1,4 +1,4 @@
-"""Rule 20 of docs/experiments/pearl.md, counted from the files: the names source against the recipe, soup by soup.
+"""Rules 20 and 21 of docs/experiments/pearl.md, counted from the files: a variant against its reference, soup by soup.
 
 For each soup (seeds 42/7/1, 2/3/4, 5/6/8) whose two sides are trained, the mean ``names_dev`` top-1 over the four
 name domains and the nine-task dev-suite average of each side's export (its dev-chosen blend), read from
@@ -9,6 +9,11 @@ number is read.
 
     .venv/bin/python experiments/pearl/names_source_soups.py --output results/pearl/experiments/names-source/rule20-soups.json \\
         --docs docs/experiments/pearl.md
+    .venv/bin/python experiments/pearl/names_source_soups.py --rule 21 \\
+        --output results/pearl/experiments/teacher-guard/rule21-soups.json --docs docs/experiments/pearl.md
+
+Rule 21's step 1 (the teacher guard, ``teacher-guard/pearl-guard``, against rule 20's names soup of the same seeds)
+passes if the mean ``names_dev`` top-1 rises by at least 0.5 and the dev-suite average falls by at most 0.5.
 """
 
 from __future__ import annotations
@@ -17,17 +22,26 @@ import argparse
 import json
 from pathlib import Path
 
-FOLDER = Path("results/pearl/experiments/names-source")
-#: (seeds, the recipe's run, the names source's run)
-SOUPS = (("42/7/1", "pearl-ref", "pearl-names"), ("2/3/4", "pearl-ref-soup2", "pearl-names-soup2"),
-         ("5/6/8", "pearl-ref-soup5", "pearl-names-soup5"))  # fmt: skip
+FOLDER = Path("results/pearl/experiments")
+#: per rule: the sides' labels, the soups (seeds, the reference's run, the variant's run; as folder/run under FOLDER)
+#: and the docs block
+RULES = {
+    "20": {"labels": ("recipe", "+ names source"), "block": "pearl-mini-names-source-rule20",
+           "soups": (("42/7/1", "names-source/pearl-ref", "names-source/pearl-names"),
+                     ("2/3/4", "names-source/pearl-ref-soup2", "names-source/pearl-names-soup2"),
+                     ("5/6/8", "names-source/pearl-ref-soup5", "names-source/pearl-names-soup5"))},
+    "21": {"labels": ("names recipe", "+ teacher guard"), "block": "pearl-mini-teacher-guard-rule21",
+           "soups": (("42/7/1", "names-source/pearl-names", "teacher-guard/pearl-guard"),)},
+}  # fmt: skip
+MIN_GAIN_21 = 0.5
 DOMAINS = ("names_acronyms_dev", "names_aliases_dev", "names_short_names_dev", "names_noisy_dev")
 MAX_DEV_LOSS = 0.5
 
 
-def side(folder: Path, run: str) -> dict | None:
+def side(folder: Path, path: str) -> dict | None:
     """One export's ``names_dev`` top-1 per domain and mean, and its dev-suite average (x 100); None if not run."""
-    names, selection = folder / f"{run}-names-dev.json", folder / f"{run}-dev-selection.json"
+    run = Path(path).name
+    names, selection = folder / f"{path}-names-dev.json", folder / f"{path}-dev-selection.json"
     if not (names.exists() and selection.exists()):
         return None
     results = json.loads(names.read_text())["results"]
@@ -40,8 +54,9 @@ def side(folder: Path, run: str) -> dict | None:
             "dev_avg": 100 * dev["dev_avg"]}  # fmt: skip
 
 
-def verdict(pairs: list[dict]) -> dict:
-    """Step 2's rule over the trained soups (``complete`` once all three are in)."""
+def verdict(pairs: list[dict], rule: str = "20") -> dict:
+    """The rule over the trained soups (``complete`` once all of the rule's soups are in): rule 20's step 2, or rule
+    21's step 1."""
     done = [p for p in pairs if p["recipe"] and p["names"]]
     if not done:
         return {"complete": False, "soups": 0}
@@ -49,10 +64,12 @@ def verdict(pairs: list[dict]) -> dict:
     recipe_mean = sum(p["recipe"]["names_dev_mean"] for p in done) / len(done)
     above = sum(p["names"]["names_dev_mean"] > p["recipe"]["names_dev_mean"] for p in done)
     dev_change = sum(p["names"]["dev_avg"] - p["recipe"]["dev_avg"] for p in done) / len(done)
-    out = {"complete": len(done) == len(SOUPS), "soups": len(done), "names_dev_mean": {"recipe": recipe_mean,
+    out = {"complete": len(done) == len(pairs), "soups": len(done), "names_dev_mean": {"recipe": recipe_mean,
            "names": names_mean}, "soups_above": above, "dev_avg_change": dev_change}  # fmt: skip
-    if out["complete"]:
+    if out["complete"] and rule == "20":
         out["adopted"] = names_mean > recipe_mean and above >= 2 and dev_change >= -MAX_DEV_LOSS
+    if out["complete"] and rule == "21":
+        out["adopted"] = names_mean - recipe_mean >= MIN_GAIN_21 and dev_change >= -MAX_DEV_LOSS
     return out
 
 
@@ -61,8 +78,10 @@ def table(results: dict) -> str:
              "names_noisy_dev": "noisy"}  # fmt: skip
     lines = ["| soup | side | run | " + " | ".join(short.values()) + " | names_dev mean | dev-suite avg |",
              "|---|---|---|" + ":---:|" * (len(short) + 2)]  # fmt: skip
+    rule = results.get("rule_id", "20")
+    labels = RULES[rule]["labels"]
     for pair in results["soups"]:
-        for label, key in (("recipe", "recipe"), ("+ names source", "names")):
+        for label, key in ((labels[0], "recipe"), (labels[1], "names")):
             row = pair[key]
             if row is None:
                 lines.append(f"| {pair['seeds']} | {label} | not trained yet |" + " |" * (len(short) + 2))
@@ -74,28 +93,35 @@ def table(results: dict) -> str:
     lines.append("")
     if v["soups"]:
         lines.append(f"- Over the {v['soups']} trained soup(s): names_dev mean {v['names_dev_mean']['recipe']:.2f} -> "
-                     f"{v['names_dev_mean']['names']:.2f}; the names side above its counterpart in {v['soups_above']} "
+                     f"{v['names_dev_mean']['names']:.2f}; {labels[1]} above its counterpart in {v['soups_above']} "
                      f"of {v['soups']}; dev-suite average {v['dev_avg_change']:+.2f} (allowed: -{MAX_DEV_LOSS}).")  # fmt: skip
-    lines.append("- Step 2: " + (("**adopted**" if v["adopted"] else "**not adopted**") + " by rule 20."
-                                 if v["complete"] else f"incomplete, {v['soups']} of {len(SOUPS)} soups trained; "
-                                 "no verdict yet."))  # fmt: skip
+    step, words = (
+        ("step 2", ("**adopted**", "**not adopted**")) if rule == "20" else ("step 1", ("**passes**", "**fails**"))
+    )
+    total = len(RULES[rule]["soups"])
+    lines.append(f"- Rule {rule}, {step}: " + ((words[0] if v["adopted"] else words[1]) + "."
+                 if v["complete"] else f"incomplete, {v['soups']} of {total} soups trained; no verdict yet."))  # fmt: skip
     return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--rule", choices=sorted(RULES), default="20")
     parser.add_argument("--folder", default=str(FOLDER))
     parser.add_argument("--output", required=True)
-    parser.add_argument("--docs", help="markdown page whose pearl-mini-names-source-rule20 block gets the table")
+    parser.add_argument("--docs", help="markdown page whose block for the rule gets the table")
     args = parser.parse_args(argv)
     folder = Path(args.folder)
-    pairs = [{"seeds": seeds, "recipe": side(folder, ref), "names": side(folder, names)} for seeds, ref, names in SOUPS]
-    results = {"rule": "docs/experiments/pearl.md, rule 20", "soups": pairs, "verdict": verdict(pairs)}
+    spec = RULES[args.rule]
+    pairs = [{"seeds": seeds, "recipe": side(folder, ref), "names": side(folder, variant)}
+             for seeds, ref, variant in spec["soups"]]  # fmt: skip
+    results = {"rule": f"docs/experiments/pearl.md, rule {args.rule}", "rule_id": args.rule, "soups": pairs,
+               "verdict": verdict(pairs, args.rule)}  # fmt: skip
     Path(args.output).write_text(json.dumps(results, indent=1) + "\n")
     if args.docs:
         from phrasezoo.files import write_readme_table
 
-        write_readme_table(args.docs, table(results), block="pearl-mini-names-source-rule20")
+        write_readme_table(args.docs, table(results), block=spec["block"])
     print(table(results))
 
 

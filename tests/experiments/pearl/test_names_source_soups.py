@@ -9,7 +9,9 @@ from pathlib import Path
 SCRIPT = Path(__file__).resolve().parents[3] / "experiments" / "pearl" / "names_source_soups.py"
 
 
-def write_side(folder: Path, run: str, names_mean: float, dev_avg: float) -> None:
+def write_side(root: Path, path: str, names_mean: float, dev_avg: float) -> None:
+    folder, run = root / Path(path).parent, Path(path).name
+    folder.mkdir(parents=True, exist_ok=True)
     results = [{"task": d, "metric": "accuracy", "value": names_mean / 100} for d in
                ("names_acronyms_dev", "names_aliases_dev", "names_short_names_dev", "names_noisy_dev")]  # fmt: skip
     results.append({"task": "names_aliases_dev", "metric": "mrr10", "value": 0.99})  # not a top-1: not counted
@@ -22,18 +24,34 @@ def test_the_verdict_waits_for_three_soups_then_applies_the_rule(tmp_path):
     script = runpy.run_path(str(SCRIPT))
     for run, names, dev in (("pearl-ref", 57.0, 58.0), ("pearl-names", 59.0, 57.8),
                             ("pearl-ref-soup2", 57.0, 58.0), ("pearl-names-soup2", 58.0, 57.0)):  # fmt: skip
-        write_side(tmp_path, run, names, dev)
+        write_side(tmp_path, f"names-source/{run}", names, dev)
     output = tmp_path / "rule20.json"
     script["main"](["--folder", str(tmp_path), "--output", str(output)])
     partial = json.loads(output.read_text())
     assert partial["verdict"]["soups"] == 2 and not partial["verdict"]["complete"]
     assert partial["soups"][0]["names"]["dev_avg"] == 57.8  # the chosen row, not the best one
     assert "no verdict yet" in script["table"](partial) and "not trained yet" in script["table"](partial)
-    write_side(tmp_path, "pearl-ref-soup5", 57.0, 58.0)
-    write_side(tmp_path, "pearl-names-soup5", 56.0, 58.0)  # below: 2 of 3 above is still enough
+    write_side(tmp_path, "names-source/pearl-ref-soup5", 57.0, 58.0)
+    write_side(tmp_path, "names-source/pearl-names-soup5", 56.0, 58.0)  # below: 2 of 3 above is still enough
     script["main"](["--folder", str(tmp_path), "--output", str(output)])
     done = json.loads(output.read_text())["verdict"]
     assert done["complete"] and done["soups_above"] == 2 and done["adopted"]  # +0.67 mean, dev -0.4
-    write_side(tmp_path, "pearl-names-soup5", 56.0, 57.4)  # the dev average now falls by 0.6 on the mean
+    write_side(tmp_path, "names-source/pearl-names-soup5", 56.0, 57.4)  # the dev average now falls by 0.6 on the mean
     script["main"](["--folder", str(tmp_path), "--output", str(output)])
     assert json.loads(output.read_text())["verdict"]["adopted"] is False
+
+
+def test_rule_21_step_1_needs_half_a_point_on_names_dev(tmp_path):
+    script = runpy.run_path(str(SCRIPT))
+    write_side(tmp_path, "names-source/pearl-names", 59.0, 57.8)
+    output = tmp_path / "rule21.json"
+    script["main"](["--rule", "21", "--folder", str(tmp_path), "--output", str(output)])
+    assert "no verdict yet" in script["table"](json.loads(output.read_text()))
+    write_side(tmp_path, "teacher-guard/pearl-guard", 59.4, 57.8)  # +0.4: not enough
+    script["main"](["--rule", "21", "--folder", str(tmp_path), "--output", str(output)])
+    result = json.loads(output.read_text())
+    assert result["verdict"]["adopted"] is False and "**fails**" in script["table"](result)
+    write_side(tmp_path, "teacher-guard/pearl-guard", 59.5, 57.3)  # +0.5, dev -0.5: passes
+    script["main"](["--rule", "21", "--folder", str(tmp_path), "--output", str(output)])
+    result = json.loads(output.read_text())
+    assert result["verdict"]["adopted"] and "+ teacher guard" in script["table"](result)
