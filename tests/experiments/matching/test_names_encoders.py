@@ -1,0 +1,46 @@
+"""experiments/matching/names_encoders.py: rule 22's decision and its table, from made-up rows."""
+
+from __future__ import annotations
+
+import runpy
+from pathlib import Path
+
+SCRIPT = Path(__file__).resolve().parents[3] / "experiments" / "matching" / "names_encoders.py"
+DOMAINS = ("autofj", "acronyms", "aliases", "short-names", "noisy")
+
+
+def row(*accuracies: float) -> dict:
+    per = {d: {"accuracy": a / 100} for d, a in zip(DOMAINS, accuracies, strict=True)}
+    per["mean"] = {"accuracy": sum(accuracies) / len(accuracies) / 100}
+    return {"matcher": per, "alone": per}
+
+
+def test_a_candidate_needs_the_mean_margin_and_no_domain_loss_over_half_a_point():
+    script = runpy.run_path(str(SCRIPT), run_name="not_main")
+    rows = {
+        "baseline:minilm-l6": row(78.0, 75.0, 60.0, 99.0, 98.0),
+        "level": row(78.0, 75.0, 60.3, 99.0, 98.0),  # mean +0.06: a tie stays with MiniLM
+        "one domain falls": row(77.0, 78.0, 61.0, 99.0, 98.0),  # mean +0.6, AutoFJ -1.0
+        "better": row(78.0, 76.0, 61.0, 98.6, 98.0),  # mean +0.32, worst -0.4
+    }
+    decision = script["decide"](rows)
+    assert {n: c["passes"] for n, c in decision["checks"].items()} == {
+        "level": False, "one domain falls": False, "better": True}  # fmt: skip
+    assert decision["checks"]["one domain falls"]["worst_domain"] == "autofj"
+    assert decision["chosen"] == "better"
+    del rows["better"]
+    assert script["decide"](rows)["chosen"] == "baseline:minilm-l6"
+
+
+def test_the_table_has_both_rows_per_encoder_and_the_verdict():
+    script = runpy.run_path(str(SCRIPT), run_name="not_main")
+    rows = {
+        "baseline:minilm-l6": row(78.0, 75.0, 60.0, 99.0, 98.0),
+        "outputs/pearl-ref": row(77.0, 75.0, 60.0, 99.0, 98.0),
+    }
+    report = {"rows": rows, "feature_set": "+hub", "command": "c", "created": "2026-11-28T00:00:00"}
+    report["decision"] = script["decide"](rows)
+    text = script["render"](report)
+    assert text.count("| outputs/pearl-ref |") == 2
+    assert "**baseline:minilm-l6** stays the encoder" in text
+    assert "worst domain AutoFJ -1.00 (fails)" in text
