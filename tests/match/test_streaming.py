@@ -131,3 +131,14 @@ def test_standard_output_gets_one_header_when_the_first_chunk_writes_nothing(tab
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].startswith("right_index,") and sum(line.startswith("right_index,") for line in lines) == 1
     assert len(lines) - 1 == frame["vendor"].notna().sum()
+
+
+def test_a_chunks_missing_values_stay_a_typed_error_with_the_rows_place():
+    from phrasezoo.match.inputs import MissingValuesError, as_column
+    from phrasezoo.match.streaming import stream_matches
+
+    chunks = iter([pd.DataFrame({"vendor": ["a", "b"]}), pd.DataFrame({"vendor": ["c", None]})])
+    with pytest.raises(MissingValuesError) as caught:
+        stream_matches(chunks, lambda chunk: as_column(chunk, "vendor", what="right") and chunk, "-")
+    assert str(caught.value).startswith("Rows 2-3 of the file: The right has 1 missing")
+    assert caught.value.describe(fix="pass --skip-missing").endswith("or pass --skip-missing.")

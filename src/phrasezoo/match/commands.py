@@ -8,6 +8,7 @@ from pathlib import Path
 
 from .blocking import SCHEMES
 from .index import INDEX_TYPES
+from .inputs import MissingValuesError
 from .scorers import DEFAULT_MODEL, RAPIDFUZZ_SCORERS
 from .streaming import DEFAULT_CHUNK_ROWS, csv_options, iter_table, read_errors, separator, stream_matches, table_file
 
@@ -285,10 +286,11 @@ def run(args: argparse.Namespace) -> int:
                 raise ValueError(f"--chunk-rows must be a positive whole number, got {args.chunk_rows}.")
             path, match = _matching(args)
             report = stream_matches(iter_table(path, args.encoding, args.chunk_rows), match, args.output)
+    except MissingValuesError as err:  # the library's fix names its argument; on the command line it is a flag
+        print(f"error: {err.describe(fix='pass --skip-missing (skipped rows are reported)')}", file=sys.stderr)
+        return 2
     except (ValueError, FileNotFoundError) as err:
-        # the library's fix names its argument; on the command line it is a flag
-        message = str(err).replace("pass on_missing='skip'", "pass --skip-missing (skipped rows are reported)")
-        print(f"error: {message}", file=sys.stderr)
+        print(f"error: {err}", file=sys.stderr)
         return 2
     _report(report, args)
     return 0

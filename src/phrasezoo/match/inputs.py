@@ -20,6 +20,28 @@ from typing import Any
 
 MISSING_POLICIES = ("raise", "skip")
 MAX_CHARS = 2000
+LIBRARY_FIX = "pass on_missing='skip'"
+
+
+class MissingValuesError(ValueError):
+    """Missing or empty values where they may not be skipped. The message names the rows and the fix; a caller
+    with its own spelling of the fix (the CLI's ``--skip-missing``) rewords it with :meth:`describe`, and a caller
+    that knows where the rows came from (a chunk of a file) adds it with :meth:`at`."""
+
+    def __init__(self, what: str, bad: Sequence[Any], where: str = "") -> None:
+        self.what, self.bad, self.where = what, list(bad), where
+        super().__init__(self.describe())
+
+    def describe(self, fix: str = LIBRARY_FIX) -> str:
+        shown = ", ".join(map(str, self.bad[:5])) + (", ..." if len(self.bad) > 5 else "")
+        return (
+            f"{self.where}The {self.what} has {len(self.bad)} missing or empty value(s) (rows {shown}). Drop them "
+            f"(.dropna()), fill them, or {fix}."
+        )
+
+    def at(self, where: str) -> MissingValuesError:
+        """The same error, located (``where`` ends with ": ")."""
+        return MissingValuesError(self.what, self.bad, where + self.where)
 
 
 @dataclass
@@ -145,11 +167,7 @@ def as_column(data: Any, column: str | None = None, what: str = "input", on_miss
         labels.append(label)
         positions.append(position)
     if bad and on_missing == "raise":
-        shown = ", ".join(map(str, bad[:5])) + (", ..." if len(bad) > 5 else "")
-        raise ValueError(
-            f"The {what} has {len(bad)} missing or empty value(s) (rows {shown}). Drop them (.dropna()), fill them, "
-            f"or pass on_missing='skip'."
-        )
+        raise MissingValuesError(what, bad)
     if not values and not allow_empty:
         detail = "it is empty" if not bad else f"all {len(bad)} values are missing or empty"
         raise ValueError(f"The {what} has no values to match ({detail}).")

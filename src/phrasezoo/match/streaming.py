@@ -18,6 +18,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from .inputs import MissingValuesError
+
 DEFAULT_CHUNK_ROWS = 100_000
 
 
@@ -147,8 +149,10 @@ def stream_matches(chunks: Iterator[Any], match: Callable[[Any], Any], output: s
             try:
                 frame = match(chunk)
             except ValueError as err:  # say where in a large file: a later chunk may be the first bad one
-                first = report["rows_read"]
-                raise ValueError(f"Rows {first}-{first + len(chunk) - 1} of the file: {err}") from err
+                where = f"Rows {report['rows_read']}-{report['rows_read'] + len(chunk) - 1} of the file: "
+                if isinstance(err, MissingValuesError):
+                    raise err.at(where) from err
+                raise ValueError(where + str(err)) from err
             report["rows_read"] += len(chunk)
             report["unmatched"] += list(frame.attrs.get("unmatched", []))
             for table, labels in frame.attrs.get("skipped", {}).items():
