@@ -109,7 +109,8 @@ def render(report: dict) -> str:
         for name, c in decision["checks"].items()
     )
     chosen = decision["chosen"]
-    verdict = f"**{chosen}** stays the encoder" if chosen == DEFAULT else f"**{chosen}** becomes the encoder"
+    verdict = (f"no candidate passes, **{chosen}** stays the encoder" if chosen == DEFAULT
+               else f"**{chosen}** passes with the best mean")  # fmt: skip
     return "\n".join(lines) + (
         f"\n\nTop-1 accuracy on dev (AutoFJ: mean over dev-10), feature set `{report['feature_set']}`. Against "
         f"{DEFAULT}: {notes}. Rule 22: {verdict}. From `{OUT}` (`{report['command']}`, {report['created'][:10]})."

@@ -42,5 +42,5 @@ def test_the_table_has_both_rows_per_encoder_and_the_verdict():
     report["decision"] = script["decide"](rows)
     text = script["render"](report)
     assert text.count("| outputs/pearl-ref |") == 2
-    assert "**baseline:minilm-l6** stays the encoder" in text
+    assert "no candidate passes, **baseline:minilm-l6** stays the encoder" in text
     assert "worst domain AutoFJ -1.00 (fails)" in text
