@@ -300,7 +300,8 @@ def fit(args) -> None:
         "trained_on": "autofj_dev (10 tables, one domain) + the name benchmark's dev splits (acronyms, aliases, "
                       "short-names, noisy), each domain weighted equally",
         "candidates": args.candidates, "feature_set": args.features,
-        "command": f"experiments/matching/names_dev.py fit --features '{args.features}' --candidates {args.candidates}",
+        "command": f"experiments/matching/names_dev.py fit{model_flag(args.model)} --features '{args.features}' "
+                   f"--candidates {args.candidates}",
         "dev_cross_fitted": metrics["mean"], "dev_cross_fitted_per_domain": {d: metrics[d] for d in ALL_DOMAINS},
         "created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "dev_auto_threshold": {str(row[0]): precision_at(parts, cross, row[1])
@@ -308,11 +309,26 @@ def fit(args) -> None:
         "dev_auto_threshold_per_domain": auto_precision_by_domain(parts, cross, combination),
     }  # fmt: skip
     store_learned(encoder.name, combination)
-    (RESULTS / "names-fit.json").write_text(json.dumps({"combination": combination.to_dict()}, indent=1) + "\n")
+    (RESULTS / f"names-fit{suffix(encoder.name)}.json").write_text(
+        json.dumps({"combination": combination.to_dict()}, indent=1) + "\n"
+    )
     print(json.dumps(combination.meta, indent=1))
 
 
 TEST_FILE = Path("results/matching/names-test.json")
+
+
+def suffix(encoder_name: str) -> str:
+    """The results-file suffix of an encoder's fit and test files (none for the default encoder)."""
+    from phrasezoo.match.scorers import DEFAULT_ENCODER
+
+    return "" if encoder_name == DEFAULT_ENCODER else "-" + encoder_name.replace(":", "-").replace("/", "-")
+
+
+def model_flag(model: str) -> str:
+    from phrasezoo.match.scorers import DEFAULT_ENCODER
+
+    return "" if model == DEFAULT_ENCODER else f" --model {model}"
 
 
 def evaluate(args) -> None:
@@ -321,9 +337,11 @@ def evaluate(args) -> None:
     from phrasezoo.match.combinations import LEARNED
 
     encoder = CachedEncoder(args.model)
+    if suffix(encoder.name) and encoder.name not in LEARNED:
+        raise SystemExit(f"No combination learned for {encoder.name}: run `names_dev.py fit --model {args.model}`.")
     tables = load_domains(args.split, encoder, args.candidates)
-    default = default_combination()
-    rows = {"default (hybrid)": default, **SINGLE, "blend (emb + 0.5 char)": BLEND}
+    label = "default (hybrid)" if not suffix(encoder.name) else f"hybrid:{encoder.name}"
+    rows = {label: default_combination(encoder.name), **SINGLE, "blend (emb + 0.5 char)": BLEND}
     former = args.former and Combination.from_dict(json.loads(Path(args.former).read_text())["combination"])
     if former:
         rows["former default (AutoFJ dev only)"] = former
@@ -331,7 +349,8 @@ def evaluate(args) -> None:
               "model": args.model, "candidates": args.candidates, "learned_key": encoder.name,
               "combination_created": LEARNED[encoder.name]["meta"].get("created"), "rows": {},
               "command": f"OMP_NUM_THREADS=1 .venv/bin/python experiments/matching/names_dev.py evaluate "
-                         f"--split {args.split}" + (f" --former {args.former}" if args.former else "")}  # fmt: skip
+                         f"--split {args.split}{model_flag(args.model)}"
+                         + (f" --former {args.former}" if args.former else "")}  # fmt: skip
     for name, combination in rows.items():
         scores = fixed_scores(tables, combination)
         result = by_domain(tables, scores)
@@ -342,7 +361,9 @@ def evaluate(args) -> None:
         print_row(name, result)
     report["rows"]["rapidfuzz WRatio (whole KB)"] = rapidfuzz_scores(args.split)
     print_row("rapidfuzz WRatio (whole KB)", report["rows"]["rapidfuzz WRatio (whole KB)"])
-    out = TEST_FILE if args.split == "test" else RESULTS / f"names-{args.split}.json"
+    out = (TEST_FILE.with_name(f"names-test{suffix(encoder.name)}.json") if args.split == "test"
+           else RESULTS / f"names-{args.split}{suffix(encoder.name)}.json")  # fmt: skip
+    report["file"] = str(out)
     out.write_text(json.dumps(report, indent=1) + "\n")
     print(f"wrote {out}", file=sys.stderr)
 
@@ -355,15 +376,16 @@ def render_test(report: dict) -> str:
     """Per domain: top-1 (MRR@10) of every matcher, the best single channel marked, and auto-threshold precision."""
     head = "| matcher | " + " | ".join(LABELS[d] for d in ALL_DOMAINS) + " | mean |"
     lines = [head, "|---|" + "---:|" * (len(ALL_DOMAINS) + 1)]
+    matcher = next(iter(report["rows"]))  # the hybrid matcher with the evaluated encoder
     for name, result in report["rows"].items():
         cells = []
         for d in (*ALL_DOMAINS, "mean"):
             value = f"{100 * result[d]['accuracy']:.1f}"
             if "mrr10" in result[d]:
                 value += f" ({result[d]['mrr10']:.3f})"
-            cells.append(f"**{value}**" if name.startswith("default") else value)
+            cells.append(f"**{value}**" if name == matcher else value)
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
-    default = report["rows"]["default (hybrid)"]
+    default = report["rows"][matcher]
     lines += ["", "| `threshold=\"auto\"` target | " + " | ".join(LABELS[d] for d in ALL_DOMAINS) + " |",
               "|---:|" + "---:|" * len(ALL_DOMAINS)]  # fmt: skip
     for target in ("0.8", "0.9", "0.95"):
@@ -373,7 +395,7 @@ def render_test(report: dict) -> str:
     return "\n".join(lines) + (
         f"\n\nTop-1 accuracy (MRR@10 in brackets; AutoFJ: mean over its {report['split']} datasets, rapidfuzz over "
         f'the whole KB), then the precision / recall the default\'s `threshold="auto"` reaches per domain. From '
-        f"`{TEST_FILE if report['split'] == 'test' else report['split']}` (`{report['command']}`, "
+        f"`{report.get('file', TEST_FILE)}` (`{report['command']}`, "
         f"{report['created'][:10]})."
     )
 

@@ -199,3 +199,18 @@ def test_names_calibration_bound_is_above_point_and_the_table_is_monotone():
     assert all(row[1] >= bound[row[0]] - 1e-6 for row in table)  # rows are rounded to 1e-6
     result = calib.rule_12(tables, scores, grid)
     assert result["point"]["splits"] == 20 and result["winner"] in ("point", "bound")
+
+
+def test_names_fit_and_test_files_of_another_encoder_keep_the_defaults_apart():
+    import names_dev
+
+    assert names_dev.suffix("baseline:minilm-l6") == "" and names_dev.model_flag("baseline:minilm-l6") == ""
+    assert names_dev.suffix("pearl-mini") == "-pearl-mini"
+    assert names_dev.model_flag("outputs/pearl-mini") == " --model outputs/pearl-mini"
+    domains = ("autofj", "acronyms", "aliases", "short-names", "noisy", "mean")
+    auto = {t: {"precision": 0.9, "recall": 0.5} for t in ("0.8", "0.9", "0.95")}
+    row = {d: {"accuracy": 0.5, "mrr10": 0.6, "auto": auto} for d in domains}
+    report = {"rows": {"hybrid:pearl-mini": row, "emb alone": {d: {"accuracy": 0.4} for d in domains}},
+              "split": "test", "command": "c", "created": "2026-11-28", "file": "results/matching/names-test-pearl-mini.json"}  # fmt: skip
+    text = names_dev.render_test(report)
+    assert "| hybrid:pearl-mini | **50.0 (0.600)**" in text and "names-test-pearl-mini.json" in text
