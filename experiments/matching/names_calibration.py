@@ -35,8 +35,10 @@ from names_dev import (  # noqa: E402
     grid_of,
     half,
     load_domains,
+    model_flag,
     name_table,
     precision_curve,
+    suffix,
 )
 
 from phrasezoo.data.name_benchmark import CALIB, DOMAINS  # noqa: E402
@@ -128,7 +130,9 @@ def calib_tables(encoder, candidates: int) -> list[TableFeatures]:
 
 def run(args) -> None:
     encoder = CachedEncoder(args.model)
-    combination = default_combination()
+    combination = default_combination(encoder.name)
+    if combination.meta.get("encoder") != encoder.name:
+        raise SystemExit(f"No combination learned for {encoder.name}: run `names_dev.py fit --model {args.model}`.")
     dev = load_domains("dev", encoder, args.candidates)
     cross, parts = cross_fitted(dev, list(combination.features))
     calib = calib_tables(encoder, args.candidates)
@@ -139,7 +143,7 @@ def run(args) -> None:
     dev_thr = domain_thresholds(parts, cross, grid)
     report = {"created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"), "model": args.model,
               "candidates": args.candidates, "command": "OMP_NUM_THREADS=1 .venv/bin/python "
-              "experiments/matching/names_calibration.py" + (" --write" if args.write else ""),
+              "experiments/matching/names_calibration.py" + model_flag(args.model) + (" --write" if args.write else ""),
               "calib_queries": {t.domain: int(len(t.ids)) for t in calib}}  # fmt: skip
     report["rule_12"] = rule_12(autofj, cross, grid)
     autofj_thr = dev_thr["autofj"] if report["rule_12"]["winner"] == "point" else bound_thresholds(autofj, cross, grid)
@@ -155,7 +159,7 @@ def run(args) -> None:
     report["calib_auto"] = {t.domain: {str(tg): precision_at([t], shipped, _with(combination, table)
                                                               .threshold_for(tg)) for tg in CHECK_TARGETS}
                             for t in calib}  # fmt: skip
-    out = RESULTS / "names-calibration.json"
+    out = RESULTS / f"names-calibration{suffix(encoder.name)}.json"
     out.write_text(json.dumps(report, indent=1) + "\n")
     print(json.dumps({k: report[k] for k in ("rule_11", "rule_12", "calib_auto")}, indent=1))
     if args.write:

@@ -297,6 +297,7 @@ def fit(args) -> None:
     metrics = by_domain(parts, cross)
     combination.meta = {
         "encoder": encoder.name,
+        "encoder_revision": encoder.revision,
         "trained_on": "autofj_dev (10 tables, one domain) + the name benchmark's dev splits (acronyms, aliases, "
                       "short-names, noisy), each domain weighted equally",
         "candidates": args.candidates, "feature_set": args.features,

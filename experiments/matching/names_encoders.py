@@ -119,3 +119,25 @@ def render(report: dict) -> str:
 
 if __name__ == "__main__":
     main()
+
+
+def render_test_pair(report: dict) -> str:
+    """The test read of a ``hybrid:<encoder>`` matcher beside the default's (``results/matching/names-test.json``),
+    top-1 (MRR@10) per domain and the difference in points."""
+    from names_dev import TEST_FILE
+
+    default = json.loads(TEST_FILE.read_text())
+    mine = next(iter(report["rows"]))
+    rows = {"default (hybrid, MiniLM)": default["rows"]["default (hybrid)"], mine: report["rows"][mine]}
+    lines = ["| matcher (test) | " + " | ".join(LABELS[d] for d in ALL_DOMAINS) + " | mean |",
+             "|---|" + "---:|" * (len(ALL_DOMAINS) + 1)]  # fmt: skip
+    for name, row in rows.items():
+        cells = [f"{100 * row[d]['accuracy']:.1f} ({row[d]['mrr10']:.3f})" for d in (*ALL_DOMAINS, "mean")]
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    a, b = rows.values()
+    diff = [f"{100 * (b[d]['accuracy'] - a[d]['accuracy']):+.1f}" for d in (*ALL_DOMAINS, "mean")]
+    lines.append("| difference, top-1 points | " + " | ".join(diff) + " |")
+    return "\n".join(lines) + (
+        f"\n\nTop-1 accuracy (MRR@10); AutoFJ: mean over its test datasets. From `{TEST_FILE}` "
+        f"({default['created'][:10]}) and `{report['file']}` (`{report['command']}`, {report['created'][:10]})."
+    )

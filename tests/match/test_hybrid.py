@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import warnings
 
 import numpy as np
 import pytest
@@ -125,3 +126,21 @@ def test_margins_and_combinations():
         Combination(["emb"], [1.0], link="ranked", probability=[-1.0, 0.0, 0.0])
     with pytest.raises(ValueError, match="calibrated"):
         BLEND.threshold_for(0.9)
+
+
+def test_a_combination_learned_on_other_weights_of_the_same_name_warns():
+    from types import SimpleNamespace
+
+    from phrasezoo.match.combinations import Combination
+    from phrasezoo.match.hybrid import _warn_on_other_weights
+
+    combination = Combination(["emb"], [1.0], meta={"encoder": "pearl-mini", "encoder_revision": "sha256:aaa"})
+    vectors = SimpleNamespace(name="pearl-mini", encoder=SimpleNamespace(revision="sha256:bbb"))
+    with pytest.warns(UserWarning, match="learned on its weights sha256:aaa; this folder holds sha256:bbb"):
+        _warn_on_other_weights(combination, vectors)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        _warn_on_other_weights(
+            combination, SimpleNamespace(name="pearl-mini", encoder=SimpleNamespace(revision="sha256:aaa"))
+        )
+        _warn_on_other_weights(Combination(["emb"], [1.0]), vectors)  # no revision recorded: nothing to compare

@@ -16,6 +16,8 @@ EPILOG = f"""models (--model):
   hybrid                    the default: all-MiniLM-L6-v2 (embedded offline) + character/word TF-IDF + number and
                             acronym clues, combined by a model learned on five domains' dev splits; scores are match
                             probabilities, so --threshold auto works
+  hybrid:pearl-mini         the same on pearl-mini (after `bash scripts/run_main.sh` has trained it), with its own
+                            learned combination and calibration: better on names than the default on dev
   hybrid:<encoder>          the same with another encoder (an exported zoo folder, baseline:<hub id or path>)
   baseline:minilm-l6        raw all-MiniLM-L6-v2 cosine (mean pooling)
   outputs/pearl-mini        an exported zoo folder, or a recipe name such as pearl-mini (cosine)

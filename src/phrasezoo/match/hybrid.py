@@ -11,6 +11,7 @@ A calibration table maps a target precision to a score threshold (``threshold="a
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -193,6 +194,7 @@ class HybridScorer:
         encoder_name = self.vectors.name if self.vectors is not None else None
         if combination is None:
             combination = default_combination(encoder_name)
+            _warn_on_other_weights(combination, self.vectors)
         self.combination = combination if isinstance(combination, Combination) else Combination.from_dict(combination)
         if self.vectors is None and NEEDS_EMBEDDING & set(self.combination.features):
             raise ValueError("This combination uses the embedding cosine: give the hybrid matcher a model.")
@@ -368,3 +370,18 @@ class HybridScorer:
         self.word = channel_from_state(meta["word"], arrays, "word") if "word" in meta else None
         self.hub = {name: np.asarray(arrays[name], dtype=np.float32) for name in NEEDS_HUB if name in arrays}
         self._prepare()
+
+
+def _warn_on_other_weights(combination: Combination, vectors: VectorScorer | None) -> None:
+    """A combination learned for a zoo export is keyed by the folder's name; warn when the folder holds other weights
+    than it was learned on (another training run of the same name), since its weights and threshold="auto" are
+    fitted to one encoder's cosines."""
+    learned_on = (combination.meta or {}).get("encoder_revision")
+    revision = getattr(getattr(vectors, "encoder", None), "revision", None)
+    if learned_on and revision and revision != learned_on:
+        warnings.warn(
+            f"The combination for {vectors.name} was learned on its weights {learned_on}; this folder holds "
+            f"{revision}. Scores still rank, but threshold='auto' may miss its target precision. Learn one for these "
+            f"weights: experiments/matching/names_dev.py fit --model <folder>.",
+            stacklevel=3,
+        )
