@@ -433,14 +433,15 @@ GENERATED_START, GENERATED_END = (
 )
 
 
-def store_learned(key: str, combination: Combination) -> None:
-    """Write ``combination`` into the generated ``LEARNED`` block of combinations.py under ``key``."""
-    text = COMBINATIONS_FILE.read_text()
+def store_learned(key: str, combination: Combination, path: Path = COMBINATIONS_FILE) -> None:
+    """Write ``combination`` into the generated ``LEARNED`` block of ``path`` (combinations.py, or a method's
+    ``matcher.py`` for a zoo export) under ``key``."""
+    text = path.read_text()
     start, end = text.index(GENERATED_START), text.index(GENERATED_END)
     learned = ast.literal_eval(text[start:end].split("LEARNED = ", 1)[1].strip())
     learned[key] = combination.to_dict()
     block = f"{GENERATED_START}\nLEARNED = {pprint.pformat(learned, width=116, sort_dicts=False)}\n"
-    COMBINATIONS_FILE.write_text(text[:start] + block + text[end:])
+    path.write_text(text[:start] + block + text[end:])
 
 
 def fit(args) -> None:

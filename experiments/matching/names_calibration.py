@@ -27,13 +27,23 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(1, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 
-from matching_dev import RESULTS, TARGETS, CachedEncoder, TableFeatures, precision_at, store_learned, table_features  # noqa: E402
+from matching_dev import (  # noqa: E402
+    COMBINATIONS_FILE,
+    RESULTS,
+    TARGETS,
+    CachedEncoder,
+    TableFeatures,
+    precision_at,
+    store_learned,
+    table_features,
+)
 from names_dev import (  # noqa: E402
     auto_precision_by_domain,
     cross_fitted,
     fixed_scores,
     grid_of,
     half,
+    learned_flag,
     load_domains,
     model_flag,
     name_table,
@@ -143,7 +153,8 @@ def run(args) -> None:
     dev_thr = domain_thresholds(parts, cross, grid)
     report = {"created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"), "model": args.model,
               "candidates": args.candidates, "command": "OMP_NUM_THREADS=1 .venv/bin/python "
-              "experiments/matching/names_calibration.py" + model_flag(args.model) + (" --write" if args.write else ""),
+              "experiments/matching/names_calibration.py" + model_flag(args.model) + (" --write" if args.write else "")
+              + learned_flag(args.learned_file),
               "calib_queries": {t.domain: int(len(t.ids)) for t in calib}}  # fmt: skip
     report["rule_12"] = rule_12(autofj, cross, grid)
     autofj_thr = dev_thr["autofj"] if report["rule_12"]["winner"] == "point" else bound_thresholds(autofj, cross, grid)
@@ -174,7 +185,7 @@ def run(args) -> None:
             str(tg): precision_at(parts, cross, combination.threshold_for(tg)) for tg in CHECK_TARGETS
         }
         combination.meta["dev_auto_threshold_per_domain"] = report["dev_cross_fitted_auto"]
-        store_learned(encoder.name, combination)
+        store_learned(encoder.name, combination, Path(args.learned_file))
         print(f"wrote the calibration into combinations.py ({out})", file=sys.stderr)
 
 
@@ -187,6 +198,8 @@ def main() -> None:
     parser.add_argument("--model", default="baseline:minilm-l6")
     parser.add_argument("--candidates", type=int, default=10)
     parser.add_argument("--write", action="store_true", help="store the winning calibration in combinations.py")
+    parser.add_argument("--learned-file", default=str(COMBINATIONS_FILE),
+                        help="the file whose LEARNED block holds the encoder's combination (a zoo method's matcher.py)")  # fmt: skip
     args = parser.parse_args()
     os.environ.setdefault("PHRASEZOO_NO_PROGRESS", "1")
     run(args)

@@ -33,6 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(1, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 
 from matching_dev import (  # noqa: E402
+    COMBINATIONS_FILE,
     FEATURE_SETS,
     RESULTS,
     TARGETS,
@@ -302,14 +303,14 @@ def fit(args) -> None:
                       "short-names, noisy), each domain weighted equally",
         "candidates": args.candidates, "feature_set": args.features,
         "command": f"experiments/matching/names_dev.py fit{model_flag(args.model)} --features '{args.features}' "
-                   f"--candidates {args.candidates}",
+                   f"--candidates {args.candidates}" + learned_flag(args.learned_file),
         "dev_cross_fitted": metrics["mean"], "dev_cross_fitted_per_domain": {d: metrics[d] for d in ALL_DOMAINS},
         "created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "dev_auto_threshold": {str(row[0]): precision_at(parts, cross, row[1])
                                for row in combination.calibration if row[0] in (0.8, 0.9, 0.95)},
         "dev_auto_threshold_per_domain": auto_precision_by_domain(parts, cross, combination),
     }  # fmt: skip
-    store_learned(encoder.name, combination)
+    store_learned(encoder.name, combination, Path(args.learned_file))
     (RESULTS / f"names-fit{suffix(encoder.name)}.json").write_text(
         json.dumps({"combination": combination.to_dict()}, indent=1) + "\n"
     )
@@ -324,6 +325,10 @@ def suffix(encoder_name: str) -> str:
     from phrasezoo.match.scorers import DEFAULT_ENCODER
 
     return "" if encoder_name == DEFAULT_ENCODER else "-" + encoder_name.replace(":", "-").replace("/", "-")
+
+
+def learned_flag(path: str) -> str:
+    return "" if Path(path) == COMBINATIONS_FILE else f" --learned-file {path}"
 
 
 def model_flag(model: str) -> str:
@@ -455,6 +460,8 @@ def main() -> None:
     p.add_argument("--model", default="baseline:minilm-l6")
     p.add_argument("--candidates", type=int, default=10)
     p.add_argument("--features", default=CHOSEN, choices=list(CANDIDATE_SETS))
+    p.add_argument("--learned-file", default=str(COMBINATIONS_FILE),
+                   help="the file whose LEARNED block gets it: combinations.py, or a zoo method's matcher.py")  # fmt: skip
     p.set_defaults(func=fit)
     p = sub.add_parser("evaluate", help="the per-domain table on a split (test: read once, after the choice)")
     p.add_argument("--model", default="baseline:minilm-l6")

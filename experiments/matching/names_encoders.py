@@ -72,7 +72,7 @@ def main() -> None:
     from phrasezoo.match.combinations import default_combination
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--models", nargs="+", default=[DEFAULT, "outputs/pearl-ref", "outputs/pearl-names"])
+    parser.add_argument("--models", nargs="+", required=True, help=f"{DEFAULT} first, then the export folders")
     parser.add_argument("--candidates", type=int, default=10)
     args = parser.parse_args()
     if args.models[0] != DEFAULT:

@@ -134,13 +134,13 @@ def test_a_combination_learned_on_other_weights_of_the_same_name_warns():
     from phrasezoo.match.combinations import Combination
     from phrasezoo.match.hybrid import _warn_on_other_weights
 
-    combination = Combination(["emb"], [1.0], meta={"encoder": "pearl-mini", "encoder_revision": "sha256:aaa"})
-    vectors = SimpleNamespace(name="pearl-mini", encoder=SimpleNamespace(revision="sha256:bbb"))
+    combination = Combination(["emb"], [1.0], meta={"encoder": "zoo-model", "encoder_revision": "sha256:aaa"})
+    vectors = SimpleNamespace(name="zoo-model", encoder=SimpleNamespace(revision="sha256:bbb"))
     with pytest.warns(UserWarning, match="learned on its weights sha256:aaa; this folder holds sha256:bbb"):
         _warn_on_other_weights(combination, vectors)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         _warn_on_other_weights(
-            combination, SimpleNamespace(name="pearl-mini", encoder=SimpleNamespace(revision="sha256:aaa"))
+            combination, SimpleNamespace(name="zoo-model", encoder=SimpleNamespace(revision="sha256:aaa"))
         )
         _warn_on_other_weights(Combination(["emb"], [1.0]), vectors)  # no revision recorded: nothing to compare

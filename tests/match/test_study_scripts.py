@@ -205,12 +205,12 @@ def test_names_fit_and_test_files_of_another_encoder_keep_the_defaults_apart():
     import names_dev
 
     assert names_dev.suffix("baseline:minilm-l6") == "" and names_dev.model_flag("baseline:minilm-l6") == ""
-    assert names_dev.suffix("pearl-mini") == "-pearl-mini"
-    assert names_dev.model_flag("outputs/pearl-mini") == " --model outputs/pearl-mini"
+    assert names_dev.suffix("model-b") == "-model-b"
+    assert names_dev.model_flag("outputs/model-b") == " --model outputs/model-b"
     domains = ("autofj", "acronyms", "aliases", "short-names", "noisy", "mean")
     auto = {t: {"precision": 0.9, "recall": 0.5} for t in ("0.8", "0.9", "0.95")}
     row = {d: {"accuracy": 0.5, "mrr10": 0.6, "auto": auto} for d in domains}
-    report = {"rows": {"hybrid:pearl-mini": row, "emb alone": {d: {"accuracy": 0.4} for d in domains}},
-              "split": "test", "command": "c", "created": "2026-11-28", "file": "results/matching/names-test-pearl-mini.json"}  # fmt: skip
+    report = {"rows": {"hybrid:model-b": row, "emb alone": {d: {"accuracy": 0.4} for d in domains}},
+              "split": "test", "command": "c", "created": "2026-11-28", "file": "results/matching/names-test-model-b.json"}  # fmt: skip
     text = names_dev.render_test(report)
-    assert "| hybrid:pearl-mini | **50.0 (0.600)**" in text and "names-test-pearl-mini.json" in text
+    assert "| hybrid:model-b | **50.0 (0.600)**" in text and "names-test-model-b.json" in text

@@ -36,12 +36,12 @@ def test_the_table_has_both_rows_per_encoder_and_the_verdict():
     script = runpy.run_path(str(SCRIPT), run_name="not_main")
     rows = {
         "baseline:minilm-l6": row(78.0, 75.0, 60.0, 99.0, 98.0),
-        "outputs/pearl-ref": row(77.0, 75.0, 60.0, 99.0, 98.0),
+        "outputs/model-b": row(77.0, 75.0, 60.0, 99.0, 98.0),
     }
     report = {"rows": rows, "feature_set": "+hub", "command": "c", "created": "2026-11-28T00:00:00"}
     report["decision"] = script["decide"](rows)
     text = script["render"](report)
-    assert text.count("| outputs/pearl-ref |") == 2
+    assert text.count("| outputs/model-b |") == 2
     assert "no candidate passes, **baseline:minilm-l6** stays the encoder" in text
     assert "worst domain AutoFJ -1.00 (fails)" in text
 
@@ -49,8 +49,8 @@ def test_the_table_has_both_rows_per_encoder_and_the_verdict():
 def test_the_test_read_sits_beside_the_defaults_committed_row():
     script = runpy.run_path(str(SCRIPT), run_name="not_main")
     mine = {d: {"accuracy": 0.9, "mrr10": 0.95} for d in (*DOMAINS, "mean")}
-    report = {"rows": {"hybrid:pearl-mini": mine, "emb alone": mine}, "file": "results/matching/names-test-x.json",
+    report = {"rows": {"hybrid:model-b": mine, "emb alone": mine}, "file": "results/matching/names-test-x.json",
               "command": "c", "created": "2026-11-28T00:00:00"}  # fmt: skip
     text = script["render_test_pair"](report)
-    assert "| default (hybrid, MiniLM) |" in text and "| hybrid:pearl-mini | 90.0 (0.950)" in text
+    assert "| default (hybrid, MiniLM) |" in text and "| hybrid:model-b | 90.0 (0.950)" in text
     assert "emb alone" not in text and text.count("| difference, top-1 points |") == 1
