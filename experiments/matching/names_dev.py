@@ -283,7 +283,7 @@ def auto_precision_by_domain(tables: list[TableFeatures], scores: dict[str, np.n
 
 
 # ------------------------------------------------------------------------------------------------ fit / evaluate
-CHOSEN = "+hub +static +name words"  # by the rules, from results/matching/experiments/names-dev-study.json
+CHOSEN = "+hub +static +name words +fuzzy"  # the shipped feature set (rounds 1-2 of issue 43, names-dev-study.json)
 
 
 def fit(args) -> None:
