@@ -43,6 +43,7 @@ from names_dev import (  # noqa: E402
     fixed_scores,
     grid_of,
     half,
+    learned_combination,
     learned_flag,
     load_domains,
     model_flag,
@@ -52,7 +53,7 @@ from names_dev import (  # noqa: E402
 )
 
 from phrasezoo.data.name_benchmark import CALIB, DOMAINS  # noqa: E402
-from phrasezoo.match.combinations import Combination, default_combination  # noqa: E402
+from phrasezoo.match.combinations import Combination  # noqa: E402
 
 CHECK_TARGETS = (0.8, 0.9, 0.95)
 BOOTSTRAPS, BOUND_QUANTILE, WITHIN = 200, 0.2, 0.02
@@ -140,9 +141,7 @@ def calib_tables(encoder, candidates: int) -> list[TableFeatures]:
 
 def run(args) -> None:
     encoder = CachedEncoder(args.model)
-    combination = default_combination(encoder.name)
-    if combination.meta.get("encoder") != encoder.name:
-        raise SystemExit(f"No combination learned for {encoder.name}: run `names_dev.py fit --model {args.model}`.")
+    combination = learned_combination(encoder.name, args.model)
     dev = load_domains("dev", encoder, args.candidates)
     cross, parts = cross_fitted(dev, list(combination.features))
     calib = calib_tables(encoder, args.candidates)

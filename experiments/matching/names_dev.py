@@ -327,6 +327,15 @@ def suffix(encoder_name: str) -> str:
     return "" if encoder_name == DEFAULT_ENCODER else "-" + encoder_name.replace(":", "-").replace("/", "-")
 
 
+def learned_combination(encoder_name: str, model: str) -> Combination:
+    """The combination learned for ``encoder_name`` (in combinations.py or a zoo method's matcher.py); stops with the
+    command to learn one when there is none (the default's would be scored on vectors it was not fitted to)."""
+    combination = default_combination(encoder_name)
+    if combination.meta.get("encoder") != encoder_name:
+        raise SystemExit(f"No combination learned for {encoder_name}: run `names_dev.py fit --model {model}`.")
+    return combination
+
+
 def learned_flag(path: str) -> str:
     return "" if Path(path) == COMBINATIONS_FILE else f" --learned-file {path}"
 
@@ -340,20 +349,17 @@ def model_flag(model: str) -> str:
 def evaluate(args) -> None:
     """The per-domain table on ``--split`` (test: read once, after every choice): the default, each channel alone,
     the blend, rapidfuzz, the former default; and the precision ``threshold="auto"`` reaches per domain."""
-    from phrasezoo.match.combinations import LEARNED
-
     encoder = CachedEncoder(args.model)
-    if suffix(encoder.name) and encoder.name not in LEARNED:
-        raise SystemExit(f"No combination learned for {encoder.name}: run `names_dev.py fit --model {args.model}`.")
+    learned = learned_combination(encoder.name, args.model)
     tables = load_domains(args.split, encoder, args.candidates)
     label = "default (hybrid)" if not suffix(encoder.name) else f"hybrid:{encoder.name}"
-    rows = {label: default_combination(encoder.name), **SINGLE, "blend (emb + 0.5 char)": BLEND}
+    rows = {label: learned, **SINGLE, "blend (emb + 0.5 char)": BLEND}
     former = args.former and Combination.from_dict(json.loads(Path(args.former).read_text())["combination"])
     if former:
         rows["former default (AutoFJ dev only)"] = former
     report = {"created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"), "split": args.split,
               "model": args.model, "candidates": args.candidates, "learned_key": encoder.name,
-              "combination_created": LEARNED[encoder.name]["meta"].get("created"), "rows": {},
+              "combination_created": learned.meta.get("created"), "rows": {},
               "command": f"OMP_NUM_THREADS=1 .venv/bin/python experiments/matching/names_dev.py evaluate "
                          f"--split {args.split}{model_flag(args.model)}"
                          + (f" --former {args.former}" if args.former else "")}  # fmt: skip

@@ -214,3 +214,12 @@ def test_names_fit_and_test_files_of_another_encoder_keep_the_defaults_apart():
               "split": "test", "command": "c", "created": "2026-11-28", "file": "results/matching/names-test-model-b.json"}  # fmt: skip
     text = names_dev.render_test(report)
     assert "| hybrid:model-b | **50.0 (0.600)**" in text and "names-test-model-b.json" in text
+
+
+def test_a_names_read_needs_a_combination_learned_for_its_encoder():
+    import names_dev
+
+    assert names_dev.learned_combination("baseline:minilm-l6", "baseline:minilm-l6").meta["encoder"] == (
+        "baseline:minilm-l6")  # fmt: skip
+    with pytest.raises(SystemExit, match="names_dev.py fit --model outputs/model-x"):
+        names_dev.learned_combination("model-x", "outputs/model-x")
