@@ -50,12 +50,15 @@ class Arg:
     """One recipe argument of a method: its default, what it does, and the values or keys it accepts.
 
     ``choices``: allowed values (for a list value: allowed items). ``keys``: allowed keys of a mapping value.
+    ``after_training``: the argument acts on the final model after the last step (a ``finalize`` hook's option), so
+    the trained weights do not depend on it: a run, a resume or a GPU pack stays the same recipe when it changes.
     """
 
     default: Any = None
     doc: str = ""
     choices: tuple[Any, ...] | None = None
     keys: tuple[str, ...] | None = None
+    after_training: bool = False
 
 
 ArgSchema = dict[str, Arg]

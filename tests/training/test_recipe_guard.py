@@ -78,3 +78,19 @@ def test_a_run_recorded_before_gradient_accumulation_existed_resumes(tmp_path):
     check_and_record_recipe(_cfg(training__gradient_accumulation_steps=1), tmp_path, resume=True)
     with pytest.raises(ValueError, match="another recipe.*gradient_accumulation_steps"):
         check_and_record_recipe(_cfg(training__gradient_accumulation_steps=2), tmp_path, resume=True)
+
+
+def test_arguments_that_act_after_training_are_not_part_of_the_recipe(tmp_path):
+    """PEARL's type_head_refit runs on the final model (its finalize hook): turning it on changes no trained weight,
+    so a resume, a soup ingredient or a GPU pack built without it stays the same recipe."""
+    base = training_recipe(_cfg())
+    refit = _cfg(training__method_args={"distill_weight": 0.0, "type_head_refit": {"c": 2.0}})
+    assert training_recipe(refit) == base
+    output = tmp_path / "run"
+    check_and_record_recipe(refit, output, resume=True)
+    _fake_checkpoint(output)
+    recorded = output / "checkpoints" / RECIPE_FILE  # a record written before the key left the recipe
+    old = json.loads(recorded.read_text())
+    old["training"]["method_args"]["type_head_refit"] = True
+    recorded.write_text(json.dumps(old))
+    check_and_record_recipe(_cfg(), output, resume=True)

@@ -19,7 +19,8 @@ from phrasezoo.training.checkpoint import latest_checkpoint
 RECIPE_FILE = "recipe.json"
 #: recipe sections that name, describe or evaluate a run without changing its weights
 _NOT_COMPUTED = ("name", "repo_id", "version", "description", "eval")
-#: training keys that only schedule bookkeeping, stop early as a safety, or apply after the last step
+#: training keys that only schedule bookkeeping, stop early as a safety, or apply after the last step (a method's own
+#: after-training arguments are declared on its schema: registry.Arg.after_training)
 _NOT_COMPUTED_TRAINING = (
     "soup_seeds",
     "time_budget_minutes",
@@ -33,9 +34,24 @@ _NOT_COMPUTED_TRAINING = (
 _NEWER_DEFAULTS = {"gradient_accumulation_steps": 1}
 
 
+def after_training_args(method: str) -> tuple[str, ...]:
+    """The method's ``training.method_args`` that act after the last step (:attr:`Arg.after_training`)."""
+    from phrasezoo.registry import get_method
+
+    schema = get_method(method).args.get("task") or {}
+    return tuple(name for name, arg in schema.items() if arg.after_training)
+
+
+def _drop_after_training(recipe: dict[str, Any]) -> dict[str, Any]:
+    method_args = recipe.get("training", {}).get("method_args") or {}
+    for key in after_training_args(recipe["method"]) if method_args else ():
+        method_args.pop(key, None)
+    return recipe
+
+
 def training_recipe(cfg: Recipe) -> dict[str, Any]:
     """The part of ``cfg`` a run's checkpoints depend on, as plain JSON values."""
-    recipe = cfg.to_dict()
+    recipe = _drop_after_training(cfg.to_dict())
     for key in _NOT_COMPUTED:
         recipe.pop(key, None)
     for key in _NOT_COMPUTED_TRAINING:
@@ -68,7 +84,7 @@ def check_and_record_recipe(cfg: Recipe, output_dir: str | Path, resume: bool) -
     path = ckpt_dir / RECIPE_FILE
     current = training_recipe(cfg)
     if resume and path.exists() and latest_checkpoint(ckpt_dir) is not None:
-        recorded = json.loads(path.read_text())
+        recorded = _drop_after_training(json.loads(path.read_text()))  # records kept such keys before
         changed = changed_keys(recorded, current)
         if changed:
             shown = ", ".join(changed[:8]) + (f" and {len(changed) - 8} more" if len(changed) > 8 else "")

@@ -79,6 +79,7 @@ METHOD = Method(
                 f"regression over the phrase table's typed phrases (true, or {{max_rows: {DEFAULT_MAX_ROWS}, c: "
                 f"{DEFAULT_C}}}; not in the paper; phrasezoo.methods.pearl.type_head)",
                 keys=("max_rows", "c"),
+                after_training=True,
             ),
             "teacher_guard": Arg(
                 False,
