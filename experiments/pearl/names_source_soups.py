@@ -1,4 +1,4 @@
-"""Rules 20 and 21 of docs/experiments/pearl.md, counted from the files: a variant against its reference, soup by soup.
+"""Rules 20, 21, 23 and 24 of docs/experiments/pearl.md, counted from the files: a variant against its reference, soup by soup.
 
 For each soup (seeds 42/7/1, 2/3/4, 5/6/8) whose two sides are trained, the mean ``names_dev`` top-1 over the four
 name domains and the nine-task dev-suite average of each side's export (its dev-chosen blend), read from
@@ -12,8 +12,14 @@ number is read.
     .venv/bin/python experiments/pearl/names_source_soups.py --rule 21 \\
         --output results/pearl/experiments/teacher-guard/rule21-soups.json --docs docs/experiments/pearl.md
 
-Rule 21's step 1 (the teacher guard, ``teacher-guard/pearl-guard``, against rule 20's names soup of the same seeds)
-passes if the mean ``names_dev`` top-1 rises by at least 0.5 and the dev-suite average falls by at most 0.5.
+Step 1 of rules 21 (the teacher guard, ``teacher-guard/pearl-guard``) and 24 (nomic-embed-text-v1.5 as the teacher,
+``teacher-nomic/pearl-nomic``), each against rule 20's names soup of the same seeds, passes if the mean ``names_dev``
+top-1 rises by at least 0.5 and the dev-suite average falls by at most 0.5. Rule 23's step 1 (character augmentation,
+``char-augmentation/pearl-char10n``) passes if ``noisy`` top-1 rises by at least 1.0, the ``names_dev`` mean does
+not fall and the dev-suite average falls by at most 0.5.
+
+    .venv/bin/python experiments/pearl/names_source_soups.py --rule 23 \
+        --output results/pearl/experiments/char-augmentation/rule23-soups.json --docs docs/experiments/pearl.md
 """
 
 from __future__ import annotations
@@ -32,8 +38,13 @@ RULES = {
                      ("5/6/8", "names-source/pearl-ref-soup5", "names-source/pearl-names-soup5"))},
     "21": {"labels": ("names recipe", "+ teacher guard"), "block": "pearl-mini-teacher-guard-rule21",
            "soups": (("42/7/1", "names-source/pearl-names", "teacher-guard/pearl-guard"),)},
+    "23": {"labels": ("names recipe", "+ 10% char views"), "block": "pearl-mini-char-augmentation-rule23",
+           "soups": (("42/7/1", "names-source/pearl-names", "char-augmentation/pearl-char10n"),)},
+    "24": {"labels": ("names recipe (mpnet teacher)", "nomic teacher"), "block": "pearl-mini-teacher-nomic-rule24",
+           "soups": (("42/7/1", "names-source/pearl-names", "teacher-nomic/pearl-nomic"),)},
 }  # fmt: skip
-MIN_GAIN_21 = 0.5
+MIN_GAIN = 0.5  # rules 21 and 24: names_dev mean
+MIN_NOISY_GAIN = 1.0  # rule 23: the noisy domain's top-1
 DOMAINS = ("names_acronyms_dev", "names_aliases_dev", "names_short_names_dev", "names_noisy_dev")
 MAX_DEV_LOSS = 0.5
 
@@ -64,12 +75,20 @@ def verdict(pairs: list[dict], rule: str = "20") -> dict:
     recipe_mean = sum(p["recipe"]["names_dev_mean"] for p in done) / len(done)
     above = sum(p["names"]["names_dev_mean"] > p["recipe"]["names_dev_mean"] for p in done)
     dev_change = sum(p["names"]["dev_avg"] - p["recipe"]["dev_avg"] for p in done) / len(done)
+    noisy = "names_noisy_dev"
+    noisy_gain = sum(p["names"]["names_dev"][noisy] - p["recipe"]["names_dev"][noisy] for p in done) / len(done)
     out = {"complete": len(done) == len(pairs), "soups": len(done), "names_dev_mean": {"recipe": recipe_mean,
-           "names": names_mean}, "soups_above": above, "dev_avg_change": dev_change}  # fmt: skip
-    if out["complete"] and rule == "20":
-        out["adopted"] = names_mean > recipe_mean and above >= 2 and dev_change >= -MAX_DEV_LOSS
-    if out["complete"] and rule == "21":
-        out["adopted"] = names_mean - recipe_mean >= MIN_GAIN_21 and dev_change >= -MAX_DEV_LOSS
+           "names": names_mean}, "soups_above": above, "dev_avg_change": dev_change,
+           "noisy_change": noisy_gain}  # fmt: skip
+    if not out["complete"]:
+        return out
+    dev_ok = dev_change >= -MAX_DEV_LOSS
+    if rule == "20":
+        out["adopted"] = names_mean > recipe_mean and above >= 2 and dev_ok
+    elif rule == "23":
+        out["adopted"] = noisy_gain >= MIN_NOISY_GAIN and names_mean >= recipe_mean and dev_ok
+    else:
+        out["adopted"] = names_mean - recipe_mean >= MIN_GAIN and dev_ok
     return out
 
 
@@ -94,7 +113,8 @@ def table(results: dict) -> str:
     if v["soups"]:
         lines.append(f"- Over the {v['soups']} trained soup(s): names_dev mean {v['names_dev_mean']['recipe']:.2f} -> "
                      f"{v['names_dev_mean']['names']:.2f}; {labels[1]} above its counterpart in {v['soups_above']} "
-                     f"of {v['soups']}; dev-suite average {v['dev_avg_change']:+.2f} (allowed: -{MAX_DEV_LOSS}).")  # fmt: skip
+                     f"of {v['soups']}; " + (f"noisy {v['noisy_change']:+.2f}; " if "noisy_change" in v else "")
+                     + f"dev-suite average {v['dev_avg_change']:+.2f} (allowed: -{MAX_DEV_LOSS}).")  # fmt: skip
     step, words = (
         ("step 2", ("**adopted**", "**not adopted**")) if rule == "20" else ("step 1", ("**passes**", "**fails**"))
     )

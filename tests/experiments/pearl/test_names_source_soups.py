@@ -9,11 +9,13 @@ from pathlib import Path
 SCRIPT = Path(__file__).resolve().parents[3] / "experiments" / "pearl" / "names_source_soups.py"
 
 
-def write_side(root: Path, path: str, names_mean: float, dev_avg: float) -> None:
+def write_side(root: Path, path: str, names_mean: float, dev_avg: float, noisy: float = 0.0) -> None:
+    """One side's files; ``noisy`` moves the noisy domain by that much and the three others back, mean unchanged."""
     folder, run = root / Path(path).parent, Path(path).name
     folder.mkdir(parents=True, exist_ok=True)
-    results = [{"task": d, "metric": "accuracy", "value": names_mean / 100} for d in
-               ("names_acronyms_dev", "names_aliases_dev", "names_short_names_dev", "names_noisy_dev")]  # fmt: skip
+    domains = ("names_acronyms_dev", "names_aliases_dev", "names_short_names_dev", "names_noisy_dev")
+    results = [{"task": d, "metric": "accuracy", "value": (names_mean + (noisy if d.endswith("noisy_dev") else
+                -noisy / 3)) / 100} for d in domains]  # fmt: skip
     results.append({"task": "names_aliases_dev", "metric": "mrr10", "value": 0.99})  # not a top-1: not counted
     (folder / f"{run}-names-dev.json").write_text(json.dumps({"results": results}))
     rows = [{"weight_average": 0.0, "dev_avg": dev_avg / 100}, {"weight_average": 0.5, "dev_avg": 0.99}]
@@ -55,3 +57,31 @@ def test_rule_21_step_1_needs_half_a_point_on_names_dev(tmp_path):
     script["main"](["--rule", "21", "--folder", str(tmp_path), "--output", str(output)])
     result = json.loads(output.read_text())
     assert result["verdict"]["adopted"] and "+ teacher guard" in script["table"](result)
+
+
+def test_rule_23_step_1_needs_a_point_on_noisy_names_without_losing_the_mean(tmp_path):
+    script = runpy.run_path(str(SCRIPT))
+    write_side(tmp_path, "names-source/pearl-names", 59.0, 57.8)
+    output = tmp_path / "rule23.json"
+    variant = "char-augmentation/pearl-char10n"
+    write_side(tmp_path, variant, 59.0, 57.8, noisy=0.9)  # noisy +0.9: not enough
+    script["main"](["--rule", "23", "--folder", str(tmp_path), "--output", str(output)])
+    result = json.loads(output.read_text())
+    assert abs(result["verdict"]["noisy_change"] - 0.9) < 1e-9 and result["verdict"]["adopted"] is False
+    write_side(tmp_path, variant, 58.9, 57.8, noisy=1.5)  # noisy +1.4 but the mean falls
+    script["main"](["--rule", "23", "--folder", str(tmp_path), "--output", str(output)])
+    assert json.loads(output.read_text())["verdict"]["adopted"] is False
+    write_side(tmp_path, variant, 59.0, 57.4, noisy=1.0)  # noisy +1.0, mean level, dev -0.4: passes
+    script["main"](["--rule", "23", "--folder", str(tmp_path), "--output", str(output)])
+    result = json.loads(output.read_text())
+    assert result["verdict"]["adopted"] and "noisy +1.00" in script["table"](result)
+
+
+def test_rule_24_is_judged_on_rule_21s_terms(tmp_path):
+    script = runpy.run_path(str(SCRIPT))
+    write_side(tmp_path, "names-source/pearl-names", 59.0, 57.8)
+    write_side(tmp_path, "teacher-nomic/pearl-nomic", 59.6, 57.0)  # +0.6 on names, but dev -0.8
+    output = tmp_path / "rule24.json"
+    script["main"](["--rule", "24", "--folder", str(tmp_path), "--output", str(output)])
+    result = json.loads(output.read_text())
+    assert result["verdict"]["adopted"] is False and "nomic teacher" in script["table"](result)
