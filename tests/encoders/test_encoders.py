@@ -32,6 +32,14 @@ def test_cache_encodes_each_string_once_and_normalises():
     assert len(enc.calls) == 2  # everything cached
 
 
+def test_encoding_without_the_cache_keeps_nothing_and_reads_what_is_cached():
+    enc = FakeEncoder({"a": [3, 0], "b": [0, 2], "c": [1, 1]})
+    enc.encode(["a"])
+    rows = enc.encode(["a", "b", "c", "b"], cache=False)
+    assert enc.calls == [["a"], ["b", "c"]] and set(enc._cache) == {"a"}
+    np.testing.assert_allclose(rows, enc.encode(["a", "b", "c", "b"]), atol=1e-7)
+
+
 def test_default_similarity_is_dot_product():
     enc = FakeEncoder({"a": [1, 0], "b": [0, 1], "c": [1, 1]})
     sims = enc.similarity(["a"], ["a", "b", "c"])

@@ -133,6 +133,36 @@ def test_approximate_indexes_find_the_exact_neighbours(kind):
     assert np.allclose(approx[0][:, 0], 1.0, atol=1e-4)  # each query is in the table: cosine 1 with itself
 
 
+@pytest.mark.parametrize("kind", ["flat", "hnsw", "ivf"])
+def test_a_vector_scorer_holds_its_rows_once(kind, monkeypatch):
+    """Fitted in chunks outside the encoder's cache, then read from the index's own copy where it keeps one: at a
+    million rows each extra copy is 1.5 GB (issue 47). The answers are those of one whole-table encoding."""
+    import gc
+
+    from phrasezoo.match import scorers
+
+    monkeypatch.setattr(scorers, "FIT_CHUNK", 7)
+    reference = [f"entity number {i}" for i in range(300)]
+    scorer = scorers.VectorScorer(HashVectors(), index=kind, progress=False)
+    scorer.fit(reference)
+    whole = scorer.encoder.encode(reference, cache=False)
+    np.testing.assert_allclose(scorer.vectors, whole, atol=1e-6)
+    assert scorer.encoder._cache == {}  # the reference rows live in the scorer only
+    index = scorer.index
+    held_by_index = type(scorer.vectors.base).__name__ == "_IndexRows"  # a view of the index's memory
+    assert held_by_index is (kind != "ivf")  # IVF keeps no whole rows: the scorer keeps its own
+    if kind == "ivf":
+        return
+    del index
+    gc.collect()
+    np.testing.assert_allclose(scorer.vectors, whole, atol=1e-6)  # the view keeps the index alive
+    rows = scorer.vectors
+    scorer.fit(reference[:10])  # a new fit drops the index; a view taken before still reads valid memory
+    gc.collect()
+    np.testing.assert_allclose(rows, whole, atol=1e-6)
+    assert scorer.search(reference[:5], 1)[1][:, 0].tolist() == [0, 1, 2, 3, 4]
+
+
 def test_top_k_rows_orders_and_pads():
     scores, ids = top_k_rows(np.array([[0.1, 0.9, 0.5]], dtype=np.float32), 5)
     assert ids.tolist() == [[1, 2, 0, -1, -1]]

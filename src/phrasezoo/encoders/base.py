@@ -82,20 +82,27 @@ class Encoder:
         raise NotImplementedError(f"{self.name} has no encode_mentions().")
 
     # ------------------------------------------------------------------------------------------------ public API
-    def encode(self, texts: Sequence[str]) -> np.ndarray:
-        """L2-normalised float32 rows for ``texts``; strings seen before in this run come from the cache."""
+    def encode(self, texts: Sequence[str], cache: bool = True) -> np.ndarray:
+        """L2-normalised float32 rows for ``texts``; strings seen before in this run come from the cache.
+
+        ``cache=False`` embeds the strings not yet cached without keeping them: for a caller that keeps the rows
+        itself (a matcher's million-row reference table), where the cache would hold a second copy of every row.
+        """
         texts = list(texts)
         missing = [t for t in dict.fromkeys(texts) if t not in self._cache]
+        fresh: dict[str, np.ndarray] = {}
         if missing:
             vectors = l2_normalize(self._encode(missing))
             if vectors.shape[0] != len(missing):
                 raise RuntimeError(f"{self.name} returned {vectors.shape[0]} vectors for {len(missing)} texts.")
-            self._cache.update(zip(missing, vectors))
+            fresh = dict(zip(missing, vectors))
+            if cache:
+                self._cache.update(fresh)
             self.encoded_count += len(missing)
         if not texts:
             dim = next(iter(self._cache.values())).shape[0] if self._cache else 0
             return np.zeros((0, dim), dtype=np.float32)
-        return np.stack([self._cache[t] for t in texts])
+        return np.stack([fresh[t] if t in fresh else self._cache[t] for t in texts])
 
     def encode_tokens(self, texts: Sequence[str]) -> list[dict[str, np.ndarray]]:
         """Per text: ``{"embeddings": (n_tokens, d), "offsets": (n_tokens, 2)}`` from one forward pass.

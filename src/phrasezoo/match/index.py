@@ -41,6 +41,28 @@ def build_index(vectors: np.ndarray, kind: str = "auto", nprobe: int = 16, hnsw_
     return index
 
 
+class _IndexRows:
+    """Keeps a faiss index alive for as long as an array viewing its stored rows does (the array's ``base``)."""
+
+    def __init__(self, index, rows: np.ndarray) -> None:
+        self.index = index
+        self.__array_interface__ = rows.__array_interface__
+
+
+def stored_vectors(index, vectors: np.ndarray) -> np.ndarray:
+    """``vectors`` as the rows ``index`` stores (a view of its memory, no copy) when it keeps them whole and
+    unchanged, as flat and HNSW indexes do; otherwise ``vectors`` itself. A caller that keeps the index and reads the
+    rows (features, saving) then holds one copy of them, not two: at a million 384-d rows, 1.5 GB."""
+    import faiss
+
+    storage = getattr(index, "storage", None)
+    flat = faiss.downcast_index(storage) if storage is not None else index
+    if not isinstance(flat, faiss.IndexFlat) or flat.ntotal != len(vectors) or flat.d != vectors.shape[1]:
+        return vectors
+    rows = faiss.rev_swig_ptr(flat.get_xb(), flat.ntotal * flat.d).reshape(flat.ntotal, flat.d)
+    return np.asarray(_IndexRows(index, rows))
+
+
 def search(
     index, queries: np.ndarray, top_k: int, batch_size: int = 4096, progress=None
 ) -> tuple[np.ndarray, np.ndarray]:

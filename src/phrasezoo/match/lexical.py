@@ -104,8 +104,32 @@ def channel_from_state(meta: dict[str, Any], arrays: dict[str, np.ndarray], pref
     return TfidfChannel.from_state({**meta, "idf": arrays[f"{prefix}_idf"]})
 
 
+#: bound on the (query n-gram, reference row) products of one chunk of :func:`sparse_top_k` (about 8 bytes each)
+MAX_CHUNK_PRODUCTS = 64_000_000
+
+
+def query_chunks(queries, reference_t, chunk: int, max_products: int | None = None) -> list[tuple[int, int]]:
+    """``(start, stop)`` query chunks of at most ``chunk`` queries whose products with the reference stay under
+    ``max_products`` (one query alone may pass it). The bound per query is the number of reference rows behind each
+    of its n-grams, summed: at a million names a query shares an n-gram with about half the table, so a fixed chunk
+    of 2,048 queries made a product of a billion entries (12 GB)."""
+    n = queries.shape[0]
+    max_products = MAX_CHUNK_PRODUCTS if max_products is None else max_products
+    frequency = np.diff(reference_t.indptr).astype(np.int64)  # reference rows per n-gram
+    running = np.concatenate([[0], np.cumsum(frequency[queries.indices])])
+    bound = running[queries.indptr[1:]] - running[queries.indptr[:-1]]
+    out, start = [], 0
+    while start < n:
+        total = np.cumsum(bound[start : start + chunk])
+        stop = start + max(1, int(np.searchsorted(total, max_products, side="right")))
+        out.append((start, min(stop, n)))
+        start = min(stop, n)
+    return out
+
+
 def sparse_top_k(queries, reference, k: int, chunk: int = 2048, reference_t=None) -> tuple[np.ndarray, np.ndarray]:
-    """Best ``k`` reference rows per query by sparse dot product (cosine of L2-normalised rows), in query chunks.
+    """Best ``k`` reference rows per query by sparse dot product (cosine of L2-normalised rows), in query chunks
+    (at most ``chunk`` queries, fewer when their product would be large: :func:`query_chunks`).
 
     Returns ``(scores, ids)`` of shape ``(n_queries, k)``, best first; id -1 (score -inf) where fewer than ``k``
     reference rows share an n-gram with the query. ``reference_t``: ``reference.T.tocsr()`` made once by a caller
@@ -116,8 +140,9 @@ def sparse_top_k(queries, reference, k: int, chunk: int = 2048, reference_t=None
     scores = np.full((n, k), -np.inf, dtype=np.float32)
     ids = np.full((n, k), -1, dtype=np.int64)
     ref_t = reference.T.tocsr() if reference_t is None else reference_t
-    for start in range(0, n, chunk):
-        block = (queries[start : start + chunk] @ ref_t).tocsr()
+    queries = queries.tocsr()
+    for start, stop in query_chunks(queries, ref_t, chunk):
+        block = (queries[start:stop] @ ref_t).tocsr()
         for row in range(block.shape[0]):
             lo, hi = block.indptr[row], block.indptr[row + 1]
             if lo == hi:

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from .index import build_index, search, top_k_rows
+from .index import build_index, search, stored_vectors, top_k_rows
 from .lexical import TfidfChannel, channel_from_state, channel_state, sparse_top_k
 
 DEFAULT_ENCODER = "baseline:minilm-l6"
@@ -37,6 +37,10 @@ def _load_encoder(spec: Any, batch_size: int | None, progress: bool):
     from phrasezoo.encoders import load_encoder
 
     return load_encoder(spec, batch_size=batch_size, progress=progress)
+
+
+#: reference rows embedded per call when a vector scorer is fitted
+FIT_CHUNK = 32_768
 
 
 def gather_scores(matrix_fn, queries: list[str], candidates: np.ndarray) -> np.ndarray:
@@ -67,20 +71,32 @@ class VectorScorer:
         self.vectors: np.ndarray | None = None
         self._index = None
 
-    def encode(self, texts: list[str]) -> np.ndarray:
-        vectors = np.ascontiguousarray(self.encoder.encode(texts), dtype=np.float32)
+    def encode(self, texts: list[str], cache: bool = True) -> np.ndarray:
+        vectors = np.ascontiguousarray(self.encoder.encode(texts, cache=cache), dtype=np.float32)
         if vectors.ndim != 2 or vectors.shape[0] != len(texts):
             raise RuntimeError(f"{self.name} returned vectors of shape {vectors.shape} for {len(texts)} texts.")
         return vectors
 
     def fit(self, reference: list[str]) -> None:
-        self.vectors = self.encode(reference)
+        """Embed the reference table in chunks into one array, outside the encoder's string cache: at a million
+        rows the cache and a stacked copy would hold every row twice."""
         self._index = None
+        self.vectors = None
+        out: np.ndarray | None = None
+        for start in range(0, len(reference), FIT_CHUNK):
+            part = self.encode(reference[start : start + FIT_CHUNK], cache=False)
+            if out is None:
+                out = np.empty((len(reference), part.shape[1]), dtype=np.float32)
+            out[start : start + len(part)] = part
+        self.vectors = out if out is not None else self.encode([])
 
     @property
     def index(self):
+        """The faiss index over the reference rows, built on first use; ``vectors`` then reads the index's own copy
+        of the rows where it keeps them whole (flat and HNSW), so the rows are held once."""
         if self._index is None:
             self._index = build_index(self.vectors, self.index_kind, **self.index_options)
+            self.vectors = stored_vectors(self._index, self.vectors)
         return self._index
 
     def search(self, queries: list[str], top_k: int, progress=None) -> tuple[np.ndarray, np.ndarray]:
