@@ -88,6 +88,9 @@ def test_every_step_on_a_small_table(small_run, monkeypatch):
     matcher = steps["matcher"]  # the step's plumbing, with a fast matcher (the default's own tests are in tests/match)
     assert matcher["extrapolated"] and matcher["accuracy_sample"] == 50 and matcher["accuracy"] > 0.5
     assert matcher["method"] == "matcher tfidf:char"
+    assert matcher["neighbourhood_rows"]["computed_for_sample"] == 0  # no per-row statistics outside the hybrid
+    seconds = matcher["seconds"]  # searched twice: the second pass times the per-query work
+    assert seconds["search_sample_again"] >= 0 and seconds["total_extrapolated"] >= seconds["fit"]
     args.subset = 100  # a subset reuses the chunks and measures on the first 100 right rows and their left rows
     partial = match_scale.step_tfidf(args, folder)
     assert partial["accuracy_sample"] == 60 and match_scale.step_file("tfidf", args) == "step-tfidf-100.json"
@@ -125,3 +128,16 @@ def test_encoding_processes_split_the_chunks_and_a_last_pass_finds_them_all(smal
     args.shard = None  # the pass that writes the step's record encodes nothing new
     assert match_scale.step_encode(args, folder)["rows_encoded_this_run"] == 0
     assert len(list(folder.glob("right-*.npy"))) == 4
+
+
+def test_the_default_matchers_time_counts_each_rows_neighbourhood_once(small_run):
+    """The hybrid matcher computes a reference row's neighbourhood statistics the first time it is a candidate; the
+    step's second pass over the sample finds them known, and the estimate counts them once per left row."""
+    args, folder = small_run
+    args.matcher = "hybrid"
+    step = match_scale.step_matcher(args, folder)
+    known = step["neighbourhood_rows"]["computed_for_sample"]
+    assert 0 < known <= 200 and step["method"].startswith("the default matcher (hybrid:")
+    seconds = step["seconds"]
+    assert seconds["total_extrapolated"] <= seconds["total_linear"] + 1.0  # never costlier than the linear count
+    assert step["accuracy"] > 0.5
