@@ -68,6 +68,8 @@ def test_auto_threshold_is_the_calibrated_one_and_rises_with_the_target(fitted):
 
 
 def test_save_and_load_answer_the_same_without_reencoding_the_reference(fitted, tmp_path):
+    fitted.transform(["FBI"])  # a search builds the index: the reference rows are then read from its memory
+    assert type(fitted.scorer.vectors.vectors.base).__name__ == "_IndexRows"
     fitted.save(tmp_path / "m")
     assert sorted(p.name for p in (tmp_path / "m").iterdir()) == ["matcher.json", "matcher.safetensors"]
     state = json.loads((tmp_path / "m" / "matcher.json").read_text())
