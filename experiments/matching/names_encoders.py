@@ -74,6 +74,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--models", nargs="+", required=True, help=f"{DEFAULT} first, then the export folders")
     parser.add_argument("--candidates", type=int, default=10)
+    parser.add_argument("--output", type=Path, default=OUT, help=f"the results file (default {OUT})")
+    parser.add_argument("--rule", type=int, default=22, help="the rule of docs/experiments/matching.md it answers")
     args = parser.parse_args()
     if args.models[0] != DEFAULT:
         parser.error(f"the first model must be the reference, {DEFAULT}")
@@ -85,13 +87,29 @@ def main() -> None:
         print(model, {d: rows[model]["matcher"][d]["accuracy"] for d in (*ALL_DOMAINS, "mean")}, flush=True)
     report = {"created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"), "split": "dev",
               "feature_set": feature_set, "candidates": args.candidates, "rows": rows,
-              "rule": "docs/experiments/matching.md rule 22",
+              "rule": f"docs/experiments/matching.md rule {args.rule}", "file": _relative(args.output),
               "command": "OMP_NUM_THREADS=1 .venv/bin/python experiments/matching/names_encoders.py --models "
-                         + " ".join(args.models)}  # fmt: skip
+                         + " ".join(args.models) + _options(args)}  # fmt: skip
     report["decision"] = decide(rows)
-    OUT.write_text(json.dumps(report, indent=1) + "\n")
+    args.output.parent.mkdir(parents=True, exist_ok=True)
+    args.output.write_text(json.dumps(report, indent=1) + "\n")
     print(render(report))
-    print(f"wrote {OUT}", file=sys.stderr)
+    print(f"wrote {args.output}", file=sys.stderr)
+
+
+def _relative(path: Path) -> str:
+    """``path`` as the results files name it: relative to the repository when inside it."""
+    root = Path(__file__).resolve().parents[2]
+    try:
+        return str(path.resolve().relative_to(root))
+    except ValueError:
+        return str(path)
+
+
+def _options(args) -> str:
+    """The non-default options of the command line, for the report's reproduce line."""
+    out = "" if args.output == OUT else f" --output {_relative(args.output)}"
+    return out + ("" if args.rule == 22 else f" --rule {args.rule}")
 
 
 def render(report: dict) -> str:
@@ -109,11 +127,14 @@ def render(report: dict) -> str:
         for name, c in decision["checks"].items()
     )
     chosen = decision["chosen"]
+    rule = report.get("rule", "rule 22").rsplit(" ", 2)[-2:]
+    source = report.get("file", str(OUT))
     verdict = (f"no candidate passes, **{chosen}** stays the encoder" if chosen == DEFAULT
                else f"**{chosen}** passes with the best mean")  # fmt: skip
     return "\n".join(lines) + (
         f"\n\nTop-1 accuracy on dev (AutoFJ: mean over dev-10), feature set `{report['feature_set']}`. Against "
-        f"{DEFAULT}: {notes}. Rule 22: {verdict}. From `{OUT}` (`{report['command']}`, {report['created'][:10]})."
+        f"{DEFAULT}: {notes}. {' '.join(rule).capitalize()}: {verdict}. From `{source}` (`{report['command']}`, "
+        f"{report['created'][:10]})."
     )
 
 
