@@ -56,6 +56,7 @@ BASELINE_ROW = "shipped recipe (+hub, AutoFJ dev only), cross-fitted"  # the rul
 STATIC = ["static", "static_margin"]
 NAMES = ["cover_query", "cover_candidate", "short_form", "head_match", "acronym_soft"]
 FUZZY = ["fuzzy_cover_query", "fuzzy_cover_candidate"]
+TOKEN_SORT = ["token_sort", "token_sort_margin"]  # round 4 (rule 26)
 CANDIDATE_SETS = {
     "+hub": FEATURE_SETS["+hub"],
     "+hub +static": FEATURE_SETS["+hub"] + STATIC,
@@ -63,6 +64,7 @@ CANDIDATE_SETS = {
     "+hub +static +name words": FEATURE_SETS["+hub"] + STATIC + NAMES,
     "+hub +static +name words +word": FEATURE_SETS["+hub"] + STATIC + NAMES + ["word", "word_margin"],
     "+hub +static +name words +fuzzy": FEATURE_SETS["+hub"] + STATIC + NAMES + FUZZY,  # round 2
+    "+hub +static +name words +fuzzy +token sort": FEATURE_SETS["+hub"] + STATIC + NAMES + FUZZY + TOKEN_SORT,  # 4
 }
 
 

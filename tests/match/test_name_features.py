@@ -13,6 +13,7 @@ from phrasezoo.match.name_features import (
     initials_keys,
     name_feature_columns,
     short_form,
+    token_sort,
 )
 
 
@@ -67,3 +68,25 @@ def test_fuzzy_cover_forgives_one_typo_and_abbreviations_but_not_other_words():
     assert fuzzy_cover("cat", "bat") == 0.0  # short words need to be equal
     assert fuzzy_cover("", "anything") == 1.0 and fuzzy_cover("xy", "") == 0.0
     assert cover("Maon Information", "Main Information Packet") == 0.5  # the exact feature does not forgive
+
+
+def test_token_sort_ignores_word_order_and_case_and_counts_edits():
+    assert token_sort("Smith, John", "john smith") == 1.0  # reordered, punctuation and case dropped
+    assert 0.85 < token_sort("Smith, John", "John Smtih") < 1.0  # one swap costs a little
+    assert token_sort("WHO", "World Health Organization") < 0.3  # an acronym is not an edit away
+    assert token_sort("", "") == 1.0 and token_sort("!!!", "a") == 0.0  # empty after normalising: defined
+
+
+def test_token_sort_margin_is_the_gap_to_the_best_other_candidate():
+    from phrasezoo.match.hybrid import PairFeatures
+    from phrasezoo.match.lexical import TfidfChannel
+
+    reference = ["John Smith", "Jane Smith", "John Smithers"]
+    char = TfidfChannel("char")
+    char.fit(reference)
+    pairs = PairFeatures(reference, char, None)
+    out = pairs.compute(["token_sort", "token_sort_margin"], ["Smith John"], np.array([[0, 1, 2]]), None, None)
+    ratio, margin = out[0, :, 0], out[0, :, 1]
+    assert ratio[0] == 1.0 and ratio.argmax() == 0
+    assert np.isclose(margin[0], ratio[0] - max(ratio[1], ratio[2]))
+    assert np.allclose(margin[1:], ratio[1:] - ratio[0])

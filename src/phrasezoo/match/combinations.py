@@ -37,6 +37,8 @@ FEATURES = (
     "acronym_soft",  # 1 when an acronym's letters spell the other name's words ("XML" / "eXtensible Markup ...")
     "fuzzy_cover_query",  # cover_query where a word with one typo or abbreviated ("Intl") counts as found
     "fuzzy_cover_candidate",  # the same for the candidate's words
+    "token_sort",  # edit similarity of the two names with their words sorted (rapidfuzz token_sort_ratio / 100)
+    "token_sort_margin",
 )
 LINKS = ("logistic", "identity", "ranked")
 

@@ -131,8 +131,11 @@ class PairFeatures:
             values = np.array([normals[qi] == self.ref_normal[ci] for qi, ci in zip(q_rows.tolist(), c_rows.tolist())],
                               dtype=np.float32)  # fmt: skip
             columns["same_normal"] = full(values)
-        for name, values in name_feature_columns(wanted, queries, self.reference, q_rows, c_rows).items():
+        name_columns = wanted | ({"token_sort"} if "token_sort_margin" in wanted else set())
+        for name, values in name_feature_columns(name_columns, queries, self.reference, q_rows, c_rows).items():
             columns[name] = full(values)
+        if "token_sort_margin" in wanted:
+            columns["token_sort_margin"] = margins(columns["token_sort"], valid)
         return np.stack([columns[name] for name in names], axis=-1)
 
 

@@ -14,7 +14,10 @@ pair, computed from the words of the two names:
   and maybe more of its letters ("XML" / "eXtensible Markup Language", "MTTFF" / "Mean Time To First Failure");
 * ``fuzzy_cover_query`` / ``fuzzy_cover_candidate``: ``cover`` where a word also counts as found when the other
   name has it with one typo ("Maon" / "Main", "vioce" / "voice") or as an abbreviation ("Intl" / "International",
-  "Bwn" / "Brown"): a noisy query's words, matched one by one.
+  "Bwn" / "Brown"): a noisy query's words, matched one by one;
+* ``token_sort``: rapidfuzz's ``token_sort_ratio`` / 100 on the normalised names (lower case, punctuation dropped),
+  an edit similarity over the whole name with its words sorted, so reordered words cost nothing and a typo costs
+  one edit ("Smith, John" / "John Smtih").
 """
 
 from __future__ import annotations
@@ -23,12 +26,13 @@ import re
 from functools import lru_cache
 
 import numpy as np
+from rapidfuzz import fuzz, utils
 from rapidfuzz.distance import DamerauLevenshtein
 
 from .lexical import acronym_form
 
 NAME_FEATURES = ("cover_query", "cover_candidate", "short_form", "head_match", "acronym_soft", "fuzzy_cover_query",
-                 "fuzzy_cover_candidate")  # fmt: skip
+                 "fuzzy_cover_candidate", "token_sort")  # fmt: skip
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 _STOP = frozenset(["a", "an", "and", "at", "by", "de", "for", "from", "in", "of", "on", "or", "the", "to", "with"])
 
@@ -173,9 +177,14 @@ class InitialsIndex:
         return out
 
 
+def token_sort(a: str, b: str) -> float:
+    """Edit similarity of the two names with their words sorted, in [0, 1] (rapidfuzz ``token_sort_ratio``)."""
+    return fuzz.token_sort_ratio(a, b, processor=utils.default_process) / 100.0
+
+
 FUNCTIONS = {"cover_query": cover, "cover_candidate": lambda q, c: cover(c, q), "short_form": short_form,
              "head_match": head_match, "acronym_soft": acronym_soft, "fuzzy_cover_query": fuzzy_cover,
-             "fuzzy_cover_candidate": lambda q, c: fuzzy_cover(c, q)}  # fmt: skip
+             "fuzzy_cover_candidate": lambda q, c: fuzzy_cover(c, q), "token_sort": token_sort}  # fmt: skip
 
 
 def name_feature_columns(names: set[str], queries: list[str], reference: list[str], q_rows: np.ndarray,
