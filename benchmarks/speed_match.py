@@ -9,6 +9,12 @@ MiniLM at least 0.8; issue 47 for the int8 default at least 2x today's default).
 left out (``pip install 'phrasezoo[fast]'``).
 
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/speed_match.py --repeats 3 --output results/speed/speed-match.json
+
+``--extra SPEC`` adds a matcher to the alternation (its ratio to the default is reported) and ``--tables N`` keeps
+the first N dev tables, for a slow option such as ``hybrid:baseline:nomic-v1.5`` (a base-size encoder):
+
+    OMP_NUM_THREADS=1 .venv/bin/python benchmarks/speed_match.py --repeats 1 --tables 3 --no-int8 \
+        --extra hybrid:baseline:nomic-v1.5 --output results/speed/speed-match-nomic.json
 """
 
 from __future__ import annotations
@@ -46,15 +52,23 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--output", type=Path)
+    parser.add_argument("--extra", action="append", default=[], help="another matcher spec to time (repeatable)")
+    parser.add_argument("--tables", type=int, default=0, help="only the first N AutoFJ dev tables (default: all 10)")
+    parser.add_argument("--no-int8", action="store_true", help="leave the int8 row out")
     args = parser.parse_args()
     torch.set_num_threads(1)
     tables = read_autofj(autofj_names("dev"))
+    tables = tables[: args.tables] if args.tables else tables
     matchers = {"default (hybrid)": Matcher(progress=False)}
-    try:
-        matchers[FAST] = Matcher("hybrid:baseline:minilm-l6@onnx-int8", progress=False)
-    except ImportError as error:
-        print(f"int8 row left out: {error}")
+    if not args.no_int8:
+        try:
+            matchers[FAST] = Matcher("hybrid:baseline:minilm-l6@onnx-int8", progress=False)
+        except ImportError as error:
+            print(f"int8 row left out: {error}")
     matchers["MiniLM alone"] = Matcher("baseline:minilm-l6", progress=False)
+    for spec in args.extra:
+        matchers[spec] = Matcher(spec, progress=False)
+    ratios = RATIOS + tuple((spec, "default (hybrid)") for spec in args.extra)
     factories = {name: (lambda m=m: m) for name, m in matchers.items()}
     times: dict[str, list[float]] = {name: [] for name in factories}
     rows = 0
@@ -67,21 +81,31 @@ def main() -> None:
     report = {
         "created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "machine": f"{platform.machine()}, {platform.processor() or 'cpu'}, 1 thread",
-        "workload": f"AutoFJ dev-10: {sum(len(t.left) for t in tables)} left and {rows} right rows, fit + search",
+        "workload": f"AutoFJ dev ({len(tables)} tables): {sum(len(t.left) for t in tables)} left and {rows} right rows, fit + search",
         "rows_per_second": {name: round(rate, 1) for name, rate in rates.items()},
         "seconds": {name: [round(v, 2) for v in values] for name, values in times.items()},
         "ratio_default_over_minilm": round(rates["default (hybrid)"] / rates["MiniLM alone"], 3),
-        "ratios": {f"{a} / {b}": round(rates[a] / rates[b], 3) for a, b in RATIOS if a in rates and b in rates},
-        "command": f"OMP_NUM_THREADS=1 .venv/bin/python benchmarks/speed_match.py --repeats {args.repeats} --output results/speed/speed-match.json",
+        "ratios": {f"{a} / {b}": round(rates[a] / rates[b], 3) for a, b in ratios if a in rates and b in rates},
+        "command": "OMP_NUM_THREADS=1 .venv/bin/python benchmarks/speed_match.py " + _flags(args),
     }
     print(json.dumps(report, indent=1))
     if args.output:
         args.output.write_text(json.dumps(report, indent=1) + "\n")
 
 
+def _flags(args) -> str:
+    """The command line's options, for the report."""
+    flags = [f"--repeats {args.repeats}"] + (["--no-int8"] if args.no_int8 else [])
+    flags += [f"--tables {args.tables}"] if args.tables else []
+    flags += [f"--extra {spec}" for spec in args.extra]
+    return " ".join(flags + [f"--output {args.output}" if args.output else ""]).strip()
+
+
 def render(report: dict) -> str:
     """The speed table of docs/fuzzy-joins.md."""
-    lines = ["| matcher | rows/s (AutoFJ dev-10, fit + search, 1 thread) |", "|---|---:|"]
+    workload = report.get("workload", "AutoFJ dev-10")
+    tables = "AutoFJ dev-10" if "dev-10" in workload or "(10 tables)" in workload else workload.split(":")[0]
+    lines = [f"| matcher | rows/s ({tables}, fit + search, 1 thread) |", "|---|---:|"]
     lines += [f"| {name} | {rate:.1f} |" for name, rate in report["rows_per_second"].items()]
     ratios = report.get("ratios") or {"default (hybrid) / MiniLM alone": report["ratio_default_over_minilm"]}
     return "\n".join(lines) + (

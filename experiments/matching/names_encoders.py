@@ -152,13 +152,30 @@ def render_test_pair(report: dict) -> str:
     rows = {"default (hybrid, MiniLM)": default["rows"]["default (hybrid)"], mine: report["rows"][mine]}
     lines = ["| matcher (test) | " + " | ".join(LABELS[d] for d in ALL_DOMAINS) + " | mean |",
              "|---|" + "---:|" * (len(ALL_DOMAINS) + 1)]  # fmt: skip
+    common = [d for d in ALL_DOMAINS if all(d in row for row in rows.values())]
     for name, row in rows.items():
-        cells = [f"{100 * row[d]['accuracy']:.1f} ({row[d]['mrr10']:.3f})" for d in (*ALL_DOMAINS, "mean")]
+        cells = [f"{100 * row[d]['accuracy']:.1f} ({row[d]['mrr10']:.3f})" if d in row else "not run"
+                 for d in ALL_DOMAINS]  # fmt: skip
+        cells.append(_mean_cell(row, common, len(common) < len(ALL_DOMAINS)))
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
     a, b = rows.values()
-    diff = [f"{100 * (b[d]['accuracy'] - a[d]['accuracy']):+.1f}" for d in (*ALL_DOMAINS, "mean")]
+    diff = [f"{100 * (b[d]['accuracy'] - a[d]['accuracy']):+.1f}" if d in common else "–" for d in ALL_DOMAINS]
+    diff.append(f"{100 * (_mean(b, common) - _mean(a, common)):+.1f}")
     lines.append("| difference, top-1 points | " + " | ".join(diff) + " |")
+    partial = "" if len(common) == len(ALL_DOMAINS) else (
+        f" The mean is over the domains both rows ran ({', '.join(LABELS[d] for d in common)}).")
     return "\n".join(lines) + (
-        f"\n\nTop-1 accuracy (MRR@10); AutoFJ: mean over its test datasets. From `{TEST_FILE}` "
+        f"\n\nTop-1 accuracy (MRR@10); AutoFJ: mean over its test datasets.{partial} From `{TEST_FILE}` "
         f"({default['created'][:10]}) and `{report['file']}` (`{report['command']}`, {report['created'][:10]})."
     )
+
+
+def _mean(row: dict, domains: list[str]) -> float:
+    return sum(row[d]["accuracy"] for d in domains) / len(domains)
+
+
+def _mean_cell(row: dict, domains: list[str], partial: bool) -> str:
+    """The row's mean cell: its own five-domain mean, or the mean top-1 over ``domains`` when a row skipped some."""
+    if not partial:
+        return f"{100 * row['mean']['accuracy']:.1f} ({row['mean']['mrr10']:.3f})"
+    return f"{100 * _mean(row, domains):.1f}"

@@ -17,7 +17,7 @@ It also reports the candidate recall (the true row among the candidates) and the
 true rows and over all candidates. Nothing here is chosen on a benchmark's test split; the tables are the scale
 benchmark's own.
 
-    OMP_NUM_THREADS=2 .venv/bin/python experiments/matching/scale_diagnosis.py --sizes 32768 131072
+    OMP_NUM_THREADS=1 .venv/bin/python experiments/matching/scale_diagnosis.py --sizes 32768 131072
 """
 
 from __future__ import annotations
@@ -58,9 +58,11 @@ def rapidfuzz_scores(queries: list[str], cands: np.ndarray, reference: list[str]
     return out
 
 
-def diagnose(folder: Path, size: int, sample: int, seed: int) -> dict:
-    """Every reading of the module docstring for the ``size x size`` subset."""
+def diagnose(folder: Path, size: int, sample: int, seed: int, also: dict[str, Path] | None = None) -> dict:
+    """Every reading of the module docstring for the ``size x size`` subset; ``also``: more combinations (label ->
+    a ``{"combination": ...}`` file, e.g. a former default's fit) scored on the same candidates."""
     from phrasezoo.match import Matcher
+    from phrasezoo.match.combinations import Combination
 
     left, right, truth = load_tables(folder, size)
     rows = sample_rows(len(right), sample, seed)
@@ -73,8 +75,12 @@ def diagnose(folder: Path, size: int, sample: int, seed: int) -> dict:
     qv = scorer.encode(queries)
     sv = scorer.static_vectors(queries)
     cands = scorer.candidate_ids(queries, qv, static_vectors=sv)
-    feats = scorer.features(queries, cands, qv, static_vectors=sv)
+    others = {label: Combination.from_dict(json.loads(path.read_text())["combination"])
+              for label, path in (also or {}).items()}  # fmt: skip
     names = list(combination.features)
+    every = names + sorted({f for c in others.values() for f in c.features} - set(names))
+    feats_all = scorer.features(queries, cands, qv, names=every, static_vectors=sv)
+    feats = feats_all[..., : len(names)]
     weights = np.asarray(combination.weights, dtype=np.float32)
     no_hub = weights.copy()
     for name in HUB:
@@ -88,6 +94,8 @@ def diagnose(folder: Path, size: int, sample: int, seed: int) -> dict:
         "rapidfuzz token_sort_ratio among candidates": rapidfuzz_scores(queries, cands, left),
         "default without its neighbourhood terms (diagnostic)": feats @ no_hub,
     }
+    for label, other in others.items():
+        readings[label] = other.rank_score(feats_all[..., [every.index(f) for f in other.features]])
     in_cands = (cands == gold[:, None]).any(1)
     gold_mask = cands == gold[:, None]
     hub = {}
@@ -101,6 +109,7 @@ def diagnose(folder: Path, size: int, sample: int, seed: int) -> dict:
         "fit_seconds": round(fit_seconds, 1),
         "candidates_per_query": float(valid.sum(1).mean()),
         "candidate_recall": float(in_cands.mean()),
+        "combination": combination.meta.get("feature_set", ""),
         "top1": {label: float(np.mean(top1(s, cands) == gold)) for label, s in readings.items()},
         "neighbourhood_means": hub,
         "weights": dict(zip(names, map(float, weights))),
@@ -123,7 +132,8 @@ def render(report: dict) -> str:
             lines.append(f"| `{name}` mean: true rows / all candidates | " + " | ".join(cells) + " |")
     return "\n".join(lines) + (
         f"\n\n{sizes[0]['queries']:,} seeded queries per size, candidates per query about "
-        f"{sizes[-1]['candidates_per_query']:.0f}. From `{OUT}` (`{report['command']}`, {report['created'][:10]})."
+        f"{sizes[-1]['candidates_per_query']:.0f}; the default's feature set: `{sizes[0].get('combination', '')}`. "
+        f"From `{OUT}` (`{report['command']}`, {report['created'][:10]})."
     )
 
 
@@ -135,19 +145,25 @@ def main() -> None:
     parser.add_argument("--sample", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=6)
     parser.add_argument("--tables", type=Path, default=None, help="the scale benchmark's table folder")
+    parser.add_argument("--also", nargs="*", default=[], metavar="LABEL=FILE",
+                        help="more combinations to score on the same candidates ({'combination': ...} files)")
+    parser.add_argument("--output", type=Path, default=OUT)
     args = parser.parse_args()
+    also = dict(item.split("=", 1) for item in args.also)
+    also = {label: Path(path) for label, path in also.items()}
     folder = args.tables or cache_dir() / "match-scale" / "size-1000000-seed-0"
     if not (folder / "left.parquet").exists():
         parser.error(f"no tables in {folder}: run `benchmarks/match_scale.py --steps tables` first")
     rows = []
     for size in args.sizes:
-        rows.append(diagnose(folder, size, args.sample, args.seed))
+        rows.append(diagnose(folder, size, args.sample, args.seed, also))
         print(json.dumps(rows[-1]), flush=True)
     report = {"created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"), "rows": rows,
-              "command": "OMP_NUM_THREADS=2 .venv/bin/python experiments/matching/scale_diagnosis.py --sizes "
-                         + " ".join(map(str, args.sizes))}  # fmt: skip
-    OUT.parent.mkdir(parents=True, exist_ok=True)
-    OUT.write_text(json.dumps(report, indent=1) + "\n")
+              "command": "OMP_NUM_THREADS=1 .venv/bin/python experiments/matching/scale_diagnosis.py --sizes "
+                         + " ".join(map(str, args.sizes))
+                         + "".join(f" --also '{label}={path}'" for label, path in also.items())}  # fmt: skip
+    args.output.parent.mkdir(parents=True, exist_ok=True)
+    args.output.write_text(json.dumps(report, indent=1) + "\n")
     print(render(report))
 
 
