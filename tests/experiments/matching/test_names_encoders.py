@@ -54,3 +54,25 @@ def test_the_test_read_sits_beside_the_defaults_committed_row():
     text = script["render_test_pair"](report)
     assert "| default (hybrid, MiniLM) |" in text and "| hybrid:model-b | 90.0 (0.950)" in text
     assert "emb alone" not in text and text.count("| difference, top-1 points |") == 1
+
+
+def test_a_later_rule_names_itself_and_its_own_results_file():
+    script = runpy.run_path(str(SCRIPT), run_name="not_main")
+    rows = {"baseline:minilm-l6": row(78.0, 75.0, 60.0, 99.0, 98.0), "baseline:other": row(79.0, 76.0, 61.0, 99.0, 98.0)}
+    report = {"rows": rows, "feature_set": "+hub", "command": "c", "created": "2026-11-28T00:00:00",
+              "rule": "docs/experiments/matching.md rule 25", "file": "results/x/names-encoders-other.json"}  # fmt: skip
+    report["decision"] = script["decide"](rows)
+    text = script["render"](report)
+    assert "Rule 25: **baseline:other** passes" in text and "From `results/x/names-encoders-other.json`" in text
+
+
+def test_a_test_read_of_some_domains_says_so_and_compares_means_over_the_common_ones():
+    script = runpy.run_path(str(SCRIPT), run_name="not_main")
+    mine = {d: {"accuracy": 0.9, "mrr10": 0.95} for d in ("acronyms", "aliases", "short-names", "noisy", "mean")}
+    report = {"rows": {"hybrid:slow": mine}, "file": "results/matching/names-test-slow.json", "command": "c",
+              "created": "2026-11-28T00:00:00"}  # fmt: skip
+    text = script["render_test_pair"](report)
+    assert "| hybrid:slow | not run | 90.0 (0.950)" in text
+    assert "The mean is over the domains both rows ran (acronyms, aliases, short names, noisy)." in text
+    slow = next(line for line in text.splitlines() if line.startswith("| hybrid:slow"))
+    assert slow.endswith("| 90.0 |")
