@@ -138,9 +138,6 @@ def render(report: dict) -> str:
     )
 
 
-if __name__ == "__main__":
-    main()
-
 
 def render_test_pair(report: dict) -> str:
     """The test read of a ``hybrid:<encoder>`` matcher beside the default's (``results/matching/names-test.json``),
@@ -179,3 +176,7 @@ def _mean_cell(row: dict, domains: list[str], partial: bool) -> str:
     if not partial:
         return f"{100 * row['mean']['accuracy']:.1f} ({row['mean']['mrr10']:.3f})"
     return f"{100 * _mean(row, domains):.1f}"
+
+
+if __name__ == "__main__":
+    main()
