@@ -95,17 +95,7 @@ class PairFeatures:
             if f"{kind}_margin" in wanted:
                 columns[f"{kind}_margin"] = margins(columns[kind], valid)
         if wanted & {"num_agree", "num_conflict", "num_one_side"}:
-            q_numbers = [numbers_of(t) for t in queries]
-            agree = np.zeros(len(q_rows), dtype=np.float32)
-            conflict = np.zeros(len(q_rows), dtype=np.float32)
-            one_side = np.zeros(len(q_rows), dtype=np.float32)
-            for i, (qi, ci) in enumerate(zip(q_rows.tolist(), c_rows.tolist())):
-                a, b = q_numbers[qi], self.ref_numbers[ci]
-                if a and b:
-                    agree[i], conflict[i] = number_agreement(a, b)
-                elif a or b:
-                    one_side[i] = 1.0
-            columns.update(num_agree=full(agree), num_conflict=full(conflict), num_one_side=full(one_side))
+            columns.update({name: full(values) for name, values in self.number_columns(queries, q_rows, c_rows).items()})
         if "acronym" in wanted:
             q_acronym = [acronym_form(t) is not None for t in queries]
             values = np.zeros(len(q_rows), dtype=np.float32)
@@ -137,6 +127,21 @@ class PairFeatures:
         if "token_sort_margin" in wanted:
             columns["token_sort_margin"] = margins(columns["token_sort"], valid)
         return np.stack([columns[name] for name in names], axis=-1)
+
+
+    def number_columns(self, queries: list[str], q_rows: np.ndarray, c_rows: np.ndarray) -> dict[str, np.ndarray]:
+        """``num_agree``, ``num_conflict`` and ``num_one_side`` of the pairs ``(queries[q_rows[i]], reference[c_rows[i]])``."""
+        q_numbers = [numbers_of(t) for t in queries]
+        agree = np.zeros(len(q_rows), dtype=np.float32)
+        conflict = np.zeros(len(q_rows), dtype=np.float32)
+        one_side = np.zeros(len(q_rows), dtype=np.float32)
+        for i, (qi, ci) in enumerate(zip(q_rows.tolist(), c_rows.tolist())):
+            a, b = q_numbers[qi], self.ref_numbers[ci]
+            if a and b:
+                agree[i], conflict[i] = number_agreement(a, b)
+            elif a or b:
+                one_side[i] = 1.0
+        return {"num_agree": agree, "num_conflict": conflict, "num_one_side": one_side}
 
 
 def union_candidates(*id_sets: np.ndarray) -> np.ndarray:
