@@ -133,7 +133,7 @@ def render(report: dict) -> str:
     return "\n".join(lines) + (
         f"\n\n{sizes[0]['queries']:,} seeded queries per size, candidates per query about "
         f"{sizes[-1]['candidates_per_query']:.0f}; the default's feature set: `{sizes[0].get('combination', '')}`. "
-        f"From `{OUT}` (`{report['command']}`, {report['created'][:10]})."
+        f"From `{report.get('file', OUT)}` (`{report['command']}`, {report['created'][:10]})."
     )
 
 
@@ -158,10 +158,11 @@ def main() -> None:
     for size in args.sizes:
         rows.append(diagnose(folder, size, args.sample, args.seed, also))
         print(json.dumps(rows[-1]), flush=True)
-    report = {"created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"), "rows": rows,
+    output = "" if args.output == OUT else f" --output {args.output}"
+    report = {"created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"), "rows": rows, "file": str(args.output),
               "command": "OMP_NUM_THREADS=1 .venv/bin/python experiments/matching/scale_diagnosis.py --sizes "
-                         + " ".join(map(str, args.sizes))
-                         + "".join(f" --also '{label}={path}'" for label, path in also.items())}  # fmt: skip
+                         + " ".join(map(str, args.sizes)) + f" --sample {args.sample} --seed {args.seed}"
+                         + "".join(f" --also '{label}={path}'" for label, path in also.items()) + output}  # fmt: skip
     args.output.parent.mkdir(parents=True, exist_ok=True)
     args.output.write_text(json.dumps(report, indent=1) + "\n")
     print(render(report))

@@ -35,3 +35,12 @@ def test_the_table_has_one_column_per_size_and_every_reading():
     assert "| candidate recall (true row among the candidates) | 97.0 | 90.0 |" in text
     assert "| top-1: char cosine among candidates | 70.0 | 70.0 |" in text
     assert "| `emb_hub` mean: true rows / all candidates | 0.500 / 0.600 | 0.500 / 0.600 |" in text
+
+
+def test_the_footer_names_the_file_the_report_was_written_to():
+    script = load()
+    rows = [{"size": 10, "queries": 1, "candidates_per_query": 2.0, "candidate_recall": 1.0, "top1": {"d": 1.0},
+             "neighbourhood_means": {}}]  # fmt: skip
+    report = {"rows": rows, "command": "c", "created": "2026-11-29T00:00:00"}
+    assert f"From `{script['OUT']}`" in script["render"](report)  # records written before the "file" key
+    assert "From `elsewhere.json`" in script["render"]({**report, "file": "elsewhere.json"})
