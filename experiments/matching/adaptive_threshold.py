@@ -102,10 +102,11 @@ def domain_rows(joins: list[TableFeatures], scores: dict, table: dict, iso) -> d
     return out
 
 
-def decide(rows: dict) -> dict:
-    """Rule 27: pairs held (precision >= target - 0.02), mean recall, and the winner."""
+def decide(rows: dict, ways: tuple[str, ...] = WAYS) -> dict:
+    """Rule 27 (and 28): pairs held (precision >= target - 0.02), mean recall, and the winner; ``ways[0]`` is the
+    incumbent, the others challenge it."""
     summary = {}
-    for way in WAYS:
+    for way in ways:
         cells = [(float(target), r[way]) for per in rows.values() for target, r in per.items()]
         summary[way] = {
             "held": sum(c["precision"] >= t - WITHIN for t, c in cells),
@@ -113,9 +114,10 @@ def decide(rows: dict) -> dict:
             "mean_recall": round(float(np.mean([c["recall"] for _, c in cells])), 4),
             "pairs": len(cells),
         }
-    passing = [w for w in WAYS[1:] if summary[w]["held"] >= summary["table"]["held"]
-               and summary[w]["mean_recall"] > summary["table"]["mean_recall"] + WITHIN]  # fmt: skip
-    winner = max(passing, key=lambda w: summary[w]["mean_recall"]) if passing else "table"
+    incumbent = summary[ways[0]]
+    passing = [w for w in ways[1:] if summary[w]["held"] >= incumbent["held"]
+               and summary[w]["mean_recall"] > incumbent["mean_recall"] + WITHIN]  # fmt: skip
+    winner = max(passing, key=lambda w: summary[w]["mean_recall"]) if passing else ways[0]
     return {"summary": summary, "winner": winner}
 
 
@@ -144,19 +146,21 @@ def run(args) -> dict:
 
 def render(report: dict) -> str:
     """Per domain and target: precision / recall of each way; then the rule's count."""
-    lines = ["| domain | target | " + " | ".join(f"{w}: precision / recall" for w in WAYS) + " |",
-             "|---|---:|" + "---:|" * len(WAYS)]  # fmt: skip
+    ways = tuple(report.get("ways", WAYS))
+    lines = ["| domain | target | " + " | ".join(f"{w}: precision / recall" for w in ways) + " |",
+             "|---|---:|" + "---:|" * len(ways)]  # fmt: skip
     for domain, per in report["rows"].items():
         for target, cells in per.items():
             lines.append(f"| {domain} | {target} | " + " | ".join(
-                f"{cells[w]['precision']:.3f} / {cells[w]['recall']:.3f}" for w in WAYS) + " |")  # fmt: skip
+                f"{cells[w]['precision']:.3f} / {cells[w]['recall']:.3f}" for w in ways) + " |")  # fmt: skip
     summary = report["decision"]["summary"]
     lines += ["", "| way | pairs held (precision >= target - 0.02) | within 0.02 on both sides | mean recall |",
               "|---|---:|---:|---:|"]  # fmt: skip
     lines += [f"| {w} | {s['held']} of {s['pairs']} | {s['within_both_sides']} | {s['mean_recall']:.3f} |"
               for w, s in summary.items()]  # fmt: skip
     return "\n".join(lines) + (
-        f"\n\nName domains: `calib` half B; AutoFJ: dev-10, cross-fitted scores. Winner by rule 27: "
+        f"\n\nName domains: `calib` half B; AutoFJ: dev-10, cross-fitted scores. Winner by "
+        f"{report['rule'].split('matching.md ')[-1]}: "
         f"**{report['decision']['winner']}**. From `{report.get('file', OUT)}` (`{report['command']}`, "
         f"{report['created'][:10]})."
     )

@@ -205,27 +205,28 @@ def fit_listwise(tables: list[TableFeatures], names: list[str], l2: float = 1e-3
     return minimize(objective, start, jac=True, method="L-BFGS-B").x
 
 
-def fit_probability(tables: list[TableFeatures], z: dict[str, np.ndarray]) -> list[float]:
-    """``[a, b, c]`` of ``sigmoid(a z + b margin(z) + c)``: a logistic regression of "the query's top-ranked
-    candidate is its gold match" on the top candidate's ranking score and margin (every right row, those without a
-    gold match included), datasets weighted equally; a and b are kept >= 0, so the order of ``z`` is kept. The score
-    of a top-1 answer is then the probability that it is right."""
+def fit_probability(tables: list[TableFeatures], z: dict[str, np.ndarray], context: tuple[str, ...] = ()) -> list[float]:
+    """``[a, b, c, *w]`` of ``sigmoid(a z + b margin(z) + c + w . g)``: a logistic regression of "the query's
+    top-ranked candidate is its gold match" on the top candidate's ranking score, margin and ``context`` features
+    ``g`` (every right row, those without a gold match included), datasets weighted equally; a and b are kept >= 0,
+    so the order of ``z`` is kept. The score of a top-1 answer is then the probability that it is right."""
     from sklearn.linear_model import LogisticRegression
 
     xs, ys, ws = [], [], []
+    ctx = [FEATURES.index(f) for f in context]
     for t in tables:
         s = np.where(t.valid, z[t.name], -np.inf)
         top = s.argmax(1)
         rows = np.arange(len(top))
         m = margins(z[t.name], t.valid)
-        xs.append(np.stack([z[t.name][rows, top], m[rows, top]], 1))
+        xs.append(np.concatenate([np.stack([z[t.name][rows, top], m[rows, top]], 1), t.features[rows, top][:, ctx]], 1))
         ys.append(t.labels[rows, top])
         ws.append(np.full(len(top), t.weight / len(top)))
     model = LogisticRegression(C=100.0, max_iter=2000)
     w = np.concatenate(ws)
     model.fit(np.concatenate(xs), np.concatenate(ys), sample_weight=w / w.mean())
-    a, b = (max(0.0, float(v)) for v in model.coef_[0])
-    return [a, b, float(model.intercept_[0])]
+    a, b = (max(0.0, float(v)) for v in model.coef_[0][:2])
+    return [a, b, float(model.intercept_[0]), *(float(v) for v in model.coef_[0][2:])]
 
 
 def fit_ranked(tables: list[TableFeatures], names: list[str], nested: bool = True, **options) -> Combination:

@@ -143,7 +143,7 @@ def run(args) -> None:
     encoder = CachedEncoder(args.model)
     combination = learned_combination(encoder.name, args.model)
     dev = load_domains("dev", encoder, args.candidates)
-    cross, parts = cross_fitted(dev, list(combination.features))
+    cross, parts = cross_fitted(dev, list(combination.features), context=tuple(combination.context))
     calib = calib_tables(encoder, args.candidates)
     halves = [half(t, 0) for t in calib], [half(t, 1) for t in calib]
     shipped = fixed_scores(calib + halves[0] + halves[1], combination)

@@ -144,9 +144,10 @@ def fixed_scores(tables: list[TableFeatures], combination: Combination) -> dict[
 
 
 # ---------------------------------------------------------------------------------------------------- learning
-def fit_balanced(tables: list[TableFeatures], names: list[str], l2: float = 1e-3) -> Combination:
-    """Listwise weights on every table (domain-balanced) and the probability map fitted on each fold's scores from
-    weights trained on the other fold."""
+def fit_balanced(tables: list[TableFeatures], names: list[str], l2: float = 1e-3,
+                 context: tuple[str, ...] = ()) -> Combination:  # fmt: skip
+    """Listwise weights on every table (domain-balanced) and the probability map (with ``context``, rule 28)
+    fitted on each fold's scores from weights trained on the other fold."""
     weights = fit_listwise(tables, names, l2=l2)
     idx = [FEATURES.index(f) for f in names]
     z = {}
@@ -155,13 +156,14 @@ def fit_balanced(tables: list[TableFeatures], names: list[str], l2: float = 1e-3
         w = fit_listwise(parts[1 - k], names, l2=l2)
         for t in parts[k]:
             z[t.name] = t.features[..., idx] @ w
-    probability = fit_probability(parts[0] + parts[1], z)
-    return Combination(list(names), [float(v) for v in weights], 0.0, "ranked", probability)
+    probability = fit_probability(parts[0] + parts[1], z, context)
+    return Combination(list(names), [float(v) for v in weights], 0.0, "ranked", probability, context=list(context))
 
 
-def cross_fitted(tables: list[TableFeatures], names: list[str], train_on: tuple[str, ...] = ALL_DOMAINS):
-    """Scores of each fold's tables from a combination trained on the other fold's tables of the domains
-    ``train_on``; returns (scores, fold tables)."""
+def cross_fitted(tables: list[TableFeatures], names: list[str], train_on: tuple[str, ...] = ALL_DOMAINS,
+                 context: tuple[str, ...] = ()):  # fmt: skip
+    """Scores of each fold's tables from a combination (its probability map with ``context``, rule 28) trained on
+    the other fold's tables of the domains ``train_on``; returns (scores, fold tables)."""
     parts = folds(tables)
     scores = {}
     for k in (0, 1):
@@ -170,7 +172,7 @@ def cross_fitted(tables: list[TableFeatures], names: list[str], train_on: tuple[
         idx = [FEATURES.index(f) for f in names]
         z = {t.name: t.features[..., idx] @ weights for t in train}
         combination = Combination(list(names), [float(v) for v in weights], 0.0, "ranked",
-                                  fit_probability(train, z))  # fmt: skip
+                                  fit_probability(train, z, context), context=list(context))  # fmt: skip
         for t in parts[k]:
             scores[t.name] = combination.score(t.features[..., idx], t.valid)
     return scores, parts[0] + parts[1]

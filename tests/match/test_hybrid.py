@@ -130,6 +130,29 @@ def test_margins_and_combinations():
         BLEND.threshold_for(0.9)
 
 
+def test_a_context_map_shifts_each_query_by_its_top_candidate_and_keeps_the_order():
+    """Rule 28's probability map: w . g, g the context features of the query's top-ranked valid candidate."""
+    plain = Combination(["emb", "char"], [1.0, 0.5], link="ranked", probability=[2.0, 1.0, -1.0])
+    context = Combination(["emb", "char"], [1.0, 0.5], link="ranked", probability=[2.0, 1.0, -1.0, 3.0],
+                          context=["char"])  # fmt: skip
+    rng = np.random.default_rng(0)
+    features = rng.random((5, 4, 2)).astype(np.float32)
+    valid = np.ones((5, 4), dtype=bool)
+    valid[0, 0] = False
+    z = plain.rank_score(features)
+    top = np.argmax(np.where(valid, z, -np.inf), axis=1)
+    logit = lambda p: np.log(p / (1 - p))  # noqa: E731
+    shift = logit(context.score(features, valid)) - logit(plain.score(features, valid))
+    np.testing.assert_allclose(shift, np.repeat(3.0 * features[np.arange(5), top, 1][:, None], 4, 1), atol=1e-4)
+    s = np.where(valid, context.score(features, valid), -np.inf)
+    assert (np.argmax(s, 1) == top).all()
+    assert Combination.from_dict(context.to_dict()) == context and "context" not in plain.to_dict()
+    with pytest.raises(ValueError, match="one w per context feature"):
+        Combination(["emb"], [1.0], link="ranked", probability=[1.0, 0.0, 0.0], context=["emb"])
+    with pytest.raises(ValueError, match="context features"):
+        Combination(["emb"], [1.0], link="ranked", probability=[1.0, 0.0, 0.0, 1.0], context=["char"])
+
+
 def test_a_combination_learned_on_other_weights_of_the_same_name_warns():
     from types import SimpleNamespace
 

@@ -68,9 +68,10 @@ class Combination:
 
     * ``"identity"``: ``z`` (a fixed blend; weights and bias must keep it in [-1, 1]);
     * ``"logistic"``: ``sigmoid(z)`` (a pointwise logistic regression: the probability that the pair matches);
-    * ``"ranked"``: ``z`` ranks a query's candidates (a listwise model) and ``sigmoid(a z + b m + c)``, with ``m``
-      the margin of ``z`` over the query's best other candidate and ``probability = [a, b, c]``, turns it into a
-      match probability (with ``a, b >= 0`` the order of ``z`` is kept).
+    * ``"ranked"``: ``z`` ranks a query's candidates (a listwise model) and ``sigmoid(a z + b m + c + w . g)``,
+      with ``m`` the margin of ``z`` over the query's best other candidate, ``g`` the ``context`` features of the
+      query's top-ranked candidate (none by default) and ``probability = [a, b, c, *w]``, turns it into a match
+      probability (with ``a, b >= 0`` and ``g`` shared by a query's candidates, the order of ``z`` is kept).
 
     ``calibration`` lists ``[target_precision, threshold]`` rows measured on dev data (see ``threshold_for``);
     ``meta`` records where the numbers come from (script, data, dev metrics).
@@ -83,6 +84,7 @@ class Combination:
     probability: list[float] = field(default_factory=list)
     calibration: list[list[float]] = field(default_factory=list)
     meta: dict[str, Any] = field(default_factory=dict)
+    context: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         unknown = [f for f in self.features if f not in FEATURES]
@@ -92,8 +94,12 @@ class Combination:
             raise ValueError(f"{len(self.features)} features but {len(self.weights)} weights.")
         if self.link not in LINKS:
             raise ValueError(f"link must be one of {', '.join(LINKS)}, got {self.link!r}.")
-        if self.link == "ranked" and (len(self.probability) != 3 or min(self.probability[:2]) < 0):
-            raise ValueError("A ranked combination needs probability=[a, b, c] with a, b >= 0.")
+        missing = [f for f in self.context if f not in self.features]
+        if missing or (self.context and self.link != "ranked"):
+            raise ValueError(f"context features must be features of a ranked combination; {missing} are not.")
+        if self.link == "ranked" and (len(self.probability) != 3 + len(self.context) or min(self.probability[:2]) < 0):
+            raise ValueError("A ranked combination needs probability=[a, b, c, *w] (one w per context feature) with "
+                             "a, b >= 0.")  # fmt: skip
         if self.link == "identity" and sum(abs(w) for w in self.weights) + abs(self.bias) > 1 + 1e-6:
             raise ValueError("An identity combination needs sum(|weights|) + |bias| <= 1, so that scores stay in "
                              "[-1, 1]; scale the weights (the ranking does not change).")  # fmt: skip
@@ -110,8 +116,19 @@ class Combination:
             return z
         if self.link == "logistic":
             return _sigmoid(z)
-        a, b, c = self.probability
-        return _sigmoid(a * z + b * margins(z, valid) + c)
+        a, b, c = self.probability[:3]
+        return _sigmoid(a * z + b * margins(z, valid) + c + self.context_term(features, z, valid))
+
+    def context_term(self, features: np.ndarray, z: np.ndarray, valid: np.ndarray | None = None) -> np.ndarray:
+        """``w . g`` per query (broadcast over its candidates): ``g`` = the context features of the candidate with
+        the highest ``z`` among the valid ones; 0 without context."""
+        if not self.context:
+            return np.zeros(z.shape[:-1] + (1,), dtype=np.float32)
+        masked = z if valid is None else np.where(valid, z, -np.inf)
+        top = np.argmax(masked, axis=-1)[..., None, None]
+        idx = [self.features.index(f) for f in self.context]
+        g = np.take_along_axis(features[..., idx], top, axis=-2)[..., 0, :]
+        return (g @ np.asarray(self.probability[3:], dtype=np.float32))[..., None].astype(np.float32)
 
     def threshold_for(self, target_precision: float) -> float:
         """The score threshold whose matches reached ``target_precision`` on the calibration data (mean over its
@@ -131,11 +148,12 @@ class Combination:
     def to_dict(self) -> dict[str, Any]:
         return {"features": list(self.features), "weights": [float(w) for w in self.weights], "bias": float(self.bias),
                 "link": self.link, "probability": [float(v) for v in self.probability],
-                "calibration": self.calibration, "meta": self.meta}  # fmt: skip
+                "calibration": self.calibration, "meta": self.meta,
+                **({"context": list(self.context)} if self.context else {})}  # fmt: skip
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Combination:
-        keys = ("features", "weights", "bias", "link", "probability", "calibration", "meta")
+        keys = ("features", "weights", "bias", "link", "probability", "calibration", "meta", "context")
         return cls(**{k: data[k] for k in keys if k in data})
 
 
