@@ -34,7 +34,7 @@ def same(frame, a: int, b: int) -> bool:
 
 
 def test_aliases_together_and_look_alike_seasons_apart(fitted):
-    # target 0.8: since round 4 of the matching study the 0.9 threshold (0.957) keeps only near-certain pairs, and
+    # target 0.8: since round 4 of the matching study the 0.9 threshold keeps only near-certain pairs, and
     # "Formula 1" for "Formula One" scores below it
     out = dedupe(NAMES, matcher=fitted, method="average", target_precision=0.8, progress=False)
     assert list(out.columns) == ["name", "cluster", "cluster_size"]
