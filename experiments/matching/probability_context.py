@@ -137,7 +137,7 @@ def main() -> None:
     if args.write and report["decision"]["winner"] != "table":
         context_map.meta["probability_context"] = {"rule": report["rule"], "winner": report["decision"]["winner"],
                                                    "command": report["command"] + " --write"}  # fmt: skip
-        store_learned(CachedEncoder(args.model).name, context_map, Path(COMBINATIONS_FILE))
+        store_learned(context_map.meta["encoder"], context_map, Path(COMBINATIONS_FILE))
         print("wrote the context map into combinations.py: recalibrate with names_calibration.py --write",
               file=sys.stderr)
 

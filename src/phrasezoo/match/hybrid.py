@@ -128,7 +128,6 @@ class PairFeatures:
             columns["token_sort_margin"] = margins(columns["token_sort"], valid)
         return np.stack([columns[name] for name in names], axis=-1)
 
-
     def number_columns(self, queries: list[str], q_rows: np.ndarray, c_rows: np.ndarray) -> dict[str, np.ndarray]:
         """``num_agree``, ``num_conflict`` and ``num_one_side`` of the pairs ``(queries[q_rows[i]], reference[c_rows[i]])``."""
         q_numbers = [numbers_of(t) for t in queries]
