@@ -160,7 +160,7 @@ def render(report: dict) -> str:
               for w, s in summary.items()]  # fmt: skip
     return "\n".join(lines) + (
         f"\n\nName domains: `calib` half B; AutoFJ: dev-10, cross-fitted scores. Winner by "
-        f"{report['rule'].split('matching.md ')[-1]}: "
+        f"{report.get('rule', 'rule 27').split('matching.md ')[-1]}: "
         f"**{report['decision']['winner']}**. From `{report.get('file', OUT)}` (`{report['command']}`, "
         f"{report['created'][:10]})."
     )

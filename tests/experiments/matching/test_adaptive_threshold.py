@@ -55,7 +55,12 @@ def test_render_names_each_way_and_the_winner():
     text = script["render"](report)
     assert "| noisy | 0.9 | 0.950 / 0.500 | 0.910 / 0.800 | 0.910 / 0.850 |" in text
     assert "| adaptive-iso | 1 of 1 | 1 | 0.850 |" in text
-    assert "**adaptive-iso**" in text
+    assert "Winner by rule 27: **adaptive-iso**" in text
+    ways = ("table", "context-table", "context-adaptive")  # rule 28's ways, named in the report
+    rows = {"noisy": {"0.9": {w: {"precision": 0.95, "recall": 0.5} for w in ways}}}
+    text = script["render"]({"rows": rows, "decision": script["decide"](rows, ways), "ways": list(ways),
+                             "rule": "docs/experiments/matching.md rule 28", "command": "c", "created": "2026-11-29"})
+    assert "| context-adaptive: precision / recall |" in text and "Winner by rule 28: **table**" in text
 
 
 def test_adaptive_threshold_keeps_the_longest_prefix_whose_mean_reaches_the_target():
