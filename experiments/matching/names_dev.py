@@ -296,8 +296,9 @@ def fit(args) -> None:
     encoder = CachedEncoder(args.model)
     names = CANDIDATE_SETS[args.features]
     tables = load_domains("dev", encoder, args.candidates)
-    combination = fit_balanced(tables, names)
-    cross, parts = cross_fitted(tables, names)
+    context = shipped_context(encoder.name)  # a refit keeps the probability map's context (rule 28)
+    combination = fit_balanced(tables, names, context=context)
+    cross, parts = cross_fitted(tables, names, context=context)
     combination.calibration = domain_calibration(parts, cross)
     metrics = by_domain(parts, cross)
     combination.meta = {
@@ -319,6 +320,12 @@ def fit(args) -> None:
         json.dumps({"combination": combination.to_dict()}, indent=1) + "\n"
     )
     print(json.dumps(combination.meta, indent=1))
+
+
+def shipped_context(encoder_name: str) -> tuple[str, ...]:
+    """The context features of the probability map shipped for ``encoder_name`` (none if it has no combination)."""
+    shipped = default_combination(encoder_name)
+    return tuple(shipped.context) if shipped.meta.get("encoder") == encoder_name else ()
 
 
 TEST_FILE = Path("results/matching/names-test.json")
