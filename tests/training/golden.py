@@ -2,8 +2,9 @@
 
 Each method's ``tests/methods/<name>/test_assembly.py`` declares a tiny version of its mini recipe (a tiny corpus, a few
 steps, one thread, the shared parts on where the method has them: benchmark filter, teacher, lexicon term) and checks
-that it trains to the weights and training facts recorded in ``assembly_golden.json`` beside it, recorded before the
-assembler existed (``python -m tests.training.golden <name> ...`` records them again). The lexicon term is a
+that it trains to the weights and training facts recorded in ``assembly_golden.json`` beside it, first recorded
+before the assembler existed. Bits depend on the CPU's float kernels, so a record is kept per kernel set
+(:func:`cpu_kernels`); ``python -m tests.training.golden <name> ...`` adds this machine's. The lexicon term is a
 hand-made one (no WordNet, no faiss, no teacher run); everything else is the real code path, through
 ``Method.build_task``.
 """
@@ -83,30 +84,67 @@ def train_tiny(method: str, spec: Spec, root: Path) -> dict:
     return {"weights": digest.hexdigest(), "facts": facts}
 
 
+def cpu_kernels() -> str:
+    """The CPU instruction set that decides which float kernels torch runs (bf16 autocast included): the same
+    recipe trains to other bits on another one (``amx`` on Intel AMX, ``avx512_bf16`` on AMD EPYC, ...)."""
+    try:
+        flags = set(Path("/proc/cpuinfo").read_text().split())
+    except OSError:
+        flags = set()
+    for name in ("amx_bf16", "avx512_bf16", "avx512f", "avx2"):
+        if name in flags:
+            return f"torch {torch.__version__}, {name.removesuffix('_bf16') if name == 'amx_bf16' else name}"
+    return f"torch {torch.__version__}, {torch.backends.cpu.get_cpu_capability()}"
+
+
+def close_facts(got: list, expected: list, rel: float = 0.02) -> bool:
+    """The same facts in the same order, numbers (the logged losses) within ``rel`` of each other."""
+    if isinstance(got, (int, float)) and isinstance(expected, (int, float)) and not isinstance(got, bool):
+        return abs(got - expected) <= rel * max(abs(expected), 1e-3)
+    if isinstance(got, dict) and isinstance(expected, dict):
+        return got.keys() == expected.keys() and all(close_facts(got[k], expected[k], rel) for k in got)
+    if isinstance(got, list) and isinstance(expected, list):
+        return len(got) == len(expected) and all(close_facts(a, b, rel) for a, b in zip(got, expected))
+    return got == expected
+
+
 def check(method: str, spec: Spec, golden: Path, root: Path, monkeypatch, benchmarks_dir: Path) -> None:
-    """Assert that ``method``'s tiny recipe trains to the weights and facts recorded in ``golden``."""
+    """Assert that ``method``'s tiny recipe trains to the weights and facts recorded in ``golden`` for this CPU's
+    kernels, bit for bit. On kernels with no record, the facts must agree with every record, losses within 2%:
+    the same computation, other rounding."""
     monkeypatch.setenv("PHRASEZOO_CACHE", str(root / "cache"))
     monkeypatch.setenv("PHRASEZOO_BENCHMARKS", str(benchmarks_dir))
     monkeypatch.chdir(root)
-    expected = json.loads(golden.read_text())
+    records = json.loads(golden.read_text())["by_cpu_kernels"]
     got = train_tiny(method, spec, root)
-    assert got["facts"] == expected["facts"]
-    assert got["weights"] == expected["weights"]
+    expected = records.get(cpu_kernels())
+    if expected is not None:
+        assert got["facts"] == expected["facts"]
+        assert got["weights"] == expected["weights"]
+        return
+    for kernels, other in records.items():
+        assert close_facts(got["facts"], other["facts"]), f"facts differ from the record of {kernels} beyond rounding"
 
 
 def record(method: str) -> None:
-    """Train ``method``'s tiny recipe (``tests.methods.<method>.test_assembly.SPEC``) and write its golden file."""
+    """Train ``method``'s tiny recipe (``tests.methods.<method>.test_assembly.SPEC``) and add this CPU's record to
+    its golden file (the records of other kernels stay)."""
     from tests.conftest import BENCHMARKS_DIR
 
     module = importlib.import_module(f"tests.methods.{method}.test_assembly")
     torch.set_num_threads(1)
     os.environ["PHRASEZOO_BENCHMARKS"] = str(BENCHMARKS_DIR.resolve())
+    path = Path(module.__file__).with_name("assembly_golden.json")
     with tempfile.TemporaryDirectory() as folder:
         os.environ["PHRASEZOO_CACHE"] = str(Path(folder) / "cache")
+        cwd = os.getcwd()
         os.chdir(folder)
         found = train_tiny(method, module.SPEC, Path(folder))
-    Path(module.__file__).with_name("assembly_golden.json").write_text(json.dumps(found, indent=1) + "\n")
-    print(method, found["weights"], flush=True)
+        os.chdir(cwd)
+    records = json.loads(path.read_text())["by_cpu_kernels"] if path.exists() else {}
+    records[cpu_kernels()] = found
+    path.write_text(json.dumps({"by_cpu_kernels": records}, indent=1) + "\n")
+    print(method, cpu_kernels(), found["weights"], flush=True)
 
 
 if __name__ == "__main__":
