@@ -40,6 +40,7 @@ from names_calibration import (  # noqa: E402
 from names_dev import cross_fitted, fixed_scores, grid_of, half, learned_combination, load_domains, top_answers  # noqa: E402
 
 from phrasezoo.data.name_benchmark import DOMAINS  # noqa: E402
+from phrasezoo.match.combinations import Combination  # noqa: E402
 
 OUT = RESULTS / "adaptive-threshold.json"
 WAYS = ("table", "adaptive", "adaptive-iso")
@@ -76,6 +77,16 @@ def fit_isotonic(tables: list[TableFeatures], scores: dict) -> IsotonicRegressio
     return IsotonicRegression(y_min=0.0, y_max=1.0, out_of_bounds="clip").fit(
         np.concatenate(xs), np.concatenate(ys), sample_weight=np.concatenate(ws)
     )
+
+
+def table_thresholds(parts: list[TableFeatures], cross: dict, half_a: list[TableFeatures], shipped: dict,
+                     combination: Combination) -> dict[float, float]:  # fmt: skip
+    """Rules 11-13's table set on half A (AutoFJ by its bootstrap bound), at the checked targets."""
+    autofj = [t for t in parts if t.domain == "autofj"]
+    grid = grid_of(parts + half_a, {**cross, **shipped})
+    thresholds = {"autofj": bound_thresholds(autofj, cross, grid), **domain_thresholds(half_a, shipped, grid)}
+    table = _with(combination, calibration_table(thresholds))
+    return {target: table.threshold_for(target) for target in CHECK_TARGETS}
 
 
 def judge(t: TableFeatures, scores: dict, target: float, table_threshold: float, iso: IsotonicRegression) -> dict:
@@ -130,10 +141,7 @@ def run(args) -> dict:
     half_a, half_b = [half(t, 0) for t in calib], [half(t, 1) for t in calib]
     shipped = fixed_scores(half_a + half_b, combination)
     autofj = [t for t in parts if t.domain == "autofj"]
-    grid = grid_of(parts + half_a, {**cross, **shipped})
-    thresholds = {"autofj": bound_thresholds(autofj, cross, grid), **domain_thresholds(half_a, shipped, grid)}
-    table = _with(combination, calibration_table(thresholds))
-    table_at = {target: table.threshold_for(target) for target in CHECK_TARGETS}
+    table_at = table_thresholds(parts, cross, half_a, shipped, combination)
     iso = fit_isotonic(half_a, shipped)
     rows = {"autofj": domain_rows(autofj, cross, table_at, iso)}
     for domain in DOMAINS:

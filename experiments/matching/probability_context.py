@@ -29,21 +29,16 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(1, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 
-from adaptive_threshold import adaptive_threshold, decide, kept_metrics, render  # noqa: E402
+from adaptive_threshold import adaptive_threshold, decide, kept_metrics, render, table_thresholds  # noqa: E402
 from matching_dev import COMBINATIONS_FILE, RESULTS, CachedEncoder, TableFeatures, store_learned  # noqa: E402
 from names_calibration import (  # noqa: E402
     CHECK_TARGETS,
-    _with,
-    bound_thresholds,
     calib_tables,
-    calibration_table,
-    domain_thresholds,
 )
 from names_dev import (  # noqa: E402
     cross_fitted,
     fit_balanced,
     fixed_scores,
-    grid_of,
     half,
     learned_combination,
     load_domains,
@@ -56,16 +51,6 @@ from phrasezoo.match.combinations import Combination  # noqa: E402
 OUT = RESULTS / "probability-context.json"
 CONTEXT = ("emb", "char", "token_sort", "acronym", "cover_query")  # rule 28, fixed before any number
 WAYS = ("table", "context-table", "context-adaptive")
-
-
-def table_thresholds(parts: list[TableFeatures], cross: dict, half_a: list[TableFeatures], shipped: dict,
-                     combination: Combination) -> dict[float, float]:  # fmt: skip
-    """Rules 11-13's table set on half A (AutoFJ by its bootstrap bound), at the checked targets."""
-    autofj = [t for t in parts if t.domain == "autofj"]
-    grid = grid_of(parts + half_a, {**cross, **shipped})
-    thresholds = {"autofj": bound_thresholds(autofj, cross, grid), **domain_thresholds(half_a, shipped, grid)}
-    table = _with(combination, calibration_table(thresholds))
-    return {target: table.threshold_for(target) for target in CHECK_TARGETS}
 
 
 def judge(joins: list[TableFeatures], readings: dict[str, tuple[dict, dict | None]]) -> dict:
