@@ -296,7 +296,7 @@ def fit(args) -> None:
     encoder = CachedEncoder(args.model)
     names = CANDIDATE_SETS[args.features]
     tables = load_domains("dev", encoder, args.candidates)
-    context = shipped_context(encoder.name)  # a refit keeps the probability map's context (rule 28)
+    context = shipped_context(encoder.name) or CONTEXT  # a refit keeps its map's context; a first fit takes rule 28's
     combination = fit_balanced(tables, names, context=context)
     cross, parts = cross_fitted(tables, names, context=context)
     combination.calibration = domain_calibration(parts, cross)
@@ -320,6 +320,9 @@ def fit(args) -> None:
         json.dumps({"combination": combination.to_dict()}, indent=1) + "\n"
     )
     print(json.dumps(combination.meta, indent=1))
+
+
+CONTEXT = ("emb", "char", "token_sort", "acronym", "cover_query")  # rule 28's context features, fixed before its numbers
 
 
 def shipped_context(encoder_name: str) -> tuple[str, ...]:

@@ -36,6 +36,7 @@ from names_calibration import (  # noqa: E402
     calib_tables,
 )
 from names_dev import (  # noqa: E402
+    CONTEXT,
     cross_fitted,
     fit_balanced,
     fixed_scores,
@@ -49,7 +50,6 @@ from phrasezoo.data.name_benchmark import DOMAINS  # noqa: E402
 from phrasezoo.match.combinations import Combination  # noqa: E402
 
 OUT = RESULTS / "probability-context.json"
-CONTEXT = ("emb", "char", "token_sort", "acronym", "cover_query")  # rule 28, fixed before any number
 WAYS = ("table", "context-table", "context-adaptive")
 
 
