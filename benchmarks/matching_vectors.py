@@ -13,6 +13,8 @@ a later run adds only the strings not yet stored.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import fcntl
 import json
 import os
 import re
@@ -34,12 +36,31 @@ class VectorStore:
     def __init__(self, encoder) -> None:
         self.encoder = encoder
         self.folder = store_dir(encoder)
-        self.texts: list[str] = []
-        self.vectors = np.zeros((0, 0), dtype=np.float32)
-        if (self.folder / "texts.json").exists():
-            self.texts = json.loads((self.folder / "texts.json").read_text())
-            self.vectors = np.load(self.folder / "vectors.npy")
+        with self._locked():
+            self.texts, self.vectors = self._read()
         self.row = {t: i for i, t in enumerate(self.texts)}
+
+    @contextlib.contextmanager
+    def _locked(self):
+        """An exclusive lock on the store, so that two processes (say a test read and a benchmark sharing the int8
+        cache) never interleave their writes of ``texts.json`` and ``vectors.npy``."""
+        self.folder.mkdir(parents=True, exist_ok=True)
+        with open(self.folder / ".lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(lock, fcntl.LOCK_UN)
+
+    def _read(self) -> tuple[list[str], np.ndarray]:
+        """The stored strings and vectors (call under the lock); a store whose two files disagree is an error."""
+        if not (self.folder / "texts.json").exists():
+            return [], np.zeros((0, 0), dtype=np.float32)
+        texts, vectors = json.loads((self.folder / "texts.json").read_text()), np.load(self.folder / "vectors.npy")
+        if len(texts) != len(vectors):
+            raise RuntimeError(f"{self.folder}: {len(texts)} strings but {len(vectors)} vectors; delete the folder "
+                               "and run again (it is a cache: the vectors are encoded again).")  # fmt: skip
+        return texts, vectors
 
     def add(self, texts: list[str], chunk: int = 20000) -> None:
         """Encode the strings not stored yet (in chunks, saved after each, so an interrupted run keeps its work)."""
@@ -62,12 +83,21 @@ class VectorStore:
         return self.vectors[[self.row[t] for t in texts]]
 
     def _save(self) -> None:
-        self.folder.mkdir(parents=True, exist_ok=True)
-        with open(self.folder / ".vectors.npy.tmp", "wb") as handle:
-            np.save(handle, self.vectors)
-        (self.folder / ".texts.json.tmp").write_text(json.dumps(self.texts))
-        os.replace(self.folder / ".vectors.npy.tmp", self.folder / "vectors.npy")
-        os.replace(self.folder / ".texts.json.tmp", self.folder / "texts.json")
+        """Write both files under the lock, first taking in what another process stored meanwhile."""
+        with self._locked():
+            texts, vectors = self._read()
+            extra = [i for i, t in enumerate(texts) if t not in self.row]
+            if extra:
+                base = len(self.texts)
+                self.texts += [texts[i] for i in extra]
+                self.vectors = np.concatenate([self.vectors, vectors[extra]])
+                self.row.update({texts[i]: base + k for k, i in enumerate(extra)})
+            tmp = f".{os.getpid()}.tmp"
+            with open(self.folder / f"vectors{tmp}", "wb") as handle:
+                np.save(handle, self.vectors)
+            (self.folder / f"texts{tmp}").write_text(json.dumps(self.texts))
+            os.replace(self.folder / f"vectors{tmp}", self.folder / "vectors.npy")
+            os.replace(self.folder / f"texts{tmp}", self.folder / "texts.json")
 
 
 def study_strings(benchmarks_dir: str, alias_proxy: bool = True) -> list[str]:

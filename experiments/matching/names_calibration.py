@@ -54,6 +54,7 @@ from names_dev import (  # noqa: E402
 
 from phrasezoo.data.name_benchmark import CALIB, DOMAINS  # noqa: E402
 from phrasezoo.match.combinations import Combination  # noqa: E402
+from phrasezoo.match.scorers import DEFAULT_ENCODER  # noqa: E402
 
 CHECK_TARGETS = (0.8, 0.9, 0.95)
 BOOTSTRAPS, BOUND_QUANTILE, WITHIN = 200, 0.2, 0.02
@@ -194,7 +195,7 @@ def _with(combination: Combination, table: list[list[float]]) -> Combination:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--model", default="baseline:minilm-l6")
+    parser.add_argument("--model", default=DEFAULT_ENCODER)
     parser.add_argument("--candidates", type=int, default=10)
     parser.add_argument("--write", action="store_true", help="store the winning calibration in combinations.py")
     parser.add_argument("--learned-file", default=str(COMBINATIONS_FILE),

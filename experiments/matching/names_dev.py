@@ -23,6 +23,7 @@ import argparse
 import datetime as dt
 import json
 import os
+import re
 import sys
 import time
 from pathlib import Path
@@ -50,6 +51,7 @@ from matching_dev import (  # noqa: E402
 from phrasezoo.data.name_benchmark import DOMAINS, load_name_task  # noqa: E402
 from phrasezoo.evaluation.tasks.autofj import JoinTable, autofj_names, read_autofj  # noqa: E402
 from phrasezoo.match.combinations import BLEND, FEATURES, Combination, default_combination  # noqa: E402
+from phrasezoo.match.scorers import DEFAULT_ENCODER  # noqa: E402
 
 ALL_DOMAINS = ("autofj", *DOMAINS)
 BASELINE_ROW = "shipped recipe (+hub, AutoFJ dev only), cross-fitted"  # the rule's reference
@@ -336,9 +338,7 @@ TEST_FILE = Path("results/matching/names-test.json")
 
 def suffix(encoder_name: str) -> str:
     """The results-file suffix of an encoder's fit and test files (none for the default encoder)."""
-    from phrasezoo.match.scorers import DEFAULT_ENCODER
-
-    return "" if encoder_name == DEFAULT_ENCODER else "-" + encoder_name.replace(":", "-").replace("/", "-")
+    return "" if encoder_name == DEFAULT_ENCODER else "-" + re.sub(r"[:/@]", "-", encoder_name)
 
 
 def learned_combination(encoder_name: str, model: str) -> Combination:
@@ -355,8 +355,6 @@ def learned_flag(path: str) -> str:
 
 
 def model_flag(model: str) -> str:
-    from phrasezoo.match.scorers import DEFAULT_ENCODER
-
     return "" if model == DEFAULT_ENCODER else f" --model {model}"
 
 
@@ -369,9 +367,9 @@ def evaluate(args) -> None:
     tables = load_domains(args.split, encoder, args.candidates, domains)
     label = "default (hybrid)" if not suffix(encoder.name) else f"hybrid:{encoder.name}"
     rows = {label: learned, **SINGLE, "blend (emb + 0.5 char)": BLEND}
-    former = args.former and Combination.from_dict(json.loads(Path(args.former).read_text())["combination"])
-    if former:
-        rows["former default (AutoFJ dev only)"] = former
+    former = json.loads(Path(args.former).read_text()) if args.former else {}
+    if "combination" in former:  # a fit file: its combination scored on this run's vectors
+        rows["former default (AutoFJ dev only)"] = Combination.from_dict(former["combination"])
     report = {"created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"), "split": args.split,
               "model": args.model, "candidates": args.candidates, "learned_key": encoder.name,
               "combination_created": learned.meta.get("created"), "rows": {},
@@ -388,6 +386,9 @@ def evaluate(args) -> None:
                     result[domain]["auto"] = auto
         report["rows"][name] = result
         print_row(name, result)
+    if "rows" in former:  # an earlier read of this split: its default's row as it was read, with its own encoder
+        name, row = next(iter(former["rows"].items()))
+        report["rows"][f"former {name.replace(' (hybrid)', '')}: {former['learned_key']}, read {former['created'][:10]}"] = row
     report["rows"]["rapidfuzz WRatio (whole KB)"] = rapidfuzz_scores(args.split, domains)
     print_row("rapidfuzz WRatio (whole KB)", report["rows"]["rapidfuzz WRatio (whole KB)"])
     out = (TEST_FILE.with_name(f"names-test{suffix(encoder.name)}.json") if args.split == "test"
@@ -476,21 +477,22 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("study", help="the dev study over the five domains")
-    p.add_argument("--model", default="baseline:minilm-l6")
+    p.add_argument("--model", default=DEFAULT_ENCODER)
     p.add_argument("--candidates", type=int, default=10)
     p.set_defaults(func=study)
     p = sub.add_parser("fit", help="train the chosen feature set on every dev domain, write it into combinations.py")
-    p.add_argument("--model", default="baseline:minilm-l6")
+    p.add_argument("--model", default=DEFAULT_ENCODER)
     p.add_argument("--candidates", type=int, default=10)
     p.add_argument("--features", default=CHOSEN, choices=list(CANDIDATE_SETS))
     p.add_argument("--learned-file", default=str(COMBINATIONS_FILE),
                    help="the file whose LEARNED block gets it: combinations.py, or a zoo method's matcher.py")  # fmt: skip
     p.set_defaults(func=fit)
     p = sub.add_parser("evaluate", help="the per-domain table on a split (test: read once, after the choice)")
-    p.add_argument("--model", default="baseline:minilm-l6")
+    p.add_argument("--model", default=DEFAULT_ENCODER)
     p.add_argument("--candidates", type=int, default=10)
     p.add_argument("--split", default="dev", choices=("dev", "test"))
-    p.add_argument("--former", help="a fit-*.json of the former default, scored beside it")
+    p.add_argument("--former", help="the former default beside it: a fit-*.json (its combination, scored on this run's "
+                   "vectors) or an earlier names-test*.json of the same split (its default's row as read then)")
     p.add_argument("--domains", nargs="+", choices=ALL_DOMAINS,
                    help="only these domains (default: all five; a slow encoder may skip AutoFJ's 40 test tables)")
     p.set_defaults(func=evaluate)

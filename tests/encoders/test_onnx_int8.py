@@ -63,3 +63,12 @@ def test_int8_vectors_match_torch_and_get_their_own_name_and_cache(one_thread):
     again = load_encoder("baseline:minilm-l6@onnx-int8", progress=False)  # the cached export is reused
     assert again.path == fast.path
     np.testing.assert_allclose(again.encode(NAMES), a, atol=1e-6)
+
+
+@pytest.mark.skipif(not HAS_RUNTIME, reason="onnxruntime/onnx not installed")
+def test_an_int8_vector_depends_on_its_string_alone(one_thread):
+    """Dynamic quantisation scales activations per run: one string per run keeps batch-mates out of a vector."""
+    fast = load_encoder("baseline:minilm-l6@onnx-int8", progress=False)
+    together = fast._encode(NAMES + ["a much longer name that pads every other string in a batch, if batched"])
+    for i, name in enumerate(NAMES):
+        np.testing.assert_allclose(fast._encode([name])[0], together[i], atol=1e-6)
