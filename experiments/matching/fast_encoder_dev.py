@@ -6,11 +6,14 @@ cross-fitted": the default's feature set trained, fold by fold, on the torch vec
 combination was) and scored on the other fold's features from each encoder's vectors; so the int8 row is what
 users get if only the encoder changes, scored without in-sample bias. Also reported: the shipped combination
 itself (in-sample on dev: it was trained on these tables), and the recipe retrained on the int8 features.
+Rule 29 (round 7, the default ``--rule 29``) decides on that last row instead: the int8 encoder with a combination of
+its own. Its speed part is ``benchmarks/speed_match.py``'s run, reported beside this table.
 
 Vectors come from the disk caches of ``benchmarks/matching_vectors.py``, which key on the encoder's name and
 revision: the int8 vectors are stored apart from the torch ones.
 
-    OMP_NUM_THREADS=1 .venv/bin/python experiments/matching/fast_encoder_dev.py
+    OMP_NUM_THREADS=1 .venv/bin/python experiments/matching/fast_encoder_dev.py            # rule 29
+    OMP_NUM_THREADS=1 .venv/bin/python experiments/matching/fast_encoder_dev.py --rule 14  # round 3's record
 """
 
 from __future__ import annotations
