@@ -80,8 +80,9 @@ def cache_key(name: str, revision: str | None) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", raw)
 
 
-def export_int8(model_path: str, target: Path) -> None:
-    """Export the transformer with masked mean pooling to ONNX and quantise it to int8, written atomically."""
+def export_int8(model_path: str, target: Path, fp32_target: Path | None = None) -> None:
+    """Export the transformer with masked mean pooling to ONNX and quantise it to int8, written atomically; with
+    ``fp32_target`` the unquantised export is kept there too (for studies of other quantisation schemes)."""
     import torch
     from onnxruntime.quantization import QuantType, quantize_dynamic
     from transformers import AutoModel, AutoTokenizer
@@ -113,6 +114,8 @@ def export_int8(model_path: str, target: Path) -> None:
                               dynamic_axes={**{k: {0: "batch", 1: "tokens"} for k in inputs},
                                             "pooled": {0: "batch"}})  # fmt: skip
         quantize_dynamic(str(fp32), str(int8), weight_type=QuantType.QInt8, per_channel=True)
+        if fp32_target is not None:
+            os.replace(fp32, fp32_target)
         os.replace(int8, target)
 
 
