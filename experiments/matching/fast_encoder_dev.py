@@ -33,6 +33,7 @@ sys.path.insert(1, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 from matching_dev import RESULTS, CachedEncoder, fit_listwise, fit_probability  # noqa: E402
 from names_dev import ALL_DOMAINS, CANDIDATE_SETS, LABELS, by_domain, fixed_scores, folds, load_domains  # noqa: E402
 
+from phrasezoo.encoders.onnx_int8 import encoding_of  # noqa: E402
 from phrasezoo.match.combinations import FEATURES, Combination, default_combination  # noqa: E402
 
 ENCODERS = {"torch": "baseline:minilm-l6", "onnx-int8": "baseline:minilm-l6@onnx-int8"}
@@ -110,8 +111,6 @@ def main() -> None:
               "command": "OMP_NUM_THREADS=1 .venv/bin/python experiments/matching/fast_encoder_dev.py"
                          + ("" if args.rule == 29 else f" --rule {args.rule}")}  # fmt: skip
     report["decision"] = decide(rows, args.rule)
-    report["int8_encoding"] = ("one string per run" if "-e2" in encoders["onnx-int8"].revision
-                               else "batches of strings (ENCODE_VERSION 1)")  # fmt: skip
     out = OUTPUTS[args.rule]
     report["file"] = str(out)
     out.write_text(json.dumps(report, indent=1) + "\n")
@@ -136,7 +135,7 @@ def render(report: dict) -> str:
                    f"fails ({failed}): the int8 encoder ships as an option")  # fmt: skip
     else:  # rule 29 also needs its speed run, reported beside this table
         verdict = "passes on dev" if decision["fast_path_default"] else f"fails on dev ({failed})"
-    encoding = report.get("int8_encoding", "batches of strings (ENCODE_VERSION 1)")
+    encoding = encoding_of(report["revisions"]["onnx-int8"])
     return "\n".join(lines) + (
         f"\n\nTop-1 accuracy (MRR@10). Points lost by the int8 encoder on the deciding rows: {loss}. Rule {rule} "
         f"{verdict}. Vectors: cosine int8 vs torch over {agree['strings']} dev strings, mean {agree['mean']:.4f}, "

@@ -36,14 +36,6 @@ def cosine(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.einsum("ij,ij->i", a, b) / np.linalg.norm(a, axis=1) / np.linalg.norm(b, axis=1)
 
 
-def session(path: Path):
-    import onnxruntime as ort
-
-    options = ort.SessionOptions()
-    options.intra_op_num_threads, options.inter_op_num_threads = 1, 1
-    return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
-
-
 def encode(run, tokenizer, texts: list[str], per_string: bool) -> tuple[np.ndarray, float]:
     """Vectors of ``texts`` by ``run(token_rows) -> pooled``, one string per run (tokenized once, as the int8 option
     does) or length-ordered batches of 128 (tokenized per batch, padded)."""
@@ -61,7 +53,9 @@ def encode(run, tokenizer, texts: list[str], per_string: bool) -> tuple[np.ndarr
 
 
 def screen(path: Path, tokenizer, texts: list[str], reference: np.ndarray, per_string: bool) -> dict:
-    model = session(path)
+    from phrasezoo.encoders.onnx_int8 import cpu_session
+
+    model = cpu_session(path, threads=1)
     names = [i.name for i in model.get_inputs()]
 
     def run(rows) -> np.ndarray:

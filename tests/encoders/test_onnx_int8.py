@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from phrasezoo.encoders import MissingRuntimeError, load_encoder
-from phrasezoo.encoders.onnx_int8 import cache_key, require_runtime, split_backend
+from phrasezoo.encoders.onnx_int8 import cache_key, encoding_of, require_runtime, split_backend
 
 HAS_RUNTIME = importlib.util.find_spec("onnxruntime") is not None and importlib.util.find_spec("onnx") is not None
 NAMES = ["International Business Machines", "IBM", "New York City", "NYC", "Interstate 165", "2012 Wisconsin Badgers"]
@@ -72,3 +72,8 @@ def test_an_int8_vector_depends_on_its_string_alone(one_thread):
     together = fast._encode(NAMES + ["a much longer name that pads every other string in a batch, if batched"])
     for i, name in enumerate(NAMES):
         np.testing.assert_allclose(fast._encode([name])[0], together[i], atol=1e-6)
+
+
+def test_a_revision_says_how_its_vectors_were_encoded():
+    assert encoding_of("sha256:53aa51172d14+onnx-int8-ort1.32.0-r1") == "batches of strings (ENCODE_VERSION 1)"
+    assert encoding_of("sha256:53aa51172d14+onnx-int8-ort1.32.0-r1-e2") == "one string per run"

@@ -34,6 +34,7 @@ from .base import DEFAULT_BATCH_SIZE, MeanPoolingEncoder, show_progress
 BACKENDS = ("torch", "onnx-int8")
 RECIPE_VERSION = 1  # bump when the export or quantisation settings change: old cache entries are then ignored
 ENCODE_VERSION = 2  # 1: batches of strings (vectors depended on batch-mates); 2: one string per run
+ENCODINGS = {1: "batches of strings (ENCODE_VERSION 1)", 2: "one string per run"}
 INSTALL_HINT = "pip install 'phrasezoo[fast]'  (or: pip install onnxruntime==1.32.0 onnx==1.23.2)"
 
 
@@ -71,6 +72,20 @@ def require_runtime(export: bool = False):
             f"  {INSTALL_HINT}\nor use the torch backend (drop the '@onnx-int8' suffix)."
         ) from error
     return onnxruntime
+
+
+def encoding_of(revision: str) -> str:
+    """How an int8 encoder with this revision encoded: its ``-e<N>`` suffix (none before ENCODE_VERSION 2)."""
+    version = re.search(r"-e(\d+)$", revision)
+    return ENCODINGS[int(version.group(1)) if version else 1]
+
+
+def cpu_session(path: Path, threads: int):
+    """An ONNX Runtime CPU session on ``threads`` intra-op threads (one inter-op thread)."""
+    ort = require_runtime()
+    options = ort.SessionOptions()
+    options.intra_op_num_threads, options.inter_op_num_threads = threads, 1
+    return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
 
 
 def cache_key(name: str, revision: str | None) -> str:
@@ -133,16 +148,13 @@ class OnnxInt8Encoder(MeanPoolingEncoder):
     ) -> None:
         import torch
 
-        ort = require_runtime()
+        require_runtime()  # stop with the install hint before the torch model is loaded
         super().__init__(model_name_or_path, name=name, batch_size=batch_size, max_length=max_length, device="cpu",
                          progress=progress)  # fmt: skip
         self.name = f"{self.name}@onnx-int8"
         self.path = self.model_file(model_name_or_path)
         self.revision = f"{self.revision}+onnx-int8-ort{_version('onnxruntime')}-r{RECIPE_VERSION}-e{ENCODE_VERSION}"
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = threads or torch.get_num_threads()  # as torch would (OMP_NUM_THREADS)
-        options.inter_op_num_threads = 1
-        self.session = ort.InferenceSession(str(self.path), options, providers=["CPUExecutionProvider"])
+        self.session = cpu_session(self.path, threads or torch.get_num_threads())  # as torch would (OMP_NUM_THREADS)
         self.input_names = [i.name for i in self.session.get_inputs()]
 
     def model_file(self, model_name_or_path: str) -> Path:
