@@ -1,4 +1,4 @@
-"""Round 7's screens (docs/experiments/matching.md, rule 29): which int8 scheme keeps a string's vector independent of
+"""Rounds 7 and 8's screens (docs/experiments/matching.md, rules 29 and 30): which int8 scheme keeps a string's vector independent of
 its batch-mates, how close it stays to the fp32 vector, and how fast it encodes, on one CPU thread.
 
 The strings are the first 4,000 left names of the AutoFJ dev-10 tables (dev only; no test split is read). Every
@@ -6,7 +6,9 @@ scheme runs the same all-MiniLM-L6-v2 export with masked mean pooling (``phrasez
 
 * ``dynamic int8, batches``: ONNX Runtime's dynamic quantisation, batches of 128 strings in length order (the int8
   option until round 7): the activations of each MatMul are scaled by the range of the whole batch;
-* ``dynamic int8, one string per run``: the same model, one string per run (the int8 option since round 7);
+* ``dynamic int8, one string per run``: the same model, one string per run (the int8 option in round 7);
+* ``per-token int8, batches``: int8 weights per output channel and each token's activations scaled by their own range
+  (``onnx_int8.quantise_per_token``, round 8), batches of 128 as above;
 * ``static int8 (<method>)``: fixed activation ranges calibrated on the last 1,000 dev-10 left names;
 * ``MatMulNBits 8-bit``: 8-bit block-quantised weights with int8 activations per block of each row
   (``accuracy_level`` 4); needs the ``onnx_ir`` package, and is left out without it.
@@ -115,7 +117,7 @@ def main() -> None:
     import torch
 
     from phrasezoo.encoders import load_encoder
-    from phrasezoo.encoders.onnx_int8 import export_int8
+    from phrasezoo.encoders.onnx_int8 import export_int8, quantise_per_token
     from phrasezoo.evaluation.tasks.autofj import autofj_names, read_autofj
 
     torch.set_num_threads(1)
@@ -127,10 +129,13 @@ def main() -> None:
     rows = {"torch fp32, batches": {"seconds": round(time.perf_counter() - start, 2)}}
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        export_int8(baseline.model.name_or_path, folder / "int8.onnx", fp32_target=folder / "fp32.onnx")
+        export_int8(baseline.model.name_or_path, folder / "int8.onnx", fp32_target=folder / "fp32.onnx",
+                    scheme="dynamic")  # fmt: skip
         tokenizer = baseline.tokenizer
         for label, per_string in (("dynamic int8, batches", False), ("dynamic int8, one string per run", True)):
             rows[label] = screen(folder / "int8.onnx", tokenizer, texts, reference, per_string)
+        quantise_per_token(folder / "fp32.onnx", folder / "per-token.onnx")
+        rows["per-token int8, batches"] = screen(folder / "per-token.onnx", tokenizer, texts, reference, False)
         for method, path in static_models(folder / "fp32.onnx", tokenizer, calibration, folder).items():
             rows[f"static int8 ({method}), batches"] = screen(path, tokenizer, texts, reference, False)
         nbits = nbits_model(folder / "fp32.onnx", folder)

@@ -2,10 +2,10 @@
 
 ``baseline:minilm-l6@onnx-int8`` (any ``baseline:<model>`` spec takes the suffix; ``@torch`` is the plain path) loads
 the same tokenizer and pooling as :class:`~phrasezoo.encoders.base.MeanPoolingEncoder` but runs the transformer in
-ONNX Runtime with dynamic int8 quantisation of every MatMul (per-channel weights; activations quantised per run, and
-one string per run: see ``_encode``). On one CPU thread it encodes about 2x as many strings per second as the torch
-fp32 model; its vectors keep a cosine of about 0.99 with the fp32 ones (the quality cost on the matching benchmarks:
-``docs/experiments/matching.md``, rules 14 and 29).
+ONNX Runtime with every weight MatMul in int8: weights per output channel, activations per token
+(:func:`quantise_per_token`), so a string's vector is the same in any batch. On one CPU thread it encodes about 2.4x
+as many strings per second as the torch fp32 model; its vectors keep a cosine of about 0.997 with the fp32 ones (the
+quality cost on the matching benchmarks: ``docs/experiments/matching.md``, rules 14, 29 and 30).
 
 The exported and quantised model is built once (a few seconds) and cached under
 ``<cache>/onnx/<model>-<revision>-<versions>/model-int8.onnx``, keyed by the model's weights and the versions of
@@ -29,12 +29,14 @@ from pathlib import Path
 
 import numpy as np
 
-from .base import DEFAULT_BATCH_SIZE, MeanPoolingEncoder, show_progress
+from .base import DEFAULT_BATCH_SIZE, MeanPoolingEncoder
 
 BACKENDS = ("torch", "onnx-int8")
-RECIPE_VERSION = 1  # bump when the export or quantisation settings change: old cache entries are then ignored
-ENCODE_VERSION = 2  # 1: batches of strings (vectors depended on batch-mates); 2: one string per run
-ENCODINGS = {1: "batches of strings (ENCODE_VERSION 1)", 2: "one string per run"}
+RECIPE_VERSION = 2  # bump when the export or quantisation settings change: old cache entries are then ignored
+ENCODE_VERSION = 3  # 1: batches, dynamic int8 (vectors depended on batch-mates); 2: one string per run; 3: per token
+ENCODINGS = {1: "batches of strings (ENCODE_VERSION 1)", 2: "one string per run",
+             3: "batches, activations scaled per token"}  # fmt: skip
+SCHEMES = ("per-token", "dynamic")
 INSTALL_HINT = "pip install 'phrasezoo[fast]'  (or: pip install onnxruntime==1.32.0 onnx==1.23.2)"
 
 
@@ -95,12 +97,71 @@ def cache_key(name: str, revision: str | None) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", raw)
 
 
-def export_int8(model_path: str, target: Path, fp32_target: Path | None = None) -> None:
-    """Export the transformer with masked mean pooling to ONNX and quantise it to int8, written atomically; with
+def quantise_per_token(fp32: Path, target: Path) -> int:
+    """Rewrite every MatMul of ``fp32`` whose second input is a 2-D weight into int8 with a scale per token.
+
+    Weights: symmetric int8 per output channel. Activations: each row (one token) is scaled by ``127 / max|x|`` of
+    that row alone and stored as uint8 around 128 (ONNX Runtime's fast CPU integer GEMM is u8 x s8); the int32
+    product is scaled back per row and per channel. ONNX Runtime's own dynamic quantisation scales a whole input
+    tensor by one range, which makes a string's vector depend on its batch-mates (round 7); per-token scales do not.
+    Rows that feed several MatMuls (an attention layer's query, key and value) are quantised once. Returns the number
+    of MatMuls rewritten.
+    """
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    model = onnx.load(str(fp32))
+    graph = model.graph
+    weights = {w.name: w for w in graph.initializer if len(w.dims) == 2}
+    constants = {"pt_eps": np.float32(1e-8), "pt_127": np.float32(127.0), "pt_128": np.float32(128.0),
+                 "pt_zero": np.uint8(128)}  # fmt: skip
+    added = [numpy_helper.from_array(np.array(v), k) for k, v in constants.items()]
+    nodes, quantised, replaced, count = [], {}, set(), 0
+    for node in graph.node:
+        if node.op_type != "MatMul" or node.input[1] not in weights:
+            nodes.append(node)
+            continue
+        w = numpy_helper.to_array(weights[node.input[1]]).astype(np.float32)
+        replaced.add(node.input[1])
+        w_scale = (np.maximum(np.abs(w).max(axis=0), 1e-12) / 127.0).astype(np.float32)
+        name, x, count = f"pt{count}", node.input[0], count + 1
+        added += [numpy_helper.from_array(np.round(w / w_scale).astype(np.int8), f"{name}_w"),
+                  numpy_helper.from_array(w_scale, f"{name}_w_scale")]  # fmt: skip
+        if x not in quantised:
+            q = quantised[x] = f"pt_x{len(quantised)}"
+            nodes += [helper.make_node("Abs", [x], [f"{q}_abs"]),
+                      helper.make_node("ReduceMax", [f"{q}_abs"], [f"{q}_max"], axes=[-1], keepdims=1),
+                      helper.make_node("Max", [f"{q}_max", "pt_eps"], [f"{q}_range"]),
+                      helper.make_node("Div", ["pt_127", f"{q}_range"], [f"{q}_inverse"]),
+                      helper.make_node("Div", [f"{q}_range", "pt_127"], [f"{q}_scale"]),
+                      helper.make_node("Mul", [x, f"{q}_inverse"], [f"{q}_scaled"]),
+                      helper.make_node("Round", [f"{q}_scaled"], [f"{q}_rounded"]),
+                      helper.make_node("Add", [f"{q}_rounded", "pt_128"], [f"{q}_shifted"]),
+                      helper.make_node("Cast", [f"{q}_shifted"], [f"{q}_codes"], to=TensorProto.UINT8)]  # fmt: skip
+        q = quantised[x]
+        nodes += [helper.make_node("MatMulInteger", [f"{q}_codes", f"{name}_w", "pt_zero"], [f"{name}_int"]),
+                  helper.make_node("Cast", [f"{name}_int"], [f"{name}_float"], to=TensorProto.FLOAT),
+                  helper.make_node("Mul", [f"{name}_float", f"{name}_w_scale"], [f"{name}_channels"]),
+                  helper.make_node("Mul", [f"{name}_channels", f"{q}_scale"], [node.output[0]])]  # fmt: skip
+    used = {name for node in nodes for name in node.input}
+    kept = [w for w in graph.initializer if w.name not in replaced or w.name in used]
+    del graph.node[:], graph.initializer[:]
+    graph.node.extend(nodes)
+    graph.initializer.extend(kept + added)
+    onnx.save(model, str(target))
+    return count
+
+
+def export_int8(model_path: str, target: Path, fp32_target: Path | None = None, scheme: str = "per-token") -> None:
+    """Export the transformer with masked mean pooling to ONNX and quantise it to int8 (``scheme``: "per-token", see
+    :func:`quantise_per_token`, or "dynamic", ONNX Runtime's dynamic quantisation), written atomically; with
     ``fp32_target`` the unquantised export is kept there too (for studies of other quantisation schemes)."""
     import torch
     from onnxruntime.quantization import QuantType, quantize_dynamic
     from transformers import AutoModel, AutoTokenizer
+
+    if scheme not in SCHEMES:
+        raise ValueError(f"Unknown int8 scheme {scheme!r}; use one of {', '.join(SCHEMES)}.")
 
     require_runtime(export=True)
     tokenizer = AutoTokenizer.from_pretrained(model_path)
@@ -128,7 +189,10 @@ def export_int8(model_path: str, target: Path, fp32_target: Path | None = None) 
                               output_names=["pooled"], opset_version=17, dynamo=False,
                               dynamic_axes={**{k: {0: "batch", 1: "tokens"} for k in inputs},
                                             "pooled": {0: "batch"}})  # fmt: skip
-        quantize_dynamic(str(fp32), str(int8), weight_type=QuantType.QInt8, per_channel=True)
+        if scheme == "dynamic":
+            quantize_dynamic(str(fp32), str(int8), weight_type=QuantType.QInt8, per_channel=True)
+        else:
+            quantise_per_token(fp32, int8)
         if fp32_target is not None:
             os.replace(fp32, fp32_target)
         os.replace(int8, target)
@@ -167,21 +231,12 @@ class OnnxInt8Encoder(MeanPoolingEncoder):
         return path
 
     def _encode(self, texts: list[str]) -> np.ndarray:
-        """One run per string. Dynamic quantisation scales a run's activations by their own range, so in a batch a
-        string's vector would depend on its batch-mates (cosine about 0.99 between two batchings of the same string,
-        as far from each other as from the fp32 vector). One string per run makes each vector a function of its
-        string alone, and closer to the fp32 one, at about 1.4x the time of batches: a join gives the same answers
-        however its queries are chunked, streamed or spread over Spark partitions (rule 29 in
+        """Length-ordered batches, as the torch path. Each token's activations are quantised by their own range
+        (:func:`quantise_per_token`), so a string's vector does not depend on its batch-mates, and a join gives the
+        same answers however its queries are chunked, streamed or spread over Spark partitions (rule 30 in
         docs/experiments/matching.md)."""
-        from tqdm.auto import tqdm
-
         out = np.zeros((len(texts), self.model.config.hidden_size), dtype=np.float32)
-        tokens = self.tokenizer(texts, truncation=True, max_length=self.max_length)  # no padding: one row each
-        bar = tqdm(total=len(texts), desc=f"encode {self.name}", unit="text", disable=not show_progress(self.progress),
-                   leave=False)  # fmt: skip
-        for i in range(len(texts)):
-            feed = {k: np.asarray(tokens[k][i], dtype=np.int64)[None] for k in self.input_names}
-            out[i] = self.session.run(None, feed)[0][0]
-            bar.update(1)
-        bar.close()
+        for idx, batch in self._batches(texts, f"encode {self.name}"):
+            enc = self.tokenizer(batch, padding=True, truncation=True, max_length=self.max_length, return_tensors="np")
+            out[idx] = self.session.run(None, {k: np.asarray(enc[k], dtype=np.int64) for k in self.input_names})[0]
         return out
