@@ -312,10 +312,12 @@ def zoo_folder(spec: str) -> str | None:
     return folder if not folder.startswith("suite:") and os.path.isdir(folder) else None
 
 
-def merged(path: str, report: dict) -> dict:
-    """``report``'s models added to (or replacing the same specs in) the results file at ``path``."""
+def merged(path: str, report: dict, drop: tuple[str, ...] = ()) -> dict:
+    """``report``'s models added to (or replacing the same specs in) the results file at ``path``; the specs in
+    ``drop`` are taken out (a row that a change made the same as another, such as the int8 option once it became
+    the default)."""
     previous = json.loads(Path(path).read_text())
-    names = {m["spec"] for m in report["models"]}
+    names = {m["spec"] for m in report["models"]} | set(drop)
     previous["models"] = [m for m in previous["models"] if m["spec"] not in names] + report["models"]
     runs = [r for r in previous.get("merged_runs", []) if r["created"] != report["created"]]
     runs.append({k: report.get(k) for k in ("created", "command", "load_average_start", "load_average_end")})
@@ -343,6 +345,7 @@ def main() -> None:
     parser.add_argument("--from-results", help="only regenerate the tables from this results file")
     parser.add_argument("--block", help="with --from-results: write only the accuracy table, into this block of --docs")
     parser.add_argument("--merge", help="add this run's models to an existing results file (same tasks)")
+    parser.add_argument("--drop", nargs="+", default=[], help="with --merge: take these specs' rows out of the file")
     parser.add_argument(
         "--vector-cache",
         action="store_true",
@@ -416,8 +419,8 @@ def main() -> None:
         report["models"].append(entry)
         report["load_average_end"] = round(os.getloadavg()[0], 2)
         if args.output:  # after every model: an interrupted run keeps what it measured
-            save(args.output, merged(args.merge, report) if args.merge else report)
-    report = merged(args.merge, report) if args.merge else report
+            save(args.output, merged(args.merge, report, tuple(args.drop)) if args.merge else report)
+    report = merged(args.merge, report, tuple(args.drop)) if args.merge else report
     if args.output:
         save(args.output, report)
     print(accuracy_table(report))

@@ -1,19 +1,19 @@
-"""Rows per second of the default matcher (``model="hybrid"``), the default with the int8 ONNX encoder
-(``model="hybrid:baseline:minilm-l6@onnx-int8"``, issue 47) and MiniLM alone (``model="baseline:minilm-l6"``).
+"""Rows per second of the default matcher (``model="hybrid"``: MiniLM in int8 by ONNX Runtime since round 8), the same
+matcher with the torch fp32 encoder (``model="hybrid:baseline:minilm-l6"``, the default until round 8) and MiniLM
+alone (``model="baseline:minilm-l6"``, torch).
 
 All join the same tables in the same process, one thread each, alternating runs so that machine load affects both
 alike: every AutoFJ dev-10 table (fit on the left table, search every right row), the encoders' string caches
 cleared before each run, so every run encodes everything it reads. A row is a right-table row joined; the median of
 ``--repeats`` timed runs after one warm-up run is reported, with the ratios between them (issue 43 asks for default /
-MiniLM at least 0.8; issue 47 for the int8 default at least 2x today's default). Without onnxruntime the int8 row is
-left out (``pip install 'phrasezoo[fast]'``).
+MiniLM at least 0.8; issue 47 for the default at least 2x the torch default of wave 3).
 
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/speed_match.py --repeats 3 --output results/speed/speed-match.json
 
 ``--extra SPEC`` adds a matcher to the alternation (its ratio to the default is reported) and ``--tables N`` keeps
 the first N dev tables, for a slow option such as ``hybrid:baseline:nomic-v1.5`` (a base-size encoder):
 
-    OMP_NUM_THREADS=1 .venv/bin/python benchmarks/speed_match.py --repeats 1 --tables 3 --no-int8 \
+    OMP_NUM_THREADS=1 .venv/bin/python benchmarks/speed_match.py --repeats 1 --tables 3 --no-torch \
         --extra hybrid:baseline:nomic-v1.5 --output results/speed/speed-match-nomic.json
 """
 
@@ -27,8 +27,8 @@ import statistics
 import time
 from pathlib import Path
 
-FAST = "default, int8 encoder (onnx-int8)"
-RATIOS = (("default (hybrid)", "MiniLM alone"), (FAST, "MiniLM alone"), (FAST, "default (hybrid)"))
+DEFAULT, TORCH, MINILM = "default (hybrid, int8 encoder)", "torch encoder (hybrid:baseline:minilm-l6)", "MiniLM alone"
+RATIOS = ((DEFAULT, MINILM), (TORCH, MINILM), (DEFAULT, TORCH))
 
 
 def run_once(matcher_factory, tables) -> tuple[float, int]:
@@ -54,21 +54,18 @@ def main() -> None:
     parser.add_argument("--output", type=Path)
     parser.add_argument("--extra", action="append", default=[], help="another matcher spec to time (repeatable)")
     parser.add_argument("--tables", type=int, default=0, help="only the first N AutoFJ dev tables (default: all 10)")
-    parser.add_argument("--no-int8", action="store_true", help="leave the int8 row out")
+    parser.add_argument("--no-torch", action="store_true", help="leave the torch-encoder row out")
     args = parser.parse_args()
     torch.set_num_threads(1)
     tables = read_autofj(autofj_names("dev"))
     tables = tables[: args.tables] if args.tables else tables
-    matchers = {"default (hybrid)": Matcher(progress=False)}
-    if not args.no_int8:
-        try:
-            matchers[FAST] = Matcher("hybrid:baseline:minilm-l6@onnx-int8", progress=False)
-        except ImportError as error:
-            print(f"int8 row left out: {error}")
-    matchers["MiniLM alone"] = Matcher("baseline:minilm-l6", progress=False)
+    matchers = {DEFAULT: Matcher(progress=False)}
+    if not args.no_torch:
+        matchers[TORCH] = Matcher("hybrid:baseline:minilm-l6", progress=False)
+    matchers[MINILM] = Matcher("baseline:minilm-l6", progress=False)
     for spec in args.extra:
         matchers[spec] = Matcher(spec, progress=False)
-    ratios = RATIOS + tuple((spec, "default (hybrid)") for spec in args.extra)
+    ratios = RATIOS + tuple((spec, DEFAULT) for spec in args.extra)
     factories = {name: (lambda m=m: m) for name, m in matchers.items()}
     times: dict[str, list[float]] = {name: [] for name in factories}
     rows = 0
@@ -84,7 +81,7 @@ def main() -> None:
         "workload": f"AutoFJ dev ({len(tables)} tables): {sum(len(t.left) for t in tables)} left and {rows} right rows, fit + search",
         "rows_per_second": {name: round(rate, 1) for name, rate in rates.items()},
         "seconds": {name: [round(v, 2) for v in values] for name, values in times.items()},
-        "ratio_default_over_minilm": round(rates["default (hybrid)"] / rates["MiniLM alone"], 3),
+        "ratio_default_over_minilm": round(rates[DEFAULT] / rates[MINILM], 3),
         "ratios": {f"{a} / {b}": round(rates[a] / rates[b], 3) for a, b in ratios if a in rates and b in rates},
         "command": "OMP_NUM_THREADS=1 .venv/bin/python benchmarks/speed_match.py " + _flags(args),
     }
@@ -95,7 +92,7 @@ def main() -> None:
 
 def _flags(args) -> str:
     """The command line's options, for the report."""
-    flags = [f"--repeats {args.repeats}"] + (["--no-int8"] if args.no_int8 else [])
+    flags = [f"--repeats {args.repeats}"] + (["--no-torch"] if args.no_torch else [])
     flags += [f"--tables {args.tables}"] if args.tables else []
     flags += [f"--extra {spec}" for spec in args.extra]
     return " ".join(flags + [f"--output {args.output}" if args.output else ""]).strip()

@@ -21,13 +21,16 @@ def fitted():
     return Matcher(progress=False).fit(LEFT)
 
 
-def test_the_default_is_the_learned_listwise_combination_over_minilm(fitted):
+def test_the_default_is_the_learned_listwise_combination_over_int8_minilm(fitted):
     scorer = fitted.scorer
-    assert isinstance(scorer, HybridScorer) and scorer.vectors.name == "baseline:minilm-l6"
+    assert isinstance(scorer, HybridScorer) and scorer.vectors.name == "baseline:minilm-l6@onnx-int8"  # rule 30
     assert scorer.combination.link == "ranked" and scorer.combination.calibration
-    assert scorer.combination.to_dict() == LEARNED["baseline:minilm-l6"]
+    assert scorer.combination.to_dict() == LEARNED["baseline:minilm-l6@onnx-int8"]
     assert set(scorer.combination.features) <= set(FEATURES)
-    assert default_combination("some-other-encoder").to_dict() == LEARNED["baseline:minilm-l6"]
+    assert default_combination("some-other-encoder").to_dict() == LEARNED["baseline:minilm-l6@onnx-int8"]
+    torch_path = Matcher(model="hybrid:baseline:minilm-l6", progress=False).fit(LEFT[:3]).scorer  # one spec away
+    assert torch_path.vectors.name == "baseline:minilm-l6"
+    assert torch_path.combination.to_dict() == LEARNED["baseline:minilm-l6"]
 
 
 def test_numbers_acronyms_and_cores_decide_between_close_names(fitted):

@@ -139,6 +139,8 @@ def test_merged_rows_keep_the_first_runs_note_and_print_their_own(tmp_path):
              "models": [zoo]}  # fmt: skip
     merged = matcher_comparison.merged(str(path), added)
     assert [m["spec"] for m in merged["models"]] == ["tfidf:char", "outputs/zoo-model"]
+    dropped = matcher_comparison.merged(str(path), added, drop=("tfidf:char",))  # a row a change made redundant
+    assert [m["spec"] for m in dropped["models"]] == ["outputs/zoo-model"]
     assert merged["zoo_note"] == "no zoo model" and merged["command"] == "first"
     table = matcher_comparison.accuracy_table(merged)
     assert "- zoo-model: retrained by the main job" in table
@@ -204,7 +206,9 @@ def test_names_calibration_bound_is_above_point_and_the_table_is_monotone():
 def test_names_fit_and_test_files_of_another_encoder_keep_the_defaults_apart():
     import names_dev
 
-    assert names_dev.suffix("baseline:minilm-l6") == "" and names_dev.model_flag("baseline:minilm-l6") == ""
+    default = "baseline:minilm-l6@onnx-int8"  # rule 30
+    assert names_dev.suffix(default) == "" and names_dev.model_flag(default) == ""
+    assert names_dev.suffix("baseline:minilm-l6") == "-baseline-minilm-l6"  # the torch default of rounds 1-7
     assert names_dev.suffix("model-b") == "-model-b"
     assert names_dev.model_flag("outputs/model-b") == " --model outputs/model-b"
     domains = ("autofj", "acronyms", "aliases", "short-names", "noisy", "mean")

@@ -15,7 +15,8 @@ backend, so caches keyed on the encoder (``benchmarks/matching_vectors.py``) kee
 
 Token vectors (``encode_tokens``, mentions in context) still come from the torch model: only ``encode`` is int8.
 
-The runtime is optional: ``pip install 'phrasezoo[fast]'`` (onnxruntime and onnx, CPU wheels; no torch, no CUDA).
+It is the default matcher's encoder (``phrasezoo.match.scorers.DEFAULT_ENCODER``, rule 30), so onnxruntime and onnx
+are core dependencies (CPU wheels; no torch, no CUDA).
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ ENCODE_VERSION = 3  # 1: batches, dynamic int8 (vectors depended on batch-mates)
 ENCODINGS = {1: "batches of strings (ENCODE_VERSION 1)", 2: "one string per run",
              3: "batches, activations scaled per token"}  # fmt: skip
 SCHEMES = ("per-token", "dynamic")
-INSTALL_HINT = "pip install 'phrasezoo[fast]'  (or: pip install onnxruntime==1.32.0 onnx==1.23.2)"
+INSTALL_HINT = "pip install onnxruntime==1.32.0 onnx==1.23.2  (core dependencies of phrasezoo: reinstall it)"
 
 
 class MissingRuntimeError(ImportError):
@@ -71,7 +72,8 @@ def require_runtime(export: bool = False):
     except ImportError as error:
         raise MissingRuntimeError(
             f"The onnx-int8 encoder backend needs ONNX Runtime ({error.name} is not installed). Install it with:\n"
-            f"  {INSTALL_HINT}\nor use the torch backend (drop the '@onnx-int8' suffix)."
+            f"  {INSTALL_HINT}\nor use the torch backend: drop the '@onnx-int8' suffix, or for the default matcher "
+            "model='hybrid:baseline:minilm-l6'."
         ) from error
     return onnxruntime
 

@@ -26,7 +26,10 @@ import numpy as np
 from .index import build_index, search, stored_vectors, top_k_rows
 from .lexical import TfidfChannel, channel_from_state, channel_state, sparse_top_k
 
-DEFAULT_ENCODER = "baseline:minilm-l6"
+# all-MiniLM-L6-v2 run by ONNX Runtime in int8 with a scale per token (phrasezoo.encoders.onnx_int8): the default since
+# round 8 of docs/experiments/matching.md (rule 30: level on dev, 2.1x the rows/s of the torch encoder, answers
+# independent of batching). The torch path is one spec away: "hybrid:baseline:minilm-l6".
+DEFAULT_ENCODER = "baseline:minilm-l6@onnx-int8"
 DEFAULT_MODEL = "hybrid"
 RAPIDFUZZ_SCORERS = ("token_sort_ratio", "WRatio", "ratio", "token_set_ratio", "partial_ratio", "QRatio")
 TFIDF_KINDS = ("char", "word")
