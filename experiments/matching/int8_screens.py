@@ -1,5 +1,5 @@
-"""Rounds 7 and 8's screens (docs/experiments/matching.md, rules 29 and 30): which int8 scheme keeps a string's vector independent of
-its batch-mates, how close it stays to the fp32 vector, and how fast it encodes, on one CPU thread.
+"""Rounds 7 and 8's screens (docs/experiments/matching.md, rules 29 and 30): which int8 scheme keeps a string's vector
+independent of its batch-mates, how close it stays to the fp32 vector, and how fast it encodes, on one CPU thread.
 
 The strings are the first 4,000 left names of the AutoFJ dev-10 tables (dev only; no test split is read). Every
 scheme runs the same all-MiniLM-L6-v2 export with masked mean pooling (``phrasezoo.encoders.onnx_int8``):
