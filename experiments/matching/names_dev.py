@@ -388,7 +388,8 @@ def evaluate(args) -> None:
         print_row(name, result)
     if "rows" in former:  # an earlier read of this split: its default's row as it was read, with its own encoder
         name, row = next(iter(former["rows"].items()))
-        report["rows"][f"former {name.replace(' (hybrid)', '')}: {former['learned_key']}, read {former['created'][:10]}"] = row
+        former_label = f"former {name.replace(' (hybrid)', '')}: {former['learned_key']}, read {former['created'][:10]}"
+        report["rows"][former_label] = row
     report["rows"]["rapidfuzz WRatio (whole KB)"] = rapidfuzz_scores(args.split, domains)
     print_row("rapidfuzz WRatio (whole KB)", report["rows"]["rapidfuzz WRatio (whole KB)"])
     out = (TEST_FILE.with_name(f"names-test{suffix(encoder.name)}.json") if args.split == "test"

@@ -159,12 +159,10 @@ def export_int8(model_path: str, target: Path, fp32_target: Path | None = None, 
     :func:`quantise_per_token`, or "dynamic", ONNX Runtime's dynamic quantisation), written atomically; with
     ``fp32_target`` the unquantised export is kept there too (for studies of other quantisation schemes)."""
     import torch
-    from onnxruntime.quantization import QuantType, quantize_dynamic
     from transformers import AutoModel, AutoTokenizer
 
     if scheme not in SCHEMES:
         raise ValueError(f"Unknown int8 scheme {scheme!r}; use one of {', '.join(SCHEMES)}.")
-
     require_runtime(export=True)
     tokenizer = AutoTokenizer.from_pretrained(model_path)
     model = AutoModel.from_pretrained(model_path, attn_implementation="eager").eval()  # sdpa does not trace
@@ -191,7 +189,9 @@ def export_int8(model_path: str, target: Path, fp32_target: Path | None = None, 
                               output_names=["pooled"], opset_version=17, dynamo=False,
                               dynamic_axes={**{k: {0: "batch", 1: "tokens"} for k in inputs},
                                             "pooled": {0: "batch"}})  # fmt: skip
-        if scheme == "dynamic":
+        if scheme == "dynamic":  # only the screens use it: its quantiser is imported only for them
+            from onnxruntime.quantization import QuantType, quantize_dynamic
+
             quantize_dynamic(str(fp32), str(int8), weight_type=QuantType.QInt8, per_channel=True)
         else:
             quantise_per_token(fp32, int8)
