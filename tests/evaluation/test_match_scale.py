@@ -141,3 +141,16 @@ def test_the_default_matchers_time_counts_each_rows_neighbourhood_once(small_run
     seconds = step["seconds"]
     assert seconds["total_extrapolated"] <= seconds["total_linear"] + 1.0  # never costlier than the linear count
     assert step["accuracy"] > 0.5
+
+
+def test_lazy_indexes_are_built_before_the_timed_search():
+    """The faiss indexes a scorer builds on first use are one-off work: built (and timed) before the search whose
+    difference from the second pass is spread over the reference rows as their neighbourhood statistics."""
+    from phrasezoo.match import Matcher
+
+    matcher = Matcher("hybrid", progress=False).fit(LEFT)
+    channels = [c for c in (matcher.scorer.vectors, matcher.scorer.static) if c is not None]
+    assert channels and all(c._index is None for c in channels)
+    match_scale.build_indexes(matcher.scorer)
+    assert all(c._index is not None for c in channels)
+    match_scale.build_indexes(Matcher("tfidf:char", progress=False).fit(LEFT).scorer)  # no index: nothing to do

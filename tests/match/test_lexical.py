@@ -14,7 +14,6 @@ from phrasezoo.match.lexical import (
     normal_form,
     number_agreement,
     numbers_of,
-    query_chunks,
     sparse_top_k,
 )
 
@@ -48,29 +47,31 @@ def test_sparse_top_k_matches_a_dense_search():
     assert ids[2].tolist() == [-1, -1, -1]
 
 
-def test_query_chunks_bound_the_product_and_keep_the_answers(monkeypatch):
-    """At a million names each query shares an n-gram with half the table: chunks are cut by the products they make
-    (reference rows per n-gram, summed), not by a fixed count of queries; the answers do not depend on the cut."""
-    from phrasezoo.match import lexical
-
+def test_sparse_top_k_answers_do_not_depend_on_threads_or_chunks():
     names = NAMES + [f"{a} {b}" for a in ("New", "Old", "Great") for b in ("York", "Post", "Times", "pie")]
     channel = TfidfChannel("char").fit(names)
     reference = channel.transform(names)
-    reference_t = reference.T.tocsr()
     queries = channel.transform(["new york", "", "olympics 2012", "old pie", "zzz", "great times"])
-    frequency = np.diff(reference_t.indptr)
-    bound = [int(frequency[queries[i].indices].sum()) for i in range(queries.shape[0])]
-    assert bound[1] == 0 and bound[4] == 0  # no n-gram (empty), or none the table knows
-    chunks = query_chunks(queries, reference_t, chunk=2048, max_products=max(bound))
-    assert chunks[0][0] == 0 and chunks[-1][1] == queries.shape[0]
-    assert all(a[1] == b[0] for a, b in zip(chunks, chunks[1:]))  # contiguous, every query once
-    assert all(sum(bound[a:b]) <= max(bound) for a, b in chunks)
-    assert query_chunks(queries, reference_t, chunk=2, max_products=10**9) == [(0, 2), (2, 4), (4, 6)]
-    assert query_chunks(queries, reference_t, chunk=99, max_products=1)[0] == (0, 1)  # one query alone may pass it
-    whole = sparse_top_k(queries, reference, 4)
-    monkeypatch.setattr(lexical, "MAX_CHUNK_PRODUCTS", 1)
-    for got, expected in zip(sparse_top_k(queries, reference, 4), whole):
-        np.testing.assert_array_equal(got, expected)
+    whole = sparse_top_k(queries, reference, 4, threads=1)
+    assert whole[1][1].tolist() == [-1] * 4 and whole[1][4].tolist() == [-1] * 4  # empty, or no n-gram it knows
+    for kwargs in ({"threads": 2}, {"chunk": 1, "threads": 1}, {"chunk": 2, "threads": 2}):
+        for got, expected in zip(sparse_top_k(queries, reference, 4, **kwargs), whole):
+            np.testing.assert_array_equal(got, expected)
+
+
+def test_sparse_top_k_breaks_ties_past_the_margin_by_row_id():
+    """Thirty identical names tie at the top: the product keeps k + TIE_MARGIN of them in an order of its own, and
+    the answer must still be the lowest row ids, as a full sort gives."""
+    from phrasezoo.match.lexical import TIE_MARGIN
+
+    names = ["Acme Holdings"] * 30 + ["Acme Holding", "Zeta Corp"]
+    channel = TfidfChannel("char").fit(names)
+    reference = channel.transform(names)
+    assert 3 + TIE_MARGIN < 30
+    scores, ids = sparse_top_k(channel.transform(["Acme Holdings", "acme holding"]), reference, 3)
+    assert ids[0].tolist() == [0, 1, 2]
+    np.testing.assert_allclose(scores[0], 1.0, atol=1e-6)
+    assert ids[1].tolist()[0] == 30  # the exact string wins over the thirty near ties
 
 
 @pytest.mark.parametrize(

@@ -13,6 +13,7 @@ embeddings miss in names (numbers and years that must agree, acronyms and initia
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Sequence
 from functools import lru_cache
@@ -104,55 +105,70 @@ def channel_from_state(meta: dict[str, Any], arrays: dict[str, np.ndarray], pref
     return TfidfChannel.from_state({**meta, "idf": arrays[f"{prefix}_idf"]})
 
 
-#: bound on the (query n-gram, reference row) products of one chunk of :func:`sparse_top_k` (about 8 bytes each)
-MAX_CHUNK_PRODUCTS = 64_000_000
+#: queries per call of the top-k product (its output holds at most ``k + TIE_MARGIN`` entries per query)
+QUERY_CHUNK = 4096
+#: entries kept beyond ``k`` per query, so that ties at the k-th place are resolved by row id, as a full sort would
+TIE_MARGIN = 8
 
 
-def query_chunks(queries, reference_t, chunk: int, max_products: int | None = None) -> list[tuple[int, int]]:
-    """``(start, stop)`` query chunks of at most ``chunk`` queries whose products with the reference stay under
-    ``max_products`` (one query alone may pass it). The bound per query is the number of reference rows behind each
-    of its n-grams, summed: at a million names a query shares an n-gram with about half the table, so a fixed chunk
-    of 2,048 queries made a product of a billion entries (12 GB)."""
-    n = queries.shape[0]
-    max_products = MAX_CHUNK_PRODUCTS if max_products is None else max_products
-    frequency = np.diff(reference_t.indptr).astype(np.int64)  # reference rows per n-gram
-    running = np.concatenate([[0], np.cumsum(frequency[queries.indices])])
-    bound = running[queries.indptr[1:]] - running[queries.indptr[:-1]]
-    out, start = [], 0
-    while start < n:
-        total = np.cumsum(bound[start : start + chunk])
-        stop = start + max(1, int(np.searchsorted(total, max_products, side="right")))
-        out.append((start, min(stop, n)))
-        start = min(stop, n)
-    return out
+def search_threads() -> int:
+    """Threads of the character top-k product: ``OMP_NUM_THREADS`` when set (as faiss and torch read it), else every
+    core this process may use."""
+    try:
+        return max(1, int(os.environ.get("OMP_NUM_THREADS", "")))
+    except ValueError:
+        return max(1, len(os.sched_getaffinity(0)))
 
 
-def sparse_top_k(queries, reference, k: int, chunk: int = 2048, reference_t=None) -> tuple[np.ndarray, np.ndarray]:
-    """Best ``k`` reference rows per query by sparse dot product (cosine of L2-normalised rows), in query chunks
-    (at most ``chunk`` queries, fewer when their product would be large: :func:`query_chunks`).
+def _exact_row(query_row, reference_t, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """One query's best ``k`` (value, column) by a full product: for a row whose ties run past the margin."""
+    row = (query_row @ reference_t).tocsr()
+    return _best(row.data, row.indices, k)
+
+
+def _best(values: np.ndarray, columns: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """The ``k`` largest values, ties broken by the lower column (row id): best first."""
+    order = np.lexsort((columns, -values))[:k]
+    return values[order], columns[order]
+
+
+def sparse_top_k(queries, reference, k: int, chunk: int = QUERY_CHUNK, reference_t=None,
+                 threads: int | None = None) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+    """Best ``k`` reference rows per query by sparse dot product (cosine of L2-normalised rows).
+
+    The product keeps only each query's best ``k + TIE_MARGIN`` entries as it goes (``sparse_dot_topn``, exact, in
+    ``threads`` threads): at a million names a query shares an n-gram with about half the table, and the full
+    product of a chunk of queries with it is billions of entries. Ties are broken by the lower row id; a query whose
+    k-th value ties past the margin is recomputed in full, so the answer is the full sort's.
 
     Returns ``(scores, ids)`` of shape ``(n_queries, k)``, best first; id -1 (score -inf) where fewer than ``k``
     reference rows share an n-gram with the query. ``reference_t``: ``reference.T.tocsr()`` made once by a caller
     that searches the same table many times (at a million rows the transpose costs seconds per call).
     """
+    from sparse_dot_topn import sp_matmul_topn
+
     n = queries.shape[0]
     k_eff = min(k, reference.shape[0])
     scores = np.full((n, k), -np.inf, dtype=np.float32)
     ids = np.full((n, k), -1, dtype=np.int64)
     ref_t = reference.T.tocsr() if reference_t is None else reference_t
-    queries = queries.tocsr()
-    for start, stop in query_chunks(queries, ref_t, chunk):
-        block = (queries[start:stop] @ ref_t).tocsr()
+    if n == 0 or k_eff == 0 or ref_t.nnz == 0:
+        return scores, ids
+    queries = queries.tocsr().astype(ref_t.dtype, copy=False)
+    keep = min(k_eff + TIE_MARGIN, ref_t.shape[1])
+    threads = search_threads() if threads is None else threads
+    for start in range(0, n, chunk):
+        part = queries[start : start + chunk]
+        block = sp_matmul_topn(part, ref_t, top_n=keep, n_threads=threads if threads > 1 else None).tocsr()
         for row in range(block.shape[0]):
             lo, hi = block.indptr[row], block.indptr[row + 1]
             if lo == hi:
                 continue
-            values, columns = block.data[lo:hi], block.indices[lo:hi]
-            take = min(k_eff, hi - lo)
-            top = np.argpartition(-values, take - 1)[:take] if take < hi - lo else np.arange(hi - lo)
-            order = top[np.lexsort((columns[top], -values[top]))]
-            scores[start + row, :take] = values[order]
-            ids[start + row, :take] = columns[order]
+            values, columns = _best(block.data[lo:hi], block.indices[lo:hi].astype(np.int64), k_eff)
+            if hi - lo == keep and block.data[lo:hi].min() >= values[-1]:  # the k-th value may tie past the margin
+                values, columns = _exact_row(part[row], ref_t, k_eff)
+            scores[start + row, : len(values)] = values
+            ids[start + row, : len(values)] = columns
     return scores, ids
 
 

@@ -1,0 +1,203 @@
+"""How the default matcher's time and memory grow with the table: measured runs at 125k to 1M rows, a power law
+fitted to them, and what it says at 2M, 4M and 10M rows.
+
+Each measured point is a ``matcher`` step of ``benchmarks/match_scale.py`` on a subset of the same 1M x 1M tables
+(``--subset n``: the first n right rows and the left rows they were made from), or the full 1M run. Per point:
+
+* ``fit``: seconds to fit the matcher on the n left rows (encoding, indexes, char TF-IDF);
+* ``per query``: seconds per right row once every neighbourhood statistic is known (the sample's second search);
+* ``per statistic``: seconds per left row's neighbourhood statistics (a search of the whole table, paid once);
+* ``peak RSS``: of the step's process.
+
+A full n x n join costs ``fit + n * (per query + per statistic)``. Each quantity is fitted as ``a * n ** b`` by least
+squares on log-log axes (memory as ``a + b * n``), and evaluated at the larger sizes. Those rows are extrapolations,
+marked as such: no table larger than the pool of unique real names the offline sources hold (counted here) can be
+built from them, and the memory says what machine a larger run needs.
+
+    .venv/bin/python benchmarks/match_scale_growth.py --runs results/matching/experiments/scale-matcher-subset-*.json \\
+        results/matching/scale-1m.json --output results/matching/scale-growth.json --docs docs/matching-scale.md \\
+        --plot docs/assets/matching-scale-growth.png
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+TARGETS = (2_000_000, 4_000_000, 10_000_000)
+TIMES = ("fit_seconds", "query_seconds", "statistic_seconds")
+
+
+def measured_point(results: dict) -> dict:
+    """One size's numbers from a ``match_scale.py`` results file with a ``matcher`` step."""
+    step = results["steps"]["matcher"]
+    seconds = step["seconds"]
+    return {
+        "rows": results["size"],
+        "accuracy": step["accuracy"],
+        "accuracy_sample": step["accuracy_sample"],
+        "fit_seconds": seconds["fit"],
+        "query_seconds": seconds["search_sample_again"] / step["accuracy_sample"],
+        "statistic_seconds": step["neighbourhood_rows"]["seconds_each"],
+        "peak_rss_gib": step["peak_rss_gib"],
+        "date": results["date"],
+        "command": results["command"],
+    }
+
+
+def join_hours(fit: float, query: float, statistic: float, rows: int) -> float:
+    """Hours of a full ``rows x rows`` join: the fit, every query, every left row's statistics once."""
+    return (fit + rows * (query + statistic)) / 3600
+
+
+def fit_growth(points: list[dict]) -> dict:
+    """``{quantity: {"a", "b"}}``: power laws ``a * n ** b`` for the times, a line ``a + b * n`` for memory."""
+    rows = np.array([p["rows"] for p in points], dtype=float)
+    laws = {}
+    for name in TIMES:
+        b, log_a = np.polyfit(np.log(rows), np.log([p[name] for p in points]), 1)
+        laws[name] = {"a": float(np.exp(log_a)), "b": float(b), "form": "a * n ** b"}
+    b, a = np.polyfit(rows, [p["peak_rss_gib"] for p in points], 1)
+    laws["peak_rss_gib"] = {"a": float(a), "b": float(b), "form": "a + b * n"}
+    return laws
+
+
+def predict(laws: dict, rows: int) -> dict:
+    """A size's extrapolated numbers from the fitted laws."""
+    out = {name: laws[name]["a"] * rows ** laws[name]["b"] for name in TIMES}
+    out["peak_rss_gib"] = laws["peak_rss_gib"]["a"] + laws["peak_rss_gib"]["b"] * rows
+    return {"rows": rows, **out}
+
+
+def count_pool(benchmarks: Path) -> dict:
+    """Unique real names the scale tables' offline sources hold, per source (the tables' deduplication)."""
+    from match_scale_data import name_key, source_iterators
+
+    seen: set[str] = set()
+    per_source = {}
+    for source, texts in source_iterators(benchmarks).items():
+        before = len(seen)
+        for text in texts:
+            key = name_key(" ".join(str(text).split()))
+            if len(key) >= 3:
+                seen.add(key)
+        per_source[source] = len(seen) - before
+    return {"total": len(seen), "per_source": per_source}
+
+
+def with_join_hours(points: list[dict]) -> list[dict]:
+    points = sorted(points, key=lambda p: p["rows"])
+    for p in points:
+        p["join_hours"] = join_hours(p["fit_seconds"], p["query_seconds"], p["statistic_seconds"], p["rows"])
+    return points
+
+
+def growth(points: list[dict], pool: dict | None, machine_gib: float) -> dict:
+    points = with_join_hours(points)
+    laws = fit_growth(points)
+    targets = []
+    for rows in TARGETS:
+        p = predict(laws, rows)
+        p["join_hours"] = join_hours(p["fit_seconds"], p["query_seconds"], p["statistic_seconds"], rows)
+        p["fits_memory"] = p["peak_rss_gib"] < machine_gib
+        targets.append(p)
+    return {"benchmark": "match_scale_growth", "date": dt.date.today().isoformat(), "measured": points,
+            "laws": laws, "extrapolated": targets, "pool_of_unique_names": pool,
+            "machine_memory_gib": machine_gib}  # fmt: skip
+
+
+def _row(p: dict, how: str) -> str:
+    accuracy = f"{100 * p['accuracy']:.1f}" if "accuracy" in p else "–"
+    rate = p["rows"] / (p["join_hours"] * 3600)
+    return (f"| {p['rows']:,} | {how} | {accuracy} | {p['fit_seconds'] / 60:.1f} | {1000 * p['query_seconds']:.1f} | "
+            f"{1000 * p['statistic_seconds']:.1f} | {p['join_hours']:,.1f} | {rate:.1f} | {p['peak_rss_gib']:.1f} |")  # fmt: skip
+
+
+def render(results: dict) -> str:
+    """The docs block: measured rows, then extrapolated ones, then the fitted exponents."""
+    lines = ["| rows (n x n) | how | top-1 | fit (min) | per query (ms) | per statistic (ms) | full join (hours) | "
+             "rows per second | peak RSS (GiB) |", "|---:|---|---:|---:|---:|---:|---:|---:|---:|"]  # fmt: skip
+    for p in results["measured"]:
+        lines.append(_row(p, f"measured ({p['accuracy_sample']:,} sampled queries)"))
+    for p in results["extrapolated"]:
+        lines.append(_row(p, "extrapolated" + ("" if p["fits_memory"] else ", **does not fit this machine's memory**")))
+    laws = results["laws"]
+    exponents = ", ".join(f"{name.replace('_seconds', '')} time ~ n^{laws[name]['b']:.2f}" for name in TIMES)
+    sizes = ", ".join(f"{p['rows']:,}" for p in results["measured"])
+    lines += ["", f"Fitted on the measured sizes ({sizes}): {exponents}; peak RSS ~ "
+              f"{laws['peak_rss_gib']['a']:.2f} + {laws['peak_rss_gib']['b'] * 1e6:.2f} GiB per million rows. "
+              f"This machine has {results['machine_memory_gib']:.0f} GiB."]  # fmt: skip
+    pool = results.get("pool_of_unique_names")
+    if pool:
+        lines.append(f"The offline sources hold {pool['total']:,} unique names after the tables' deduplication, so "
+                     "no larger table of real names can be built from them.")  # fmt: skip
+    return "\n".join(lines)
+
+
+def plot(results: dict, path: Path) -> None:
+    """Full-join hours and peak RSS against rows, log-log, measured points and extrapolated ones."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    measured, extra = results["measured"], results["extrapolated"]
+    figure, axes = plt.subplots(1, 2, figsize=(10, 4))
+    for ax, key, label in ((axes[0], "join_hours", "full join, hours (2 cores)"),
+                           (axes[1], "peak_rss_gib", "peak RSS, GiB")):  # fmt: skip
+        ax.loglog([p["rows"] for p in measured], [p[key] for p in measured], "o-", label="measured")
+        ax.loglog([measured[-1]["rows"]] + [p["rows"] for p in extra],
+                  [measured[-1][key]] + [p[key] for p in extra], "s--", label="extrapolated")  # fmt: skip
+        ax.set_xlabel("rows of each table")
+        ax.set_ylabel(label)
+        ax.grid(True, which="both", alpha=0.3)
+    axes[1].axhline(results["machine_memory_gib"], color="grey", linestyle=":", label="this machine's memory")
+    for ax in axes:
+        ax.legend()
+    figure.suptitle("The default matcher, n x n fuzzy join")
+    figure.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(path, dpi=100)
+    plt.close(figure)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--runs", nargs="+", required=True, help="match_scale.py results files with a matcher step")
+    parser.add_argument("--benchmarks", default=str(HERE.parent.parent / "shared" / "benchmarks"))
+    parser.add_argument("--no-pool", action="store_true", help="skip counting the offline sources' unique names")
+    parser.add_argument("--output", help="results JSON (e.g. results/matching/scale-growth.json)")
+    parser.add_argument("--docs", help="markdown page whose match-scale-growth block gets the table")
+    parser.add_argument("--plot", help="PNG of time and memory against rows")
+    args = parser.parse_args(argv)
+    points = [measured_point(json.loads(Path(f).read_text())) for f in args.runs]
+    if len({p["rows"] for p in points}) < 3:
+        parser.error("give runs of at least three different sizes: a power law fitted to fewer says nothing")
+    import psutil
+
+    pool = None if args.no_pool else count_pool(Path(args.benchmarks))
+    results = growth(points, pool, psutil.virtual_memory().total / 2**30)
+    results["command"] = "python benchmarks/match_scale_growth.py " + " ".join(sys.argv[1:] if argv is None else argv)
+    if args.output:
+        from match_scale import save_json
+
+        save_json(Path(args.output), results)
+    if args.docs:
+        from phrasezoo.files import write_readme_table
+
+        write_readme_table(args.docs, render(results), block="match-scale-growth")
+    if args.plot:
+        plot(results, Path(args.plot))
+    print(render(results))
+
+
+if __name__ == "__main__":
+    main()
