@@ -4,18 +4,20 @@ fitted to them, and what it says at 2M, 4M and 10M rows.
 Each measured point is a ``matcher`` step of ``benchmarks/match_scale.py`` on a subset of the same 1M x 1M tables
 (``--subset n``: the first n right rows and the left rows they were made from), or the full 1M run. Per point:
 
-* ``fit``: seconds to fit the matcher on the n left rows (encoding, indexes, char TF-IDF);
+* ``fit``: seconds to fit the matcher on the n left rows (encoding, char TF-IDF) and build its faiss indexes;
 * ``per query``: seconds per right row once every neighbourhood statistic is known (the sample's second search);
 * ``per statistic``: seconds per left row's neighbourhood statistics (a search of the whole table, paid once);
 * ``peak RSS``: of the step's process.
 
 A full n x n join costs ``fit + n * (per query + per statistic)``. Each quantity is fitted as ``a * n ** b`` by least
-squares on log-log axes (memory as ``a + b * n``), and evaluated at the larger sizes. Those rows are extrapolations,
+squares on log-log axes (memory as ``a + b * n``) over the sizes where the matcher's vector index is HNSW (above
+200,000 rows; below, an exact flat index grows another way), and evaluated at the larger sizes. Those rows are extrapolations,
 marked as such: no table larger than the pool of unique real names the offline sources hold (counted here) can be
 built from them, and the memory says what machine a larger run needs.
 
-    .venv/bin/python benchmarks/match_scale_growth.py --runs results/matching/experiments/scale-matcher-subset-*.json \\
-        results/matching/scale-1m.json --output results/matching/scale-growth.json --docs docs/matching-scale.md \\
+    .venv/bin/python benchmarks/match_scale_growth.py \\
+        --runs results/matching/experiments/scale-growth/scale-matcher-subset-*.json results/matching/scale-1m.json \\
+        --output results/matching/scale-growth.json --docs docs/matching-scale.md \\
         --plot docs/assets/matching-scale-growth.png
 """
 
@@ -44,7 +46,7 @@ def measured_point(results: dict) -> dict:
         "rows": results["size"],
         "accuracy": step["accuracy"],
         "accuracy_sample": step["accuracy_sample"],
-        "fit_seconds": seconds["fit"],
+        "fit_seconds": seconds["fit"] + seconds.get("indexes", 0.0),  # the lazy faiss indexes are set-up too
         "query_seconds": seconds["search_sample_again"] / step["accuracy_sample"],
         "statistic_seconds": step["neighbourhood_rows"]["seconds_each"],
         "peak_rss_gib": step["peak_rss_gib"],
@@ -100,9 +102,13 @@ def with_join_hours(points: list[dict]) -> list[dict]:
     return points
 
 
-def growth(points: list[dict], pool: dict | None, machine_gib: float) -> dict:
+def growth(points: list[dict], pool: dict | None, machine_gib: float, fit_above: int = 0) -> dict:
+    """Laws fitted on the measured sizes above ``fit_above`` rows, evaluated at :data:`TARGETS`."""
     points = with_join_hours(points)
-    laws = fit_growth(points)
+    fitted = [p for p in points if p["rows"] > fit_above]
+    if len(fitted) < 3:
+        raise ValueError(f"{len(fitted)} measured sizes above {fit_above:,} rows: a law needs at least three")
+    laws = fit_growth(fitted)
     targets = []
     for rows in TARGETS:
         p = predict(laws, rows)
@@ -110,7 +116,7 @@ def growth(points: list[dict], pool: dict | None, machine_gib: float) -> dict:
         p["fits_memory"] = p["peak_rss_gib"] < machine_gib
         targets.append(p)
     return {"benchmark": "match_scale_growth", "date": dt.date.today().isoformat(), "measured": points,
-            "laws": laws, "extrapolated": targets, "pool_of_unique_names": pool,
+            "fitted_sizes": [p["rows"] for p in fitted], "laws": laws, "extrapolated": targets, "pool_of_unique_names": pool,
             "machine_memory_gib": machine_gib}  # fmt: skip
 
 
@@ -123,18 +129,19 @@ def _row(p: dict, how: str) -> str:
 
 def render(results: dict) -> str:
     """The docs block: measured rows, then extrapolated ones, then the fitted exponents."""
-    lines = ["| rows (n x n) | how | top-1 | fit (min) | per query (ms) | per statistic (ms) | full join (hours) | "
+    lines = ["| rows (n x n) | how | top-1 | fit + indexes (min) | per query (ms) | per statistic (ms) | full join (hours) | "
              "rows per second | peak RSS (GiB) |", "|---:|---|---:|---:|---:|---:|---:|---:|---:|"]  # fmt: skip
     for p in results["measured"]:
-        lines.append(_row(p, f"measured ({p['accuracy_sample']:,} sampled queries)"))
+        flat = "" if p["rows"] in results["fitted_sizes"] else "; exact flat index, not fitted"
+        lines.append(_row(p, f"measured ({p['accuracy_sample']:,} sampled queries{flat})"))
     for p in results["extrapolated"]:
         lines.append(_row(p, "extrapolated" + ("" if p["fits_memory"] else ", **does not fit this machine's memory**")))
     laws = results["laws"]
     exponents = ", ".join(f"{name.replace('_seconds', '')} time ~ n^{laws[name]['b']:.2f}" for name in TIMES)
-    sizes = ", ".join(f"{p['rows']:,}" for p in results["measured"])
+    sizes = ", ".join(f"{rows:,}" for rows in results["fitted_sizes"])
     lines += ["", f"Fitted on the measured sizes ({sizes}): {exponents}; peak RSS ~ "
               f"{laws['peak_rss_gib']['a']:.2f} + {laws['peak_rss_gib']['b'] * 1e6:.2f} GiB per million rows. "
-              f"This machine has {results['machine_memory_gib']:.0f} GiB."]  # fmt: skip
+              f"This machine has {results['machine_memory_gib']:.1f} GiB."]  # fmt: skip
     pool = results.get("pool_of_unique_names")
     if pool:
         lines.append(f"The offline sources hold {pool['total']:,} unique names after the tables' deduplication, so "
@@ -148,6 +155,7 @@ def plot(results: dict, path: Path) -> None:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    import matplotlib.ticker
 
     measured, extra = results["measured"], results["extrapolated"]
     figure, axes = plt.subplots(1, 2, figsize=(10, 4))
@@ -156,9 +164,13 @@ def plot(results: dict, path: Path) -> None:
         ax.loglog([p["rows"] for p in measured], [p[key] for p in measured], "o-", label="measured")
         ax.loglog([measured[-1]["rows"]] + [p["rows"] for p in extra],
                   [measured[-1][key]] + [p[key] for p in extra], "s--", label="extrapolated")  # fmt: skip
+        plain = matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}")
+        ax.yaxis.set_major_formatter(plain)
+        ax.yaxis.set_minor_formatter(plain)
         ax.set_xlabel("rows of each table")
         ax.set_ylabel(label)
         ax.grid(True, which="both", alpha=0.3)
+    axes[0].yaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())  # decades span two orders: majors suffice
     axes[1].axhline(results["machine_memory_gib"], color="grey", linestyle=":", label="this machine's memory")
     for ax in axes:
         ax.legend()
@@ -173,18 +185,27 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", nargs="+", required=True, help="match_scale.py results files with a matcher step")
     parser.add_argument("--benchmarks", default=str(HERE.parent.parent / "shared" / "benchmarks"))
+    parser.add_argument("--fit-above", type=int, default=None,
+                        help="fit the laws on sizes above this many rows (default: where the matcher's faiss index is "
+                        "HNSW, above phrasezoo.match.index.AUTO_EXACT_LIMIT; exact flat search below it grows another "
+                        "way)")  # fmt: skip
     parser.add_argument("--no-pool", action="store_true", help="skip counting the offline sources' unique names")
     parser.add_argument("--output", help="results JSON (e.g. results/matching/scale-growth.json)")
     parser.add_argument("--docs", help="markdown page whose match-scale-growth block gets the table")
     parser.add_argument("--plot", help="PNG of time and memory against rows")
     args = parser.parse_args(argv)
+    if args.fit_above is None:
+        from phrasezoo.match.index import AUTO_EXACT_LIMIT
+
+        args.fit_above = AUTO_EXACT_LIMIT
     points = [measured_point(json.loads(Path(f).read_text())) for f in args.runs]
-    if len({p["rows"] for p in points}) < 3:
-        parser.error("give runs of at least three different sizes: a power law fitted to fewer says nothing")
+    if len({p["rows"] for p in points if p["rows"] > args.fit_above}) < 3:
+        parser.error(f"give runs of at least three sizes above --fit-above {args.fit_above:,}: a power law fitted to "
+                     "fewer says nothing")  # fmt: skip
     import psutil
 
     pool = None if args.no_pool else count_pool(Path(args.benchmarks))
-    results = growth(points, pool, psutil.virtual_memory().total / 2**30)
+    results = growth(points, pool, psutil.virtual_memory().total / 2**30, args.fit_above)
     results["command"] = "python benchmarks/match_scale_growth.py " + " ".join(sys.argv[1:] if argv is None else argv)
     if args.output:
         from match_scale import save_json

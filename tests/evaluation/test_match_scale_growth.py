@@ -33,6 +33,7 @@ def test_laws_recover_the_exponents_and_extrapolate(tmp_path):
     points = [growth.measured_point(json.loads(run_file(tmp_path / f"{n}.json", n).read_text()))
               for n in (125_000, 250_000, 500_000, 1_000_000)]  # fmt: skip
     results = growth.growth(points, None, machine_gib=23.0)
+    assert results["fitted_sizes"] == [125_000, 250_000, 500_000, 1_000_000]
     laws = results["laws"]
     assert laws["fit_seconds"]["b"] == pytest.approx(1.0, abs=1e-6)
     assert laws["query_seconds"]["b"] == pytest.approx(0.5, abs=1e-6)
@@ -56,18 +57,19 @@ def test_pool_counts_unique_keys_per_source(monkeypatch):
 
 
 def test_main_writes_results_block_and_plot(tmp_path):
-    runs = [str(run_file(tmp_path / f"{n}.json", n)) for n in (100_000, 200_000, 400_000)]
+    runs = [str(run_file(tmp_path / f"{n}.json", n)) for n in (100_000, 300_000, 400_000, 800_000)]
     page = tmp_path / "page.md"
     page.write_text("# x\n<!-- match-scale-growth:start -->\n<!-- match-scale-growth:end -->\n")
     output, plot = tmp_path / "growth.json", tmp_path / "growth.png"
     growth.main(["--runs", *runs, "--no-pool", "--output", str(output), "--docs", str(page),
                  "--plot", str(plot)])  # fmt: skip
     saved = json.loads(output.read_text())
-    assert [p["rows"] for p in saved["measured"]] == [100_000, 200_000, 400_000]
-    assert "| 400,000 | measured (1,000 sampled queries) |" in page.read_text()
+    assert [p["rows"] for p in saved["measured"]] == [100_000, 300_000, 400_000, 800_000]
+    assert saved["fitted_sizes"] == [300_000, 400_000, 800_000]  # the flat-index size is shown, not fitted
+    assert "| 100,000 | measured (1,000 sampled queries; exact flat index, not fitted) |" in page.read_text()
     assert plot.stat().st_size > 10_000
     with pytest.raises(SystemExit):
-        growth.main(["--runs", *runs[:2], "--no-pool"])  # two sizes are too few for a law
+        growth.main(["--runs", *runs[:3], "--no-pool"])  # two sizes above the flat-index limit are too few
 
 
 def test_the_former_char_top_k_path_gives_the_shipped_answers():
