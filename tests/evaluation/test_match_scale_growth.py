@@ -23,7 +23,7 @@ def run_file(path: Path, rows: int) -> Path:
     statistic ~ n^1.5, memory 1 GiB + 5 GiB per million rows."""
     sample = 1000
     step = {"accuracy": 0.9 - rows / 1e7, "accuracy_sample": sample, "peak_rss_gib": 1.0 + 5.0 * rows / 1e6,
-            "seconds": {"fit": 1e-3 * rows, "search_sample_again": sample * 1e-5 * rows**0.5},
+            "seconds": {"fit": 0.5e-3 * rows, "indexes": 0.5e-3 * rows, "search_sample_again": sample * 1e-5 * rows**0.5},
             "neighbourhood_rows": {"seconds_each": 1e-9 * rows**1.5}}  # fmt: skip
     path.write_text(json.dumps({"size": rows, "date": "2026-11-29", "command": "x", "steps": {"matcher": step}}))
     return path
@@ -54,6 +54,13 @@ def test_pool_counts_unique_keys_per_source(monkeypatch):
     sources = {"autofj": ["New York", "new  york", "ab"], "wordnet": ["New York", "Paris", "Rome"]}
     monkeypatch.setattr(match_scale_data, "source_iterators", lambda benchmarks: dict(sources))
     assert growth.count_pool(Path(".")) == {"total": 3, "per_source": {"autofj": 1, "wordnet": 2}}
+
+
+def test_a_run_without_the_index_timing_is_refused(tmp_path):
+    results = json.loads(run_file(tmp_path / "old.json", 1000).read_text())
+    del results["steps"]["matcher"]["seconds"]["indexes"]
+    with pytest.raises(ValueError, match="predates the index timing"):
+        growth.measured_point(results)
 
 
 def test_main_writes_results_block_and_plot(tmp_path):
