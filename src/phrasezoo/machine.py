@@ -10,8 +10,10 @@ recipe's ``bf16`` falls back to float32 there.
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
-import torch
+if TYPE_CHECKING:  # torch is imported where a device is asked about: counting cores (the matcher's) needs no torch
+    import torch
 
 
 def usable_cores() -> int:
@@ -29,6 +31,8 @@ def has_fast_bf16(device: torch.device) -> bool:
     vs 3.4 s for a uctopic-mini pretraining step on an AVX2-only AMD EPYC).
     """
     if device.type == "cuda":
+        import torch
+
         return bool(torch.cuda.is_bf16_supported())
     if device.type != "cpu":
         return False

@@ -113,11 +113,13 @@ TIE_MARGIN = 8
 
 def search_threads() -> int:
     """Threads of the character top-k product: ``OMP_NUM_THREADS`` when set (as faiss and torch read it), else every
-    core this process may use."""
+    core this process may use (:func:`phrasezoo.machine.usable_cores`)."""
+    from ..machine import usable_cores
+
     try:
         return max(1, int(os.environ.get("OMP_NUM_THREADS", "")))
     except ValueError:
-        return max(1, len(os.sched_getaffinity(0)))
+        return usable_cores()
 
 
 def _exact_row(query_row, reference_t, k: int) -> tuple[np.ndarray, np.ndarray]:
