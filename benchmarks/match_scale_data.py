@@ -135,10 +135,9 @@ def source_iterators(benchmarks: Path) -> dict[str, Iterable[str]]:
     }
 
 
-def gather_names(size: int, benchmarks: Path, seed: int = 0) -> tuple[list[str], list[str]]:
-    """``(names, source of each name)``: ``size`` unique real names (see the module docstring)."""
-    names: list[str] = []
-    sources: list[str] = []
+def fresh_by_source(benchmarks: Path) -> Iterator[tuple[str, list[str]]]:
+    """``(source, names)`` in source order, each source's names whose key no earlier name had (the deduplication of
+    the module docstring), one source at a time, so a caller that has enough stops reading."""
     seen: set[str] = set()
     for source, texts in source_iterators(benchmarks).items():
         fresh: list[str] = []
@@ -149,6 +148,14 @@ def gather_names(size: int, benchmarks: Path, seed: int = 0) -> tuple[list[str],
                 continue
             seen.add(key)
             fresh.append(text)
+        yield source, fresh
+
+
+def gather_names(size: int, benchmarks: Path, seed: int = 0) -> tuple[list[str], list[str]]:
+    """``(names, source of each name)``: ``size`` unique real names (see the module docstring)."""
+    names: list[str] = []
+    sources: list[str] = []
+    for source, fresh in fresh_by_source(benchmarks):
         if len(names) + len(fresh) > size:
             fresh = random.Random(seed).sample(fresh, size - len(names))
         names += fresh

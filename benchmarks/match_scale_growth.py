@@ -84,18 +84,10 @@ def predict(laws: dict, rows: int) -> dict:
 
 def count_pool(benchmarks: Path) -> dict:
     """Unique real names the scale tables' offline sources hold, per source (the tables' deduplication)."""
-    from match_scale_data import name_key, source_iterators
+    from match_scale_data import fresh_by_source
 
-    seen: set[str] = set()
-    per_source = {}
-    for source, texts in source_iterators(benchmarks).items():
-        before = len(seen)
-        for text in texts:
-            key = name_key(" ".join(str(text).split()))
-            if len(key) >= 3:
-                seen.add(key)
-        per_source[source] = len(seen) - before
-    return {"total": len(seen), "per_source": per_source}
+    per_source = {source: len(fresh) for source, fresh in fresh_by_source(benchmarks)}
+    return {"total": sum(per_source.values()), "per_source": per_source}
 
 
 def with_join_hours(points: list[dict]) -> list[dict]:
