@@ -143,14 +143,12 @@ def test_the_default_matchers_time_counts_each_rows_neighbourhood_once(small_run
     assert step["accuracy"] > 0.5
 
 
-def test_lazy_indexes_are_built_before_the_timed_search():
-    """The faiss indexes a scorer builds on first use are one-off work: built (and timed) before the search whose
-    difference from the second pass is spread over the reference rows as their neighbourhood statistics."""
+def test_fit_builds_the_indexes_before_the_timed_search():
+    """The faiss indexes are one-off work: ``Matcher.fit`` builds them, so the step's fit time holds them and the
+    first search pass (whose difference from the second is spread over the reference rows as their neighbourhood
+    statistics) does not."""
     from phrasezoo.match import Matcher
 
     matcher = Matcher("hybrid", progress=False).fit(LEFT)
     channels = [c for c in (matcher.scorer.vectors, matcher.scorer.static) if c is not None]
-    assert channels and all(c._index is None for c in channels)
-    match_scale.build_indexes(matcher.scorer)
-    assert all(c._index is not None for c in channels)
-    match_scale.build_indexes(Matcher("tfidf:char", progress=False).fit(LEFT).scorer)  # no index: nothing to do
+    assert channels and all(c._index is not None for c in channels)

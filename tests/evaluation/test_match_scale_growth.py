@@ -63,6 +63,14 @@ def test_a_run_without_the_index_timing_is_refused(tmp_path):
         growth.measured_point(results)
 
 
+def test_a_run_whose_fit_holds_the_indexes_counts_its_fit_alone(tmp_path):
+    results = json.loads(run_file(tmp_path / "new.json", 1000).read_text())
+    step = results["steps"]["matcher"]
+    del step["seconds"]["indexes"]
+    step["fit_includes_indexes"] = True
+    assert growth.measured_point(results)["fit_seconds"] == step["seconds"]["fit"]
+
+
 def test_main_writes_results_block_and_plot(tmp_path):
     runs = [str(run_file(tmp_path / f"{n}.json", n)) for n in (100_000, 300_000, 400_000, 800_000)]
     page = tmp_path / "page.md"

@@ -134,6 +134,35 @@ def test_approximate_indexes_find_the_exact_neighbours(kind):
 
 
 @pytest.mark.parametrize("kind", ["flat", "hnsw", "ivf"])
+def test_fit_and_load_index_the_rows_in_chunks_and_report_them(kind, monkeypatch, tmp_path):
+    """Fit (and load) build the faiss index, so the first search does not pause for it (minutes for HNSW at a
+    million rows); rows go in by chunks and a bar counts them all, and chunked answers are the exact ones."""
+    from phrasezoo.match import index as index_module
+    from phrasezoo.match import scorers
+
+    counted = []
+
+    class Bar:
+        def update(self, n):
+            counted.append(n)
+
+    monkeypatch.setattr(index_module, "ADD_CHUNK", 700)
+    vectors = HashVectors().encode([f"entity number {i}" for i in range(3000)])
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    built = index_module.build_index(vectors, kind, progress=Bar(), nprobe=64)
+    assert counted == [700] * 4 + [200] and built.ntotal == 3000
+    scores, ids = index_module.search(built, vectors[::97], 1)
+    assert (ids[:, 0] == np.arange(3000)[::97]).mean() >= 0.95 and np.allclose(scores[:, 0], 1.0, atol=1e-4)
+
+    monkeypatch.setattr(scorers, "INDEX_BAR_ROWS", 10)  # the bar shows from 10 rows (progress=True below)
+    matcher = Matcher(HashVectors(), index=kind, nprobe=64).fit([f"entity number {i}" for i in range(300)])
+    assert matcher.scorer._index is not None and matcher.scorer._index.ntotal == 300
+    restored = scorers.VectorScorer(HashVectors(), index=kind, index_options={"nprobe": 64}, progress=False)
+    restored.restore({"vectors": vectors[:300]})  # what Matcher.load calls
+    assert restored._index is not None and restored._index.ntotal == 300
+
+
+@pytest.mark.parametrize("kind", ["flat", "hnsw", "ivf"])
 def test_a_vector_scorer_holds_its_rows_once(kind, monkeypatch):
     """Fitted in chunks outside the encoder's cache, then read from the index's own copy where it keeps one: at a
     million rows each extra copy is 1.5 GB (issue 47). The answers are those of one whole-table encoding."""

@@ -15,8 +15,16 @@ INDEX_TYPES = ("auto", "flat", "ivf", "hnsw")
 AUTO_EXACT_LIMIT = 200_000
 
 
-def build_index(vectors: np.ndarray, kind: str = "auto", nprobe: int = 16, hnsw_m: int = 32, ef_search: int = 128):
-    """A faiss index holding ``vectors`` (float32, rows L2-normalised) for inner-product search."""
+ADD_CHUNK = 50_000  # rows per faiss ``add`` call, so a long HNSW build can report its progress
+
+
+def build_index(vectors: np.ndarray, kind: str = "auto", nprobe: int = 16, hnsw_m: int = 32, ef_search: int = 128,
+                progress=None):  # fmt: skip
+    """A faiss index holding ``vectors`` (float32, rows L2-normalised) for inner-product search.
+
+    ``progress`` (a tqdm-like bar, ``update(n)``) counts the rows added: an HNSW graph over a million rows takes
+    minutes to build, so rows are added in chunks of :data:`ADD_CHUNK` (an HNSW graph grows one row at a time
+    either way)."""
     import faiss
 
     if kind not in INDEX_TYPES:
@@ -37,7 +45,10 @@ def build_index(vectors: np.ndarray, kind: str = "auto", nprobe: int = 16, hnsw_
         index = faiss.IndexIVFFlat(quantizer, dim, nlist, faiss.METRIC_INNER_PRODUCT)
         index.train(vectors)
         index.nprobe = min(nprobe, nlist)
-    index.add(vectors)
+    for start in range(0, n, ADD_CHUNK):
+        index.add(vectors[start : start + ADD_CHUNK])
+        if progress is not None:
+            progress.update(min(ADD_CHUNK, n - start))
     return index
 
 

@@ -44,6 +44,7 @@ def _load_encoder(spec: Any, batch_size: int | None, progress: bool):
 
 #: reference rows embedded per call when a vector scorer is fitted
 FIT_CHUNK = 32_768
+INDEX_BAR_ROWS = 100_000  # an index over more rows than this shows a progress bar while it is built
 
 
 def gather_scores(matrix_fn, queries: list[str], candidates: np.ndarray) -> np.ndarray:
@@ -71,6 +72,7 @@ class VectorScorer:
         self.name = self.encoder.name
         self.index_kind = index
         self.index_options = index_options or {}
+        self.progress = progress
         self.vectors: np.ndarray | None = None
         self._index = None
 
@@ -92,13 +94,22 @@ class VectorScorer:
                 out = np.empty((len(reference), part.shape[1]), dtype=np.float32)
             out[start : start + len(part)] = part
         self.vectors = out if out is not None else self.encode([])
+        self.index  # noqa: B018 - fit indexes too: the first search must not pause minutes for an HNSW build
 
     @property
     def index(self):
-        """The faiss index over the reference rows, built on first use; ``vectors`` then reads the index's own copy
-        of the rows where it keeps them whole (flat and HNSW), so the rows are held once."""
+        """The faiss index over the reference rows (built by ``fit`` and ``restore``, or here if missing);
+        ``vectors`` then reads the index's own copy of the rows where it keeps them whole (flat and HNSW), so the
+        rows are held once. A build of more than :data:`INDEX_BAR_ROWS` rows shows a progress bar."""
         if self._index is None:
-            self._index = build_index(self.vectors, self.index_kind, **self.index_options)
+            from tqdm.auto import tqdm
+
+            from ..progress import progress_enabled
+
+            rows = len(self.vectors)
+            show = progress_enabled(self.progress) and rows > INDEX_BAR_ROWS
+            with tqdm(total=rows, desc=f"index {self.name}", unit="row", disable=not show, leave=False) as bar:
+                self._index = build_index(self.vectors, self.index_kind, progress=bar, **self.index_options)
             self.vectors = stored_vectors(self._index, self.vectors)
         return self._index
 
@@ -124,6 +135,7 @@ class VectorScorer:
     def restore(self, arrays: dict[str, np.ndarray]) -> None:
         self.vectors = np.ascontiguousarray(arrays["vectors"], dtype=np.float32)
         self._index = None
+        self.index  # noqa: B018 - as fit: indexed before the first search
 
 
 class TfidfScorer:
