@@ -13,8 +13,10 @@ recipe pins its threads (``training.num_threads``) and the machine has room for 
 side: the main process trains the first seed itself and, once its data and teacher caches are built, starts the
 other seeds in processes of their own (:mod:`phrasezoo.training.ingredient`), all at once when there are at most
 twice as many seeds as runs fit (3 seeds on 2 cores: three runs sharing two cores end after 1.5 run-times, where two
-then one end after 2, with a core idle for the last). Independent work handed to ``spare`` starts then too, so no
-core falls idle at the end. A run's weights are a function of its recipe and seed alone (the trainer's
+then one end after 2, with a core idle for the last). Independent work handed to ``spare`` starts with the first
+seed's task build when the seeds will take every core (that build runs mostly in one process: with cold caches it
+builds the data and the teacher's rows for many minutes, and the other cores would idle), so no core falls idle at
+the start or at the end. A run's weights are a function of its recipe and seed alone (the trainer's
 per-step seeding and the pinned thread count), so the soup has the same bits as when the seeds train one after
 another (``tests/training/test_soup.py``). ``PHRASEZOO_SOUP_WORKERS=1`` trains them one after another.
 
@@ -95,8 +97,9 @@ def train_soup(
 ) -> TrainedModel:
     """Train one run per ``cfg.training.soup_seeds`` seed (``workers`` at a time, default :func:`soup_workers`) and
     return the soup of their last checkpoints (written to ``<output>/checkpoints/``), not exported. ``spare`` is
-    called once: when the other ingredients start, if they take every core already (the work it starts then shares
-    the cores, and none falls idle at the end), else when a worker finds no seed left while others still train."""
+    called once: before the first ingredient's task build, if the ingredients will take every core (the work it
+    starts uses the cores that build leaves free, then shares them, and none falls idle at the end), else when a
+    worker finds no seed left while others still train."""
     seeds = list(cfg.training.soup_seeds or [])
     if len(set(seeds)) != len(seeds) or len(seeds) < 2:
         raise ValueError(f"training.soup_seeds needs at least two different seeds, got {seeds}.")
@@ -140,12 +143,14 @@ class _Ingredients:
         self.processes: list[subprocess.Popen] = []
         self.stopping = False
         self.total = 0
-        self.cores_taken = False  # the workers take every core: ``spare`` starts with them
+        self.cores_taken = False  # the workers take every core: ``spare`` starts before them, with the first build
 
     def train(self, seeds: Sequence[int]) -> list[TrainedRun | dict]:
         self.total = len(seeds)
         self.pending.extend(enumerate(seeds))
         try:
+            if self.workers > 1 and self.cores_taken:
+                self._idle()  # the first seed's task build leaves cores free (an hour of it with cold caches)
             first = self._next()
             start_others = self._start_workers if self.workers > 1 else None
             self.results[first[0]] = self._here(*first, ready=start_others)
@@ -186,8 +191,6 @@ class _Ingredients:
             thread = threading.Thread(target=self._work, daemon=True)
             thread.start()
             self.threads.append(thread)
-        if self.cores_taken and self.threads:
-            self._idle()
 
     def _work(self) -> None:
         while (item := self._next()) is not None:
@@ -201,8 +204,8 @@ class _Ingredients:
         self._idle()
 
     def _idle(self) -> None:
-        """Hand ``spare`` its share of the cores, once: when the workers start if they take every core, else when a
-        core finds no seed left while other ingredients still train."""
+        """Hand ``spare`` its share of the cores, once: before the first task build if the workers will take every
+        core, else when a core finds no seed left while other ingredients still train."""
         with self.lock:
             spare, self.spare = self.spare, None
             if self.stopping or len(self.results) >= self.total:

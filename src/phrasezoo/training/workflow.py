@@ -28,7 +28,7 @@ def train_recipe(
 ) -> TrainedModel:
     """Validate ``cfg`` and train it (resuming from the last checkpoints); ``workers``: soup ingredients trained at
     once (default :func:`phrasezoo.training.soup.soup_workers`). ``spare`` is called once, to start independent work
-    beside the ingredients: when they start if they take every core, else when a core falls idle. The recipe's ``num_threads`` holds for
+    beside the ingredients: with the first one's task build if they take every core, else when a core falls idle. The recipe's ``num_threads`` holds for
     its runs only: torch's thread count is restored afterwards, for what the caller does next."""
     method = validate_recipe(cfg)
     threads = torch.get_num_threads()
