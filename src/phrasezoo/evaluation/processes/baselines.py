@@ -4,8 +4,8 @@ One results file per baseline (``results/baselines/baseline-<name>.json``) is sh
 recipe's tasks and keeps the other recipes' tasks in the file. The main job may measure them in a process of its own
 beside training (started with the soup's first task build when the ingredients take every core):
 :meth:`Baselines.start` starts it, :meth:`Baselines.results` waits for it, or measures in this process when nothing
-was started. The numbers do not
-depend on where they are measured (one-thread probes and KMeans, encoders that give the same bits on any thread count).
+was started. The numbers do not depend on where they are measured (one-thread probes and KMeans, encoders that give
+the same bits on any thread count).
 """
 
 from __future__ import annotations
