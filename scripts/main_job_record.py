@@ -73,9 +73,10 @@ def summary(record: dict | str | Path = "results/speed/main-job.json") -> str:
     """One line for the README: the last timed run's total, where and how."""
     if not isinstance(record, dict):
         record = json.loads(Path(record).read_text())
+    section = "with-cold-caches" if record["caches"] == "cold" else "quick-start-two-commands"
     return (f"The last timed run, on a fresh clone with {record['caches']} caches on {record['machine']['cores']} "
             f"CPU cores, took **{record['total_min']:.1f} minutes**, the install included "
-            "([stage table](docs/getting-started.md#quick-start-two-commands)).")  # fmt: skip
+            f"([stage table](docs/getting-started.md#{section})).")  # fmt: skip
 
 
 def main(argv: list[str] | None = None) -> int:

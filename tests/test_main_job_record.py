@@ -40,3 +40,11 @@ def test_a_log_without_a_finished_table_is_refused(tmp_path):
     record_job = runpy.run_path(str(SCRIPT))
     with pytest.raises(ValueError, match="did the main job finish"):
         record_job["stages_from_log"]("== 1/5 train\n")
+
+
+def test_the_readme_line_links_the_table_of_its_caches():
+    record_job = runpy.run_path(str(SCRIPT))
+    record = {"caches": "cold", "machine": {"cores": 2}, "total_min": 61.04}
+    line = record_job["summary"](record)
+    assert "cold caches on 2 CPU cores, took **61.0 minutes**" in line and "#with-cold-caches" in line
+    assert "#quick-start-two-commands" in record_job["summary"]({**record, "caches": "warm"})
