@@ -288,7 +288,6 @@ def step_embed(args, folder: Path) -> dict:
         "fp16_check": fp16_check,
         "seconds": {"encode_left": encode["left_seconds"], "encode_right": encode["right_seconds"],
                     "index": round(build_seconds, 1), "search": round(search_seconds, 1), "total": round(total, 1)},
-        "fit_includes_indexes": True,
         "rows_per_second": round(len(right) / total, 1),
         "extrapolated": False,
         "vector_bytes_per_row": dim * 2,
@@ -323,7 +322,6 @@ def step_tfidf(args, folder: Path) -> dict:
         "accuracy_sample": len(sample),
         "seconds": {"fit_and_transform_left": round(fit_seconds, 1), "search_sample": round(search_seconds, 1),
                     "total_extrapolated": round(total, 1)},
-        "fit_includes_indexes": True,
         "rows_per_second": round(len(right) / total, 1),
         "extrapolated": len(sample) < len(right),
     }  # fmt: skip

@@ -134,7 +134,7 @@ def test_approximate_indexes_find_the_exact_neighbours(kind):
 
 
 @pytest.mark.parametrize("kind", ["flat", "hnsw", "ivf"])
-def test_fit_and_load_index_the_rows_in_chunks_and_report_them(kind, monkeypatch, tmp_path):
+def test_fit_and_load_index_the_rows_in_chunks_and_report_them(kind, monkeypatch):
     """Fit (and load) build the faiss index, so the first search does not pause for it (minutes for HNSW at a
     million rows); rows go in by chunks and a bar counts them all, and chunked answers are the exact ones."""
     from phrasezoo.match import index as index_module
