@@ -14,6 +14,15 @@ def progress_enabled(requested: bool = True) -> bool:
     return requested and not (os.environ.get("TQDM_DISABLE") or os.environ.get("PHRASEZOO_NO_PROGRESS"))
 
 
+def row_bar(total: int, desc: str, enabled: bool = True, min_rows: int = 2000):
+    """A tqdm bar over ``total`` rows (``update(n)`` per chunk), shown when bars are on and the work has at least
+    ``min_rows`` rows: short work stays quiet."""
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, desc=desc, unit="row", disable=not progress_enabled(enabled) or total < min_rows,
+                leave=False)  # fmt: skip
+
+
 class StageClock:
     """Wall-clock times of a job's stages, for the table a long job prints at the end (``phrasezoo pipeline``).
 

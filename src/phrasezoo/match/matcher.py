@@ -36,11 +36,9 @@ ARRAYS_FILE = "matcher.safetensors"
 
 
 def _progress(total: int, desc: str, enabled: bool):
-    from tqdm.auto import tqdm
+    from phrasezoo.progress import row_bar
 
-    from phrasezoo.progress import progress_enabled
-
-    return tqdm(total=total, desc=desc, unit="row", disable=not progress_enabled(enabled) or total < 2000, leave=False)
+    return row_bar(total, desc, enabled)
 
 
 class Matcher:

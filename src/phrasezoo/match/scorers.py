@@ -44,7 +44,7 @@ def _load_encoder(spec: Any, batch_size: int | None, progress: bool):
 
 #: reference rows embedded per call when a vector scorer is fitted
 FIT_CHUNK = 32_768
-INDEX_BAR_ROWS = 100_000  # an index over more rows than this shows a progress bar while it is built
+INDEX_BAR_ROWS = 100_000  # an index over at least this many rows shows a progress bar while it is built
 
 
 def gather_scores(matrix_fn, queries: list[str], candidates: np.ndarray) -> np.ndarray:
@@ -100,15 +100,11 @@ class VectorScorer:
     def index(self):
         """The faiss index over the reference rows (built by ``fit`` and ``restore``, or here if missing);
         ``vectors`` then reads the index's own copy of the rows where it keeps them whole (flat and HNSW), so the
-        rows are held once. A build of more than :data:`INDEX_BAR_ROWS` rows shows a progress bar."""
+        rows are held once. A build of at least :data:`INDEX_BAR_ROWS` rows shows a progress bar."""
         if self._index is None:
-            from tqdm.auto import tqdm
+            from ..progress import row_bar
 
-            from ..progress import progress_enabled
-
-            rows = len(self.vectors)
-            show = progress_enabled(self.progress) and rows > INDEX_BAR_ROWS
-            with tqdm(total=rows, desc=f"index {self.name}", unit="row", disable=not show, leave=False) as bar:
+            with row_bar(len(self.vectors), f"index {self.name}", self.progress, min_rows=INDEX_BAR_ROWS) as bar:
                 self._index = build_index(self.vectors, self.index_kind, progress=bar, **self.index_options)
             self.vectors = stored_vectors(self._index, self.vectors)
         return self._index
