@@ -31,7 +31,6 @@ import dataclasses
 import datetime as dt
 import json
 import os
-import platform
 import random
 import statistics
 import subprocess
@@ -120,17 +119,6 @@ def _load_model(pack_dir: Path, class_path: str):
     return model
 
 
-def _cpu_name() -> str:
-    """The CPU's model name (``/proc/cpuinfo`` on Linux), else what ``platform`` knows."""
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
-
-
 def time_device(pack_dir: Path, device: str, steps: int, warmup: int, threads: int | None) -> dict:
     """Train a fresh copy for ``steps`` steps on ``device``; seconds per step from the loop's own log."""
     from accelerate import Accelerator
@@ -167,7 +155,9 @@ def time_device(pack_dir: Path, device: str, steps: int, warmup: int, threads: i
     if not gaps:
         raise SystemExit(f"--steps on {device} must exceed the {warmup} warm-up steps.")
     per_step = statistics.median(gaps)
-    name = torch.cuda.get_device_name() if device == "cuda" else _cpu_name()
+    from phrasezoo.machine import cpu_name
+
+    name = torch.cuda.get_device_name() if device == "cuda" else cpu_name()
     return {
         "device": device,
         "device name": name,

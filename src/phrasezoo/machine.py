@@ -16,6 +16,20 @@ if TYPE_CHECKING:  # torch is imported where a device is asked about: counting c
     import torch
 
 
+def cpu_name() -> str:
+    """The CPU's model name (``/proc/cpuinfo`` on Linux), else what ``platform`` knows: for benchmark records."""
+    import platform
+
+    try:
+        with open("/proc/cpuinfo", encoding="utf8") as handle:
+            for line in handle:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
 def usable_cores() -> int:
     """Cores this process may run on: its CPU affinity where the platform has one (a container or ``taskset`` can
     give fewer cores than the machine has), else ``os.cpu_count()``; at least 1."""

@@ -73,9 +73,9 @@ def _spy_embedding(monkeypatch) -> list[list[str]]:
     calls: list[list[str]] = []
     embed = teacher_rows.embed_padded
 
-    def spy(encoder, texts, length, rows=None):
+    def spy(encoder, texts, length, rows=None, padded=None):
         calls.append(sorted(t for t in texts if t is not None))
-        return embed(encoder, texts, length, rows)
+        return embed(encoder, texts, length, rows, padded)
 
     monkeypatch.setattr(teacher_rows, "embed_padded", spy)
     return calls
@@ -200,6 +200,58 @@ def test_lazy_rows_have_the_bits_of_the_eager_pass_over_their_sets(tmp_path, mon
     assert torch.equal(again.vectors, torch.from_numpy(np.stack([expected[t] for t in sorted(set(table))])))
 
 
+@pytest.mark.parametrize("precision", ["fp32", "bf16"])
+def test_a_pool_of_forked_workers_gives_every_row_the_bits_it_gets_here(tmp_path, monkeypatch, precision, one_thread):
+    """A one-thread process embeds many missing rows in forked one-thread workers: the same bits as embedding them
+    here (each batch keeps its shape and thread count), and the work happens in the workers."""
+    import os
+
+    from phrasezoo.objectives import teacher as teacher_module
+    from phrasezoo.objectives import teacher_rows
+
+    monkeypatch.setattr(teacher_module, "has_fast_bf16", lambda device: precision == "bf16")
+    monkeypatch.setattr(teacher_rows, "POOL_MIN_BATCHES", 2)
+    pids = tmp_path / "pids"
+    pids.mkdir()
+    embed = teacher_rows._embed_batch
+
+    def noting_pid(*args):
+        (pids / str(os.getpid())).touch()
+        return embed(*args)
+
+    monkeypatch.setattr(teacher_rows, "_embed_batch", noting_pid)
+    strings = PHRASES + [f"{p} of the year {i}" for i, p in enumerate(PHRASES)]
+    rows = {}
+    for workers in ("1", "2"):
+        monkeypatch.setenv("PHRASEZOO_CACHE", str(tmp_path / workers))
+        monkeypatch.setenv("PHRASEZOO_TEACHER_WORKERS", workers)
+        teacher_module._STORES.clear()
+        rows[workers] = teacher_embeddings(strings, teacher="minilm-l6", progress=False, batch_size=4).vectors
+        made_by = {int(p.name) for p in pids.iterdir()}
+        assert (made_by == {os.getpid()}) == (workers == "1"), made_by
+        for p in pids.iterdir():
+            p.unlink()
+    assert torch.equal(rows["1"], rows["2"])
+    teacher_module._STORES.clear()
+
+
+def test_teacher_workers_are_one_unless_this_process_runs_one_thread(monkeypatch):
+    from phrasezoo.objectives.teacher_rows import embedding_workers
+
+    monkeypatch.setenv("PHRASEZOO_TEACHER_WORKERS", "3")
+    threads = torch.get_num_threads()
+    try:
+        torch.set_num_threads(2)
+        assert embedding_workers() == 1  # forking a process with an OpenMP pool is unsafe: never a pool then
+        torch.set_num_threads(1)
+        assert embedding_workers() == 3
+        monkeypatch.setenv("PHRASEZOO_TEACHER_WORKERS", "0")
+        with pytest.raises(ValueError, match="whole number >= 1"):
+            embedding_workers()
+    finally:
+        torch.set_num_threads(threads)
+
+
 def test_lookup_embeds_only_the_strings_drawn_and_caches_them_by_content(tmp_path, monkeypatch):
     from phrasezoo.objectives import teacher as teacher_module
 
@@ -243,3 +295,28 @@ def test_a_packed_teacher_holds_the_recorded_rows_only(tmp_path, monkeypatch):
         packed.lookup([other])
     with pytest.raises(LookupError, match="every row"):
         _ = packed.vectors
+
+
+def test_each_row_is_embedded_in_a_batch_padded_as_its_eager_batch_was(monkeypatch, one_thread):
+    """Whether a batch holds a padded row changes the last bits of all-mpnet-base-v2's rows (transformers drops an
+    all-ones attention mask): plans record it per eager batch, and a lazily embedded batch of full-length rows whose
+    eager batch was padded gets an empty string in a free place (or two passes when none is free)."""
+    from phrasezoo.encoders import load_encoder
+    from phrasezoo.objectives import teacher_rows
+
+    encoder = load_encoder("baseline:minilm-l6", batch_size=2, progress=False)
+    strings = ["the new york times", "a machine learning model", "war", "the european union"]
+    lengths, rows, places, padded = teacher_rows.planned_shapes(encoder, strings, 2)
+    # eager batches (longest first): [machine learning model, new york times] (both 6 tokens), [european union, war]
+    assert padded == [False, False, True, True] and rows == [2, 2, 2, 2]
+    batches = []
+    pooled = teacher_rows._pooled_rows
+    monkeypatch.setattr(teacher_rows, "_pooled_rows", lambda enc, batch, length: batches.append(batch) or pooled(enc, batch, length))  # fmt: skip
+    full = ["the european union", None]
+    eager = teacher_rows.embed_padded(encoder, ["the european union", "war"], 5, 2)
+    assert np.array_equal(teacher_rows.embed_padded(encoder, full, 5, 2, padded=True)[0], eager[0])
+    assert batches[-1] == ["the european union", ""]
+    teacher_rows.embed_padded(encoder, full, 5, 2, padded=False)
+    assert batches[-1] == ["the european union"] * 2
+    both = teacher_rows.embed_padded(encoder, ["the european union", "the european union"], 5, 2, padded=True)
+    assert batches[-2:] == [["", "the european union"], ["the european union", ""]] and np.array_equal(both[0], eager[0])

@@ -163,3 +163,24 @@ def test_bf16_falls_back_to_fp32_on_a_cpu_without_native_bf16(monkeypatch):
     assert trainer.effective_mixed_precision("bf16", cpu) == "bf16"
     with pytest.raises(ValueError, match="mixed_precision"):
         trainer.effective_mixed_precision("int8", cpu)
+
+
+def test_a_run_prefetches_the_draws_of_the_seeds_it_is_given_then_says_ready(tmp_path, pearl_task, training_config):
+    """A soup's first ingredient embeds the teacher rows of the other seeds' runs with its own (one prefetch), and
+    says it is ready (the soup then starts the others) only after that, before its first step."""
+    events: list = []
+
+    def recorded(seed: int, draws_of=()):
+        model = tiny_model()
+        task = pearl_task(model)
+        task.prefetch = lambda steps: events.append(("prefetch", [(i, rng.getstate()) for i, rng in steps]))
+        cfg = training_config(max_steps=2, seed=seed)
+        ready = lambda: events.append(("ready", None))  # noqa: E731
+        train(model, task, cfg, tmp_path / f"{seed}-{len(draws_of)}", progress=False, ready=ready, draws_of=draws_of)
+        return events.pop(0), events.pop(0)
+
+    (_, alone_42), _ = recorded(42)
+    (_, alone_7), _ = recorded(7)
+    (kind, together), (said, _) = recorded(42, draws_of=[42, 7])
+    assert kind == "prefetch" and said == "ready" and not events
+    assert together == alone_42 + alone_7 and alone_42 != alone_7

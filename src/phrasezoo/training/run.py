@@ -13,7 +13,7 @@ import datetime as dt
 import os
 import platform
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -61,12 +61,15 @@ def run_training(
     progress: bool = True,
     method: Method | None = None,
     ready: Callable[[], None] | None = None,
+    draws_of: Sequence[int] = (),
 ) -> TrainedRun:
     """Build the model and task of ``cfg.method`` and train it (resuming from the last checkpoint).
 
     ``method``: the recipe's method when the caller validated the recipe already (it is validated here otherwise).
-    ``ready`` is called once the task is built, i.e. once the data and teacher caches hold what this recipe needs
-    (the soup starts its other ingredients' processes then).
+    ``ready`` is called once the task is built and the teacher rows of the run's draws are embedded, before its
+    first step, i.e. once the caches hold what this recipe needs (the soup starts its other ingredients' processes
+    then); ``draws_of``: seeds of other runs of the recipe whose teacher rows this run embeds with its own then (a
+    soup's ingredients draw many of the same rows: one prefetch embeds them once, see :func:`train`).
     """
     from phrasezoo.objectives import teacher
 
@@ -88,22 +91,26 @@ def run_training(
     seed_everything(cfg.training.seed)
     task = method.build_task(cfg, model, accelerator)
     built, teacher_built = time.time(), teacher.seconds_spent()
-    if ready is not None:
-        ready()
-    result = train(model, task, cfg.training, output_dir, accelerator, resume, stop_after_steps, progress)
+    result = train(
+        model, task, cfg.training, output_dir, accelerator, resume, stop_after_steps, progress, ready, draws_of
+    )
     stages = _stages(cfg.training.seed, started, built, time.time(), teacher_built - teacher_before,
-                     teacher.seconds_spent() - teacher_built)  # fmt: skip
+                     teacher.seconds_spent() - teacher_built, draws_of)  # fmt: skip
     facts = training_facts(cfg, result, accelerator, task) if accelerator.is_main_process else {}
     return TrainedRun(result, output_dir, accelerator.is_main_process, facts, stages)
 
 
-def _stages(seed: int, started: float, built: float, finished: float, teacher_build: float, teacher_run: float):
+def _stages(seed: int, started: float, built: float, finished: float, teacher_build: float, teacher_run: float,
+            draws_of: Sequence[int] = ()):  # fmt: skip
     """The run's ``(stage, start, seconds)`` rows: the data build and the teacher rows embedded with it (the lexicon,
-    the table's plan) come before ``built``; the teacher rows of the run's own draws, then its steps, after it."""
+    the table's plan) come before ``built``; the teacher rows of the run's draws (and ``draws_of``'s), then its
+    steps, after it."""
+    seeds = [seed, *(s for s in draws_of if s != seed)]
+    draws = f"seed {seed} draws" if len(seeds) == 1 else f"seeds {', '.join(map(str, seeds))} draw"
     return [
         (f"data build + model (seed {seed})", started, built - started - teacher_build),
         (f"teacher: rows the data build needs (seed {seed})", built - teacher_build, teacher_build),
-        (f"teacher: rows seed {seed} draws, before its first step", built, teacher_run),
+        (f"teacher: rows {draws}, before seed {seed}'s first step", built, teacher_run),
         (f"training run seed {seed}", built + teacher_run, finished - built - teacher_run),
     ]
 

@@ -10,8 +10,10 @@ the soup keeps the first run's.
 
 Each seed is a run of its own in ``<output>/ingredients/seed-<s>/`` (resumable; a finished one is reused). When the
 recipe pins its threads (``training.num_threads``) and the machine has room for two runs, the seeds train side by
-side: the main process trains the first seed itself and, once its data and teacher caches are built, starts the
-other seeds in processes of their own (:mod:`phrasezoo.training.ingredient`), all at once when there are at most
+side: the main process trains the first seed itself and, once its data is built and the teacher rows of every
+seed's draws are embedded (one prefetch: the seeds draw many of the same rows, and a one-thread run embeds them in
+a pool of forked workers, :mod:`phrasezoo.objectives.teacher_rows`), starts the other seeds in processes of their
+own (:mod:`phrasezoo.training.ingredient`), which find their data and rows cached, all at once when there are at most
 twice as many seeds as runs fit (3 seeds on 2 cores: three runs sharing two cores end after 1.5 run-times, where two
 then one end after 2, with a core idle for the last). Independent work handed to ``spare`` starts with the first
 seed's task build when the seeds will take every core (that build runs mostly in one process: with cold caches it
@@ -153,7 +155,8 @@ class _Ingredients:
                 self._idle()  # the first seed's task build leaves cores free (an hour of it with cold caches)
             first = self._next()
             start_others = self._start_workers if self.workers > 1 else None
-            self.results[first[0]] = self._here(*first, ready=start_others)
+            draws_of = [seed for _, seed in self.pending] if self.workers > 1 else []
+            self.results[first[0]] = self._here(*first, ready=start_others, draws_of=draws_of)
             while (item := self._next()) is not None:
                 self.results[item[0]] = self._here(*item)
             if any(thread.is_alive() for thread in self.threads):
@@ -174,19 +177,18 @@ class _Ingredients:
     def _folder(self, seed: int) -> Path:
         return self.output / "ingredients" / f"seed-{seed}"
 
-    def _here(self, i: int, seed: int, ready=None) -> TrainedRun:
+    def _here(self, i: int, seed: int, ready=None, draws_of=()) -> TrainedRun:
         """One ingredient in this process (the first always: the soup model is its model with the soup loaded)."""
         ingredient = copy.deepcopy(self.cfg)
         ingredient.training.seed, ingredient.training.soup_seeds = seed, None
         print(f">> soup ingredient {i + 1}/{self.total}: seed {seed}", flush=True)
-        run = run_training(
-            ingredient, self._folder(seed), self.resume, self.stop_after_steps, self.progress, self.method, ready
-        )
+        folder, stop = self._folder(seed), self.stop_after_steps
+        run = run_training(ingredient, folder, self.resume, stop, self.progress, self.method, ready, draws_of)
         self.stages.extend(run.stages)
         return run
 
     def _start_workers(self) -> None:
-        """Called once the first ingredient's task is built (its data and teacher caches are on disk)."""
+        """Called before the first ingredient's first step (its data and every seed's teacher rows are on disk)."""
         for _ in range(self.workers - 1):
             thread = threading.Thread(target=self._work, daemon=True)
             thread.start()

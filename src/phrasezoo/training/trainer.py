@@ -27,6 +27,7 @@ from __future__ import annotations
 import json
 import random
 import time
+from collections.abc import Callable, Sequence
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -173,6 +174,8 @@ def train(
     resume: bool = True,
     stop_after_steps: int | None = None,
     progress: bool = True,
+    ready: Callable[[], None] | None = None,
+    draws_of: Sequence[int] = (),
 ) -> TrainResult:
     """Train ``model`` on ``task``; checkpoints and the log go to ``output_dir/checkpoints`` and ``train_log.jsonl``.
 
@@ -181,11 +184,15 @@ def train(
     parameter groups, the resumed optimizer state), :func:`_run_loop` (the steps, checkpoints, budget and Ctrl-C)
     and :func:`_finish` (last checkpoint, LoRA merge, weight averaging). ``stop_after_steps`` simulates a crash
     after that step (no final save), for resume tests.
+
+    Before the first step a task with a ``prefetch`` sees the batches of the steps to come, and those of the runs of
+    the seeds ``draws_of`` too (a soup's other ingredients, which then find the teacher rows they draw cached);
+    ``ready`` is called after that, before the first step.
     """
     run = _plan_run(model, task, cfg, output_dir, accelerator)
     _start_or_resume_state(run, resume)
     _build_optimizer(run)
-    _run_loop(run, stop_after_steps, progress)
+    _run_loop(run, stop_after_steps, progress, ready, draws_of)
     return _finish(run)
 
 
@@ -283,7 +290,7 @@ def _checkpoint(run: _Run) -> None:
     run.accelerator.wait_for_everyone()
 
 
-def _run_loop(run: _Run, stop_after_steps: int | None, progress: bool) -> None:
+def _run_loop(run: _Run, stop_after_steps: int | None, progress: bool, ready=None, draws_of=()) -> None:
     """Train from ``run.start_step`` to the planned steps: checkpoints every ``checkpoint_every`` steps, on Ctrl-C
     and when the safety time budget fires (which ends the run early, logged)."""
     cfg, accelerator = run.cfg, run.accelerator
@@ -291,7 +298,9 @@ def _run_loop(run: _Run, stop_after_steps: int | None, progress: bool) -> None:
         _truncate_log(run.log_path, run.start_step)  # the log describes this run: no lines of an abandoned one
     run.step = run.start_step
     batches = _batch_plan(run)
-    _look_ahead(run, batches)
+    _look_ahead(run, batches, [seed for seed in draws_of if seed != cfg.seed])
+    if ready is not None:
+        ready()
     run.started = time.monotonic()
     budget = cfg.time_budget_minutes * 60 if cfg.time_budget_minutes else None
     bar = tqdm(
@@ -320,12 +329,13 @@ def _run_loop(run: _Run, stop_after_steps: int | None, progress: bool) -> None:
         bar.close()
 
 
-def _batch_plan(run: _Run):
+def _batch_plan(run: _Run, seed: int | None = None):
     """``indices(step, micro)``: this process's dataset indices at a step's micro-batch, from a seeded permutation
     per epoch (a pure function of seed, step, micro-batch and rank, so a resumed run draws what an uninterrupted one
     would). A step's global batch is ``batch_size`` consecutive indices: micro-batch k's share of it, then rank r's
-    slice of that."""
+    slice of that. ``seed``: another run's seed (default: this run's)."""
     cfg, n = run.cfg, run.task.num_examples()
+    seed = cfg.seed if seed is None else seed
     steps_per_epoch = n // cfg.batch_size
     rank = run.accelerator.process_index
     permutations: dict[int, np.ndarray] = {}
@@ -336,26 +346,29 @@ def _batch_plan(run: _Run):
         epoch, position = divmod(step, steps_per_epoch)
         if epoch not in permutations:
             permutations.clear()
-            permutations[epoch] = np.random.default_rng(cfg.seed + epoch).permutation(n)
+            permutations[epoch] = np.random.default_rng(seed + epoch).permutation(n)
         first = position * cfg.batch_size + micro * micro_size + rank * run.local_batch
         return permutations[epoch][first : first + run.local_batch].tolist()
 
     return indices
 
 
-def _look_ahead(run: _Run, indices) -> None:
+def _look_ahead(run: _Run, indices, other_seeds: Sequence[int] = ()) -> None:
     """Show a task with a ``prefetch`` the batches of the steps to come (their indices and seeded generators, the
-    ones the steps will use), before the first step and outside the time budget."""
+    ones the steps will use), then every step of the runs of ``other_seeds`` (one prefetch: their teacher rows are
+    embedded together, many sharing a batch), before the first step and outside the time budget."""
     prefetch = getattr(run.task, "prefetch", None)
-    if prefetch is not None and run.step < run.total_steps:
-        rank, seed = run.accelerator.process_index, run.cfg.seed
-        steps = range(run.step, run.total_steps)
-        micros = range(run.cfg.gradient_accumulation_steps)
-        prefetch(
-            (indices(step, micro), random.Random(micro_seed(seed, step, micro, rank)))
-            for step in steps
-            for micro in micros
-        )
+    if prefetch is None or (run.step >= run.total_steps and not other_seeds):
+        return
+    rank, micros = run.accelerator.process_index, range(run.cfg.gradient_accumulation_steps)
+    plans = [(run.cfg.seed, indices, range(run.step, run.total_steps))]
+    plans += [(seed, _batch_plan(run, seed), range(run.total_steps)) for seed in other_seeds]
+    prefetch(
+        (plan(step, micro), random.Random(micro_seed(seed, step, micro, rank)))
+        for seed, plan, steps in plans
+        for step in steps
+        for micro in micros
+    )
 
 
 def _train_step(run: _Run, indices) -> None:
