@@ -220,6 +220,7 @@ def test_a_pool_of_forked_workers_gives_every_row_the_bits_it_gets_here(tmp_path
         return embed(*args)
 
     monkeypatch.setattr(teacher_rows, "_embed_batch", noting_pid)
+    monkeypatch.delenv("TOKENIZERS_PARALLELISM", raising=False)
     strings = PHRASES + [f"{p} of the year {i}" for i, p in enumerate(PHRASES)]
     rows = {}
     for workers in ("1", "2"):
@@ -232,6 +233,7 @@ def test_a_pool_of_forked_workers_gives_every_row_the_bits_it_gets_here(tmp_path
         for p in pids.iterdir():
             p.unlink()
     assert torch.equal(rows["1"], rows["2"])
+    assert "TOKENIZERS_PARALLELISM" not in os.environ  # set for the fork only: later processes keep their own
     teacher_module._STORES.clear()
 
 

@@ -217,13 +217,18 @@ class RowStore:
             for batch in batches:
                 yield batch[1], _embed_batch(encoder, bf16, *batch)
             return
-        os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")  # a forked tokenizer must not use threads
+        before = os.environ.get("TOKENIZERS_PARALLELISM")
+        os.environ["TOKENIZERS_PARALLELISM"] = "false"  # the forked workers' tokenizers: no threads (and no warning)
         _POOL_ENCODER.update(encoder=encoder, bf16=bf16)
         try:
             with mp.get_context("fork").Pool(workers, initializer=_one_thread) as pool:
                 yield from pool.imap_unordered(_embed_in_worker, batches)
         finally:
             _POOL_ENCODER.clear()
+            if before is None:  # this process and what it starts later keep their own setting
+                os.environ.pop("TOKENIZERS_PARALLELISM", None)
+            else:
+                os.environ["TOKENIZERS_PARALLELISM"] = before
 
     def flush(self) -> None:
         """Save the rows embedded since the last flush (a cache file of their own, found by content later)."""
