@@ -105,8 +105,10 @@ def render(results: dict) -> str:
     same = "bit-identical rows in every way" if results["bit_identical"] else "**rows differ**"
     lines += ["", f"{results['recipe']}'s {len(results['seeds'])} seeds draw {results['union']:,} distinct teacher "
               f"strings ({', '.join(f'{v:,}' for v in results['draws_per_seed'].values())} each); the teacher is "
-              f"{results['teacher']}. One prefetch embeds {results['work_ratio_alone_vs_one']}x less work than each "
-              f"seed alone, and the pool takes {results['wall_ratio_here_vs_pool']}x less time than one process; "
+              f"{results['teacher']}. On one thread, one prefetch takes {results['work_ratio_alone_vs_one']}x less "
+              f"time than each seed alone (a batch is embedded whole however few of its rows a seed draws, and the "
+              f"seeds share batches); the pool takes {results['wall_ratio_here_vs_pool']}x less time than one "
+              f"process; "
               f"{same}. {results['machine']['cores']} cores ({results['machine']['cpu']}). From "
               f"`results/speed/speed-teacher-prefetch.json` (`{results['command']}`, {results['date']})."]  # fmt: skip
     return "\n".join(lines)
