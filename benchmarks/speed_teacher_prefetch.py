@@ -12,7 +12,8 @@ recipe's data caches must be warm (a main job or ``phrasezoo train <recipe>`` ra
 must hold no row a run draws yet: pass ``--cache`` a cache in the state a cold build leaves it (its ``teacher/``
 is copied for each way; the other folders are linked).
 
-    .venv/bin/python benchmarks/speed_teacher_prefetch.py --cache /path/to/cold-built-cache   # ~25 min, 2 cores
+    .venv/bin/python benchmarks/speed_teacher_prefetch.py --recipe pearl-mini --cache /path/to/cold-built-cache
+    # ~25 minutes on 2 cores
 """
 
 from __future__ import annotations
@@ -117,7 +118,7 @@ def render(results: dict) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--cache", type=Path, required=True, help="a cache as a cold build of the recipe leaves it")
-    parser.add_argument("--recipe", default="pearl-mini")
+    parser.add_argument("--recipe", required=True, help="a soup recipe with a teacher term (name or path)")
     parser.add_argument("--output", default="results/speed/speed-teacher-prefetch.json")
     args = parser.parse_args()
     torch.set_num_threads(1)  # the pinned training run's count (the draws' rows are embedded at it)
@@ -140,7 +141,7 @@ def main() -> None:
     alone_seconds = sum(way["seconds"] for way in alone.values())
     record = {
         "date": dt.date.today().isoformat(),
-        "command": "benchmarks/speed_teacher_prefetch.py --cache <a cache as a cold build leaves it>",
+        "command": f"benchmarks/speed_teacher_prefetch.py --recipe {args.recipe} --cache <a cache as a cold build leaves it>",
         "machine": {"cpu": cpu_name(), "cores": pool},
         "recipe": args.recipe,
         "teacher": teacher,
