@@ -313,7 +313,7 @@ def test_each_row_is_embedded_in_a_batch_padded_as_its_eager_batch_was(monkeypat
     assert padded == [False, False, True, True] and rows == [2, 2, 2, 2]
     batches = []
     pooled = teacher_rows._pooled_rows
-    monkeypatch.setattr(teacher_rows, "_pooled_rows", lambda enc, batch, length: batches.append(batch) or pooled(enc, batch, length))  # fmt: skip
+    monkeypatch.setattr(teacher_rows, "_pooled_rows", lambda enc, batch, *rest: batches.append(batch) or pooled(enc, batch, *rest))  # fmt: skip
     full = ["the european union", None]
     eager = teacher_rows.embed_padded(encoder, ["the european union", "war"], 5, 2)
     assert np.array_equal(teacher_rows.embed_padded(encoder, full, 5, 2, padded=True)[0], eager[0])

@@ -316,27 +316,29 @@ def embed_padded(
     else:
         filler = next(t for t in texts if t is not None)
         batch = [filler if t is None else t for t in texts] + [filler] * (rows - len(texts))
-        if padded and not _has_padding(encoder, batch, length):
-            free = next((i for i, t in enumerate(texts) if t is None), len(texts) if rows > len(texts) else None)
-            if free is None:  # every place holds a full-length string: two passes, one row emptied in each
-                first = _pooled_rows(encoder, ["", *batch[1:]], length)
-                second = _pooled_rows(encoder, [batch[0], "", *batch[2:]], length)
-                return np.concatenate([second[:1], first[1:]])[: len(texts)]
-            batch[free] = ""
+        if padded:
+            tokens = _tokens(encoder, batch, length)
+            if bool(tokens["attention_mask"].all()):  # no row padded here: the eager batch had one
+                free = next((i for i, t in enumerate(texts) if t is None), len(texts) if rows > len(texts) else None)
+                if free is None:  # every place holds a full-length string: two passes, one row emptied in each
+                    first = _pooled_rows(encoder, ["", *batch[1:]], length)
+                    second = _pooled_rows(encoder, [batch[0], "", *batch[2:]], length)
+                    return np.concatenate([second[:1], first[1:]])[: len(texts)]
+                batch[free] = ""
+            else:
+                return _pooled_rows(encoder, batch, length, tokens)[: len(texts)]  # tokenized once
     return _pooled_rows(encoder, batch, length)[: len(texts)]
 
 
-def _has_padding(encoder, batch: list[str], length: int) -> bool:
-    ids = encoder.tokenizer(batch, truncation=True, max_length=length)["input_ids"]
-    return any(len(row) < length for row in ids)
+def _tokens(encoder, batch: list[str], length: int):
+    return encoder.tokenizer(batch, padding="max_length", truncation=True, max_length=length, return_tensors="pt")
 
 
-def _pooled_rows(encoder, batch: list[str], length: int) -> np.ndarray:
+def _pooled_rows(encoder, batch: list[str], length: int, tokens=None) -> np.ndarray:
     from phrasezoo.encoders.base import l2_normalize
 
     with torch.inference_mode():
-        enc = encoder.tokenizer(batch, padding="max_length", truncation=True, max_length=length, return_tensors="pt")
-        enc = enc.to(encoder.device)
+        enc = (tokens if tokens is not None else _tokens(encoder, batch, length)).to(encoder.device)
         hidden = encoder.model(**enc).last_hidden_state  # the process's threads: the tuner would change the bits
         mask = enc["attention_mask"].unsqueeze(-1).to(hidden.dtype)
         pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
