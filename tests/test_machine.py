@@ -19,3 +19,39 @@ def test_usable_cores_without_affinity_counts_the_cpus(monkeypatch):
     assert machine.usable_cores() == 6
     monkeypatch.setattr(os, "cpu_count", lambda: None)  # unknown: one core, never zero
     assert machine.usable_cores() == 1
+
+
+def test_env_count_reads_a_whole_number_and_names_the_variable_when_it_is_not_one(monkeypatch):
+    import pytest
+
+    monkeypatch.delenv("PHRASEZOO_SOME_WORKERS", raising=False)
+    assert machine.env_count("PHRASEZOO_SOME_WORKERS") is None
+    monkeypatch.setenv("PHRASEZOO_SOME_WORKERS", " 3 ")
+    assert machine.env_count("PHRASEZOO_SOME_WORKERS") == 3
+    for bad in ("0", "-1", "two", "1.5"):
+        monkeypatch.setenv("PHRASEZOO_SOME_WORKERS", bad)
+        with pytest.raises(ValueError, match="PHRASEZOO_SOME_WORKERS must be a whole number >= 1"):
+            machine.env_count("PHRASEZOO_SOME_WORKERS")
+
+
+def test_available_memory_is_capped_by_the_cgroup_limit(tmp_path, monkeypatch):
+    gib = 2**30
+    v2, v1 = tmp_path / "v2", tmp_path / "v1"
+    v2.mkdir(), v1.mkdir()
+    (v2 / "memory.max").write_text("max\n")  # no limit in v2: the v1 folder decides
+    (v2 / "memory.current").write_text(f"{gib}\n")
+    (v1 / "memory.limit_in_bytes").write_text(f"{8 * gib}\n")
+    (v1 / "memory.usage_in_bytes").write_text(f"{6 * gib}\n")
+    (v1 / "memory.stat").write_text(f"cache 5\ntotal_inactive_file {gib}\n")  # droppable page cache counts as free
+    monkeypatch.setattr(machine, "_memory_cgroups", lambda: [(2, str(v2)), (1, str(v1))])
+    monkeypatch.setattr(machine, "_meminfo_available", lambda: 20 * gib)
+    assert machine.available_memory() == 3 * gib
+    (v2 / "memory.max").write_text(f"{4 * gib}\n")  # v2 has a limit: it is the one read
+    assert machine.available_memory() == 3 * gib  # 4 GiB less 1 in use (no memory.stat there)
+    monkeypatch.setattr(machine, "_memory_cgroups", lambda: [])
+    assert machine.available_memory() == 20 * gib
+
+
+def test_available_memory_on_this_machine_is_a_positive_number():
+    free = machine.available_memory()
+    assert free is None or free > 0

@@ -1,7 +1,7 @@
-"""The machine this process runs on: how many cores it may use, and whether bf16 pays off on a device.
+"""The machine this process runs on: how many cores and how much memory it may use, and whether bf16 pays off.
 
-One place for both, because the workflows that size their processes by the cores (the soup's runs side by side in
-training, the evaluation's two processes) must count the same cores, and the code that picks a mixed precision (the
+One place for these, because the workflows that size their processes by the machine (the soup's runs side by side
+in training, the teacher's embedding pool, the evaluation's two processes) must count the same cores and memory, and the code that picks a mixed precision (the
 training loop, the teacher, CCL finetuning) must agree, while those workflows may not import each other. On CPUs
 without AVX512-BF16/AMX, bf16 matmuls are emulated and a training step is many times slower than in float32, so a
 recipe's ``bf16`` falls back to float32 there.
@@ -36,6 +36,102 @@ def usable_cores() -> int:
     if hasattr(os, "sched_getaffinity"):
         return max(1, len(os.sched_getaffinity(0)))
     return max(1, os.cpu_count() or 1)
+
+
+def env_count(name: str) -> int | None:
+    """The whole number >= 1 that the environment variable ``name`` sets (a worker count a user forces), or None when
+    it is unset or empty; anything else is an error that names the variable."""
+    value = os.environ.get(name, "").strip()
+    if not value:
+        return None
+    if not value.isdigit() or int(value) < 1:
+        raise ValueError(f"{name} must be a whole number >= 1, got {value!r} (unset it to let phrasezoo choose).")
+    return int(value)
+
+
+def available_memory() -> int | None:
+    """Bytes this process can still take without swapping, None when unknown: the kernel's ``MemAvailable``, capped
+    by the headroom under its cgroup's limit (a container's or a job scheduler's, which the kernel's figure does not
+    see; reclaimable page cache counts as free there too); psutil's estimate off Linux."""
+    free = _meminfo_available()
+    if free is None:
+        try:
+            import psutil
+
+            free = int(psutil.virtual_memory().available)
+        except (ImportError, OSError):
+            return None
+    headroom = _cgroup_headroom()
+    return free if headroom is None else min(free, headroom)
+
+
+def _meminfo_available() -> int | None:
+    try:
+        with open("/proc/meminfo", encoding="utf8") as handle:
+            for line in handle:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def _cgroup_headroom() -> int | None:
+    """The limit minus the usage of this process's memory cgroup (v2, else v1), page cache it can drop excepted;
+    None without a limit."""
+    files = {2: ("memory.max", "memory.current", "inactive_file"),
+             1: ("memory.limit_in_bytes", "memory.usage_in_bytes", "total_inactive_file")}  # fmt: skip
+    for version, folder in _memory_cgroups():
+        limit_file, usage_file, cache_key = files[version]
+        limit, usage = _read_int(f"{folder}/{limit_file}"), _read_int(f"{folder}/{usage_file}")
+        if limit is None or usage is None or limit >= 1 << 60:  # "max", or v1's "unlimited" (a huge number)
+            continue
+        return max(0, limit - usage + _stat_value(f"{folder}/memory.stat", cache_key))
+    return None
+
+
+def _memory_cgroups() -> list[tuple[int, str]]:
+    """``(version, folder)`` of this process's memory cgroups: its cgroup v2 folder under the cgroup2 mount and its
+    v1 ``memory`` folder, for each hierarchy the machine mounts (a hybrid machine mounts both)."""
+    try:
+        with open("/proc/self/cgroup", encoding="utf8") as handle:
+            lines = [line.strip().split(":", 2) for line in handle if line.count(":") >= 2]
+        with open("/proc/self/mounts", encoding="utf8") as handle:
+            mounts = [line.split() for line in handle]
+    except OSError:
+        return []
+    paths = {(2 if hid == "0" else 1): path for hid, controllers, path in lines
+             if hid == "0" or "memory" in controllers.split(",")}  # fmt: skip
+    found = []
+    for fields in mounts:
+        if len(fields) < 4:
+            continue
+        version = (
+            2 if fields[2] == "cgroup2" else 1 if fields[2] == "cgroup" and "memory" in fields[3].split(",") else 0
+        )
+        if version in paths:
+            found.append((version, fields[1].rstrip("/") + paths[version].rstrip("/")))
+    return sorted(found, reverse=True)
+
+
+def _read_int(path: str) -> int | None:
+    try:
+        with open(path, encoding="utf8") as handle:
+            return int(handle.read().strip())
+    except (OSError, ValueError):
+        return None
+
+
+def _stat_value(path: str, key: str) -> int:
+    try:
+        with open(path, encoding="utf8") as handle:
+            for line in handle:
+                name, _, value = line.partition(" ")
+                if name == key:
+                    return int(value)
+    except (OSError, ValueError):
+        pass
+    return 0
 
 
 def has_fast_bf16(device: torch.device) -> bool:

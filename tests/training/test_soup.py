@@ -79,7 +79,7 @@ def test_seeds_trained_side_by_side_give_the_soup_of_seeds_trained_in_turn(tmp_p
     import yaml
 
     from phrasezoo.recipes import load_recipe
-    from phrasezoo.training.soup import runs_that_fit, soup_workers
+    from phrasezoo.training.soup import runs_on_cores, soup_workers
     from phrasezoo.training.workflow import train_recipe
 
     monkeypatch.chdir(tmp_path)
@@ -131,4 +131,26 @@ def test_seeds_trained_side_by_side_give_the_soup_of_seeds_trained_in_turn(tmp_p
     stages = [stage for stage, _start, _seconds in side_by_side.stages]
     assert sum(stage.startswith("training run seed") for stage in stages) == 3
     # handed on once: before the first seed's task build if the two workers take every core, else when one fell free
-    assert spare == ([0] if runs_that_fit(again) <= 2 else [1])
+    assert spare == ([0] if runs_on_cores(again) <= 2 else [1])
+
+
+def test_the_soup_trains_no_more_seeds_at_once_than_the_free_memory_holds(monkeypatch, capsys):
+    from phrasezoo.recipes import Recipe, TrainingConfig
+    from phrasezoo.training import soup
+
+    cfg = Recipe("r", "pearl", "x/r", training=TrainingConfig(num_threads=1, soup_seeds=[1, 2, 3]))
+    monkeypatch.delenv("PHRASEZOO_SOUP_WORKERS", raising=False)
+    monkeypatch.setattr(soup, "usable_cores", lambda: 4)
+    monkeypatch.setattr(soup.torch.cuda, "is_available", lambda: False)
+    monkeypatch.setattr(soup, "available_memory", lambda: 13 * 2**30)
+    assert soup.soup_workers(cfg, 3) == 3  # no peak in the recipe: the cores alone decide
+    cfg.training.run_memory_gb = 6.0
+    assert soup.runs_in_memory(cfg) == 2
+    assert soup.soup_workers(cfg, 3) == 2
+    assert "2 run(s) at a time, not 3" in capsys.readouterr().out
+    monkeypatch.setattr(soup, "available_memory", lambda: 2**30)
+    assert soup.soup_workers(cfg, 3) == 1  # one run always starts: training in turn is slower, not impossible
+    monkeypatch.setattr(soup, "available_memory", lambda: None)  # unknown: the cores decide
+    assert soup.soup_workers(cfg, 3) == 3
+    monkeypatch.setenv("PHRASEZOO_SOUP_WORKERS", "2")
+    assert soup.soup_workers(cfg, 3) == 2

@@ -56,13 +56,11 @@ def embedding_workers() -> int:
     thread (a training run pinned to one; each forked worker runs one too, so rows keep their bits), else 1 (this
     process's threads use the cores already; forking a process whose OpenMP pool has threads is unsafe).
     ``PHRASEZOO_TEACHER_WORKERS`` overrides it (1: embed in this process)."""
-    from phrasezoo.machine import usable_cores
+    from phrasezoo.machine import env_count, usable_cores
 
-    forced = os.environ.get("PHRASEZOO_TEACHER_WORKERS")
+    forced = env_count("PHRASEZOO_TEACHER_WORKERS")
     if forced:
-        if not forced.isdigit() or int(forced) < 1:
-            raise ValueError(f"PHRASEZOO_TEACHER_WORKERS must be a whole number >= 1, got {forced!r}.")
-        return int(forced) if torch.get_num_threads() == 1 else 1
+        return forced if torch.get_num_threads() == 1 else 1
     if torch.get_num_threads() != 1 or "fork" not in mp.get_all_start_methods():
         return 1
     return usable_cores()

@@ -19,10 +19,11 @@ from phrasezoo.training.checkpoint import latest_checkpoint
 RECIPE_FILE = "recipe.json"
 #: recipe sections that name, describe or evaluate a run without changing its weights
 _NOT_COMPUTED = ("name", "repo_id", "version", "description", "eval")
-#: training keys that only schedule bookkeeping, stop early as a safety, or apply after the last step (a method's own
-#: after-training arguments are declared on its schema: registry.Arg.after_training)
+#: training keys that only schedule bookkeeping or processes, stop early as a safety, or apply after the last step (a
+#: method's own after-training arguments are declared on its schema: registry.Arg.after_training)
 _NOT_COMPUTED_TRAINING = (
     "soup_seeds",
+    "run_memory_gb",
     "time_budget_minutes",
     "checkpoint_every",
     "keep_checkpoints",

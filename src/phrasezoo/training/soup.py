@@ -20,7 +20,9 @@ seed's task build when the seeds will take every core (that build runs mostly in
 builds the data and the teacher's rows for many minutes, and the other cores would idle), so no core falls idle at
 the start or at the end. A run's weights are a function of its recipe and seed alone (the trainer's
 per-step seeding and the pinned thread count), so the soup has the same bits as when the seeds train one after
-another (``tests/training/test_soup.py``). ``PHRASEZOO_SOUP_WORKERS=1`` trains them one after another.
+another (``tests/training/test_soup.py``). No more seeds train at once than the free memory holds, when the
+recipe gives a run's measured peak (``training.run_memory_gb``); ``PHRASEZOO_SOUP_WORKERS=1`` trains them one after
+another.
 
 The soup is written as a checkpoint folder of the output run (``checkpoints/step-NNNNNN/model.safetensors`` with
 ``trainer_state.json`` naming the ingredients, and the shared ``initial.safetensors``), so the dev-suite selection
@@ -46,7 +48,7 @@ import torch
 from safetensors.torch import load_file
 
 from phrasezoo.files import atomic_write_text
-from phrasezoo.machine import usable_cores
+from phrasezoo.machine import available_memory, env_count, usable_cores
 from phrasezoo.objectives.weight_averaging import soup_state_dicts
 from phrasezoo.recipes import Recipe
 from phrasezoo.registry import Method
@@ -64,21 +66,35 @@ __all__ = ["SOUP_KEY", "soup_workers", "train_soup", "write_soup_checkpoint"]
 
 
 def soup_workers(cfg: Recipe, seeds: int) -> int:
-    """How many ingredients train at once: every seed when at least two runs fit (``cores // training.num_threads
-    >= 2``) and the seeds are at most twice that, else that many; 1 when the recipe does not pin its threads, on a
-    GPU or under several processes. ``PHRASEZOO_SOUP_WORKERS`` overrides it."""
-    forced = os.environ.get("PHRASEZOO_SOUP_WORKERS")
+    """How many ingredients train at once: every seed when the cores hold at least two runs
+    (:func:`runs_on_cores`) and the seeds are at most twice that, else that many; 1 when the recipe does not pin its
+    threads, on a GPU or under several processes; never more than the free memory holds (:func:`runs_in_memory`).
+    ``PHRASEZOO_SOUP_WORKERS`` overrides it."""
+    forced = env_count("PHRASEZOO_SOUP_WORKERS")
     if forced:
-        if not forced.isdigit() or int(forced) < 1:
-            raise ValueError(f"PHRASEZOO_SOUP_WORKERS must be a whole number >= 1, got {forced!r}.")
-        return min(seeds, int(forced))
-    fit = runs_that_fit(cfg)
-    if fit < 2:
-        return 1
-    return seeds if seeds <= 2 * fit else fit
+        return min(seeds, forced)
+    fit = runs_on_cores(cfg)
+    workers = 1 if fit < 2 else seeds if seeds <= 2 * fit else fit
+    held = runs_in_memory(cfg)
+    if held < workers:
+        free = (available_memory() or 0) / 2**30
+        print(f">> soup: {held} run(s) at a time, not {workers}: {free:.1f} GB of memory is free and a run takes "
+              f"about {cfg.training.run_memory_gb:g} GB (training.run_memory_gb). PHRASEZOO_SOUP_WORKERS=<n> "
+              "overrides it.", flush=True)  # fmt: skip
+        return held
+    return workers
 
 
-def runs_that_fit(cfg: Recipe) -> int:
+def runs_in_memory(cfg: Recipe) -> int:
+    """Runs of ``training.run_memory_gb`` (the recipe's measured peak) the free memory holds, at least 1; unbounded
+    when the recipe gives no peak or the free memory is unknown."""
+    need, free = cfg.training.run_memory_gb, available_memory()
+    if not need or free is None:
+        return sys.maxsize
+    return max(1, int(free // (need * 2**30)))
+
+
+def runs_on_cores(cfg: Recipe) -> int:
     """Runs of ``training.num_threads`` threads the machine's cores hold at once (1 when threads are not pinned, on a
     GPU or under several processes)."""
     threads = cfg.training.num_threads
@@ -108,7 +124,7 @@ def train_soup(
     output = Path(output_dir or cfg.output_dir)
     workers = soup_workers(cfg, len(seeds)) if workers is None else max(1, min(workers, len(seeds)))
     ingredients = _Ingredients(cfg, method, output, resume, stop_after_steps, progress, workers, spare)
-    ingredients.cores_taken = workers >= runs_that_fit(cfg)
+    ingredients.cores_taken = workers >= runs_on_cores(cfg)
     runs = ingredients.train(seeds)
     first = runs[0]
     if not first.is_main_process:
