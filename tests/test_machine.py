@@ -55,3 +55,22 @@ def test_available_memory_is_capped_by_the_cgroup_limit(tmp_path, monkeypatch):
 def test_available_memory_on_this_machine_is_a_positive_number():
     free = machine.available_memory()
     assert free is None or free > 0
+
+
+def test_memory_cgroups_are_found_on_a_hybrid_machine(tmp_path):
+    cgroups, mounts = tmp_path / "cgroup", tmp_path / "mounts"
+    cgroups.write_text("4:memory:/jobs/42\n3:cpuset:/\n0::/user.slice/job-42\n")
+    mounts.write_text(
+        "proc /proc proc rw 0 0\n"
+        "cgroup2 /sys/fs/cgroup/unified cgroup2 rw,nosuid 0 0\n"
+        "cgroup /sys/fs/cgroup/cpuset cgroup rw,cpuset 0 0\n"
+        "cgroup /sys/fs/cgroup/memory cgroup rw,nosuid,memory 0 0\n"
+    )
+    assert machine._memory_cgroups(str(cgroups), str(mounts)) == [
+        (2, "/sys/fs/cgroup/unified/user.slice/job-42"),
+        (1, "/sys/fs/cgroup/memory/jobs/42"),
+    ]
+    cgroups.write_text("0::/\n")  # a pure cgroup v2 machine, the process at the root of its namespace
+    mounts.write_text("cgroup2 /sys/fs/cgroup cgroup2 rw 0 0\n")
+    assert machine._memory_cgroups(str(cgroups), str(mounts)) == [(2, "/sys/fs/cgroup")]
+    assert machine._memory_cgroups(str(tmp_path / "missing"), str(mounts)) == []

@@ -1,10 +1,10 @@
 """The machine this process runs on: how many cores and how much memory it may use, and whether bf16 pays off.
 
 One place for these, because the workflows that size their processes by the machine (the soup's runs side by side
-in training, the teacher's embedding pool, the evaluation's two processes) must count the same cores and memory, and the code that picks a mixed precision (the
-training loop, the teacher, CCL finetuning) must agree, while those workflows may not import each other. On CPUs
-without AVX512-BF16/AMX, bf16 matmuls are emulated and a training step is many times slower than in float32, so a
-recipe's ``bf16`` falls back to float32 there.
+in training, the teacher's embedding pool, the evaluation's two processes) must count the same cores and memory,
+and the code that picks a mixed precision (the training loop, the teacher, CCL finetuning) must agree, while those
+workflows may not import each other. On CPUs without AVX512-BF16/AMX, bf16 matmuls are emulated and a training step
+is many times slower than in float32, so a recipe's ``bf16`` falls back to float32 there.
 """
 
 from __future__ import annotations
@@ -90,13 +90,15 @@ def _cgroup_headroom() -> int | None:
     return None
 
 
-def _memory_cgroups() -> list[tuple[int, str]]:
+def _memory_cgroups(
+    cgroups: str = "/proc/self/cgroup", mounts_file: str = "/proc/self/mounts"
+) -> list[tuple[int, str]]:
     """``(version, folder)`` of this process's memory cgroups: its cgroup v2 folder under the cgroup2 mount and its
     v1 ``memory`` folder, for each hierarchy the machine mounts (a hybrid machine mounts both)."""
     try:
-        with open("/proc/self/cgroup", encoding="utf8") as handle:
+        with open(cgroups, encoding="utf8") as handle:
             lines = [line.strip().split(":", 2) for line in handle if line.count(":") >= 2]
-        with open("/proc/self/mounts", encoding="utf8") as handle:
+        with open(mounts_file, encoding="utf8") as handle:
             mounts = [line.split() for line in handle]
     except OSError:
         return []

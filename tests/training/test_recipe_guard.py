@@ -48,7 +48,7 @@ def test_names_evaluation_and_bookkeeping_are_not_part_of_the_recipe():
             training__soup_seeds=[1, 2],
             training__time_budget_minutes=9,
             training__run_memory_gb=6.5,
-        )  # fmt: skip
+        )
     )
     assert same == base
     changed = training_recipe(_cfg(training__method_args={"distill_weight": 3.0}, data__min_freq=2))
