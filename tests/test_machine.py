@@ -59,7 +59,7 @@ def test_available_memory_on_this_machine_is_a_positive_number():
 
 def test_memory_cgroups_are_found_on_a_hybrid_machine(tmp_path):
     cgroups, mounts = tmp_path / "cgroup", tmp_path / "mounts"
-    cgroups.write_text("4:memory:/jobs/42\n3:cpuset:/\n0::/user.slice/job-42\n")
+    cgroups.write_text("4:memory:/jobs/42\n3:cpuset:/\n0::/jobs.scope/job-42\n")
     mounts.write_text(
         "proc /proc proc rw 0 0\n"
         "cgroup2 /sys/fs/cgroup/unified cgroup2 rw,nosuid 0 0\n"
@@ -67,7 +67,7 @@ def test_memory_cgroups_are_found_on_a_hybrid_machine(tmp_path):
         "cgroup /sys/fs/cgroup/memory cgroup rw,nosuid,memory 0 0\n"
     )
     assert machine._memory_cgroups(str(cgroups), str(mounts)) == [
-        (2, "/sys/fs/cgroup/unified/user.slice/job-42"),
+        (2, "/sys/fs/cgroup/unified/jobs.scope/job-42"),
         (1, "/sys/fs/cgroup/memory/jobs/42"),
     ]
     cgroups.write_text("0::/\n")  # a pure cgroup v2 machine, the process at the root of its namespace
