@@ -20,7 +20,7 @@ import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
-from phrasezoo.machine import usable_cores
+from phrasezoo.machine import cpu_name, usable_cores
 
 ROW = re.compile(r"^(?P<stage>.+?)\s+(?P<start>\d+\.\d)\s+(?P<minutes>\d+\.\d)$")
 TOTAL = re.compile(r"^total \(wall clock\)\s+(?P<minutes>\d+\.\d)$")
@@ -47,12 +47,7 @@ def stages_from_log(text: str) -> dict:
 
 
 def machine() -> dict:
-    cpu = platform.processor() or platform.machine()
-    if Path("/proc/cpuinfo").exists():
-        names = [line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
-                 if line.startswith("model name")]  # fmt: skip
-        cpu = names[0] if names else cpu
-    return {"cpu": cpu, "cores": usable_cores(), "python": platform.python_version()}
+    return {"cpu": cpu_name(), "cores": usable_cores(), "python": platform.python_version()}
 
 
 def render(record: dict | str | Path = "results/speed/main-job.json") -> str:

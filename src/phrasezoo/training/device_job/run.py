@@ -34,6 +34,7 @@ from safetensors.torch import load as load_safetensors
 from safetensors.torch import load_file
 
 from phrasezoo.files import atomic_write_text
+from phrasezoo.machine import cpu_name
 from phrasezoo.recipes import Recipe, recipe_from_dict
 from phrasezoo.training.device_job.ahead import BatchesAhead, batch_workers
 from phrasezoo.training.device_job.codec import import_class, read_task_state
@@ -77,10 +78,7 @@ def forbid_imports(names=DATA_LIBRARIES) -> None:
 def device_name(device: str) -> str:
     if device == "cuda":
         return torch.cuda.get_device_name()
-    for line in Path("/proc/cpuinfo").read_text().splitlines() if Path("/proc/cpuinfo").exists() else []:
-        if line.startswith("model name"):
-            return line.split(":", 1)[1].strip()
-    return platform.processor() or platform.machine()
+    return cpu_name()
 
 
 def resolve_device(device: str) -> str:
