@@ -1,6 +1,6 @@
 """Build hook: ship the top-level recipes (``hub_configs/*.yaml``) and model-card templates (``model_cards/*.md``)
 inside the package, so that an installed wheel finds them as ``phrasezoo/hub_configs`` and ``phrasezoo/model_cards``
-(:func:`phrasezoo.files.shipped_folder`). In a checkout (and an editable install) the code reads the top-level
+(:func:`phrasezoo.core.files.shipped_folder`). In a checkout (and an editable install) the code reads the top-level
 folders themselves. Everything else about the build is in ``pyproject.toml``.
 """
 

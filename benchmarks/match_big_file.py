@@ -209,7 +209,7 @@ def main(argv: list[str] | None = None) -> None:
         Path(args.output).parent.mkdir(parents=True, exist_ok=True)
         Path(args.output).write_text(json.dumps(results, indent=1) + "\n")
     if args.docs:
-        from phrasezoo.files import write_readme_table
+        from phrasezoo.core.files import write_readme_table
 
         write_readme_table(args.docs, markdown(results), block="match-big-file")
     print(markdown(results))

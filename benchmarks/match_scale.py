@@ -688,7 +688,7 @@ def main(argv: list[str] | None = None) -> None:
         Path(args.output).parent.mkdir(parents=True, exist_ok=True)
         save_json(Path(args.output), results)
     if args.docs:
-        from phrasezoo.files import write_readme_table
+        from phrasezoo.core.files import write_readme_table
 
         write_readme_table(args.docs, table_rows(results), block=args.block)
     print(table_rows(results))

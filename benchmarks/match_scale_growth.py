@@ -207,7 +207,7 @@ def main(argv: list[str] | None = None) -> None:
 
         save_json(Path(args.output), results)
     if args.docs:
-        from phrasezoo.files import write_readme_table
+        from phrasezoo.core.files import write_readme_table
 
         write_readme_table(args.docs, render(results), block="match-scale-growth")
     if args.plot:

@@ -297,7 +297,7 @@ def _notes(report: dict) -> list[str]:
 def write_tables(report: dict, docs: str | None, block: str | None = None) -> None:
     """The page's blocks (``matcher-comparison``, ``matcher-precision``; or only the accuracy table into ``block``),
     through the one block writer (docs/blocks.yaml renders the same functions for its drift check)."""
-    from phrasezoo.files import write_readme_table
+    from phrasezoo.core.files import write_readme_table
 
     if docs and block:
         write_readme_table(docs, accuracy_table(report), block)
@@ -326,7 +326,7 @@ def merged(path: str, report: dict, drop: tuple[str, ...] = ()) -> dict:
 
 
 def save(path: str, report: dict) -> None:
-    from phrasezoo.files import atomic_write_text
+    from phrasezoo.core.files import atomic_write_text
 
     atomic_write_text(path, json.dumps(report, indent=1))
 

@@ -193,7 +193,7 @@ def recipe_model(recipe: str, workdir: Path) -> tuple[str, str]:
     exported = ROOT / "outputs" / recipe
     if (exported / "config.json").exists():
         return str(exported), f"outputs/{recipe} (trained, exported)"
-    from phrasezoo.registry import create_model
+    from phrasezoo.zoo.registry import create_model
 
     folder = workdir / recipe
     if not (folder / "config.json").exists():
@@ -209,8 +209,8 @@ def codebook_model(recipe: str, workdir: Path, n_words: int = 50_000) -> tuple[s
     exported = ROOT / "outputs" / recipe
     if (exported / "config.json").exists():
         return str(exported), f"outputs/{recipe} (trained, exported)"
+    from phrasezoo.core.recipes import load_recipe
     from phrasezoo.models.codebook.modeling_codebook import CodebookSeq2Embeddings
-    from phrasezoo.recipes import load_recipe
     from phrasezoo.resources import load_word_vectors
 
     folder = workdir / recipe
@@ -568,7 +568,7 @@ def main() -> None:
     parser.add_argument("--readme", help="rewrite the <!-- space-load:start --> block of this README")
     parser.add_argument("--from-results", help="only regenerate the README block from this results file")
     args = parser.parse_args()
-    from phrasezoo.files import write_readme_table
+    from phrasezoo.core.files import write_readme_table
 
     if args.from_results:
         table = load_table(json.loads(Path(args.from_results).read_text()))

@@ -137,7 +137,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.output:
         save_json(Path(args.output), results)
     if args.docs:
-        from phrasezoo.files import write_readme_table
+        from phrasezoo.core.files import write_readme_table
 
         write_readme_table(args.docs, render(results), block="speed-char-topk")
     print(render(results))

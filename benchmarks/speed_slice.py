@@ -258,7 +258,7 @@ def index_throughput(
 
 
 def write_json(report: dict, path: Path) -> None:
-    from phrasezoo.files import readable_replace
+    from phrasezoo.core.files import readable_replace
 
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")

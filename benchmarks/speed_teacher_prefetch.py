@@ -32,11 +32,11 @@ from types import SimpleNamespace
 import numpy as np
 import torch
 
-from phrasezoo.machine import cpu_name, usable_cores
+from phrasezoo.core.machine import cpu_name, usable_cores
+from phrasezoo.core.recipes import load_recipe
 from phrasezoo.objectives import teacher as teacher_module
-from phrasezoo.recipes import load_recipe
-from phrasezoo.registry import create_model, validate_recipe
 from phrasezoo.training.trainer import _batch_plan, micro_seed, plan_steps, seed_everything
+from phrasezoo.zoo.registry import create_model, validate_recipe
 
 
 def draws(recipe: str, seeds: list[int]) -> tuple[list[str], dict[int, list[str]]]:

@@ -90,9 +90,9 @@ def write_pack(out: Path, meta: dict, training: dict, model, task, lexicon_strin
 def pack(args: argparse.Namespace) -> None:
     from accelerate import Accelerator
 
-    from phrasezoo.recipes import load_recipe
-    from phrasezoo.registry import create_model, validate_recipe
+    from phrasezoo.core.recipes import load_recipe
     from phrasezoo.training.trainer import seed_everything
+    from phrasezoo.zoo.registry import create_model, validate_recipe
 
     cfg = load_recipe(args.config, args.overrides)
     method = validate_recipe(cfg)
@@ -123,7 +123,7 @@ def time_device(pack_dir: Path, device: str, steps: int, warmup: int, threads: i
     """Train a fresh copy for ``steps`` steps on ``device``; seconds per step from the loop's own log."""
     from accelerate import Accelerator
 
-    from phrasezoo.recipes import TrainingConfig
+    from phrasezoo.core.recipes import TrainingConfig
     from phrasezoo.training.device_job.codec import read_task_state
     from phrasezoo.training.trainer import seed_everything, train
 
@@ -155,7 +155,7 @@ def time_device(pack_dir: Path, device: str, steps: int, warmup: int, threads: i
     if not gaps:
         raise SystemExit(f"--steps on {device} must exceed the {warmup} warm-up steps.")
     per_step = statistics.median(gaps)
-    from phrasezoo.machine import cpu_name
+    from phrasezoo.core.machine import cpu_name
 
     name = torch.cuda.get_device_name() if device == "cuda" else cpu_name()
     return {
@@ -269,7 +269,7 @@ def main(argv: list[str] | None = None) -> None:
     elif args.command == "render":
         table = render([json.loads(Path(path).read_text()) for path in args.reports])
         if args.readme:
-            from phrasezoo.files import write_readme_table
+            from phrasezoo.core.files import write_readme_table
 
             write_readme_table(Path(args.readme), table, block="speed-train")
         else:

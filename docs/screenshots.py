@@ -56,7 +56,7 @@ def small_png(data: bytes, width: int = 1000, colours: int = 96) -> bytes:
 def repo_id_of(folder: Path) -> str:
     """The Hub id a model folder is published under: its recipe's ``repo_id`` when the folder is named after a
     recipe (``outputs/<recipe>``), else ``phrasezoo/<folder name>``."""
-    from phrasezoo.recipes import list_recipes, load_recipe
+    from phrasezoo.core.recipes import list_recipes, load_recipe
 
     return load_recipe(folder.name).repo_id if folder.name in list_recipes() else f"phrasezoo/{folder.name}"
 

@@ -1,7 +1,7 @@
 """The generated blocks of README.md and docs/**/*.md, regenerated from the committed results files.
 
 A block is the text between ``<!-- NAME:start -->`` and ``<!-- NAME:end -->``; the one block writer
-(:func:`phrasezoo.files.write_readme_table`) fills it. ``docs/blocks.yaml`` is the registry: for every block, its page
+(:func:`phrasezoo.core.files.write_readme_table`) fills it. ``docs/blocks.yaml`` is the registry: for every block, its page
 and the existing report command (or renderer) that makes it from ``results/``. So a table cannot drift from its
 file: ``tests/test_blocks.py`` regenerates every block into copies of the pages and fails on any difference.
 
@@ -117,12 +117,12 @@ def run_block(block: Block, page: str | Path) -> None:
 
 def _run(block: Block, page: str | Path) -> int | None:
     if block.run and block.results and block.missing and not (ROOT / block.results).is_file():
-        from phrasezoo.files import write_readme_table  # not measured yet: the placeholder the page promises
+        from phrasezoo.core.files import write_readme_table  # not measured yet: the placeholder the page promises
 
         write_readme_table(page, block.missing, block=block.name)
         return 0
     if block.render:
-        from phrasezoo.files import write_readme_table
+        from phrasezoo.core.files import write_readme_table
 
         write_readme_table(page, render_function(block), block=block.name)
         return 0
@@ -162,7 +162,7 @@ def paper_value(spec: dict | None) -> float | None:
     if not spec:
         return None
     if "method" in spec:
-        from phrasezoo.registry import get_method
+        from phrasezoo.zoo.registry import get_method
 
         values = get_method(spec["method"]).paper_rows[spec["row"]]
         key = spec["key"]

@@ -20,7 +20,7 @@ import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
-from phrasezoo.machine import cpu_name, usable_cores
+from phrasezoo.core.machine import cpu_name, usable_cores
 
 ROW = re.compile(r"^(?P<stage>.+?)\s+(?P<start>\d+\.\d)\s+(?P<minutes>\d+\.\d)$")
 TOTAL = re.compile(r"^total \(wall clock\)\s+(?P<minutes>\d+\.\d)$")

@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from phrasezoo.files import REPO_ROOT
+from phrasezoo.core.files import REPO_ROOT
 
 #: what ``pip wheel .`` reads from the repository
 BUILD_FOLDERS = ("src", "hub_configs", "model_cards")

@@ -1,4 +1,4 @@
-"""The training-task assembler (:mod:`phrasezoo.assembly`): one build path, parts in stage order, merged facts.
+"""The training-task assembler (:mod:`phrasezoo.zoo.assembly`): one build path, parts in stage order, merged facts.
 
 ``FrequencyFilter`` is the example of CONTRIBUTING.md ("Adding a shared training part"), read from the page and built
 here through the assembler for two toy methods with different data (words, and word pairs), as the page walks through.
@@ -15,10 +15,10 @@ from typing import Any
 
 import pytest
 
-from phrasezoo import assembly, registry
-from phrasezoo.assembly import Assembly, BenchmarkFilter, LexiconTerm, Stage, TeacherDistillation
-from phrasezoo.recipes import recipe_from_dict
-from phrasezoo.registry import Arg, Method, benchmark_filter_arg, lexicon_args
+from phrasezoo.core.recipes import recipe_from_dict
+from phrasezoo.zoo import assembly, registry
+from phrasezoo.zoo.assembly import Assembly, BenchmarkFilter, LexiconTerm, Stage, TeacherDistillation
+from phrasezoo.zoo.registry import Arg, Method, benchmark_filter_arg, lexicon_args
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 

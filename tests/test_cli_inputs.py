@@ -22,7 +22,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from phrasezoo.cli import main
-from phrasezoo.recipes import RECIPES_DIR, list_recipes
+from phrasezoo.core.recipes import RECIPES_DIR, list_recipes
 from phrasezoo.resources import iter_corpus
 from tests.properties import SETTINGS, cells, unicode_text
 
@@ -244,7 +244,7 @@ def test_train_checks_the_recipe_and_overrides_before_training(workdir, content,
     """``phrasezoo train`` validates the recipe (and its ``--set`` overrides) the way training's first step does; a
     recipe that passes reaches training (stubbed here) with every override applied."""
     from phrasezoo import pipeline
-    from phrasezoo.registry import validate_recipe
+    from phrasezoo.zoo.registry import validate_recipe
 
     reached = []
     monkeypatch.setattr(pipeline, "train_and_export", lambda cfg, *_, **__: reached.append(validate_recipe(cfg)))
@@ -285,7 +285,7 @@ def test_a_corpus_file_gives_every_non_blank_line_as_a_document(workdir, lines, 
 @pytest.mark.parametrize("content", [b"caf\xe9 au lait\n", b"\xff\xfeb\x00a\x00d\x00", b"", b"\n \n\t\n"])
 def test_topic_commands_name_a_corpus_file_they_cannot_use(workdir, monkeypatch, command, content):
     """Checked before any model is loaded or any text parsed: a non-UTF-8 line, or no document at all."""
-    from phrasezoo.registry import get_method, list_methods
+    from phrasezoo.zoo.registry import get_method, list_methods
 
     for name in list_methods():  # every method's `topics` command module: none may load a model first
         method = get_method(name)

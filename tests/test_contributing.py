@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import phrasezoo.registry as registry
-from phrasezoo.registry import get_method, list_methods
+import phrasezoo.zoo.registry as registry
+from phrasezoo.zoo.registry import get_method, list_methods
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 TEXT = (REPO_ROOT / "CONTRIBUTING.md").read_text()

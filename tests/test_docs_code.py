@@ -91,9 +91,9 @@ def test_a_marker_needs_a_reason():
 @pytest.fixture(scope="module")
 def sandbox(tmp_path_factory) -> Path:
     """A folder like a fresh clone after the main job: examples/ and untrained exports of the recipes named."""
+    from phrasezoo.core.recipes import load_recipe
     from phrasezoo.hub.export import export_model
-    from phrasezoo.recipes import load_recipe
-    from phrasezoo.registry import create_model, get_method
+    from phrasezoo.zoo.registry import create_model, get_method
 
     root = tmp_path_factory.mktemp("clone")
     shutil.copytree(ROOT / "examples", root / "examples")

@@ -25,9 +25,9 @@ print(json.dumps({"name": model.name_or_path, "dim": int(model.encode(["New York
 
 @pytest.mark.slow  # the child process imports transformers and torch
 def test_a_space_loads_its_model_by_the_recipes_hub_id_offline(tmp_path):
+    from phrasezoo.core.recipes import load_recipe
     from phrasezoo.hub.export import export_model
-    from phrasezoo.recipes import load_recipe
-    from phrasezoo.registry import get_method
+    from phrasezoo.zoo.registry import get_method
 
     recipe = load_recipe(CHECKPOINT)
     folder = tmp_path / "outputs" / CHECKPOINT

@@ -2,8 +2,8 @@
 
 1 entry (cli, pipeline, device, ``__main__`` modules) > 2 workflows (training, evaluation, hub, applications; no imports
 between them; a method's plug-ins into a workflow, ``methods/<name>/tasks`` and ``/report``, stand with it) > 3 the
-zoo (methods, each on its own, over the registry and the training-task assembler) > 4 shared pieces, in sublevels: objectives > data | encoders >
-resources (with its corpora and splits) > the core (files, errors, progress, machine, recipes) > 5 models.
+zoo (methods, each on its own, over ``zoo/``: the registry and the training-task assembler) > 4 shared pieces, in sublevels: objectives > data | encoders >
+resources (with its corpora and splits) > the core (``core/``: files, errors, progress, machine, recipes) > 5 models.
 Every import counts, function-level ones included; there is no import loop between modules either.
 """
 
@@ -33,11 +33,7 @@ SHARED = {
     "data": (4.2, "data"),
     "encoders": (4.2, "encoders"),
     "resources": (4.3, "resources"),
-    "files": (4.4, "core"),
-    "errors": (4.4, "core"),
-    "progress": (4.4, "core"),
-    "machine": (4.4, "core"),
-    "recipes": (4.4, "core"),
+    "core": (4.4, "core"),
 }
 
 
@@ -59,7 +55,7 @@ def level(module: str) -> tuple[float, str]:
         return 1, "entry"
     if head in WORKFLOWS:
         return 2, head
-    if head in ("registry", "assembly"):
+    if head == "zoo":
         # methods declare themselves with registry.Method (the registry finds them by scanning) and their training
         # task with assembly.Assembly (the assembler builds it from the shared parts below)
         return 3.5, "registry"
@@ -167,12 +163,12 @@ def test_no_import_loops():
         ("phrasezoo.methods.some_method.tasks", 2),  # a method's plug-in into the evaluation workflow
         ("phrasezoo.methods.some_method.tasks.part", 2),
         ("phrasezoo.methods.some_method.data", 3),
-        ("phrasezoo.registry", 3.5),
-        ("phrasezoo.assembly", 3.5),
+        ("phrasezoo.zoo.registry", 3.5),
+        ("phrasezoo.zoo.assembly", 3.5),
         ("phrasezoo.objectives.losses", 4.1),
         ("phrasezoo.data.cache", 4.2),
         ("phrasezoo.resources.corpora", 4.3),
-        ("phrasezoo.recipes", 4.4),
+        ("phrasezoo.core.recipes", 4.4),
         ("phrasezoo.models.some_method.modeling_some_method", 5),
     ],
 )
@@ -209,7 +205,7 @@ def test_rules(importer, imported, ok):
 #: (``require_module``: optional third-party libraries) and the GPU job's codec (rebuilding a task from its state).
 #: Everything else imports by name, or goes through the registry (``get_method(name).load("module")``).
 COMPUTED_IMPORTS = (
-    "phrasezoo.registry",
+    "phrasezoo.zoo.registry",
     "phrasezoo.data",
     "phrasezoo.resources",
     "phrasezoo.training.device_job.codec",

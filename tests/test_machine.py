@@ -1,10 +1,10 @@
-"""phrasezoo.machine: the cores the soup and the evaluation size their processes by."""
+"""phrasezoo.core.machine: the cores the soup and the evaluation size their processes by."""
 
 from __future__ import annotations
 
 import os
 
-from phrasezoo import machine
+from phrasezoo.core import machine
 
 
 def test_usable_cores_follows_the_affinity(monkeypatch):

@@ -6,7 +6,7 @@ import json
 import runpy
 from pathlib import Path
 
-from phrasezoo.progress import StageClock
+from phrasezoo.core.progress import StageClock
 
 SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "main_job_record.py"
 

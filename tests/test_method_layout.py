@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from phrasezoo.registry import get_method, list_methods
+from phrasezoo.zoo.registry import get_method, list_methods
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 TEXT = (REPO_ROOT / "CONTRIBUTING.md").read_text()

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from phrasezoo.registry import list_methods
+from phrasezoo.zoo.registry import list_methods
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SCANNED = ("src/phrasezoo", "tests", "experiments", "benchmarks", "scripts")

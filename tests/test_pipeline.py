@@ -140,8 +140,8 @@ def test_dev_selection_chooses_the_mix_on_the_dev_suite(tmp_path, monkeypatch, b
     import torch
     from safetensors.torch import load_file
 
+    from phrasezoo.core.recipes import load_recipe
     from phrasezoo.evaluation.dev.suite import evaluate_dev
-    from phrasezoo.recipes import load_recipe
     from phrasezoo.training.selection import select_on_dev
     from phrasezoo.training.workflow import train_recipe
 
@@ -224,8 +224,8 @@ def test_a_soup_recipe_trains_each_seed_and_exports_their_average(tmp_path, monk
     import torch
     from safetensors.torch import load_file
 
+    from phrasezoo.core.recipes import load_recipe
     from phrasezoo.pipeline import train_and_export
-    from phrasezoo.recipes import load_recipe
 
     monkeypatch.chdir(tmp_path)
     config = _tiny_recipe(tmp_path, "pearl-soup", soup_seeds=[1, 2])
@@ -289,9 +289,9 @@ def test_one_pipeline_run_writes_the_model_folder_once_and_the_card_once(tmp_pat
     """train (a soup) -> select on dev -> export once -> evaluate -> card once: no step goes back up."""
     import phrasezoo.hub.card
     import phrasezoo.hub.export
-    import phrasezoo.registry
     import phrasezoo.training.run
     import phrasezoo.training.workflow
+    import phrasezoo.zoo.registry
 
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("PHRASEZOO_BENCHMARKS", str(benchmarks_dir))
@@ -312,8 +312,8 @@ def test_one_pipeline_run_writes_the_model_folder_once_and_the_card_once(tmp_pat
     write_card = phrasezoo.hub.card.write_model_card
     monkeypatch.setattr(phrasezoo.hub.export, "write_model_card", lambda *a: cards.append(a) or write_card(*a))
     validations = []
-    validate = phrasezoo.registry.validate_recipe
-    for module in (phrasezoo.registry, phrasezoo.training.run, phrasezoo.training.workflow):  # every caller's name
+    validate = phrasezoo.zoo.registry.validate_recipe
+    for module in (phrasezoo.zoo.registry, phrasezoo.training.run, phrasezoo.training.workflow):  # every caller's name
         monkeypatch.setattr(
             module, "validate_recipe", lambda recipe: validations.append(recipe.name) or validate(recipe)
         )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from phrasezoo.progress import StageClock
+from phrasezoo.core.progress import StageClock
 
 
 def test_stages_are_listed_in_start_order_with_their_minutes(monkeypatch):

@@ -8,8 +8,16 @@ from __future__ import annotations
 
 import pytest
 
-from phrasezoo.recipes import list_recipes, load_recipe, recipe_from_dict
-from phrasezoo.registry import ARG_SECTIONS, Arg, OutputKind, get_method, list_methods, validate_args, validate_recipe
+from phrasezoo.core.recipes import list_recipes, load_recipe, recipe_from_dict
+from phrasezoo.zoo.registry import (
+    ARG_SECTIONS,
+    Arg,
+    OutputKind,
+    get_method,
+    list_methods,
+    validate_args,
+    validate_recipe,
+)
 
 CONFIGS = list_recipes()
 

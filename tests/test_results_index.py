@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from phrasezoo.recipes import BASELINES_DIR, RESULTS_DIR, list_recipes, load_recipe, results_path
+from phrasezoo.core.recipes import BASELINES_DIR, RESULTS_DIR, list_recipes, load_recipe, results_path
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 RESULTS = REPO_ROOT / "results"

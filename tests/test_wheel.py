@@ -16,13 +16,13 @@ from pathlib import Path
 
 import pytest
 
-from phrasezoo.files import REPO_ROOT
+from phrasezoo.core.files import REPO_ROOT
 from tests.fresh_venv import make_venv
 
 CHECK = """
 import json, phrasezoo
-from phrasezoo.recipes import RECIPES_DIR, list_recipes, load_recipe
-from phrasezoo.registry import get_method, list_methods, validate_recipe
+from phrasezoo.core.recipes import RECIPES_DIR, list_recipes, load_recipe
+from phrasezoo.zoo.registry import get_method, list_methods, validate_recipe
 for name in list_recipes():
     validate_recipe(load_recipe(name))
 print(json.dumps({

@@ -17,10 +17,10 @@ from pathlib import Path
 import torch
 from safetensors.torch import load_file
 
+from phrasezoo.core.recipes import load_recipe
 from phrasezoo.evaluation.dev.suite import dev_scores_row, evaluate_dev
 from phrasezoo.methods.codebook.tasks.phrases import glove_average
-from phrasezoo.recipes import load_recipe
-from phrasezoo.registry import create_model
+from phrasezoo.zoo.registry import create_model
 
 
 class GloveAverage:

@@ -15,9 +15,9 @@ import sys
 import torch
 from safetensors.torch import load_file
 
+from phrasezoo.core.recipes import load_recipe
 from phrasezoo.evaluation.dev.suite import dev_scores_row, evaluate_dev
-from phrasezoo.recipes import load_recipe
-from phrasezoo.registry import create_model
+from phrasezoo.zoo.registry import create_model
 
 recipe, outdir, checkpoint, *sizes = sys.argv[1:]
 trained = load_file(f"{outdir}/checkpoints/{checkpoint}/model.safetensors")

@@ -16,10 +16,10 @@ import sys
 import torch
 from safetensors.torch import load_file
 
+from phrasezoo.core.recipes import load_recipe
 from phrasezoo.evaluation.dev.suite import dev_scores_row, evaluate_dev
-from phrasezoo.recipes import load_recipe
-from phrasezoo.registry import create_model
 from phrasezoo.training.checkpoint import blend_with_initial
+from phrasezoo.zoo.registry import create_model
 
 recipe, outdir, *ckpts = sys.argv[1:]
 was = [float(x) for x in os.environ.get("WA", "0").split(",")]

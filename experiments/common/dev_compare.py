@@ -20,7 +20,7 @@ import json
 import sys
 from pathlib import Path
 
-from phrasezoo.files import write_readme_table
+from phrasezoo.core.files import write_readme_table
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from seeds_report import chosen_row  # noqa: E402  (the sibling script: a run's chosen grid row)

@@ -18,10 +18,10 @@ from pathlib import Path
 
 import numpy as np
 
+from phrasezoo.core.files import atomic_write_text
 from phrasezoo.data.dev_sets import load_dev_set
 from phrasezoo.encoders import load_encoder
 from phrasezoo.evaluation.dev.suite import DEV_TASKS, gold_set, top1_hits
-from phrasezoo.files import atomic_write_text
 
 #: dev tasks whose data is ``queries`` / ``candidates`` / ``gold`` (candidate indices) and whose score is top-1
 RETRIEVAL_TASKS = ("dev_alias", "dev_fuzzy", "dev_description")

@@ -20,8 +20,8 @@ from pathlib import Path
 import numpy as np
 from scipy.stats import pearsonr, spearmanr
 
+from phrasezoo.core.files import atomic_write_text, write_readme_table
 from phrasezoo.evaluation import read_results
-from phrasezoo.files import atomic_write_text, write_readme_table
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from seeds_report import chosen_row  # noqa: E402  (the sibling script: a run's chosen grid row)

@@ -21,9 +21,9 @@ import statistics
 from pathlib import Path
 from typing import Any
 
+from phrasezoo.core.files import write_readme_table
 from phrasezoo.evaluation.report import _columns_for, _doc_values, _key, _mean, no_kb_tasks, suite_tasks
 from phrasezoo.evaluation.results import get_value, read_results
-from phrasezoo.files import write_readme_table
 
 AVG_NO_KB = "avg w/o KB (7)"
 AVG_ALL = "PEARL avg (9)"

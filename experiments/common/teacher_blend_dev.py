@@ -21,10 +21,10 @@ from pathlib import Path
 
 import numpy as np
 
+from phrasezoo.core.files import atomic_write_text
 from phrasezoo.encoders import load_encoder
 from phrasezoo.encoders.base import Encoder
 from phrasezoo.evaluation.dev.suite import evaluate_dev
-from phrasezoo.files import atomic_write_text
 from phrasezoo.objectives.teacher import blend_weights, teacher_label
 
 

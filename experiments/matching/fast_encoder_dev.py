@@ -87,8 +87,13 @@ def decide(rows: dict, rule: int = 14) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--rule", type=int, choices=sorted(OUTPUTS), default=30,
-                        help="the rule that decides (14: round 3's record; 29: round 7; 30: round 8)")
+    parser.add_argument(
+        "--rule",
+        type=int,
+        choices=sorted(OUTPUTS),
+        default=30,
+        help="the rule that decides (14: round 3's record; 29: round 7; 30: round 8)",
+    )
     args = parser.parse_args()
     os.environ.setdefault("PHRASEZOO_NO_PROGRESS", "1")
     default = default_combination()
@@ -103,9 +108,7 @@ def main() -> None:
     for k in ENCODERS:
         rows[DECIDING[k]] = by_domain(*reversed(transfer_cross_fitted(tables["torch"], tables[k], names)))
     int8 = tables["onnx-int8"]
-    rows[RETRAINED] = by_domain(
-        *reversed(transfer_cross_fitted(int8, int8, names))
-    )
+    rows[RETRAINED] = by_domain(*reversed(transfer_cross_fitted(int8, int8, names)))
     report = {"created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"), "split": "dev",
               "encoders": {k: encoders[k].name for k in ENCODERS},
               "revisions": {k: encoders[k].revision for k in ENCODERS},

@@ -205,7 +205,9 @@ def fit_listwise(tables: list[TableFeatures], names: list[str], l2: float = 1e-3
     return minimize(objective, start, jac=True, method="L-BFGS-B").x
 
 
-def fit_probability(tables: list[TableFeatures], z: dict[str, np.ndarray], context: tuple[str, ...] = ()) -> list[float]:
+def fit_probability(
+    tables: list[TableFeatures], z: dict[str, np.ndarray], context: tuple[str, ...] = ()
+) -> list[float]:
     """``[a, b, c, *w]`` of ``sigmoid(a z + b margin(z) + c + w . g)``: a logistic regression of "the query's
     top-ranked candidate is its gold match" on the top candidate's ranking score, margin and ``context`` features
     ``g`` (every right row, those without a gold match included), datasets weighted equally; a and b are kept >= 0,
@@ -666,7 +668,7 @@ BLOCKS = {
 
 def write_log(args) -> None:
     """Render the study's results files into their blocks (docs/experiments/matching.md, docs/fuzzy-joins.md)."""
-    from phrasezoo.files import write_readme_table
+    from phrasezoo.core.files import write_readme_table
 
     for block, (page, name, render) in BLOCKS.items():
         if (RESULTS / name).exists():

@@ -289,7 +289,9 @@ def auto_precision_by_domain(tables: list[TableFeatures], scores: dict[str, np.n
 
 
 # ------------------------------------------------------------------------------------------------ fit / evaluate
-CHOSEN = "+hub +static +name words +fuzzy +token sort"  # the shipped feature set (rounds 1, 2 and 4, names-dev-study.json)
+CHOSEN = (
+    "+hub +static +name words +fuzzy +token sort"  # the shipped feature set (rounds 1, 2 and 4, names-dev-study.json)
+)
 
 
 def fit(args) -> None:
@@ -324,7 +326,13 @@ def fit(args) -> None:
     print(json.dumps(combination.meta, indent=1))
 
 
-CONTEXT = ("emb", "char", "token_sort", "acronym", "cover_query")  # rule 28's context features, fixed before its numbers
+CONTEXT = (
+    "emb",
+    "char",
+    "token_sort",
+    "acronym",
+    "cover_query",
+)  # rule 28's context features, fixed before its numbers
 
 
 def shipped_context(encoder_name: str) -> tuple[str, ...]:
@@ -492,10 +500,17 @@ def main() -> None:
     p.add_argument("--model", default=DEFAULT_ENCODER)
     p.add_argument("--candidates", type=int, default=10)
     p.add_argument("--split", default="dev", choices=("dev", "test"))
-    p.add_argument("--former", help="the former default beside it: a fit-*.json (its combination, scored on this run's "
-                   "vectors) or an earlier names-test*.json of the same split (its default's row as read then)")
-    p.add_argument("--domains", nargs="+", choices=ALL_DOMAINS,
-                   help="only these domains (default: all five; a slow encoder may skip AutoFJ's 40 test tables)")
+    p.add_argument(
+        "--former",
+        help="the former default beside it: a fit-*.json (its combination, scored on this run's "
+        "vectors) or an earlier names-test*.json of the same split (its default's row as read then)",
+    )
+    p.add_argument(
+        "--domains",
+        nargs="+",
+        choices=ALL_DOMAINS,
+        help="only these domains (default: all five; a slow encoder may skip AutoFJ's 40 test tables)",
+    )
     p.set_defaults(func=evaluate)
     p = sub.add_parser("benchmark", help="write the benchmark's counts and fingerprints (results/matching/)")
     p.set_defaults(func=benchmark_facts)

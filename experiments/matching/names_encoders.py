@@ -139,7 +139,6 @@ def render(report: dict) -> str:
     )
 
 
-
 def render_test_pair(report: dict) -> str:
     """The test read of a ``hybrid:<encoder>`` matcher beside the torch default's (``TORCH_TEST_FILE``: every such read
     was made while it was the default, until round 8), top-1 (MRR@10) per domain and the difference in points."""
@@ -159,8 +158,11 @@ def render_test_pair(report: dict) -> str:
     diff = [f"{100 * (b[d]['accuracy'] - a[d]['accuracy']):+.1f}" if d in common else "–" for d in ALL_DOMAINS]
     diff.append(f"{100 * (_mean(b, common) - _mean(a, common)):+.1f}")
     lines.append("| difference, top-1 points | " + " | ".join(diff) + " |")
-    partial = "" if len(common) == len(ALL_DOMAINS) else (
-        f" The mean is over the domains both rows ran ({', '.join(LABELS[d] for d in common)}).")
+    partial = (
+        ""
+        if len(common) == len(ALL_DOMAINS)
+        else (f" The mean is over the domains both rows ran ({', '.join(LABELS[d] for d in common)}).")
+    )
     return "\n".join(lines) + (
         f"\n\nTop-1 accuracy (MRR@10); AutoFJ: mean over its test datasets.{partial} From `{TORCH_TEST_FILE}` "
         f"({default['created'][:10]}) and `{report['file']}` (`{report['command']}`, {report['created'][:10]})."

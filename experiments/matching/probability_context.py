@@ -123,8 +123,9 @@ def main() -> None:
         context_map.meta["probability_context"] = {"rule": report["rule"], "winner": report["decision"]["winner"],
                                                    "command": report["command"] + " --write"}  # fmt: skip
         store_learned(context_map.meta["encoder"], context_map, Path(COMBINATIONS_FILE))
-        print("wrote the context map into combinations.py: recalibrate with names_calibration.py --write",
-              file=sys.stderr)
+        print(
+            "wrote the context map into combinations.py: recalibrate with names_calibration.py --write", file=sys.stderr
+        )
 
 
 if __name__ == "__main__":

@@ -119,7 +119,9 @@ def diagnose(folder: Path, size: int, sample: int, seed: int, also: dict[str, Pa
 def render(report: dict) -> str:
     """One row per reading, one column per size: top-1 among the same candidates, and their recall."""
     sizes = report["rows"]
-    head = "| reading (same candidates per size) | " + " | ".join(f"{r['size']:,} x {r['size']:,}" for r in sizes) + " |"
+    head = (
+        "| reading (same candidates per size) | " + " | ".join(f"{r['size']:,} x {r['size']:,}" for r in sizes) + " |"
+    )
     lines = [head, "|---|" + "---:|" * len(sizes)]
     lines.append("| candidate recall (true row among the candidates) | "
                  + " | ".join(f"{100 * r['candidate_recall']:.1f}" for r in sizes) + " |")  # fmt: skip
@@ -145,8 +147,13 @@ def main() -> None:
     parser.add_argument("--sample", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=6)
     parser.add_argument("--tables", type=Path, default=None, help="the scale benchmark's table folder")
-    parser.add_argument("--also", nargs="*", default=[], metavar="LABEL=FILE",
-                        help="more combinations to score on the same candidates ({'combination': ...} files)")
+    parser.add_argument(
+        "--also",
+        nargs="*",
+        default=[],
+        metavar="LABEL=FILE",
+        help="more combinations to score on the same candidates ({'combination': ...} files)",
+    )
     parser.add_argument("--output", type=Path, default=OUT)
     args = parser.parse_args()
     also = dict(item.split("=", 1) for item in args.also)

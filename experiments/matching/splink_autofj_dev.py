@@ -262,7 +262,7 @@ def main(argv: list[str] | None = None) -> None:
         Path(args.output).parent.mkdir(parents=True, exist_ok=True)
         Path(args.output).write_text(json.dumps(results, indent=2) + "\n")
     if args.docs:
-        from phrasezoo.files import write_readme_table
+        from phrasezoo.core.files import write_readme_table
 
         write_readme_table(args.docs, table(results), block="splink-dev")
     print(table(results))

@@ -139,7 +139,7 @@ def main(argv: list[str] | None = None) -> None:
                "verdict": verdict(pairs, args.rule)}  # fmt: skip
     Path(args.output).write_text(json.dumps(results, indent=1) + "\n")
     if args.docs:
-        from phrasezoo.files import write_readme_table
+        from phrasezoo.core.files import write_readme_table
 
         write_readme_table(args.docs, table(results), block=spec["block"])
     print(table(results))

@@ -25,9 +25,9 @@ from pathlib import Path
 
 import torch
 
+from phrasezoo.core.files import atomic_write_text
 from phrasezoo.data.benchmark_filter import load_blocklist
 from phrasezoo.data.dev_sets import dev_set_strings
-from phrasezoo.files import atomic_write_text
 from phrasezoo.methods.pearl.name_aliases import name_alias_rows
 from phrasezoo.objectives.teacher import teacher_embeddings
 

@@ -28,8 +28,8 @@ from pathlib import Path
 
 from transformers import AutoModel
 
+from phrasezoo.core.recipes import load_recipe
 from phrasezoo.methods.pearl.type_head import fit_type_head, typed_table
-from phrasezoo.recipes import load_recipe
 
 GOLD = {"PER": ("PERSON",), "LOC": ("GPE", "LOC", "FAC"), "ORG": ("ORG",)}
 
@@ -140,7 +140,7 @@ def main(argv: list[str] | None = None) -> None:
     Path(args.output).parent.mkdir(parents=True, exist_ok=True)
     Path(args.output).write_text(json.dumps(results, indent=1) + "\n")
     if args.docs:
-        from phrasezoo.files import write_readme_table
+        from phrasezoo.core.files import write_readme_table
 
         write_readme_table(args.docs, table(results), block="pearl-type-head-dev")
     print(table(results))

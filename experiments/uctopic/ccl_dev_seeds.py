@@ -20,7 +20,7 @@ import json
 from collections import defaultdict
 from pathlib import Path
 
-from phrasezoo.files import write_readme_table
+from phrasezoo.core.files import write_readme_table
 from phrasezoo.methods.uctopic.ccl import CCLConfig
 
 

@@ -29,7 +29,7 @@ from collections import defaultdict
 from pathlib import Path
 from statistics import mean, stdev
 
-from phrasezoo.files import atomic_write_text, write_readme_table
+from phrasezoo.core.files import atomic_write_text, write_readme_table
 
 CCL_SUFFIX = "_context_ccl"
 

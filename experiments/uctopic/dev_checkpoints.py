@@ -45,7 +45,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--block", default="uctopic-mini-dev", help="README block name (<!-- NAME:start -->)")
     args = parser.parse_args(argv)
     if args.render:
-        from phrasezoo.files import write_readme_table
+        from phrasezoo.core.files import write_readme_table
 
         table = render([json.loads(line) for line in Path(args.render).read_text().splitlines() if line.strip()])
         if args.readme:
@@ -77,8 +77,8 @@ def main(argv: list[str] | None = None) -> None:
     for spec in args.baselines:
         score(spec, load_encoder(spec, progress=False))
     if args.checkpoints:
-        from phrasezoo.recipes import load_recipe
-        from phrasezoo.registry import create_model
+        from phrasezoo.core.recipes import load_recipe
+        from phrasezoo.zoo.registry import create_model
 
         model = create_model(load_recipe(args.recipe)).eval()
         for checkpoint in args.checkpoints:

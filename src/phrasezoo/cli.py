@@ -10,16 +10,16 @@ from pathlib import Path
 from huggingface_hub.errors import HfHubHTTPError
 
 from phrasezoo.applications.commands import register as register_topics
+from phrasezoo.core.errors import run_command
+from phrasezoo.core.recipes import list_recipes, load_recipe
 from phrasezoo.device import register as register_device
-from phrasezoo.errors import run_command
 from phrasezoo.hub.export import export_model, refresh_card
 from phrasezoo.hub.push import plan_push, push_folder
 from phrasezoo.pipeline import card_results, run_pipeline, train_from_args
-from phrasezoo.recipes import list_recipes, load_recipe
-from phrasezoo.registry import create_model, get_method, list_methods
 from phrasezoo.training.checkpoint import latest_checkpoint, load_checkpoint
 from phrasezoo.training.finalize import finalize_model
 from phrasezoo.training.run import add_train_arguments
+from phrasezoo.zoo.registry import create_model, get_method, list_methods
 
 EPILOG = """examples:
   phrasezoo list                                       methods and published recipes

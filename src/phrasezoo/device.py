@@ -31,7 +31,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from phrasezoo.files import REPO_ROOT
+from phrasezoo.core.files import REPO_ROOT
 
 PACK_ROOT = Path(".devicepack")
 PACKS_RECORD = Path("results") / "gpu-job" / "device-packs.json"
@@ -61,7 +61,7 @@ def run_call(pack_dir: str | Path, timeout_s: int = DEFAULT_TIMEOUT_S) -> dict[s
 
 # ------------------------------------------------------------------------------------------------------ pack
 def pack_command(args: argparse.Namespace) -> int:
-    from phrasezoo.recipes import load_recipe
+    from phrasezoo.core.recipes import load_recipe
     from phrasezoo.training.device_job.pack import PackTooLarge, build_pack
 
     cfg = load_recipe(args.config, args.overrides)
@@ -113,7 +113,7 @@ def selftest(pack: Path, steps: int = 3) -> dict[str, Any]:
 
 def record_pack(path: Path, pack: Path, manifest: dict, test: dict | None, timeout_s: int) -> None:
     """Add this pack's facts and run call to the packs record (``results/gpu-job/device-packs.json``): the docs' table."""
-    from phrasezoo.files import atomic_write_text
+    from phrasezoo.core.files import atomic_write_text
     from phrasezoo.training.device_job.pack import MiB, travel_size
 
     try:
@@ -174,8 +174,8 @@ def render_packs(records: dict) -> str:
 
 def _sequence(name: str, record: dict) -> list[str]:
     """One recipe's prepared commands, in order, as markdown (code blocks unindented: the call is copied exactly)."""
+    from phrasezoo.core.recipes import load_recipe, results_path
     from phrasezoo.evaluation.dev.suite import resolve_dev_tasks
-    from phrasezoo.recipes import load_recipe, results_path
 
     call = record["call"]
     pack = call["carry"][0]
@@ -245,7 +245,7 @@ def _sequence(name: str, record: dict) -> list[str]:
 
 
 def table_command(args: argparse.Namespace) -> int:
-    from phrasezoo.files import write_readme_table
+    from phrasezoo.core.files import write_readme_table
 
     path = REPO_ROOT / args.record
     if not path.exists():
@@ -297,7 +297,7 @@ def call_command(args: argparse.Namespace) -> int:
 
 def _recipe_changes(manifest: dict) -> list[str]:
     """Keys of the recipe that changed since the pack was built (what its weights would be trained under)."""
-    from phrasezoo.recipes import load_recipe, recipe_from_dict
+    from phrasezoo.core.recipes import load_recipe, recipe_from_dict
     from phrasezoo.training.recipe_guard import changed_keys, training_recipe
 
     current = load_recipe(manifest.get("recipe_source") or manifest["recipe_name"], manifest["overrides"])
@@ -404,7 +404,7 @@ def device_facts(record: dict) -> dict[str, Any]:
 def write_checkpoint(cfg, merged: dict, initial: dict, record: dict, losses: list[dict]) -> Path:
     """``outputs/<name>/checkpoints/``: ``initial.safetensors`` and ``step-N/`` as a CPU run leaves them (without
     optimizer state: the run is finished), plus the loss log; the recipe is recorded for the resume guard."""
-    from phrasezoo.files import atomic_write_text
+    from phrasezoo.core.files import atomic_write_text
     from phrasezoo.training.checkpoint import STATE_FILE, save_state_dict
     from phrasezoo.training.recipe_guard import check_and_record_recipe
     from phrasezoo.training.soup import SOUP_KEY
@@ -522,7 +522,7 @@ def unpack_command(args: argparse.Namespace) -> int:
 
 def _unpack_recipe(record: dict, args: argparse.Namespace):
     """The recipe to unpack under: the packed one, which must still match the recipe file it came from."""
-    from phrasezoo.recipes import load_recipe, recipe_from_dict
+    from phrasezoo.core.recipes import load_recipe, recipe_from_dict
     from phrasezoo.training.recipe_guard import changed_keys, training_recipe
 
     packed = recipe_from_dict(record["recipe"])
@@ -543,8 +543,8 @@ def _unpack_recipe(record: dict, args: argparse.Namespace):
 
 def _local_model(cfg, record: dict):
     """The recipe's model built here as the first run was built there, and its initial state (exact, float32)."""
-    from phrasezoo.registry import create_model
     from phrasezoo.training.trainer import seed_everything
+    from phrasezoo.zoo.registry import create_model
 
     seed = record["seeds"][0]
     seeded = dataclasses.replace(cfg, training=dataclasses.replace(cfg.training, seed=seed))

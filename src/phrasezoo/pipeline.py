@@ -10,11 +10,11 @@ import json
 import os
 from pathlib import Path
 
-from phrasezoo.files import atomic_write_text, write_readme_table
+from phrasezoo.core.files import atomic_write_text, write_readme_table
+from phrasezoo.core.progress import StageClock
+from phrasezoo.core.recipes import Recipe, load_recipe
 from phrasezoo.hub import export as hub_export
 from phrasezoo.hub.card import CardResults
-from phrasezoo.progress import StageClock
-from phrasezoo.recipes import Recipe, load_recipe
 from phrasezoo.training.finalize import finalize_model
 from phrasezoo.training.run import add_train_arguments
 from phrasezoo.training.selection import select_from_recipe

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 import torch
 
+from phrasezoo.core.errors import MissingResourceError
 from phrasezoo.encoders import nomic
-from phrasezoo.errors import MissingResourceError
 
 gguf = pytest.importorskip("gguf")
 

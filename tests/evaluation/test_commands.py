@@ -6,9 +6,9 @@ import argparse
 
 import pytest
 
+from phrasezoo.core.recipes import results_file_name
 from phrasezoo.evaluation import read_results
 from phrasezoo.evaluation.commands import main, register
-from phrasezoo.recipes import results_file_name
 
 
 def test_register_adds_both_subcommands_with_help(capsys):

@@ -103,7 +103,7 @@ def test_every_step_on_a_small_table(small_run, monkeypatch):
     assert table.count("\n| ") == 4 and "time extrapolated" in table and "fp16 check" in table
     docs = folder / "page.md"
     docs.write_text("# page\n<!-- match-scale:start -->\n<!-- match-scale:end -->\n")
-    from phrasezoo.files import write_readme_table
+    from phrasezoo.core.files import write_readme_table
 
     write_readme_table(docs, table, block="match-scale")
     assert "rapidfuzz cdist token_sort_ratio" in docs.read_text()

@@ -18,13 +18,13 @@ MAX_LINES = 90  # a short card: the lines a reader sees (front matter and the fo
 
 
 def _method(checkpoint: str) -> str:
-    from phrasezoo.recipes import load_recipe
+    from phrasezoo.core.recipes import load_recipe
 
     return load_recipe(checkpoint).method
 
 
 def test_every_method_has_a_released_checkpoint_in_the_zoo_table():
-    from phrasezoo.registry import list_methods
+    from phrasezoo.zoo.registry import list_methods
 
     assert set(list_methods()) <= {_method(row["checkpoint"]) for row in ZOO}
 
@@ -41,10 +41,10 @@ def _first_per_method() -> list[dict]:
 
 @pytest.mark.parametrize("row", _first_per_method(), ids=lambda row: row["checkpoint"])
 def test_card_from_a_tiny_export(row, tmp_path):
+    from phrasezoo.core.recipes import load_recipe
     from phrasezoo.hub.export import export_model
     from phrasezoo.pipeline import card_results
-    from phrasezoo.recipes import load_recipe
-    from phrasezoo.registry import get_method
+    from phrasezoo.zoo.registry import get_method
 
     recipe = load_recipe(row["checkpoint"])
     doc = json.loads((ROOT / row["runs"][0]).read_text())

@@ -101,10 +101,10 @@ def soup_release(tmp_path_factory) -> tuple[Path, list[str], list]:
     exported files (listed before the training state was added) and the card's model-index entries."""
     import dataclasses
 
+    from phrasezoo.core.recipes import load_recipe
     from phrasezoo.hub.export import export_model
     from phrasezoo.pipeline import card_results
-    from phrasezoo.recipes import load_recipe
-    from phrasezoo.registry import get_method
+    from phrasezoo.zoo.registry import get_method
 
     folder = tmp_path_factory.mktemp("release") / ZOO_ROW["checkpoint"]
     recipe = load_recipe(ZOO_ROW["checkpoint"])

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from phrasezoo.integrations.sentence_transformers import export_sentence_transformers, main
-from phrasezoo.registry import get_method
+from phrasezoo.zoo.registry import get_method
 
 PHRASES = ["The New York Times", "NYTimes", "New-York Daily Times", "very difficult", "ab", "Famotidine 20 mg tablets"]
 

@@ -14,8 +14,8 @@ import spacy
 from spacy.tokens import Span
 
 from phrasezoo.integrations import spacy_component  # noqa: F401  (importable registration)
-from phrasezoo.registry import get_method
 from phrasezoo.resources import load_spacy
+from phrasezoo.zoo.registry import get_method
 
 TEXT = "The New York Times reported on the new subway line. Apple sells phones in New York."
 

@@ -18,7 +18,7 @@ import torch
 from transformers import AutoModel
 from transformers.models.auto.configuration_auto import CONFIG_MAPPING_NAMES
 
-from phrasezoo.registry import OutputKind, get_method, list_methods
+from phrasezoo.zoo.registry import OutputKind, get_method, list_methods
 
 METHODS = list_methods()
 #: (method, variant): every method's tiny model (variant ``None``: ``tiny_config``) plus its ``tiny_variants``

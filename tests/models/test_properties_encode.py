@@ -14,7 +14,7 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
-from phrasezoo.registry import get_method, list_methods
+from phrasezoo.zoo.registry import get_method, list_methods
 from tests.properties import (
     SETTINGS,
     batch_sizes,

@@ -321,4 +321,6 @@ def test_each_row_is_embedded_in_a_batch_padded_as_its_eager_batch_was(monkeypat
     teacher_rows.embed_padded(encoder, full, 5, 2, padded=False)
     assert batches[-1] == ["the european union"] * 2
     both = teacher_rows.embed_padded(encoder, ["the european union", "the european union"], 5, 2, padded=True)
-    assert batches[-2:] == [["", "the european union"], ["the european union", ""]] and np.array_equal(both[0], eager[0])
+    assert batches[-2:] == [["", "the european union"], ["the european union", ""]] and np.array_equal(
+        both[0], eager[0]
+    )

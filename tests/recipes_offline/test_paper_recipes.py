@@ -69,8 +69,8 @@ print("RESULTS " + json.dumps(results))
 def trained(offline_hub) -> dict:
     """One ``accelerate launch`` trains and exports every recipe in turn (:mod:`launch_paper_recipes`), then one fresh
     offline process loads and encodes with every export; ``{"launch": CompletedProcess, "loaded": {recipe: ...}}``."""
-    from phrasezoo.recipes import load_recipe
-    from phrasezoo.registry import get_method
+    from phrasezoo.core.recipes import load_recipe
+    from phrasezoo.zoo.registry import get_method
 
     env, work, _ = offline_hub
     plan = {str(REPO_ROOT / "hub_configs" / f"{recipe}.yaml"): [arg for key, value in sets.items()

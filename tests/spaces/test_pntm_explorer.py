@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from phrasezoo.methods.phrase_bert.pntm import PNTM
-from phrasezoo.registry import get_method
+from phrasezoo.zoo.registry import get_method
 
 from .helpers import load_app, save_tiny, serve
 

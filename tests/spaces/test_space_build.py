@@ -50,7 +50,7 @@ def hub_home(tmp_path_factory) -> Path:
     import torch
 
     from phrasezoo.methods.phrase_bert.pntm import PNTM
-    from phrasezoo.registry import get_method
+    from phrasezoo.zoo.registry import get_method
 
     home = tmp_path_factory.mktemp("hf-home")
     models = tmp_path_factory.mktemp("tiny-models")

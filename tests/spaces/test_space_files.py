@@ -17,7 +17,7 @@ import pytest
 from huggingface_hub import SpaceCard
 from packaging.utils import canonicalize_name
 
-from phrasezoo.recipes import list_recipes, load_recipe
+from phrasezoo.core.recipes import list_recipes, load_recipe
 from tests.conftest import REPO_ROOT
 
 from .helpers import SPACES, closure, hub_without_repositories, load_app, read_requirements

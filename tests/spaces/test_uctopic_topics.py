@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from phrasezoo.registry import get_method
+from phrasezoo.zoo.registry import get_method
 
 from .helpers import load_app, save_tiny, serve
 

@@ -6,9 +6,9 @@ import random
 
 import pytest
 
+from phrasezoo.core.recipes import TrainingConfig
 from phrasezoo.methods.pearl.task import PearlTask
-from phrasezoo.recipes import TrainingConfig
-from phrasezoo.registry import get_method
+from phrasezoo.zoo.registry import get_method
 
 tiny_model = get_method("pearl").tiny_model
 

@@ -8,7 +8,7 @@ import zlib
 import torch
 
 from phrasezoo.objectives.terms import TeacherTerms
-from phrasezoo.registry import get_method
+from phrasezoo.zoo.registry import get_method
 
 PHRASES = ["new york times", "machine learning", "climate change", "public health", "united nations",
            "deep learning", "trade agreement", "political philosophy"]  # fmt: skip

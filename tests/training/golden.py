@@ -58,8 +58,8 @@ def tiny_lexicon_builder(options, teacher, filter_mode, progress=True):
 
 def train_tiny(method: str, spec: Spec, root: Path) -> dict:
     """Train ``method``'s tiny recipe in this process; its weights' hash and its training facts (in order)."""
+    from phrasezoo.core.recipes import recipe_from_dict
     from phrasezoo.objectives import lexicon_distillation
-    from phrasezoo.recipes import recipe_from_dict
     from phrasezoo.training.run import run_training
 
     found = spec(root)

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from phrasezoo.registry import list_methods
+from phrasezoo.zoo.registry import list_methods
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SENTENCES = [

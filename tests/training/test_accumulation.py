@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 import torch
 
-from phrasezoo.errors import InputError
-from phrasezoo.recipes import TrainingConfig, recipe_from_dict
-from phrasezoo.registry import get_method
+from phrasezoo.core.errors import InputError
+from phrasezoo.core.recipes import TrainingConfig, recipe_from_dict
 from phrasezoo.training.trainer import effective_mixed_precision, plan_steps, train
+from phrasezoo.zoo.registry import get_method
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 

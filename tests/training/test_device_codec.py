@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import torch
 
-from phrasezoo.recipes import TrainingConfig
+from phrasezoo.core.recipes import TrainingConfig
 from phrasezoo.training.device_job.codec import (
     COLUMN_MIN_ITEMS,
     HALF_MIN_ELEMENTS,
@@ -171,7 +171,7 @@ def test_every_methods_task_module_imports_without_the_data_libraries():
     import subprocess
     import sys
 
-    from phrasezoo.registry import list_methods
+    from phrasezoo.zoo.registry import list_methods
 
     modules = [f"phrasezoo.methods.{name}.task" for name in list_methods()]
     code = (

@@ -18,9 +18,9 @@ import torch
 from safetensors.torch import load as load_safetensors
 from safetensors.torch import load_file
 
+from phrasezoo.core.recipes import load_recipe
 from phrasezoo.device import main as device_main
 from phrasezoo.device import run_call
-from phrasezoo.recipes import load_recipe
 from phrasezoo.training.device_job.pack import RETURN_FILE_MIB, RETURN_FILES, MiB, build_pack, read_manifest
 from phrasezoo.training.device_job.weights import untouched_row_factor
 
@@ -202,7 +202,7 @@ def test_the_run_call_fits_the_tool():
 
 
 def test_gpu_recipes_train_10_to_20_times_their_cpu_recipes_steps():
-    from phrasezoo.recipes import list_recipes
+    from phrasezoo.core.recipes import list_recipes
 
     gpu = [load_recipe(name) for name in list_recipes()]
     gpu = [cfg for cfg in gpu if cfg.eval.get("beat_on_dev")]
@@ -214,8 +214,8 @@ def test_gpu_recipes_train_10_to_20_times_their_cpu_recipes_steps():
 
 
 def test_the_docs_hold_each_gpu_recipes_call_and_the_lease_plan():
+    from phrasezoo.core.recipes import list_recipes
     from phrasezoo.device import PACKS_RECORD, render_packs
-    from phrasezoo.recipes import list_recipes
 
     docs = (REPO_ROOT / "docs" / "gpu-job.md").read_text()
     gpu = sorted(name for name in list_recipes() if load_recipe(name).eval.get("beat_on_dev"))

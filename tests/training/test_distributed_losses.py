@@ -21,7 +21,7 @@ import pytest
 import torch
 import torch.multiprocessing as mp
 
-from phrasezoo.registry import list_methods
+from phrasezoo.zoo.registry import list_methods
 
 pytestmark = pytest.mark.slow  # two spawned processes build every method's tiny model (about 40 s on 2 cores)
 

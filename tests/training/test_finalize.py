@@ -6,8 +6,8 @@ from types import SimpleNamespace
 
 import torch
 
-from phrasezoo.registry import get_method, list_methods
 from phrasezoo.training.finalize import finalize_model
+from phrasezoo.zoo.registry import get_method, list_methods
 
 
 def test_a_method_without_a_finalize_step_changes_nothing():

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from phrasezoo.recipes import recipe_from_dict
+from phrasezoo.core.recipes import recipe_from_dict
 from phrasezoo.training.checkpoint import STATE_FILE
 from phrasezoo.training.recipe_guard import RECIPE_FILE, changed_keys, check_and_record_recipe, training_recipe
 

@@ -10,10 +10,10 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
-from phrasezoo.registry import get_method
 from phrasezoo.training.checkpoint import latest_checkpoint, load_checkpoint
 from phrasezoo.training.soup import write_soup_checkpoint
 from phrasezoo.training.trainer import train
+from phrasezoo.zoo.registry import get_method
 from tests.training.test_reproducibility import SENTENCES
 
 tiny_model = get_method("pearl").tiny_model
@@ -78,7 +78,7 @@ def test_seeds_trained_side_by_side_give_the_soup_of_seeds_trained_in_turn(tmp_p
     ingredients and the same soup, bit for bit (teacher rows embedded lazily in each process included)."""
     import yaml
 
-    from phrasezoo.recipes import load_recipe
+    from phrasezoo.core.recipes import load_recipe
     from phrasezoo.training.soup import runs_on_cores, soup_workers
     from phrasezoo.training.workflow import train_recipe
 
@@ -135,7 +135,7 @@ def test_seeds_trained_side_by_side_give_the_soup_of_seeds_trained_in_turn(tmp_p
 
 
 def test_the_soup_trains_no_more_seeds_at_once_than_the_free_memory_holds(monkeypatch, capsys):
-    from phrasezoo.recipes import Recipe, TrainingConfig
+    from phrasezoo.core.recipes import Recipe, TrainingConfig
     from phrasezoo.training import soup
 
     cfg = Recipe("r", "pearl", "x/r", training=TrainingConfig(num_threads=1, soup_seeds=[1, 2, 3]))

@@ -7,8 +7,8 @@ import json
 import pytest
 import torch
 
-from phrasezoo.registry import get_method
 from phrasezoo.training.trainer import TrainingInterrupted, learning_rate_factor, train
+from phrasezoo.zoo.registry import get_method
 
 tiny_model = get_method("pearl").tiny_model
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from phrasezoo.registry import get_method, list_methods
+from phrasezoo.zoo.registry import get_method, list_methods
 
 EPILOG = """\
 examples:
@@ -47,6 +47,6 @@ def main(argv: list[str] | None = None) -> int:
     if argv and not argv[0].startswith("-") and argv[0] != "topics":  # the subcommand without the `topics` word
         argv = ["topics", *argv]
     args = parser.parse_args(argv)
-    from phrasezoo.errors import run_command
+    from phrasezoo.core.errors import run_command
 
     return run_command(lambda: args.func(args))

@@ -34,7 +34,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..errors import MissingResourceError
+from ..core.errors import MissingResourceError
 from ..resources import cache_dir
 from ..resources.splits import ALIAS_DEV_MODULUS, WIKI_DEV_MODULUS, is_dev_title, stable_hash  # noqa: F401  (re-exported: the dev-set API)
 from .benchmark_filter import BenchmarkBlocklist, load_blocklist, normalize, remove_benchmark_items
@@ -435,7 +435,7 @@ def load_dev_set(
 ) -> dict[str, Any]:
     """One source's dev sets (see the ``build_*_dev`` functions), from the JSON cache or built (no network).
 
-    Raises :class:`~phrasezoo.errors.MissingResourceError` (install hint in the message) when the source's files are
+    Raises :class:`~phrasezoo.core.errors.MissingResourceError` (install hint in the message) when the source's files are
     not installed, and ``FileNotFoundError`` when the benchmark files needed to check disjointness are not found
     (``benchmarks_dir``, default ``$PHRASEZOO_BENCHMARKS`` or ``../shared/benchmarks``).
     """

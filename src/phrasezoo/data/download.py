@@ -15,7 +15,7 @@ import io
 import re
 from pathlib import Path
 
-from phrasezoo.files import readable_replace
+from phrasezoo.core.files import readable_replace
 
 #: ``<wiki>-<date>-<rest>`` of a Wikimedia dump file name, e.g. ``enwiki-latest-pages-articles.xml.bz2``
 _WIKIMEDIA_DUMP = re.compile(r"^(?P<wiki>[a-z_]+wiki[a-z]*)-(?P<date>latest|\d{8})-.+")

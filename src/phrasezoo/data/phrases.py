@@ -30,7 +30,7 @@ import pyarrow.compute as pc
 from datasets import Dataset, Features, List, Value, concatenate_datasets
 from tqdm.auto import tqdm
 
-from phrasezoo.errors import InputError
+from phrasezoo.core.errors import InputError
 from phrasezoo.resources import iter_corpus
 
 from . import spans as _spans_module

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from phrasezoo.errors import MissingResourceError
+from phrasezoo.core.errors import MissingResourceError
 from phrasezoo.resources import cache_dir, pip_download
 
 NOMIC_PARTS = (9, 10, 11, 12)

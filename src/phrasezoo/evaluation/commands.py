@@ -13,10 +13,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+from phrasezoo.core.errors import run_command
+from phrasezoo.core.files import write_readme_table
+from phrasezoo.core.recipes import results_path
 from phrasezoo.encoders import DEFAULT_BATCH_SIZE, SPEC_HELP
-from phrasezoo.errors import run_command
-from phrasezoo.files import write_readme_table
-from phrasezoo.recipes import results_path
 
 from .dev.suite import evaluate_dev, format_dev_table, read_dev_results, resolve_dev_tasks
 from .harness import evaluate

@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from phrasezoo.registry import get_method, list_methods
+from phrasezoo.zoo.registry import get_method, list_methods
 
 from .results import get_value, read_results
 from .tasks import GROUPS, TASKS

@@ -20,8 +20,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from phrasezoo.errors import InputError
-from phrasezoo.files import read_user_json, readable_replace
+from phrasezoo.core.errors import InputError
+from phrasezoo.core.files import read_user_json, readable_replace
 
 ENTRY_KEYS = ("task", "metric", "value", "n", "seconds", "notes")
 
@@ -81,14 +81,14 @@ def write_results(doc: dict[str, Any], path: str | os.PathLike) -> Path:
 
 
 def read_results(path: str | os.PathLike) -> dict[str, Any]:
-    """Load and check a results file (:class:`~phrasezoo.errors.InputError` naming the file and the bad entry)."""
+    """Load and check a results file (:class:`~phrasezoo.core.errors.InputError` naming the file and the bad entry)."""
     doc = read_user_json(path, "results file")
     validate_document(doc, source=str(path))
     return doc
 
 
 def validate_document(doc: Any, source: str = "results document") -> None:
-    """Raise :class:`~phrasezoo.errors.InputError` (a ``ValueError``) naming the first entry and field that does not
+    """Raise :class:`~phrasezoo.core.errors.InputError` (a ``ValueError``) naming the first entry and field that does not
     have the results-file shape (see the module docstring), or a task and metric given twice."""
     if not isinstance(doc, dict) or not {"model", "model_revision", "created", "results"} <= set(doc):
         raise InputError(f"{source}: expected a JSON object with keys model, model_revision, created, results.")

@@ -14,9 +14,9 @@ from typing import Any
 
 import yaml
 
-from phrasezoo.files import atomic_write_text
-from phrasezoo.registry import get_method
+from phrasezoo.core.files import atomic_write_text
 from phrasezoo.resources import backbone_hub_id
+from phrasezoo.zoo.registry import get_method
 
 
 @dataclass

@@ -15,7 +15,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from phrasezoo.files import atomic_write_text, readable_replace
+from phrasezoo.core.files import atomic_write_text, readable_replace
 from phrasezoo.hub.card import CardResults, write_model_card
 from phrasezoo.resources import backbone_hub_id
 

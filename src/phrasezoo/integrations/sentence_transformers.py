@@ -53,7 +53,7 @@ def export_sentence_transformers(
     """Write ``model`` (a zoo model, folder or recipe name) as a sentence-transformers folder at ``output_dir``."""
     source = Path(model) if isinstance(model, (str, os.PathLike)) else None
     model = load_zoo_model(model)
-    from phrasezoo.registry import get_method, list_methods, method_for_model_type
+    from phrasezoo.zoo.registry import get_method, list_methods, method_for_model_type
 
     model_type = getattr(getattr(model, "config", None), "model_type", None)
     method = method_for_model_type(model_type)

@@ -93,7 +93,7 @@ class PhraseVectors:
     def _resolve_context(self, context: str) -> str:
         capabilities = self.encoder.capabilities
         if context == "auto":  # the model's method says how it embeds a span in context (Method.span_context)
-            from phrasezoo.registry import method_for_model_type
+            from phrasezoo.zoo.registry import method_for_model_type
 
             method = method_for_model_type(self._model_type())
             preferred = method.span_context if method is not None else "none"

@@ -86,7 +86,7 @@ def encode_texts(
     """
     from tqdm.auto import tqdm
 
-    from phrasezoo.progress import progress_enabled
+    from phrasezoo.core.progress import progress_enabled
 
     present = np.array([not is_missing(t) for t in texts], dtype=bool)
     rows = np.flatnonzero(present)

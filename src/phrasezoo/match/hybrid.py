@@ -95,7 +95,9 @@ class PairFeatures:
             if f"{kind}_margin" in wanted:
                 columns[f"{kind}_margin"] = margins(columns[kind], valid)
         if wanted & {"num_agree", "num_conflict", "num_one_side"}:
-            columns.update({name: full(values) for name, values in self.number_columns(queries, q_rows, c_rows).items()})
+            columns.update(
+                {name: full(values) for name, values in self.number_columns(queries, q_rows, c_rows).items()}
+            )
         if "acronym" in wanted:
             q_acronym = [acronym_form(t) is not None for t in queries]
             values = np.zeros(len(q_rows), dtype=np.float32)

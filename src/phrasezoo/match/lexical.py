@@ -113,9 +113,9 @@ TIE_MARGIN = 8
 
 def search_threads() -> int:
     """Threads of the character top-k product: ``OMP_NUM_THREADS`` when set (as faiss and torch read it), else every
-    core this process may use (:func:`phrasezoo.machine.usable_cores`). Spark sets it in its Python workers (1 in
+    core this process may use (:func:`phrasezoo.core.machine.usable_cores`). Spark sets it in its Python workers (1 in
     each of ``local[2]``'s two, checked with pyspark 4.1), so partitions searched side by side do not oversubscribe."""
-    from ..machine import usable_cores
+    from ..core.machine import usable_cores
 
     try:
         return max(1, int(os.environ.get("OMP_NUM_THREADS", "")))

@@ -36,7 +36,7 @@ ARRAYS_FILE = "matcher.safetensors"
 
 
 def _progress(total: int, desc: str, enabled: bool):
-    from phrasezoo.progress import row_bar
+    from phrasezoo.core.progress import row_bar
 
     return row_bar(total, desc, enabled)
 
@@ -148,7 +148,7 @@ class Matcher:
         """Write the fitted matcher to ``folder`` (``matcher.json`` + ``matcher.safetensors``; no pickle)."""
         from safetensors.numpy import save_file
 
-        from phrasezoo.files import atomic_write_text
+        from phrasezoo.core.files import atomic_write_text
 
         if self.reference is None:
             raise RuntimeError("Fit the matcher before saving it.")

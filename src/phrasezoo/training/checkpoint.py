@@ -19,7 +19,7 @@ from typing import Any
 import torch
 from safetensors.torch import load_file, save_file
 
-from phrasezoo.files import atomic_write_text, current_umask, readable_replace
+from phrasezoo.core.files import atomic_write_text, current_umask, readable_replace
 
 STATE_FILE = "trainer_state.json"
 SOUP_KEY = "soup"  # trainer_state.json key that marks a soup checkpoint (phrasezoo.training.soup)

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from phrasezoo.registry import get_method
+from phrasezoo.zoo.registry import get_method
 
 
 def finalize_model(cfg, model) -> dict[str, Any]:
-    """Run ``cfg``'s method's :attr:`~phrasezoo.registry.Method.finalize` on ``model`` (in place, after the dev-suite
+    """Run ``cfg``'s method's :attr:`~phrasezoo.zoo.registry.Method.finalize` on ``model`` (in place, after the dev-suite
     selection); returns its facts for the model card (none when the method has no such step)."""
     hook = get_method(cfg.method).finalize
     return dict(hook(model, cfg) or {}) if hook is not None else {}

@@ -11,10 +11,10 @@ import argparse
 import json
 from pathlib import Path
 
-from phrasezoo.files import atomic_write_text
-from phrasezoo.recipes import Recipe, recipe_from_dict
-from phrasezoo.registry import get_method
+from phrasezoo.core.files import atomic_write_text
+from phrasezoo.core.recipes import Recipe, recipe_from_dict
 from phrasezoo.training.run import run_training
+from phrasezoo.zoo.registry import get_method
 
 INGREDIENT_FILE = "ingredient.json"
 

@@ -12,8 +12,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from phrasezoo.files import atomic_write_text
-from phrasezoo.recipes import Recipe
+from phrasezoo.core.files import atomic_write_text
+from phrasezoo.core.recipes import Recipe
 from phrasezoo.training.checkpoint import latest_checkpoint
 
 RECIPE_FILE = "recipe.json"
@@ -37,7 +37,7 @@ _NEWER_DEFAULTS = {"gradient_accumulation_steps": 1}
 
 def after_training_args(method: str) -> tuple[str, ...]:
     """The method's ``training.method_args`` that act after the last step (:attr:`Arg.after_training`)."""
-    from phrasezoo.registry import get_method
+    from phrasezoo.zoo.registry import get_method
 
     schema = get_method(method).args.get("task") or {}
     return tuple(name for name, arg in schema.items() if arg.after_training)

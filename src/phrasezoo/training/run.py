@@ -20,11 +20,11 @@ from typing import Any
 
 import torch
 
-from phrasezoo.recipes import Recipe
-from phrasezoo.registry import Method, create_model, validate_recipe
+from phrasezoo.core.recipes import Recipe
 from phrasezoo.resources import backbone_hub_id
 from phrasezoo.training.recipe_guard import check_and_record_recipe
 from phrasezoo.training.trainer import TrainResult, effective_mixed_precision, seed_everything, train
+from phrasezoo.zoo.registry import Method, create_model, validate_recipe
 
 
 @dataclass

@@ -22,10 +22,10 @@ from typing import Any
 import torch
 from safetensors.torch import load_file
 
-from phrasezoo.files import atomic_write_text
-from phrasezoo.recipes import Recipe
-from phrasezoo.registry import get_method
+from phrasezoo.core.files import atomic_write_text
+from phrasezoo.core.recipes import Recipe
 from phrasezoo.training.checkpoint import blend_with_initial, latest_checkpoint, load_checkpoint
+from phrasezoo.zoo.registry import get_method
 
 SELECTED_ON = (
     "phrasezoo dev suite (phrasezoo.evaluation.dev.suite: resources no benchmark uses and the benchmarks' own dev "

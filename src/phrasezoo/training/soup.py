@@ -47,11 +47,10 @@ from typing import Any
 import torch
 from safetensors.torch import load_file
 
-from phrasezoo.files import atomic_write_text
-from phrasezoo.machine import available_memory, env_count, usable_cores
+from phrasezoo.core.files import atomic_write_text
+from phrasezoo.core.machine import available_memory, env_count, usable_cores
+from phrasezoo.core.recipes import Recipe
 from phrasezoo.objectives.weight_averaging import soup_state_dicts
-from phrasezoo.recipes import Recipe
-from phrasezoo.registry import Method
 from phrasezoo.training.checkpoint import (
     SOUP_KEY,
     STATE_FILE,
@@ -61,6 +60,7 @@ from phrasezoo.training.checkpoint import (
 )
 from phrasezoo.training.ingredient import INGREDIENT_FILE, ingredient_command
 from phrasezoo.training.run import TrainedModel, TrainedRun, run_training
+from phrasezoo.zoo.registry import Method
 
 __all__ = ["SOUP_KEY", "soup_workers", "train_soup", "write_soup_checkpoint"]
 

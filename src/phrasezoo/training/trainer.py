@@ -38,10 +38,10 @@ import torch
 from safetensors.torch import load_file
 from tqdm.auto import tqdm
 
-from phrasezoo.files import atomic_write_text
-from phrasezoo.machine import has_fast_bf16
-from phrasezoo.progress import progress_enabled
-from phrasezoo.recipes import TrainingConfig
+from phrasezoo.core.files import atomic_write_text
+from phrasezoo.core.machine import has_fast_bf16
+from phrasezoo.core.progress import progress_enabled
+from phrasezoo.core.recipes import TrainingConfig
 from phrasezoo.training.checkpoint import (
     SOUP_KEY,
     latest_checkpoint,

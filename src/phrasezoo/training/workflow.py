@@ -11,10 +11,10 @@ from pathlib import Path
 
 import torch
 
-from phrasezoo.recipes import Recipe
-from phrasezoo.registry import validate_recipe
+from phrasezoo.core.recipes import Recipe
 from phrasezoo.training.run import TrainedModel, run_training
 from phrasezoo.training.soup import train_soup
+from phrasezoo.zoo.registry import validate_recipe
 
 
 def train_recipe(

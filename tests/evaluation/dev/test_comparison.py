@@ -7,7 +7,7 @@ import json
 import pytest
 
 import phrasezoo.evaluation.dev.comparison as comparison
-from phrasezoo.recipes import recipe_from_dict
+from phrasezoo.core.recipes import recipe_from_dict
 
 TASKS = ["dev_conll_context", "dev_bc5cdr_context"]
 

@@ -166,8 +166,8 @@ def test_resolve_dev_tasks():
 
 # -------------------------------------------------------------------------------------------------- runner
 def test_missing_resources_are_skipped_with_a_warning(benchmarks_dir, monkeypatch, tmp_path, fake_encoder, caplog):
+    from phrasezoo.core.errors import MissingResourceError
     from phrasezoo.data import pivot
-    from phrasezoo.errors import MissingResourceError
     from phrasezoo.resources import corpora
 
     monkeypatch.setattr(pivot, "DICT_PATH", tmp_path / "english-german.dict.dz")

@@ -58,8 +58,16 @@ def test_render_names_each_way_and_the_winner():
     assert "Winner by rule 27: **adaptive-iso**" in text
     ways = ("table", "context-table", "context-adaptive")  # rule 28's ways, named in the report
     rows = {"noisy": {"0.9": {w: {"precision": 0.95, "recall": 0.5} for w in ways}}}
-    text = script["render"]({"rows": rows, "decision": script["decide"](rows, ways), "ways": list(ways),
-                             "rule": "docs/experiments/matching.md rule 28", "command": "c", "created": "2026-11-29"})
+    text = script["render"](
+        {
+            "rows": rows,
+            "decision": script["decide"](rows, ways),
+            "ways": list(ways),
+            "rule": "docs/experiments/matching.md rule 28",
+            "command": "c",
+            "created": "2026-11-29",
+        }
+    )
     assert "| context-adaptive: precision / recall |" in text and "Winner by rule 28: **table**" in text
 
 

@@ -59,7 +59,10 @@ def test_the_test_read_sits_beside_the_torch_defaults_committed_row():
 
 def test_a_later_rule_names_itself_and_its_own_results_file():
     script = runpy.run_path(str(SCRIPT), run_name="not_main")
-    rows = {"baseline:minilm-l6": row(78.0, 75.0, 60.0, 99.0, 98.0), "baseline:other": row(79.0, 76.0, 61.0, 99.0, 98.0)}
+    rows = {
+        "baseline:minilm-l6": row(78.0, 75.0, 60.0, 99.0, 98.0),
+        "baseline:other": row(79.0, 76.0, 61.0, 99.0, 98.0),
+    }
     report = {"rows": rows, "feature_set": "+hub", "command": "c", "created": "2026-11-28T00:00:00",
               "rule": "docs/experiments/matching.md rule 25", "file": "results/x/names-encoders-other.json"}  # fmt: skip
     report["decision"] = script["decide"](rows)

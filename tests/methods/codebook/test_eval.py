@@ -113,10 +113,10 @@ def test_reconstruction_finds_the_held_out_examples_through_the_registry(monkeyp
     """Without examples in the options, the task reads them from the recipe's method (``Method.load("data")``)."""
     from types import SimpleNamespace
 
-    import phrasezoo.recipes
+    import phrasezoo.core.recipes
 
     recipe = SimpleNamespace(method="codebook", name="codebook-tiny")
-    monkeypatch.setattr(phrasezoo.recipes, "load_recipe", lambda name: recipe)
+    monkeypatch.setattr(phrasezoo.core.recipes, "load_recipe", lambda name: recipe)
     calls = []
     monkeypatch.setattr(cb, "heldout_examples", lambda *args, **kwargs: calls.append((args, kwargs)) or "examples")
     assert R.heldout_examples(SimpleNamespace(name="codebook-tiny"), TaskContext(seed=3)) == "examples"
@@ -199,9 +199,9 @@ def test_evaluation_reads_text_like_the_training_data():
 
 def test_report_states_where_claims_hold_and_fail(tmp_path: Path):
     """The README section is generated from results files and says plainly when a claim fails."""
+    from phrasezoo.core.files import write_readme_table
     from phrasezoo.evaluation.results import TaskResult as Result
     from phrasezoo.evaluation.results import make_document, write_results
-    from phrasezoo.files import write_readme_table
     from phrasezoo.methods.codebook import report
 
     def doc(name, entries):

@@ -9,7 +9,7 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
-from phrasezoo.registry import get_method
+from phrasezoo.zoo.registry import get_method
 from tests.properties import SETTINGS, cells, definitely_bad, named_indices, phrases
 
 texts_strategy = st.lists(st.one_of(phrases, cells), max_size=5)

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 import torch
 
+from phrasezoo.core.recipes import TrainingConfig
 from phrasezoo.methods.codebook import data as cb
 from phrasezoo.methods.codebook.build import build_model
 from phrasezoo.methods.codebook.task import CodebookTask
-from phrasezoo.recipes import TrainingConfig
 from phrasezoo.training.trainer import TrainingInterrupted, train
 
 from .test_data import CORPUS, GUARDED

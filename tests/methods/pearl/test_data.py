@@ -107,7 +107,7 @@ def test_alias_rows_are_paraphrase_positives_both_ways(corpus):
 def test_a_batch_of_untyped_alias_rows_has_no_type_loss_and_no_nan():
     import torch
 
-    from phrasezoo.registry import get_method
+    from phrasezoo.zoo.registry import get_method
     from tests.training.conftest import make_task
 
     model = get_method("pearl").tiny_model()

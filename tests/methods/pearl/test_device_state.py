@@ -12,7 +12,7 @@ from phrasezoo.data.synonyms import SynonymTable
 from phrasezoo.methods.pearl.task import PearlTask
 from phrasezoo.methods.pearl.views import CharNoise, PositiveViews
 from phrasezoo.objectives.terms import TeacherTerms
-from phrasezoo.registry import get_method
+from phrasezoo.zoo.registry import get_method
 from tests.lexicon_fixtures import tiny_lexicon
 from tests.training.device_checks import assert_task_survives_the_codec
 

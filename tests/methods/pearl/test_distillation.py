@@ -10,7 +10,7 @@ import torch
 from phrasezoo.objectives.losses import similarity_distillation
 from phrasezoo.objectives.teacher import TeacherEmbeddings
 from phrasezoo.objectives.terms import TeacherTerms, misranked_rows
-from phrasezoo.registry import get_method
+from phrasezoo.zoo.registry import get_method
 from tests.training.conftest import make_task
 
 

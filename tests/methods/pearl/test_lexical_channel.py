@@ -9,7 +9,7 @@ from sklearn.feature_extraction.text import TfidfVectorizer
 from transformers import AutoModel
 
 from phrasezoo.models.pearl.modeling_pearl import _hashed_ngrams, char_wb_ngrams
-from phrasezoo.registry import get_method
+from phrasezoo.zoo.registry import get_method
 
 tiny_model = get_method("pearl").tiny_model
 CORPUS = ["The New York Times", "New York Post", "Washington Post", "apple pie", "banana bread", "2012 Summer Olympics"]

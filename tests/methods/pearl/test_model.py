@@ -9,8 +9,8 @@ from transformers import AutoModel, AutoTokenizer
 
 from phrasezoo.models.pearl.configuration_pearl import DEFAULT_TYPE_LABELS, PearlConfig
 from phrasezoo.models.pearl.modeling_pearl import PearlModel
-from phrasezoo.registry import get_method
 from phrasezoo.resources import resolve_backbone
+from phrasezoo.zoo.registry import get_method
 
 tiny_model = get_method("pearl").tiny_model
 

@@ -8,7 +8,7 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
-from phrasezoo.registry import get_method
+from phrasezoo.zoo.registry import get_method
 from tests.properties import SETTINGS, batch_sizes, cells, definitely_bad, named_indices, phrases, valid_batch_size
 
 

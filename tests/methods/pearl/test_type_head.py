@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from phrasezoo.methods.pearl import type_head
-from phrasezoo.registry import get_method
 from phrasezoo.training.finalize import finalize_model
+from phrasezoo.zoo.registry import get_method
 
 PEOPLE = ["Barack Obama", "Angela Merkel", "Marie Curie", "Charles Dickens", "Ada Lovelace", "Alan Turing"]
 PLACES = ["London", "Paris", "New York", "Tokyo", "Berlin", "Madrid"]
@@ -62,8 +62,8 @@ def test_the_finalize_hook_runs_only_when_the_recipe_asks(monkeypatch):
 def test_the_typed_table_is_the_recipe_table_after_its_filter(monkeypatch):
     from datasets import Dataset
 
-    from phrasezoo import assembly
-    from phrasezoo.recipes import load_recipe
+    from phrasezoo.core.recipes import load_recipe
+    from phrasezoo.zoo import assembly
 
     table = Dataset.from_dict({"phrase": ["London", "very difficult"], "type_label": ["NP-GPE", "NP-OTHER"]})
     monkeypatch.setattr(assembly, "build_dataset", lambda declared, recipe: table)

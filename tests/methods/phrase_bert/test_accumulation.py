@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 import torch
 
+from phrasezoo.core.recipes import TrainingConfig
 from phrasezoo.methods.phrase_bert.task import PhraseBertTask
-from phrasezoo.recipes import TrainingConfig
-from phrasezoo.registry import get_method
 from phrasezoo.training.trainer import train
+from phrasezoo.zoo.registry import get_method
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 

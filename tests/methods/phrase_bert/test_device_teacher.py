@@ -15,10 +15,10 @@ import pytest
 import torch
 
 import phrasezoo.training.device_job.pack as pack_module
+from phrasezoo.core.recipes import load_recipe
 from phrasezoo.methods.phrase_bert.task import PhraseBertTask
 from phrasezoo.objectives.teacher import teacher_embeddings
 from phrasezoo.objectives.terms import TeacherTerms
-from phrasezoo.recipes import load_recipe
 from phrasezoo.training.device_job.codec import read_task_state
 from phrasezoo.training.device_job.pack import build_pack
 from phrasezoo.training.trainer import seed_everything

@@ -9,14 +9,14 @@ import pytest
 import torch
 from transformers import AutoModel, AutoTokenizer
 
+from phrasezoo.core.recipes import TrainingConfig
 from phrasezoo.methods.phrase_bert.task import PhraseBertTask
 from phrasezoo.models.phrase_bert.modeling_phrase_bert import PhraseBertModel
 from phrasezoo.objectives.losses import triplet_loss
 from phrasezoo.objectives.terms import TeacherTerms
-from phrasezoo.recipes import TrainingConfig
-from phrasezoo.registry import get_method
 from phrasezoo.resources import resolve_backbone
 from phrasezoo.training.trainer import train
+from phrasezoo.zoo.registry import get_method
 
 tiny_model = get_method("phrase_bert").tiny_model
 

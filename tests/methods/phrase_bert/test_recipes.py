@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from phrasezoo.recipes import list_recipes, load_recipe
+from phrasezoo.core.recipes import list_recipes, load_recipe
 
 RECIPES = [name for name in list_recipes() if load_recipe(name).method == "phrase_bert"]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from phrasezoo.methods.slice.task import SliceTask
-from phrasezoo.registry import get_method
+from phrasezoo.zoo.registry import get_method
 from tests.methods.slice.test_task import TRIPLETS
 from tests.training.device_checks import assert_task_survives_the_codec
 

@@ -16,7 +16,7 @@ from phrasezoo.evaluation.tasks.span_localisation import localisation_metrics, l
 from phrasezoo.evaluation.tasks.stsb_context import StsbContext, read_stsb_context
 from phrasezoo.methods.slice.report import slice_table, williams_between
 from phrasezoo.methods.slice.report.significance import williams_from_scores, williams_test
-from phrasezoo.registry import get_method
+from phrasezoo.zoo.registry import get_method
 
 
 # --------------------------------------------------------------------------------------------------- Williams

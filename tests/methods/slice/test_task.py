@@ -13,12 +13,12 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+from phrasezoo.core.recipes import TrainingConfig, recipe_from_dict
 from phrasezoo.methods.slice.assembly import build_task
 from phrasezoo.methods.slice.task import SliceTask
 from phrasezoo.models.slice.span_pooling import slice_loss
-from phrasezoo.recipes import TrainingConfig, recipe_from_dict
-from phrasezoo.registry import get_method
 from phrasezoo.training.trainer import TrainingInterrupted, train
+from phrasezoo.zoo.registry import get_method
 
 TRIPLETS = [
     ("a cheap water filter", "The engineer designed a cheap water filter for remote villages.", "Storms closed the line."),

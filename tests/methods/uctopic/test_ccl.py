@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from phrasezoo.methods.uctopic.ccl import CCLConfig, _autocast, ccl_finetune, has_fast_bf16, silhouette_monitor
-from phrasezoo.registry import get_method
+from phrasezoo.zoo.registry import get_method
 
 tiny_model = get_method("uctopic").tiny_model
 

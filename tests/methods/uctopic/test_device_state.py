@@ -6,7 +6,7 @@ from pathlib import Path
 
 from phrasezoo.methods.uctopic.task import UCTopicTask
 from phrasezoo.objectives.terms import TeacherTerms
-from phrasezoo.registry import get_method
+from phrasezoo.zoo.registry import get_method
 from tests.lexicon_fixtures import tiny_lexicon
 from tests.methods.uctopic.test_model import _mentions_dataset
 from tests.training.device_checks import assert_task_survives_the_codec

@@ -14,8 +14,8 @@ from phrasezoo.models.uctopic.configuration_uctopic import UCTopicConfig
 from phrasezoo.models.uctopic.modeling_uctopic import UCTopicModel, _window
 from phrasezoo.objectives.losses import info_nce
 from phrasezoo.objectives.terms import TeacherTerms
-from phrasezoo.registry import get_method
 from phrasezoo.resources import resolve_backbone
+from phrasezoo.zoo.registry import get_method
 
 tiny_model = get_method("uctopic").tiny_model
 

@@ -9,7 +9,7 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
-from phrasezoo.registry import get_method
+from phrasezoo.zoo.registry import get_method
 from tests.properties import SETTINGS, batch_sizes, cells, definitely_bad, named_indices, phrases, valid_batch_size
 
 offsets = st.one_of(st.integers(-3, 60), st.none(), st.floats(0, 5), st.just("3"))

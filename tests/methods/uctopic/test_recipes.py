@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from phrasezoo.recipes import recipe_from_dict
-from phrasezoo.registry import validate_recipe
+from phrasezoo.core.recipes import recipe_from_dict
+from phrasezoo.zoo.registry import validate_recipe
 
 
 def test_an_mlm_loss_needs_the_mlm_head():

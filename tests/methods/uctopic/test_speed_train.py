@@ -10,10 +10,10 @@ from pathlib import Path
 
 import torch
 
+from phrasezoo.core.recipes import TrainingConfig
 from phrasezoo.methods.uctopic.task import UCTopicTask
 from phrasezoo.objectives.terms import TeacherTerms
-from phrasezoo.recipes import TrainingConfig
-from phrasezoo.registry import get_method
+from phrasezoo.zoo.registry import get_method
 from tests.lexicon_fixtures import tiny_lexicon
 from tests.methods.uctopic.test_model import _mentions_dataset
 

@@ -12,8 +12,8 @@ from phrasezoo.evaluation.tasks import GROUPS, TaskContext, get_task
 from phrasezoo.evaluation.tasks.context_clustering import MentionClusteringData
 from phrasezoo.methods.uctopic.tasks.clustering import ccl_vectors
 from phrasezoo.models.uctopic.modeling_uctopic import UCTopicModel
-from phrasezoo.registry import get_method
 from phrasezoo.resources import resolve_backbone
+from phrasezoo.zoo.registry import get_method
 from tests.evaluation.test_context_clustering import CTX, _data, _MentionEncoder
 
 tiny_model = get_method("uctopic").tiny_model

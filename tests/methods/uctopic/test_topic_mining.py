@@ -23,7 +23,7 @@ from phrasezoo.methods.uctopic.topic_mining import (
     visualize_topics,
 )
 from phrasezoo.methods.uctopic.topic_mining.commands import load_topic_model
-from phrasezoo.registry import get_method
+from phrasezoo.zoo.registry import get_method
 
 tiny_model = get_method("uctopic").tiny_model
 

@@ -21,9 +21,9 @@ import datetime as dt
 import json
 from typing import Any
 
+from phrasezoo.core.files import atomic_write_text
+from phrasezoo.core.recipes import OUTPUTS_DIR, RESULTS_DIR, results_path
 from phrasezoo.evaluation.dev.suite import evaluate_dev, resolve_dev_tasks
-from phrasezoo.files import atomic_write_text
-from phrasezoo.recipes import OUTPUTS_DIR, RESULTS_DIR, results_path
 
 RULE_KEY = "beat_on_dev"
 

@@ -68,12 +68,12 @@ from typing import Any
 
 import numpy as np
 
+from phrasezoo.core.errors import InputError, MissingResourceError
+from phrasezoo.core.files import atomic_write_text, read_user_json
+from phrasezoo.core.progress import progress_enabled
 from phrasezoo.data.benchmark_filter import default_benchmarks_dir
 from phrasezoo.data.dev_sets import VERSION, load_dev_set
 from phrasezoo.encoders import MENTIONS, VECTORS, Encoder, ModelEncoder, load_encoder
-from phrasezoo.errors import InputError, MissingResourceError
-from phrasezoo.files import atomic_write_text, read_user_json
-from phrasezoo.progress import progress_enabled
 
 from ..tasks.clustering import kmeans_nmi as benchmark_kmeans_nmi
 from ..tasks.clustering import read_ner_jsonl

@@ -15,9 +15,9 @@ import tempfile
 import time
 from pathlib import Path
 
+from phrasezoo.core.recipes import results_file_name, results_path
 from phrasezoo.evaluation import evaluate, read_results, resolve_tasks, write_results
 from phrasezoo.evaluation.processes.background import ModuleProcess, read_request
-from phrasezoo.recipes import results_file_name, results_path
 
 
 class Baselines:

@@ -19,8 +19,8 @@ from typing import Any
 
 import torch
 
+from phrasezoo.core.machine import usable_cores
 from phrasezoo.encoders import load_encoder
-from phrasezoo.machine import usable_cores
 
 from ..harness import evaluate
 from ..results import make_document, read_results, write_results

@@ -6,12 +6,12 @@ clustered in their sentences), see :mod:`.context_clustering`. A new suite task 
 with :func:`register_task` in a module imported here.
 
 A method's own tasks live in its home, the package ``phrasezoo/methods/<name>/tasks/``, and register
-themselves the same way when this package imports them (:func:`phrasezoo.registry.method_parts`): e.g. the CCL
+themselves the same way when this package imports them (:func:`phrasezoo.zoo.registry.method_parts`): e.g. the CCL
 variants of the context tasks (group ``context_ccl``) and the facets tasks of FACETS models (groups
 ``facets_sentence``, ``facets_phrase``).
 """
 
-from phrasezoo.registry import method_parts
+from phrasezoo.zoo.registry import method_parts
 
 from . import (  # noqa: F401  (registration)
     autofj,

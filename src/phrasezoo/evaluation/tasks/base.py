@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from phrasezoo.encoders import SIMILARITY, Encoder
-from phrasezoo.registry import get_method, list_methods
+from phrasezoo.zoo.registry import get_method, list_methods
 
 from ..hub_dataset import HUB_DATASET, kb_names, load_hub_rows
 from ..results import TaskResult

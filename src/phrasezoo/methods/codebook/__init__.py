@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from phrasezoo.models.codebook.configuration_codebook import CodebookConfig
 from phrasezoo.models.codebook.modeling_codebook import CodebookSeq2Embeddings
-from phrasezoo.registry import Method, OutputKind, signature_args
+from phrasezoo.zoo.registry import Method, OutputKind, signature_args
 
 from .assembly import build_task, from_config
 from .data import build_codebook_data

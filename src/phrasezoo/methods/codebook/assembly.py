@@ -1,8 +1,8 @@
-"""The codebook model's training task, declared for the assembler (:mod:`phrasezoo.assembly`): the examples, built
+"""The codebook model's training task, declared for the assembler (:mod:`phrasezoo.zoo.assembly`): the examples, built
 once per process (the model's vocabulary comes from them too); no shared parts (the benchmark guard is part of the
 example build, :mod:`.data`).
 
-Why not :class:`~phrasezoo.assembly.BenchmarkFilter`: the codebook's guard is always on (``multiword`` mode plus the
+Why not :class:`~phrasezoo.zoo.assembly.BenchmarkFilter`: the codebook's guard is always on (``multiword`` mode plus the
 reversed Turney bigrams, not the optional ``data.benchmark_filter``) and judges each example as it is made, its
 drops counted with the build's other reasons in one tally of the card's facts; and the held-out reconstruction
 evaluation (:func:`.data.heldout_examples`) reads the build without the assembler. Moving it would change the facts
@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from phrasezoo.assembly import Assembly, assemble, build_dataset
-from phrasezoo.progress import progress_enabled
+from phrasezoo.core.progress import progress_enabled
+from phrasezoo.zoo.assembly import Assembly, assemble, build_dataset
 
 from .build import build_model
 from .data import CodebookData, build_codebook_data

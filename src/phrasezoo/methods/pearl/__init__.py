@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from phrasezoo.models.pearl.configuration_pearl import PearlConfig
 from phrasezoo.models.pearl.modeling_pearl import PearlModel
-from phrasezoo.registry import Arg, Method, OutputKind, benchmark_filter_arg, lexicon_args, signature_args
+from phrasezoo.zoo.registry import Arg, Method, OutputKind, benchmark_filter_arg, lexicon_args, signature_args
 
 from .assembly import build_task
 from .char_pretrain import CHAR_PRETRAIN_DEFAULTS

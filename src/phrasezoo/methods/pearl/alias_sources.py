@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from phrasezoo.assembly import Context, Stage
+from phrasezoo.zoo.assembly import Context, Stage
 
 ALIAS_SOURCES = ("links", "leads", "wordnet", "wordnet-names", "names")
 
@@ -72,7 +72,7 @@ def collect_alias_pairs(alias: Mapping, blocklist, dev_strings=None) -> tuple[li
 @dataclass(frozen=True)
 class AliasRows:
     """PEARL's own training part (``data.alias_pairs``): alias rows added to the (filtered) table, each pair kept off
-    the dev suite and the test benchmarks; applied by :func:`phrasezoo.assembly.assemble` after the benchmark filter
+    the dev suite and the test benchmarks; applied by :func:`phrasezoo.zoo.assembly.assemble` after the benchmark filter
     and before the teacher embeds the table."""
 
     stage: Stage = Stage.EXTEND

@@ -1,4 +1,4 @@
-"""PEARL's training task, declared for the assembler (:mod:`phrasezoo.assembly`): the phrase table, the benchmark
+"""PEARL's training task, declared for the assembler (:mod:`phrasezoo.zoo.assembly`): the phrase table, the benchmark
 filter, the alias rows, the teacher over the table's strings, the lexicon term, then the augmentation mix.
 
 The task itself (batches and loss) is in :mod:`.task`, which imports without the data builders' libraries.
@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from phrasezoo.assembly import Assembly, BenchmarkFilter, Context, LexiconTerm, TeacherDistillation, assemble
 from phrasezoo.models.pearl.modeling_pearl import PearlModel
+from phrasezoo.zoo.assembly import Assembly, BenchmarkFilter, Context, LexiconTerm, TeacherDistillation, assemble
 
 from .alias_sources import AliasRows
 from .data import build_augmenter, build_pearl_dataset

@@ -34,7 +34,7 @@ def filter_table(dataset: Dataset, blocklist, mode: str) -> tuple[Dataset, dict]
 
 
 def drop_benchmark_rows(dataset: Dataset, blocklist, mode: str) -> tuple[Dataset, dict]:
-    """:func:`filter_table` for the benchmark filter part (:class:`phrasezoo.assembly.BenchmarkFilter`): the table
+    """:func:`filter_table` for the benchmark filter part (:class:`phrasezoo.zoo.assembly.BenchmarkFilter`): the table
     and the card's facts (rows dropped, in all and per benchmark)."""
     dataset, report = filter_table(dataset, blocklist, mode)
     return dataset, {

@@ -34,11 +34,11 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
+from phrasezoo.core.progress import progress_enabled
 from phrasezoo.models.pearl.modeling_pearl import PearlModel, mean_pooling
 from phrasezoo.objectives.distributed import gather_rows, unwrap_parallel, world_size
 from phrasezoo.objectives.losses import info_nce
 from phrasezoo.objectives.terms import TeacherTerms
-from phrasezoo.progress import progress_enabled
 
 from .char_pretrain import CHAR_PRETRAIN_DEFAULTS, pretrain_char_encoder
 

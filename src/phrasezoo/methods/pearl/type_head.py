@@ -86,7 +86,7 @@ def fit_type_head(
 
 
 def refit_after_training(model, recipe) -> dict[str, Any]:
-    """PEARL's :attr:`~phrasezoo.registry.Method.finalize`: with ``training.method_args.type_head_refit`` (``true``
+    """PEARL's :attr:`~phrasezoo.zoo.registry.Method.finalize`: with ``training.method_args.type_head_refit`` (``true``
     or ``{max_rows, c}``), refit the type head on the recipe's phrase table (built as training built it, the benchmark
     filter included; cached) and return the card facts; without it, nothing."""
     options = recipe.training.method_args.get("type_head_refit")
@@ -100,7 +100,7 @@ def refit_after_training(model, recipe) -> dict[str, Any]:
 def typed_table(recipe) -> tuple[list[str], list[str]]:
     """The recipe's phrase table after its benchmark filter: ``(phrases, type labels)`` (alias rows are untyped and
     added later, so they are not here)."""
-    from phrasezoo.assembly import Context, Stage, build_dataset
+    from phrasezoo.zoo.assembly import Context, Stage, build_dataset
 
     from .assembly import ASSEMBLY
 

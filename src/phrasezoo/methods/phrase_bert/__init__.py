@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from phrasezoo.models.phrase_bert.configuration_phrase_bert import PhraseBertConfig
 from phrasezoo.models.phrase_bert.modeling_phrase_bert import PhraseBertModel
-from phrasezoo.registry import Arg, Method, OutputKind, benchmark_filter_arg, lexicon_args, signature_args
+from phrasezoo.zoo.registry import Arg, Method, OutputKind, benchmark_filter_arg, lexicon_args, signature_args
 
 from .assembly import build_task
 from .data import OBJECTIVES, build_phrase_bert_data

@@ -1,4 +1,4 @@
-"""Phrase-BERT's training task, declared for the assembler (:mod:`phrasezoo.assembly`): both triple sets, the
+"""Phrase-BERT's training task, declared for the assembler (:mod:`phrasezoo.zoo.assembly`): both triple sets, the
 benchmark filter, the teacher over their phrases, the lexicon term.
 
 The task itself (batches and loss) is in :mod:`.task`, which imports without the data builders' libraries.
@@ -9,8 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from phrasezoo.assembly import Assembly, BenchmarkFilter, Context, LexiconTerm, TeacherDistillation, assemble
 from phrasezoo.models.phrase_bert.modeling_phrase_bert import PhraseBertModel
+from phrasezoo.zoo.assembly import Assembly, BenchmarkFilter, Context, LexiconTerm, TeacherDistillation, assemble
 
 from .data import build_phrase_bert_data
 from .task import PhraseBertTask

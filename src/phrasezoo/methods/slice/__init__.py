@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from phrasezoo.models.slice.configuration_slice import SliceConfig
 from phrasezoo.models.slice.modeling_slice import SliceModel
-from phrasezoo.registry import Arg, Method, OutputKind, signature_args
+from phrasezoo.zoo.registry import Arg, Method, OutputKind, signature_args
 
 from .assembly import build_task
 from .data import SOURCES, build_slice_data

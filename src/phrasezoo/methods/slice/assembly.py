@@ -1,7 +1,7 @@
-"""SLICE's training task, declared for the assembler (:mod:`phrasezoo.assembly`): the triplets (train and
+"""SLICE's training task, declared for the assembler (:mod:`phrasezoo.zoo.assembly`): the triplets (train and
 validation splits); no shared parts (the benchmark filter is part of the cached triplet build, :mod:`.data`).
 
-Why not :class:`~phrasezoo.assembly.BenchmarkFilter`: SLICE's filter is always on (``data.filter_mode``, default
+Why not :class:`~phrasezoo.zoo.assembly.BenchmarkFilter`: SLICE's filter is always on (``data.filter_mode``, default
 ``strict``, not the optional ``data.benchmark_filter``) and runs inside the build, before the seeded shuffle and the
 ``max_triplets`` cap, so that the cap counts clean triplets; filtering after the build would keep other triplets in
 another order (different weights).
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from phrasezoo.assembly import Assembly, Context, assemble
+from phrasezoo.zoo.assembly import Assembly, Context, assemble
 
 from .data import SliceData, build_slice_data
 from .task import SliceTask

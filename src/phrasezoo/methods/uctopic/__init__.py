@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from phrasezoo.models.uctopic.configuration_uctopic import UCTopicConfig
 from phrasezoo.models.uctopic.modeling_uctopic import UCTopicModel
-from phrasezoo.registry import Arg, Method, OutputKind, benchmark_filter_arg, lexicon_args, signature_args
+from phrasezoo.zoo.registry import Arg, Method, OutputKind, benchmark_filter_arg, lexicon_args, signature_args
 
 from .assembly import build_task
 from .data import SOURCES, build_uctopic_dataset

@@ -1,4 +1,4 @@
-"""UCTopic's training task, declared for the assembler (:mod:`phrasezoo.assembly`): the mention dataset, the
+"""UCTopic's training task, declared for the assembler (:mod:`phrasezoo.zoo.assembly`): the mention dataset, the
 benchmark filter, the lexicon term.
 
 The task itself (batches and loss) is in :mod:`.task`, which imports without the data builders' libraries.
@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from phrasezoo.assembly import Assembly, BenchmarkFilter, Context, LexiconTerm, assemble
 from phrasezoo.models.uctopic.modeling_uctopic import UCTopicModel
+from phrasezoo.zoo.assembly import Assembly, BenchmarkFilter, Context, LexiconTerm, assemble
 
 from .data import build_uctopic_dataset
 from .task import UCTopicTask

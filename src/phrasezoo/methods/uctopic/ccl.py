@@ -33,7 +33,7 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
-from phrasezoo.machine import has_fast_bf16
+from phrasezoo.core.machine import has_fast_bf16
 from phrasezoo.objectives.losses import info_nce
 
 logger = logging.getLogger(__name__)

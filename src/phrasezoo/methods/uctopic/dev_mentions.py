@@ -30,8 +30,8 @@ def build_dev_mentions(
     """
     from tqdm.auto import tqdm
 
+    from phrasezoo.core.progress import progress_enabled
     from phrasezoo.data.dev_sets import is_dev_title
-    from phrasezoo.progress import progress_enabled
     from phrasezoo.resources import load_spacy
     from phrasezoo.resources.corpora import iter_wiki_leads
 

@@ -31,8 +31,8 @@ from typing import Any
 import torch
 from safetensors.torch import save_file
 
-from phrasezoo.files import atomic_write_text, current_umask
-from phrasezoo.recipes import Recipe
+from phrasezoo.core.files import atomic_write_text, current_umask
+from phrasezoo.core.recipes import Recipe
 from phrasezoo.training.device_job.codec import task_fingerprint, write_task_state
 from phrasezoo.training.device_job.teachers import pack_teacher_rows
 from phrasezoo.training.device_job.weights import (
@@ -174,8 +174,8 @@ def build_models_and_tasks(cfg: Recipe, progress: bool = True):
     """``[(seed, model, task)]`` per seed, built as :func:`phrasezoo.training.run.run_training` builds them."""
     from accelerate import Accelerator
 
-    from phrasezoo.registry import create_model, validate_recipe
     from phrasezoo.training.trainer import seed_everything
+    from phrasezoo.zoo.registry import create_model, validate_recipe
 
     method = validate_recipe(cfg)
     accelerator = Accelerator(cpu=True)

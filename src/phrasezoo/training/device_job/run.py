@@ -33,9 +33,9 @@ import torch
 from safetensors.torch import load as load_safetensors
 from safetensors.torch import load_file
 
-from phrasezoo.files import atomic_write_text
-from phrasezoo.machine import cpu_name
-from phrasezoo.recipes import Recipe, recipe_from_dict
+from phrasezoo.core.files import atomic_write_text
+from phrasezoo.core.machine import cpu_name
+from phrasezoo.core.recipes import Recipe, recipe_from_dict
 from phrasezoo.training.device_job.ahead import BatchesAhead, batch_workers
 from phrasezoo.training.device_job.codec import import_class, read_task_state
 from phrasezoo.training.device_job.pack import (

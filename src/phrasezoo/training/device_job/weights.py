@@ -26,7 +26,7 @@ from pathlib import Path
 import torch
 from safetensors.torch import load_file, save_file
 
-from phrasezoo.files import current_umask
+from phrasezoo.core.files import current_umask
 
 FP16_MAX = 65504.0
 CHUNK_SEPARATOR = "#"

@@ -16,8 +16,8 @@ import math
 from pathlib import Path
 from typing import Any
 
+from phrasezoo.core.files import write_readme_table
 from phrasezoo.evaluation.results import read_results, write_results
-from phrasezoo.files import write_readme_table
 
 #: which results files a section reads: {"sentence": (K = 10 name, K = 1 name), "phrase": (...)}; set by main()
 RECIPES: dict[str, tuple[str, str]] = {"sentence": ("", ""), "phrase": ("", "")}
@@ -295,7 +295,7 @@ def merge_training_facts(results_dir: Path, outputs_dir: Path, names: list[str])
             doc["training"] = {k: facts[k] for k in TRAINING_KEYS if k in facts}
             n_facets = facts.get("n_facets")
             if n_facets is None:  # facts written before the task recorded K: read it from the recipe
-                from phrasezoo.recipes import load_recipe
+                from phrasezoo.core.recipes import load_recipe
 
                 n_facets = load_recipe(name).model.get("n_facets")
             doc["training"]["n_facets"] = n_facets

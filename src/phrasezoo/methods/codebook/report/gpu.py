@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from phrasezoo.files import write_readme_table
+from phrasezoo.core.files import write_readme_table
 
 from . import entry, load, num, pct, points, value, verdict
 

@@ -28,7 +28,7 @@ from phrasezoo.encoders import Encoder
 from phrasezoo.evaluation.results import TaskResult
 from phrasezoo.evaluation.tasks.base import TaskContext, register_task
 from phrasezoo.methods.codebook.tasks.common import FacetsTask
-from phrasezoo.registry import get_method
+from phrasezoo.zoo.registry import get_method
 
 from .common import facets_model, model_raw_facets, solve_nnsc, text_words, unit, word_space
 
@@ -40,7 +40,7 @@ def heldout_examples(encoder: Encoder, ctx: TaskContext) -> Any:
     """Held-out examples for the model behind ``encoder`` (see the module docstring)."""
     if ctx.options.get("heldout_examples") is not None:
         return ctx.options["heldout_examples"]
-    from phrasezoo.recipes import load_recipe
+    from phrasezoo.core.recipes import load_recipe
 
     try:
         recipe = load_recipe(encoder.name)

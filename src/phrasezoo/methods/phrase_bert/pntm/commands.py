@@ -110,7 +110,7 @@ def run_pntm_command(args: argparse.Namespace) -> int:
     print(format_table(doc))
     print(f">> wrote {output}" + (f" and {args.plot}" if args.plot else ""))
     if args.readme:
-        from phrasezoo.files import write_readme_table
+        from phrasezoo.core.files import write_readme_table
 
         write_readme_table(Path(args.readme), f"Generated from `{output}`.\n\n{format_table(doc)}", block="pntm")
     return 0

@@ -18,8 +18,8 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+from phrasezoo.core.errors import InputError
 from phrasezoo.data.synonyms import STOP_WORDS
-from phrasezoo.errors import InputError
 
 PHRASE_CLASSES = ("NP", "VP", "ADJP", "ADVP")
 _TOKEN = re.compile(r"[^\W_]+")

@@ -266,8 +266,8 @@ def untrained_model(spec: str, model_args: list[str] | None = None):
     """
     import yaml
 
-    from phrasezoo.registry import get_method
     from phrasezoo.resources import resolve_backbone
+    from phrasezoo.zoo.registry import get_method
 
     _, method_name, backbone = (spec.split(":", 2) + ["", ""])[:3]
     if not method_name or not backbone:
@@ -357,7 +357,7 @@ def main(argv: list[str] | None = None) -> int:
     text = slice_table(docs, pairs, load_gold(args.benchmarks_dir), include_reference=not args.no_reference)
     print(text)
     if args.readme:
-        from phrasezoo.files import write_readme_table
+        from phrasezoo.core.files import write_readme_table
 
         write_readme_table(Path(args.readme), text, block=args.block)
     return 0

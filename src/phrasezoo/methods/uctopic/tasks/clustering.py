@@ -10,7 +10,7 @@ stops. It needs a model with UCTopic's mention inputs (a zoo UCTopic export); ot
 Data, reader and scoring are the suite's context-clustering tasks' (:mod:`phrasezoo.evaluation.tasks.context_clustering`).
 
 The tasks register themselves when the evaluation workflow imports the methods' ``tasks`` modules
-(:func:`phrasezoo.registry.method_parts`).
+(:func:`phrasezoo.zoo.registry.method_parts`).
 """
 
 from __future__ import annotations

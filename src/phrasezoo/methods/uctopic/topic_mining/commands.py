@@ -54,7 +54,7 @@ def load_topic_model(spec: str):
     """The UCTopic model named by ``spec``: a folder, ``outputs/<recipe>``, or a Hub id (needs a network)."""
     from transformers import AutoModel
 
-    from phrasezoo.recipes import list_recipes
+    from phrasezoo.core.recipes import list_recipes
 
     path = Path(spec)
     if not path.is_dir() and (Path("outputs") / spec).is_dir():

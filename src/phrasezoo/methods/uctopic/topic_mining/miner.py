@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from phrasezoo.errors import InputError
+from phrasezoo.core.errors import InputError
 
 from ..ccl import CCLConfig, CCLResult, ccl_finetune, kmeans, pseudo_labels
 from .phrases import NounPhraseExtractor, PhraseExtractor, PhraseMention

@@ -10,9 +10,11 @@ import os
 import tempfile
 from pathlib import Path
 
-#: the repository root of a checkout (``src/phrasezoo/files.py`` two folders up); in an installed wheel it holds none
+#: the repository root of a checkout (``src/phrasezoo/core/files.py`` three folders up); in an installed wheel it holds none
 #: of the shipped folders, which then come from inside the package (:func:`shipped_folder`)
-REPO_ROOT = Path(__file__).resolve().parents[2]
+REPO_ROOT = Path(__file__).resolve().parents[3]
+#: the installed package's folder (``phrasezoo/``), where a wheel carries the shipped folders
+PACKAGE_DIR = Path(__file__).resolve().parents[1]
 #: top-level folders of the repository that a wheel ships inside the package (see ``setup.py``)
 SHIPPED_FOLDERS = ("hub_configs", "model_cards")
 
@@ -23,7 +25,7 @@ def shipped_folder(name: str) -> Path:
     if name not in SHIPPED_FOLDERS:
         raise ValueError(f"{name!r} is not shipped with phrasezoo; shipped folders: {', '.join(SHIPPED_FOLDERS)}.")
     checkout = REPO_ROOT / name
-    return checkout if checkout.is_dir() else Path(__file__).resolve().parent / name
+    return checkout if checkout.is_dir() else PACKAGE_DIR / name
 
 
 def current_umask() -> int:
@@ -66,7 +68,7 @@ def write_readme_table(readme: str | os.PathLike, table: str, block: str = "resu
 def read_user_text(path: str | os.PathLike, what: str = "file") -> str:
     """The text of a user's file as UTF-8 (a byte-order mark is dropped), or :class:`InputError` naming the file, the
     line and the byte that is not UTF-8 (e.g. a Latin-1 or UTF-16 export)."""
-    from phrasezoo.errors import InputError
+    from phrasezoo.core.errors import InputError
 
     data = Path(path).read_bytes()
     try:
@@ -84,7 +86,7 @@ def read_user_json(path: str | os.PathLike, what: str = "JSON file"):
     UTF-8, not JSON (line and column), or an object with the same key twice (JSON parsers silently keep the last)."""
     import json
 
-    from phrasezoo.errors import InputError
+    from phrasezoo.core.errors import InputError
 
     def unique_keys(pairs: list) -> dict:
         keys = [key for key, _ in pairs]

@@ -21,7 +21,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from phrasezoo.errors import InputError
+from phrasezoo.core.errors import InputError
 
 #: the recipe sections a method's argument schema covers: ``model:``, ``data:`` and ``training.method_args``
 ARG_SECTIONS = ("model", "data", "task")
@@ -192,7 +192,7 @@ class Method:
     @property
     def card_template(self) -> Path:
         """The model-card template, ``model_cards/<name>.md`` (a checkout's folder, or the copy a wheel ships)."""
-        from phrasezoo.files import shipped_folder
+        from phrasezoo.core.files import shipped_folder
 
         return shipped_folder("model_cards") / f"{self.name}.md"
 
@@ -338,7 +338,7 @@ def create_model(recipe, accelerator=None, method: Method | None = None):
     ``method``: the recipe's :class:`Method` as :func:`validate_recipe` returned it, when the caller has validated
     the recipe already (the training workflow does, once); without it the recipe is validated here.
     """
-    from phrasezoo.recipes import Recipe, load_recipe
+    from phrasezoo.core.recipes import Recipe, load_recipe
 
     recipe = recipe if isinstance(recipe, Recipe) else load_recipe(recipe)
     method = method or validate_recipe(recipe)

@@ -3,7 +3,7 @@
 A recipe says what a checkpoint is (repo id, method, backbone if any), what it is trained on (data), how
 (training hyper-parameters) and how it is judged (eval tasks and baselines). This module only parses recipes; what
 the ``model``/``data``/``training.method_args`` sections may hold is the method's argument schema
-(:func:`phrasezoo.registry.validate_recipe`). ``train.py``, ``phrasezoo pipeline`` and the
+(:func:`phrasezoo.zoo.registry.validate_recipe`). ``train.py``, ``phrasezoo pipeline`` and the
 model card all read the same file, so a published card always states the recipe that produced the weights.
 """
 
@@ -18,8 +18,8 @@ from typing import Any
 
 import yaml
 
-from phrasezoo.errors import InputError
-from phrasezoo.files import read_user_text, shipped_folder
+from phrasezoo.core.errors import InputError
+from phrasezoo.core.files import read_user_text, shipped_folder
 
 #: the recipes: ``hub_configs/`` of a checkout, or the copy an installed wheel ships (:func:`shipped_folder`)
 RECIPES_DIR = shipped_folder("hub_configs")

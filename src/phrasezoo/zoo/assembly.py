@@ -28,7 +28,7 @@ from enum import IntEnum
 from typing import Any, Protocol
 
 from phrasezoo.objectives.terms import TERM_ARGS, TeacherTerms
-from phrasezoo.registry import get_method, resolve_args
+from phrasezoo.zoo.registry import get_method, resolve_args
 
 
 class Stage(IntEnum):
@@ -138,7 +138,7 @@ def build_dataset(assembly: Assembly, recipe, accelerator=None, model=None) -> A
 
 def assemble(assembly: Assembly, recipe, model, accelerator=None) -> Any:
     """Build the training task that ``assembly`` declares for ``recipe`` and ``model`` (see the module docstring)."""
-    from phrasezoo.registry import validate_args
+    from phrasezoo.zoo.registry import validate_args
 
     method = get_method(assembly.method)
     validate_args(method, "data", recipe.data)
