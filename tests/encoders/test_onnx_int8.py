@@ -102,6 +102,35 @@ def test_per_token_quantisation_matches_its_definition(tmp_path):
     np.testing.assert_allclose(got, x @ w, rtol=0.05, atol=0.05 * np.abs(x @ w).max())
 
 
+@pytest.mark.skipif(not HAS_RUNTIME, reason="onnxruntime/onnx not installed")
+def test_integer_matmuls_as_floats_are_exact_on_any_cpu(tmp_path):
+    """The fallback for CPUs whose integer GEMM saturates (AVX2 without VNNI): the same integers multiplied as floats
+    give the integer product exactly, here on the worst case of the saturation (codes 255 against weights 127)."""
+    import onnx
+    import onnxruntime as ort
+    from onnx import TensorProto, helper, numpy_helper
+
+    from phrasezoo.encoders.onnx_int8 import float_integer_matmuls, integer_gemm_is_exact
+
+    rng = np.random.default_rng(1)
+    w = rng.integers(-127, 128, size=(384, 5)).astype(np.int8)
+    w[:, 0] = 127
+    graph = helper.make_graph(
+        [helper.make_node("MatMulInteger", ["x", "w", "zero"], ["y_int"]),
+         helper.make_node("Cast", ["y_int"], ["y"], to=TensorProto.FLOAT)], "one",
+        [helper.make_tensor_value_info("x", TensorProto.UINT8, [None, 384])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [None, 5])],
+        [numpy_helper.from_array(w, "w"), numpy_helper.from_array(np.array(128, dtype=np.uint8), "zero")],
+    )  # fmt: skip
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), str(tmp_path / "int8.onnx"))
+    x = rng.integers(0, 256, size=(3, 384)).astype(np.uint8)
+    x[0] = 255
+    session = ort.InferenceSession(float_integer_matmuls(tmp_path / "int8.onnx"), providers=["CPUExecutionProvider"])
+    expected = (x.astype(np.int64) - 128) @ w.astype(np.int64)
+    np.testing.assert_array_equal(session.run(None, {"x": x})[0], expected.astype(np.float32))
+    assert isinstance(integer_gemm_is_exact(), bool)
+
+
 def test_a_revision_says_how_its_vectors_were_encoded():
     assert encoding_of("sha256:53aa51172d14+onnx-int8-ort1.32.0-r1") == "batches of strings (ENCODE_VERSION 1)"
     assert encoding_of("sha256:53aa51172d14+onnx-int8-ort1.32.0-r1-e2") == "one string per run"

@@ -21,6 +21,7 @@ are core dependencies (CPU wheels; no torch, no CUDA).
 
 from __future__ import annotations
 
+import functools
 import importlib.metadata
 import os
 import re
@@ -85,11 +86,75 @@ def encoding_of(revision: str) -> str:
 
 
 def cpu_session(path: Path, threads: int):
-    """An ONNX Runtime CPU session on ``threads`` intra-op threads (one inter-op thread)."""
+    """An ONNX Runtime CPU session on ``threads`` intra-op threads (one inter-op thread). Where this CPU's integer
+    GEMM is not exact (:func:`integer_gemm_is_exact`), the model's integer MatMuls run as exact float MatMuls."""
     ort = require_runtime()
     options = ort.SessionOptions()
     options.intra_op_num_threads, options.inter_op_num_threads = threads, 1
-    return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+    model = str(path) if integer_gemm_is_exact() else float_integer_matmuls(path)
+    return ort.InferenceSession(model, options, providers=["CPUExecutionProvider"])
+
+
+@functools.cache
+def integer_gemm_is_exact() -> bool:
+    """Whether ONNX Runtime's u8 x s8 ``MatMulInteger`` gives exact products on this CPU.
+
+    Without VNNI (AVX2 only: e.g. AMD Zen 2/3, older Intel), its kernel adds pairs of u8 x s8 products in 16 bits,
+    which saturate past 32,767: a token's codes near 255 against weights near 127 (our full-range per-token codes)
+    come out wrong by up to 80% (seen on an AVX2-only AMD EPYC). Tried once per process on such a worst case."""
+    from onnx import TensorProto, helper, numpy_helper  # lazy: onnx is only read where an int8 model is loaded
+
+    ort = require_runtime()
+    codes = np.full((1, 4), 255, dtype=np.uint8)
+    weights = np.full((4, 1), 127, dtype=np.int8)
+    graph = helper.make_graph(
+        [helper.make_node("MatMulInteger", ["x", "w", "zero"], ["y"])], "probe",
+        [helper.make_tensor_value_info("x", TensorProto.UINT8, [1, 4])],
+        [helper.make_tensor_value_info("y", TensorProto.INT32, [1, 1])],
+        [numpy_helper.from_array(weights, "w"), numpy_helper.from_array(np.array(128, dtype=np.uint8), "zero")],
+    )  # fmt: skip
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    return int(session.run(None, {"x": codes})[0][0, 0]) == 4 * 127 * 127
+
+
+def float_integer_matmuls(path: Path) -> bytes:
+    """The model at ``path`` with every ``MatMulInteger`` (u8 codes around a zero point, s8 weights) computed as a
+    float MatMul of the same integers: exact while the sums stay below 2**24 (a 1,536-long dot product of codes and
+    weights of at most 127 stays below it unless nearly every product is near its maximum), so the vectors are those
+    of the integer kernel on a CPU where it is exact. Returned as serialised bytes for ONNX Runtime."""
+    import onnx  # lazy: onnx is only read where an int8 model is loaded
+    from onnx import TensorProto, helper, numpy_helper  # lazy: likewise
+
+    model = onnx.load(str(path))
+    graph = model.graph
+    initializers = {w.name: w for w in graph.initializer}
+    nodes, as_float, added = [], {}, []
+    for node in graph.node:
+        if node.op_type != "MatMulInteger":
+            nodes.append(node)
+            continue
+        codes, weights, zero = node.input[0], node.input[1], node.input[2]
+        if codes not in as_float:
+            as_float[codes] = f"{codes}_exact"
+            zero_value = numpy_helper.to_array(initializers[zero]).astype(np.float32)
+            added.append(numpy_helper.from_array(zero_value, f"{codes}_exact_zero"))
+            nodes += [helper.make_node("Cast", [codes], [f"{codes}_exact_cast"], to=TensorProto.FLOAT),
+                      helper.make_node("Sub", [f"{codes}_exact_cast", f"{codes}_exact_zero"], [as_float[codes]])]  # fmt: skip
+        float_weights = f"{weights}_exact"
+        added.append(numpy_helper.from_array(numpy_helper.to_array(initializers[weights]).astype(np.float32),
+                                             float_weights))  # fmt: skip
+        # the product keeps its name; the Cast to float that followed it becomes a float-to-float no-op
+        nodes.append(helper.make_node("MatMul", [as_float[codes], float_weights], [node.output[0]]))
+    outputs = {n.output[0] for n in nodes if n.op_type == "MatMul"}
+    kept_info = [v for v in graph.value_info if v.name not in outputs]
+    used = {name for n in nodes for name in n.input}
+    kept = [w for w in graph.initializer if w.name in used]  # the int8 weights now live on as floats
+    del graph.node[:], graph.value_info[:], graph.initializer[:]
+    graph.node.extend(nodes)
+    graph.value_info.extend(kept_info)
+    graph.initializer.extend(kept + added)
+    return model.SerializeToString()
 
 
 def cache_key(name: str, revision: str | None) -> str:
