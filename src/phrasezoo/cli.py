@@ -31,6 +31,7 @@ EPILOG = """examples:
   phrasezoo dev-eval --model outputs/pearl-mini           dev-suite score for model selection (no test data)
   phrasezoo push outputs/pearl-mini --repo-id me/pearl-mini
   phrasezoo export pearl-mini --format sentence-transformers      SentenceTransformer-loadable copy
+  phrasezoo convert pearl Lihuchen/pearl_small outputs/pearl-small   the authors' published checkpoint, as a zoo export
   phrasezoo match join --left a.csv --right b.csv --output joined.csv   fuzzy join (also: match link)
   phrasezoo device pack codebook-phrase-gpu            pack a recipe for a lent GPU (then run, unpack: docs/gpu-job.md)
 """
@@ -67,6 +68,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_pipeline_command(sub)
     _add_export_command(sub)
     _add_push_command(sub)
+    _add_convert_command(sub)
     _add_workflow_commands(sub)
     return parser
 
@@ -150,6 +152,29 @@ def _add_push_command(sub) -> None:
     push.add_argument("--dry-run", action="store_true", help="list what would be uploaded and left out; upload nothing")
 
 
+def _add_convert_command(sub) -> None:
+    """``phrasezoo convert``: a paper's published checkpoint as a zoo export."""
+    convert = sub.add_parser(
+        "convert",
+        help="convert a paper's published checkpoint (PEARL, Phrase-BERT, UCTopic) into a zoo export",
+        description="Download (or read) the checkpoint the authors of a method published and write it as a zoo "
+        "export: safetensors weights, config with auto_map, the model's code, tokenizer and a card crediting the "
+        "authors with the source repository, its revision and its licence. The result loads with "
+        "AutoModel.from_pretrained(folder or repo id, trust_remote_code=True) and compares with the zoo's models in "
+        "`phrasezoo evaluate`. SLICE and the codebook paper published no weights.",
+    )
+    convert.add_argument("method", help="pearl, phrase_bert or uctopic")
+    convert.add_argument("source", help="Hub repo id (e.g. Lihuchen/pearl_small, whaleloops/phrase-bert, "
+                         "JiachengLi/uctopic-base) or a local folder holding a copy of it")  # fmt: skip
+    convert.add_argument("output", help="folder for the export")
+    convert.add_argument("--revision", help="Hub revision to download (default: main); for a folder, the revision "
+                         "it is a copy of, recorded in the card")  # fmt: skip
+    convert.add_argument("--source-repo", help="the published repository a folder or mirror is a copy of (needed "
+                         "when a method has several: Lihuchen/pearl_small or Lihuchen/pearl_base)")  # fmt: skip
+    convert.add_argument("--repo-id", help="where you will push the export, for the card's usage example")
+    convert.add_argument("--overwrite", action="store_true", help="replace an existing output folder")
+
+
 def _add_workflow_commands(sub) -> None:
     """The subcommands the workflows (evaluation, topics, the GPU job) and the installed plugins register."""
     try:  # here, not at the top: the evaluation workflow's own dependencies (datasets, scikit-learn, ...) are
@@ -195,6 +220,8 @@ def _run(args: argparse.Namespace) -> int:
         return _export(args)
     if args.command == "push":
         return _push(args)
+    if args.command == "convert":
+        return _convert(args)
     return args.func(args)
 
 
@@ -247,6 +274,20 @@ def _push(args) -> int:
     if result.deleted:
         print(f">> deleted {len(result.deleted)} remote files the export no longer has: {', '.join(result.deleted)}")
     print(f">> {result}")
+    return 0
+
+
+def _convert(args) -> int:
+    """``phrasezoo convert``: the export of a published checkpoint; bad input is one error line (exit code 2)."""
+    from phrasezoo.hub.convert import convert_release  # lazy: loads transformers and the model classes
+
+    try:
+        output = convert_release(args.method, args.source, args.output, revision=args.revision,
+                                 source_repo=args.source_repo, repo_id=args.repo_id, overwrite=args.overwrite)  # fmt: skip
+    except (ValueError, FileExistsError, OSError) as err:  # OSError: no such repository, offline without a cache
+        print(f"error: converting {args.source} failed: {err}", file=sys.stderr)
+        return 2
+    print(f">> wrote {output}: load it with AutoModel.from_pretrained({str(output)!r}, trust_remote_code=True)")
     return 0
 
 

@@ -364,13 +364,19 @@ def hub_env(hub: FakeHub, home: Path) -> dict[str, str]:
             "HF_HOME": str(home), "HF_HUB_DISABLE_TELEMETRY": "1", "HF_HUB_DISABLE_PROGRESS_BARS": "1"}  # fmt: skip
 
 
-def hub_python(hub: FakeHub, home: Path, code: str, **values) -> dict:
-    """Run ``code`` (``values`` bound as JSON) in a child process talking to ``hub``; returns its JSON ``out``."""
+def hub_python(hub: FakeHub, home: Path, code: str, env: dict[str, str] | None = None, timeout: float = 120,
+               **values) -> dict:  # fmt: skip
+    """Run ``code`` (``values`` bound as JSON) in a child process talking to ``hub``; returns its JSON ``out``.
+
+    ``env`` adds to (or, with ``None`` values, removes from) the child's environment, e.g. ``HF_HUB_OFFLINE``.
+    """
     script = "import json, sys\n" + "".join(
         f"{k} = json.loads({json.dumps(json.dumps(v))})\n" for k, v in values.items()
     )
     script += textwrap.dedent(code) + "\nprint('RESULT ' + json.dumps(out))\n"
-    done = subprocess.run([sys.executable, "-c", script], env=hub_env(hub, home), capture_output=True, text=True,
-                          timeout=120)  # fmt: skip
+    child_env = {**hub_env(hub, home), **(env or {})}
+    child_env = {k: v for k, v in child_env.items() if v is not None}
+    done = subprocess.run([sys.executable, "-c", script], env=child_env, capture_output=True, text=True,
+                          timeout=timeout)  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads(done.stdout.split("RESULT ", 1)[1])

@@ -39,7 +39,9 @@ def _wordpiece_tokenizer(folder: Path):
     return tokenizer
 
 
-def bert_repo(seed: int) -> dict[str, bytes]:
+def bert_repo(seed: int, **sizes) -> dict[str, bytes]:
+    """A tiny random ``BertModel`` (its pooler included) with a WordPiece tokenizer over :data:`WORDS`; ``sizes``
+    override :data:`TINY`."""
     import torch
     from transformers import BertConfig, BertModel
 
@@ -47,7 +49,8 @@ def bert_repo(seed: int) -> dict[str, bytes]:
         folder = Path(tmp)
         tokenizer = _wordpiece_tokenizer(folder)
         torch.manual_seed(seed)
-        BertModel(BertConfig(vocab_size=len(tokenizer), max_position_embeddings=512, **TINY)).save_pretrained(folder)
+        config = BertConfig(vocab_size=len(tokenizer), max_position_embeddings=512, **{**TINY, **sizes})
+        BertModel(config).save_pretrained(folder)
         tokenizer.save_pretrained(folder)
         return _folder_files(folder)
 
@@ -142,27 +145,35 @@ if __name__ == "__main__":
     print(json.dumps({k: sorted(v) for k, v in {**model_repos(), **dataset_repos()}.items()}, indent=1))
 
 
-def luke_repo() -> dict[str, bytes]:
-    """``studio-ousia/luke-base``: a tiny ``LukeForMaskedLM`` (its MLM head, as the real checkpoint) and a real
-    ``LukeTokenizer`` (byte-level BPE over single bytes plus :data:`WORDS` with their merges, and an entity
-    vocabulary of LUKE's special entities, ``[MASK]`` at id 2 as in luke-base)."""
-    import torch
+def byte_level_bpe(words: list[str]) -> tuple[dict[str, int], list[tuple[str, str]]]:
+    """RoBERTa-style byte-level BPE vocabulary and merges: ``<s> <pad> </s> <unk>`` (ids 0-3, as RoBERTa), the 256
+    byte symbols, each of ``words`` after a space (``Ġword``, merged one character at a time), then ``<mask>``."""
     from tokenizers.pre_tokenizers import ByteLevel
-    from transformers import LukeConfig, LukeForMaskedLM, LukeTokenizer
 
     vocab = {t: i for i, t in enumerate(["<s>", "<pad>", "</s>", "<unk>"])}
     for char in sorted(ByteLevel.alphabet()):
         vocab.setdefault(char, len(vocab))
     merges: list[tuple[str, str]] = []
-    for word in WORDS:
+    for word in words:
         piece = "\u0120"
         for char in word:
             merges.append((piece, char))
             piece += char
             vocab.setdefault(piece, len(vocab))
     vocab.setdefault("<mask>", len(vocab))
+    return vocab, list(dict.fromkeys(merges))
+
+
+def luke_repo() -> dict[str, bytes]:
+    """``studio-ousia/luke-base``: a tiny ``LukeForMaskedLM`` (its MLM head, as the real checkpoint) and a real
+    ``LukeTokenizer`` (byte-level BPE over single bytes plus :data:`WORDS` with their merges, and an entity
+    vocabulary of LUKE's special entities, ``[MASK]`` at id 2 as in luke-base)."""
+    import torch
+    from transformers import LukeConfig, LukeForMaskedLM, LukeTokenizer
+
+    vocab, merges = byte_level_bpe(WORDS)
     entities = {"[PAD]": 0, "[UNK]": 1, "[MASK]": 2, "[MASK2]": 3}
-    tokenizer = LukeTokenizer(vocab=vocab, merges=list(dict.fromkeys(merges)), entity_vocab=entities)
+    tokenizer = LukeTokenizer(vocab=vocab, merges=merges, entity_vocab=entities)
     torch.manual_seed(3)
     config = LukeConfig(vocab_size=len(vocab), entity_vocab_size=len(entities), entity_emb_size=16,
                         max_position_embeddings=514, pad_token_id=1, bos_token_id=0, eos_token_id=2, **TINY)  # fmt: skip

@@ -43,6 +43,17 @@ def export_model(
     if recipe.backbone and getattr(model.config, "backbone_config", None) is not None:
         model.config.backbone_config._name_or_path = backbone_hub_id(recipe.backbone)
     model.config._name_or_path = recipe.repo_id
+    write_model_files(model, output_dir)
+    facts = {**_read_facts(output_dir), **(facts or {})}
+    atomic_write_text(output_dir / FACTS_FILE, json.dumps(facts, indent=1, default=str))
+    if card:
+        write_model_card(output_dir, recipe, facts, results)
+    return output_dir
+
+
+def write_model_files(model, output_dir: Path) -> None:
+    """``model``'s weights (safetensors), config, code and tokenizer, written to a scratch folder inside
+    ``output_dir`` and moved into place file by file."""
     tmp = Path(tempfile.mkdtemp(dir=output_dir, prefix=".export-"))
     try:
         model.save_pretrained(tmp, safe_serialization=True)
@@ -51,11 +62,6 @@ def export_model(
             readable_replace(file, output_dir / file.name)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    facts = {**_read_facts(output_dir), **(facts or {})}
-    atomic_write_text(output_dir / FACTS_FILE, json.dumps(facts, indent=1, default=str))
-    if card:
-        write_model_card(output_dir, recipe, facts, results)
-    return output_dir
 
 
 def refresh_card(output_dir: str | Path, recipe, results: CardResults | None = None) -> Path:

@@ -45,7 +45,8 @@ class PearlConfig(PretrainedConfig):
         char_weight: weight of the character part in the concatenated embedding. Both parts are L2-normalised
             before concatenation, so cosine(a, b) = (cos_phrase + w^2 cos_char) / (1 + w^2).
         char_dropout: dropout inside the character encoder.
-        type_labels: names of the phrase-type classes of the type head (95 by default).
+        type_labels: names of the phrase-type classes of the type head (95 by default). An empty list gives a
+            model without the head: the authors' published checkpoints (``phrasezoo convert pearl``) ship none.
         lexical_dim: size of the optional lexical channel (0, the default: none). When set, ``encode`` concatenates
             a hashed character n-gram vector (``char_wb`` n-grams of ``lexical_ngram_range``, lower-cased, signed
             feature hashing into ``lexical_dim`` buckets, sublinear tf x IDF from a corpus, L2-normalised) weighted by

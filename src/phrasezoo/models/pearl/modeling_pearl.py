@@ -53,7 +53,7 @@ class PearlOutput(ModelOutput):
         joint_embeddings: the concatenation before the final normalisation (each part normalised and weighted).
         phrase_embeddings: mean-pooled phrase-encoder vectors before normalisation, ``(batch, hidden)``.
         char_embeddings: projected character-encoder vectors before normalisation, ``(batch, char_proj_dim)``.
-        type_logits: phrase-type scores, ``(batch, num_types)``.
+        type_logits: phrase-type scores, ``(batch, num_types)`` (``None`` for a model without the type head).
         last_hidden_state: token states of the phrase encoder.
     """
 
@@ -210,7 +210,8 @@ class PearlModel(PearlPreTrainedModel):
         except TypeError:  # backbones without a pooler option
             self.backbone = AutoModel.from_config(config.backbone_config)
         self.char_encoder = CharacterEncoder(config) if config.use_char_encoder else None
-        self.type_head = nn.Linear(config.joint_dim, len(config.type_labels))
+        # no type labels, no head: the published checkpoints of the paper's authors do not include theirs
+        self.type_head = nn.Linear(config.joint_dim, len(config.type_labels)) if config.type_labels else None
         if config.lexical_dim:
             self.register_buffer("lexical_idf", torch.ones(config.lexical_dim))
         self._tokenizer = None
@@ -310,7 +311,7 @@ class PearlModel(PearlPreTrainedModel):
         idf = np.log((1 + len(corpus)) / (1 + seen)) + 1.0
         self.config.lexical_dim, self.config.lexical_weight = int(dim), float(weight)
         self.config.lexical_ngram_range = [int(ngram_range[0]), int(ngram_range[1])]
-        device = self.type_head.weight.device
+        device = self.device
         self.register_buffer("lexical_idf", torch.tensor(idf, dtype=torch.float32, device=device))
 
     def _char_features(self, encoding, texts: list[str]) -> dict[str, torch.Tensor]:
@@ -412,12 +413,16 @@ class PearlModel(PearlPreTrainedModel):
             char = self.char_encoder(char_ids, piece_ids, word_phrase, input_ids.shape[0])
             parts.append(self.config.char_weight * F.normalize(char, dim=-1))
         joint = torch.cat(parts, dim=-1)
-        type_logits = self.type_head(joint)
+        type_logits = self.type_head(joint) if self.type_head is not None else None
         if self.config.lexical_dim:
             if lexical is None:
                 raise ValueError("This PEARL model has a lexical channel: pass lexical (see tokenize).")
             joint = torch.cat([joint, self.config.lexical_weight * lexical.to(joint.dtype)], dim=-1)
-        loss = F.cross_entropy(type_logits, type_labels) if type_labels is not None else None
+        loss = None
+        if type_labels is not None:
+            if type_logits is None:
+                raise ValueError("This PEARL model has no phrase-type head (config.type_labels is empty).")
+            loss = F.cross_entropy(type_logits, type_labels)
         return PearlOutput(
             loss=loss,
             embeddings=F.normalize(joint, dim=-1),
@@ -515,7 +520,13 @@ class PearlModel(PearlPreTrainedModel):
 
     def predict_type(self, texts: str | list[str], top_k: int = 1, batch_size: int = 128) -> list:
         """Phrase types with probabilities, e.g. ``[[("NP-ORG", 0.91)], ...]`` (``top_k`` per phrase, at most the
-        number of types). Bad input raises ``ValueError`` as in :meth:`encode`."""
+        number of types). Bad input raises ``ValueError`` as in :meth:`encode`, and so does a model without the
+        type head (a converted release of the authors: they did not publish theirs)."""
+        if self.type_head is None:
+            raise ValueError(
+                "This PEARL model has no phrase-type head (config.type_labels is empty): the authors' published "
+                "checkpoints do not include theirs. encode() works; train a head with phrasezoo to predict types."
+            )
         single = isinstance(texts, str)
         texts = _check_texts([texts] if single else texts)
         batch_size = _check_batch_size(batch_size)

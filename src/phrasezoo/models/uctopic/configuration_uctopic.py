@@ -11,6 +11,8 @@ from transformers.models.auto.configuration_auto import CONFIG_MAPPING
 
 #: How the span vector is read from the backbone.
 SPAN_REPRESENTATIONS = ("entity", "mean")
+#: How a mention's sentence becomes tokens.
+SPAN_TOKENIZATIONS = ("sentence", "segments")
 
 
 class UCTopicConfig(PretrainedConfig):
@@ -28,6 +30,11 @@ class UCTopicConfig(PretrainedConfig):
             spans keep their first tokens (``"entity"`` only; ``"mean"`` pools every span token).
         max_seq_length: token limit per sentence, special tokens included. Longer sentences are cut to a window of
             this many tokens around the span (see ``UCTopicModel.encode``).
+        span_tokenization: ``"sentence"`` (default): the sentence is tokenized whole and the span's tokens are those
+            that overlap its characters; ``"segments"``: the text before the span, the span and the text after it
+            are tokenized apart, each with a leading space when it has none, which is what the authors' code does
+            (``LukeTokenizer(text, entity_spans=[span], add_prefix_space=True)``) and what their published
+            checkpoint was trained with (``phrasezoo convert uctopic`` sets it).
         use_mlm_head: add a masked-language-model head for the optional MLM loss of pretraining (the paper trains
             with it). It is not used to embed phrases.
         mlp_only_train: use the MLP head in training only; in eval mode the span vector itself is the embedding
@@ -45,6 +52,7 @@ class UCTopicConfig(PretrainedConfig):
         mask_entity_id: int = 2,
         max_mention_length: int = 30,
         max_seq_length: int = 256,
+        span_tokenization: str = "sentence",
         use_mlm_head: bool = False,
         mlp_only_train: bool = False,
         **kwargs,
@@ -69,7 +77,10 @@ class UCTopicConfig(PretrainedConfig):
             raise ValueError(
                 f"max_seq_length must leave room for a token besides the special tokens: {max_seq_length}."
             )
+        if span_tokenization not in SPAN_TOKENIZATIONS:
+            raise ValueError(f"span_tokenization must be one of {SPAN_TOKENIZATIONS}, got {span_tokenization!r}.")
         self.span_representation = span_representation
+        self.span_tokenization = span_tokenization
         self.mask_entity_id = mask_entity_id
         self.max_mention_length = max_mention_length
         self.max_seq_length = max_seq_length

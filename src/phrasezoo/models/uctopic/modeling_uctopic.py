@@ -238,7 +238,7 @@ class UCTopicModel(UCTopicPreTrainedModel):
     ) -> list[PreparedMention]:
         """Check mentions and turn them into token ids with the span's token positions.
 
-        Each sentence is tokenized once, whole (the span's tokens are the tokens that overlap its characters). A
+        ``config.span_tokenization`` says how (see :meth:`_sentence_tokens` and :meth:`_segment_tokens`). A
         sentence longer than ``config.max_seq_length`` tokens is cut to a window of that many tokens centred on the
         span (a span longer than the window keeps its first tokens); ``truncate=False`` raises instead.
         ``mask_mention`` (one flag, or one per mention) replaces the span's tokens with the mask token, as in
@@ -252,34 +252,13 @@ class UCTopicModel(UCTopicPreTrainedModel):
         tokenizer = self.tokenizer
         if any(flags) and tokenizer.mask_token_id is None:
             raise ValueError("The tokenizer has no mask token, so mentions cannot be masked.")
-        sentences = list(dict.fromkeys(sentence for sentence, _, _ in items))
-        encoding = tokenizer(
-            sentences, return_offsets_mapping=True, return_special_tokens_mask=True, verbose=False
-        )  # fmt: skip
-        row_of = {sentence: row for row, sentence in enumerate(sentences)}
+        if self.config.span_tokenization == "segments":
+            tokenized = self._segment_tokens(items)
+        else:
+            tokenized = self._sentence_tokens(items)
         limit = min(max_seq_length or self.config.max_seq_length, self.config.max_seq_length)
         prepared = []
-        for index, ((sentence, start, end), masked) in enumerate(zip(items, flags)):
-            row = row_of[sentence]
-            ids = encoding["input_ids"][row]
-            special = encoding["special_tokens_mask"][row]
-            offsets = encoding["offset_mapping"][row]
-            content = [j for j, s in enumerate(special) if not s]
-            if not content:
-                raise ValueError(f"Mention {index}: the sentence {sentence[:60]!r} has no tokens.")
-            prefix, suffix = ids[: content[0]], ids[content[-1] + 1 :]
-            content_ids = [ids[j] for j in content]
-            covered = [
-                k
-                for k, j in enumerate(content)
-                if offsets[j][0] < end and offsets[j][1] > start and offsets[j][1] > offsets[j][0]
-            ]
-            if not covered:
-                raise ValueError(
-                    f"Mention {index}: the span ({start}, {end}) = {sentence[start:end]!r} covers no token of the "
-                    "sentence (only characters the tokenizer drops)."
-                )
-            first, last = covered[0], covered[-1] + 1
+        for index, ((prefix, content_ids, suffix, first, last), masked) in enumerate(zip(tokenized, flags)):
             budget = limit - len(prefix) - len(suffix)
             window_start, window_end = 0, len(content_ids)
             if len(content_ids) > budget:
@@ -298,6 +277,57 @@ class UCTopicModel(UCTopicPreTrainedModel):
             truncated = window_end - window_start < len(content_ids)
             prepared.append(PreparedMention(input_ids, span_start, span_end, truncated))
         return prepared
+
+    def _sentence_tokens(self, items: list[tuple[str, int, int]]) -> list[tuple[list, list, list, int, int]]:
+        """``(prefix, content ids, suffix, first, last)`` per mention, the span being content tokens
+        ``[first, last)``: each sentence is tokenized once, whole, and the span's tokens are those that overlap its
+        characters (``span_tokenization="sentence"``)."""
+        sentences = list(dict.fromkeys(sentence for sentence, _, _ in items))
+        encoding = self.tokenizer(
+            sentences, return_offsets_mapping=True, return_special_tokens_mask=True, verbose=False
+        )  # fmt: skip
+        row_of = {sentence: row for row, sentence in enumerate(sentences)}
+        tokenized = []
+        for index, (sentence, start, end) in enumerate(items):
+            row = row_of[sentence]
+            ids = encoding["input_ids"][row]
+            special = encoding["special_tokens_mask"][row]
+            offsets = encoding["offset_mapping"][row]
+            content = [j for j, s in enumerate(special) if not s]
+            if not content:
+                raise ValueError(f"Mention {index}: the sentence {sentence[:60]!r} has no tokens.")
+            covered = [
+                k
+                for k, j in enumerate(content)
+                if offsets[j][0] < end and offsets[j][1] > start and offsets[j][1] > offsets[j][0]
+            ]
+            if not covered:
+                raise ValueError(_no_span_token(index, sentence, start, end))
+            prefix, suffix = ids[: content[0]], ids[content[-1] + 1 :]
+            tokenized.append((prefix, [ids[j] for j in content], suffix, covered[0], covered[-1] + 1))
+        return tokenized
+
+    def _segment_tokens(self, items: list[tuple[str, int, int]]) -> list[tuple[list, list, list, int, int]]:
+        """As :meth:`_sentence_tokens`, the way the authors' code tokenizes a mention (``span_tokenization=
+        "segments"``, LUKE's ``entity_spans`` with ``add_prefix_space=True``): the sentence is cut at the span's
+        start and end (a cut after a space moves before it, so the space starts the next piece), and the piece
+        before the span, the span and the piece after it are tokenized apart, each given a leading space when it
+        does not start with whitespace. A span next to punctuation ("(Paris)") thus reads " (", " Paris", " )"."""
+        pieces = []
+        for sentence, start, end in items:
+            cut_start, cut_end = _segment_cut(sentence, start), _segment_cut(sentence, end)
+            for piece in (sentence[:cut_start], sentence[cut_start:cut_end], sentence[cut_end:]):
+                pieces.append(piece if not piece or piece[0].isspace() else " " + piece)
+        ids = self.tokenizer(pieces, add_special_tokens=False, verbose=False)["input_ids"]
+        marked = self.tokenizer.build_inputs_with_special_tokens([-1])
+        prefix, suffix = marked[: marked.index(-1)], marked[marked.index(-1) + 1 :]
+        tokenized = []
+        for index, (sentence, start, end) in enumerate(items):
+            before, span, after = (list(x) for x in ids[3 * index : 3 * index + 3])
+            if not span:
+                raise ValueError(_no_span_token(index, sentence, start, end))
+            tokenized.append((prefix, before + span + after, suffix, len(before), len(before) + len(span)))
+        return tokenized
 
     def collate(self, prepared: Sequence[PreparedMention]) -> dict[str, torch.Tensor]:
         """Padded model inputs for prepared mentions, one sequence per mention (see :meth:`tokenize_mentions`)."""
@@ -580,6 +610,19 @@ def _check_mentions(mentions) -> list[tuple[str, int, int]]:
             raise ValueError(f"Mention {i}: empty span ({start}, {end}) covers only whitespace.")
         items.append((sentence, start, end))
     return items
+
+
+def _no_span_token(index: int, sentence: str, start: int, end: int) -> str:
+    return (
+        f"Mention {index}: the span ({start}, {end}) = {sentence[start:end]!r} covers no token of the sentence (only "
+        "characters the tokenizer drops)."
+    )
+
+
+def _segment_cut(sentence: str, position: int) -> int:
+    """Where LUKE's tokenizer cuts a sentence for a span boundary at ``position``: one character earlier when a space
+    precedes it (the space belongs to the word after it in byte-level BPE)."""
+    return position - 1 if position > 0 and sentence[position - 1] == " " else position
 
 
 def _window(first: int, last: int, n_tokens: int, budget: int) -> tuple[int, int]:
