@@ -66,8 +66,12 @@ class UCTopicConfig(PretrainedConfig):
         is_luke = backbone_config.model_type == "luke"
         if span_representation is None:
             span_representation = "entity" if is_luke else "mean"
-        if span_representation not in SPAN_REPRESENTATIONS:
-            raise ValueError(f"span_representation must be one of {SPAN_REPRESENTATIONS}, got {span_representation!r}.")
+        for name, value, choices in (
+            ("span_representation", span_representation, SPAN_REPRESENTATIONS),
+            ("span_tokenization", span_tokenization, SPAN_TOKENIZATIONS),
+        ):
+            if value not in choices:
+                raise ValueError(f"{name} must be one of {choices}, got {value!r}.")
         if span_representation == "entity" and not is_luke:
             raise ValueError(
                 f"span_representation='entity' needs a LUKE backbone (entity inputs); got "
@@ -77,8 +81,6 @@ class UCTopicConfig(PretrainedConfig):
             raise ValueError(
                 f"max_seq_length must leave room for a token besides the special tokens: {max_seq_length}."
             )
-        if span_tokenization not in SPAN_TOKENIZATIONS:
-            raise ValueError(f"span_tokenization must be one of {SPAN_TOKENIZATIONS}, got {span_tokenization!r}.")
         self.span_representation = span_representation
         self.span_tokenization = span_tokenization
         self.mask_entity_id = mask_entity_id
