@@ -148,6 +148,9 @@ class Method:
         finalize: optional ``(model, recipe) -> card facts``: a step on the final model after training and the
             dev-suite selection, before the export (:func:`phrasezoo.training.finalize.finalize_model`; PEARL refits
             its type head there).
+        releases: the checkpoints the paper's authors published (:class:`phrasezoo.zoo.releases.Release`, declared
+            in the method's ``release.py``), which ``phrasezoo convert`` turns into zoo exports; empty when they
+            published none.
         folder: the method's folder (set by discovery).
 
     A method's evaluation tasks live in the package ``methods/<name>/tasks/`` and register
@@ -177,6 +180,7 @@ class Method:
     sentence_transformers: str | None = None
     span_context: str = "none"
     finalize: Callable[[Any, Any], dict[str, Any]] | None = None
+    releases: tuple[Any, ...] = ()
     folder: Path | None = None
 
     def __post_init__(self) -> None:

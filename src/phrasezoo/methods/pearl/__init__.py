@@ -12,6 +12,7 @@ from phrasezoo.zoo.registry import Arg, Method, OutputKind, benchmark_filter_arg
 from .assembly import build_task
 from .char_pretrain import CHAR_PRETRAIN_DEFAULTS
 from .data import build_pearl_dataset
+from .release import RELEASES
 from .type_head import DEFAULT_C, DEFAULT_MAX_ROWS, refit_after_training
 
 TINY_BERT = {
@@ -29,6 +30,7 @@ METHOD = Method(
     from_backbone=PearlModel.from_backbone,
     build_task=build_task,
     finalize=refit_after_training,
+    releases=RELEASES,  # the authors' published checkpoints, for `phrasezoo convert`
     args={
         "model": signature_args(PearlConfig.__init__, exclude=("backbone_config",)),
         "data": {

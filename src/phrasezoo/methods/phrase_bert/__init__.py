@@ -10,6 +10,7 @@ from phrasezoo.zoo.registry import Arg, Method, OutputKind, benchmark_filter_arg
 
 from .assembly import build_task
 from .data import OBJECTIVES, build_phrase_bert_data
+from .release import RELEASES
 
 METHOD = Method(
     name="phrase_bert",
@@ -57,6 +58,7 @@ METHOD = Method(
     # published numbers (PEARL's table and SLICE's single-pass STS-B-Context), as fractions
     topic_commands=("pntm.commands:add_pntm_command",),
     sentence_transformers="mean_pooling",
+    releases=RELEASES,  # the authors' published checkpoints, for `phrasezoo convert`
     paper_rows={
         "Phrase-BERT (paper)": {
             "turney": 0.572,

@@ -10,6 +10,7 @@ from phrasezoo.zoo.registry import Arg, Method, OutputKind, benchmark_filter_arg
 
 from .assembly import build_task
 from .data import SOURCES, build_uctopic_dataset
+from .release import RELEASES
 from .task import UCTopicTask
 
 
@@ -39,6 +40,7 @@ METHOD = Method(
     # the paper's protocol: entity mentions clustered in their sentences, before and after CCL finetuning
     # the paper's own protocol (all splits pooled, best score seen during CCL, selected on gold labels): marked †
     span_context="mentions",
+    releases=RELEASES,  # the authors' published checkpoints, for `phrasezoo convert`
     paper_rows={
         "UCTopic CCL (paper)†": {
             "conll2003_context_ccl:nmi": 0.495,
