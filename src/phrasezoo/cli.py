@@ -163,7 +163,8 @@ def _add_convert_command(sub) -> None:
         "AutoModel.from_pretrained(folder or repo id, trust_remote_code=True) and compares with the zoo's models in "
         "`phrasezoo evaluate`. SLICE and the codebook paper published no weights.",
     )
-    convert.add_argument("method", help="pearl, phrase_bert or uctopic")
+    convert.add_argument("method", help="the method (its registry name) whose paper published the checkpoint: "
+                         "pearl, phrase_bert or uctopic")  # fmt: skip
     convert.add_argument("source", help="Hub repo id (e.g. Lihuchen/pearl_small, whaleloops/phrase-bert, "
                          "JiachengLi/uctopic-base) or a local folder holding a copy of it")  # fmt: skip
     convert.add_argument("output", help="folder for the export")
