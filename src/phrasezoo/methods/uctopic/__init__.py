@@ -40,7 +40,6 @@ METHOD = Method(
     # the paper's protocol: entity mentions clustered in their sentences, before and after CCL finetuning
     # the paper's own protocol (all splits pooled, best score seen during CCL, selected on gold labels): marked †
     span_context="mentions",
-    releases=RELEASES,  # the authors' published checkpoints, for `phrasezoo convert`
     paper_rows={
         "UCTopic CCL (paper)†": {
             "conll2003_context_ccl:nmi": 0.495,
@@ -50,6 +49,7 @@ METHOD = Method(
     },  # fmt: skip
     task_groups={"uctopic": ("conll2003_context", "bc5cdr_context", "conll2003_context_ccl", "bc5cdr_context_ccl")},
     topic_commands=("topic_mining.commands:add_mining_commands",),
+    releases=RELEASES,  # the authors' published checkpoints, for `phrasezoo convert`
     args={
         "model": {
             **signature_args(UCTopicConfig.__init__, exclude=("backbone_config",)),
