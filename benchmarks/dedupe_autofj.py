@@ -70,7 +70,7 @@ def scores(tp: int, pred: int, gold: int) -> dict[str, float]:
 
 def cluster_all(matcher, names: list[str], top_k: int):
     """Search the list once; a function (target precision, method) -> the cluster of every row."""
-    from phrasezoo.match.dedupe import cluster_pairs, distinct_names, kept_edges, neighbour_pairs
+    from phrasezoo.match.engine.dedupe import cluster_pairs, distinct_names, kept_edges, neighbour_pairs
 
     distinct, group = distinct_names(names)
     matcher.fit(distinct)
@@ -88,7 +88,7 @@ def main() -> None:
 
     from phrasezoo.evaluation.tasks.autofj import autofj_names, read_autofj
     from phrasezoo.match import Matcher
-    from phrasezoo.match.dedupe import exact_key
+    from phrasezoo.match.engine.dedupe import exact_key
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rights", type=int, default=150, help="right rows drawn per dev table (default 150)")

@@ -182,7 +182,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--benchmarks", default=str(HERE.parent.parent / "shared" / "benchmarks"))
     parser.add_argument("--fit-above", type=int, default=None,
                         help="fit the laws on sizes above this many rows (default: where the matcher's faiss index is "
-                        "HNSW, above phrasezoo.match.index.AUTO_EXACT_LIMIT; exact flat search below it grows another "
+                        "HNSW, above phrasezoo.match.scoring.index.AUTO_EXACT_LIMIT; exact flat search below it grows another "
                         "way)")  # fmt: skip
     parser.add_argument("--no-pool", action="store_true", help="skip counting the offline sources' unique names")
     parser.add_argument("--output", help="results JSON (e.g. results/matching/scale-growth.json)")
@@ -190,7 +190,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--plot", help="PNG of time and memory against rows")
     args = parser.parse_args(argv)
     if args.fit_above is None:
-        from phrasezoo.match.index import AUTO_EXACT_LIMIT
+        from phrasezoo.match.scoring.index import AUTO_EXACT_LIMIT
 
         args.fit_above = AUTO_EXACT_LIMIT
     points = [measured_point(json.loads(Path(f).read_text())) for f in args.runs]

@@ -59,7 +59,7 @@ TASK_NAMES = {"autofj_test": "AutoFJ test-40", "autofj": "AutoFJ all-50", "yago"
 def make_model(spec: str, cached: bool = False):
     """A scorer for a model spec; ``blend:<encoder>`` is the reference blend with that encoder. ``cached``: the
     encoder answers from the vector cache of ``matching_vectors.py`` (the same vectors, encoded once)."""
-    from phrasezoo.match.specs import make_scorer
+    from phrasezoo.match.scoring.specs import make_scorer
 
     def encoder(name: str):
         if not cached:
@@ -69,14 +69,14 @@ def make_model(spec: str, cached: bool = False):
         return CachedEncoder(name)
 
     if spec.startswith("blend:"):
-        from phrasezoo.match.combinations import BLEND
-        from phrasezoo.match.hybrid import HybridScorer
+        from phrasezoo.match.model.combinations import BLEND
+        from phrasezoo.match.scoring.hybrid import HybridScorer
 
         return HybridScorer(encoder(spec.split(":", 1)[1]), combination=BLEND, progress=False)
     head, _, rest = spec.partition(":")
     if head == "hybrid":
-        from phrasezoo.match.hybrid import HybridScorer
-        from phrasezoo.match.scorers import DEFAULT_ENCODER
+        from phrasezoo.match.model.learned import DEFAULT_ENCODER
+        from phrasezoo.match.scoring.hybrid import HybridScorer
 
         return HybridScorer(encoder(rest or DEFAULT_ENCODER), progress=False)
     if head in ("rapidfuzz", "tfidf"):

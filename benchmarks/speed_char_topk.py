@@ -31,7 +31,7 @@ sys.path.insert(0, str(HERE))
 
 def scipy_top_k(queries, reference_t, k: int, chunk: int = 256) -> tuple[np.ndarray, np.ndarray]:
     """The former path: the full product of a chunk of queries with the table, then each row's best k by a partial
-    sort. The same scores as :func:`phrasezoo.match.lexical.sparse_top_k`; where two rows tie at the k-th place the
+    sort. The same scores as :func:`phrasezoo.match.features.lexical.sparse_top_k`; where two rows tie at the k-th place the
     partial sort keeps either, the shipped path the lower row id."""
     n = queries.shape[0]
     scores = np.full((n, k), -np.inf, dtype=np.float32)
@@ -64,7 +64,7 @@ def agreement(got: tuple[np.ndarray, np.ndarray], former: tuple[np.ndarray, np.n
 
 def measure(left: list[str], queries: list[str], k: int, threads: list[int], repeats: int) -> dict:
     """Seconds per query of each path on one table, and whether they agree."""
-    from phrasezoo.match.lexical import TfidfChannel, sparse_top_k
+    from phrasezoo.match.features.lexical import TfidfChannel, sparse_top_k
 
     channel = TfidfChannel("char").fit(left)
     reference = channel.transform(left)

@@ -23,6 +23,7 @@ CHECK = """
 import json, phrasezoo
 from phrasezoo.core.recipes import RECIPES_DIR, list_recipes, load_recipe
 from phrasezoo.zoo.registry import get_method, list_methods, validate_recipe
+from phrasezoo.match.model.learned import LEARNED_FILE, default_combination, zoo_learned
 for name in list_recipes():
     validate_recipe(load_recipe(name))
 print(json.dumps({
@@ -30,6 +31,7 @@ print(json.dumps({
     "recipes_dir": str(RECIPES_DIR),
     "recipes": list_recipes(),
     "cards": {m: str(get_method(m).card_template) for m in list_methods() if get_method(m).card_template.is_file()},
+    "learned": [str(LEARNED_FILE), default_combination().meta["encoder"], sorted(zoo_learned())],
 }))
 """
 
@@ -72,6 +74,11 @@ def test_the_installed_wheel_loads_every_recipe_and_finds_every_card_template(in
     assert found["recipes"] == sorted(p.stem for p in (REPO_ROOT / "hub_configs").glob("*.yaml"))
     templates = sorted(p.stem for p in (REPO_ROOT / "model_cards").glob("*.md"))
     assert sorted(found["cards"]) == templates and all(path.startswith(site) for path in found["cards"].values())
+    # the matcher's learned combinations are package data: the shipped file and a zoo method's matcher.json
+    learned_file, default_encoder, zoo = found["learned"]
+    assert learned_file.startswith(site) and default_encoder == "baseline:minilm-l6@onnx-int8"
+    method_files = (REPO_ROOT / "src" / "phrasezoo" / "methods").glob("*/matcher.json")
+    assert zoo == sorted(key for file in method_files for key in json.loads(file.read_text())["combinations"])
 
 
 METRICS_CHECK = """

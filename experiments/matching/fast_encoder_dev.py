@@ -35,7 +35,9 @@ from matching_dev import RESULTS, CachedEncoder, fit_listwise, fit_probability  
 from names_dev import ALL_DOMAINS, CANDIDATE_SETS, LABELS, by_domain, fixed_scores, folds, load_domains  # noqa: E402
 
 from phrasezoo.encoders.onnx_int8 import encoding_of  # noqa: E402
-from phrasezoo.match.combinations import FEATURES, Combination, default_combination  # noqa: E402
+from phrasezoo.match.features.pairs import FEATURES  # noqa: E402
+from phrasezoo.match.model.combinations import Combination  # noqa: E402
+from phrasezoo.match.model.learned import default_combination  # noqa: E402
 
 ENCODERS = {"torch": "baseline:minilm-l6", "onnx-int8": "baseline:minilm-l6@onnx-int8"}
 OUT = RESULTS / "fast-encoder-dev.json"

@@ -43,7 +43,7 @@ def choose(rows: dict[str, dict], default: str = DEFAULT) -> tuple[str, str]:
 
 
 def run(args) -> None:
-    from phrasezoo.match.combinations import Combination
+    from phrasezoo.match.model.combinations import Combination
 
     groups = load_alias_groups()
     names = study.FEATURE_SETS["+hub"]

@@ -113,7 +113,7 @@ def cross_fitted(inputs: dict[str, np.ndarray], tables: list[study.TableFeatures
 
 def run(args) -> None:
     from phrasezoo.evaluation.tasks.autofj import autofj_names, read_autofj
-    from phrasezoo.match.combinations import FEATURES
+    from phrasezoo.match.features.pairs import FEATURES
 
     encoder = study.CachedEncoder(args.model)
     tables = study.load_tables("dev", encoder, args.candidates)

@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(1, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 
 from matching_dev import (  # noqa: E402
-    COMBINATIONS_FILE,
+    LEARNED_FILE,
     RESULTS,
     TARGETS,
     CachedEncoder,
@@ -53,8 +53,8 @@ from names_dev import (  # noqa: E402
 )
 
 from phrasezoo.data.name_benchmark import CALIB, DOMAINS  # noqa: E402
-from phrasezoo.match.combinations import Combination  # noqa: E402
-from phrasezoo.match.scorers import DEFAULT_ENCODER  # noqa: E402
+from phrasezoo.match.model.combinations import Combination  # noqa: E402
+from phrasezoo.match.model.learned import DEFAULT_ENCODER  # noqa: E402
 
 CHECK_TARGETS = (0.8, 0.9, 0.95)
 BOOTSTRAPS, BOUND_QUANTILE, WITHIN = 200, 0.2, 0.02
@@ -186,7 +186,7 @@ def run(args) -> None:
         }
         combination.meta["dev_auto_threshold_per_domain"] = report["dev_cross_fitted_auto"]
         store_learned(encoder.name, combination, Path(args.learned_file))
-        print(f"wrote the calibration into combinations.py ({out})", file=sys.stderr)
+        print(f"wrote the calibration into {args.learned_file} ({out})", file=sys.stderr)
 
 
 def _with(combination: Combination, table: list[list[float]]) -> Combination:
@@ -197,9 +197,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", default=DEFAULT_ENCODER)
     parser.add_argument("--candidates", type=int, default=10)
-    parser.add_argument("--write", action="store_true", help="store the winning calibration in combinations.py")
-    parser.add_argument("--learned-file", default=str(COMBINATIONS_FILE),
-                        help="the file whose LEARNED block holds the encoder's combination (a zoo method's matcher.py)")  # fmt: skip
+    parser.add_argument("--write", action="store_true", help="store the winning calibration in learned.json")
+    parser.add_argument("--learned-file", default=str(LEARNED_FILE),
+                        help="the learned-combinations file holding the encoder's combination (a zoo method's "
+                        "matcher.json)")  # fmt: skip
     args = parser.parse_args()
     os.environ.setdefault("PHRASEZOO_NO_PROGRESS", "1")
     run(args)

@@ -11,7 +11,7 @@ Sub-commands (results under ``results/matching/experiments/``):
 * ``study``: single channels, the blend, rapidfuzz, the shipped default and listwise combinations over feature sets,
   each scored on dev with two-fold cross-fitting (a combination never scores a table half it was trained on);
 * ``fit``: the chosen feature set trained on every dev table, calibrated for ``threshold="auto"`` on cross-fitted
-  dev scores, written into ``src/phrasezoo/match/combinations.py`` (key ``names``) for the default encoder;
+  dev scores, written into ``src/phrasezoo/match/model/learned.json`` under the encoder's name;
 * ``evaluate --split test``: the per-domain test table (the default, each channel alone, the blend, rapidfuzz).
 
     OMP_NUM_THREADS=1 .venv/bin/python experiments/matching/names_dev.py study
@@ -34,8 +34,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(1, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 
 from matching_dev import (  # noqa: E402
-    COMBINATIONS_FILE,
     FEATURE_SETS,
+    LEARNED_FILE,
     RESULTS,
     TARGETS,
     CachedEncoder,
@@ -50,8 +50,9 @@ from matching_dev import (  # noqa: E402
 
 from phrasezoo.data.name_benchmark import DOMAINS, load_name_task  # noqa: E402
 from phrasezoo.evaluation.tasks.autofj import JoinTable, autofj_names, read_autofj  # noqa: E402
-from phrasezoo.match.combinations import BLEND, FEATURES, Combination, default_combination  # noqa: E402
-from phrasezoo.match.scorers import DEFAULT_ENCODER  # noqa: E402
+from phrasezoo.match.features.pairs import FEATURES  # noqa: E402
+from phrasezoo.match.model.combinations import BLEND, Combination  # noqa: E402
+from phrasezoo.match.model.learned import DEFAULT_ENCODER, default_combination  # noqa: E402
 
 ALL_DOMAINS = ("autofj", *DOMAINS)
 BASELINE_ROW = "shipped recipe (+hub, AutoFJ dev only), cross-fitted"  # the rule's reference
@@ -296,7 +297,7 @@ CHOSEN = (
 
 def fit(args) -> None:
     """Train the chosen feature set on every dev table (domain-balanced), calibrate ``threshold="auto"`` on the
-    cross-fitted dev scores (domains weighted equally) and write it into combinations.py for the default encoder."""
+    cross-fitted dev scores (domains weighted equally) and write it into the learned file (learned.json) for the encoder."""
     encoder = CachedEncoder(args.model)
     names = CANDIDATE_SETS[args.features]
     tables = load_domains("dev", encoder, args.candidates)
@@ -350,7 +351,7 @@ def suffix(encoder_name: str) -> str:
 
 
 def learned_combination(encoder_name: str, model: str) -> Combination:
-    """The combination learned for ``encoder_name`` (in combinations.py or a zoo method's matcher.py); stops with the
+    """The combination learned for ``encoder_name`` (in learned.json or a zoo method's matcher.json); stops with the
     command to learn one when there is none (the default's would be scored on vectors it was not fitted to)."""
     combination = default_combination(encoder_name)
     if combination.meta.get("encoder") != encoder_name:
@@ -359,7 +360,7 @@ def learned_combination(encoder_name: str, model: str) -> Combination:
 
 
 def learned_flag(path: str) -> str:
-    return "" if Path(path) == COMBINATIONS_FILE else f" --learned-file {path}"
+    return "" if Path(path) == LEARNED_FILE else f" --learned-file {path}"
 
 
 def model_flag(model: str) -> str:
@@ -489,12 +490,12 @@ def main() -> None:
     p.add_argument("--model", default=DEFAULT_ENCODER)
     p.add_argument("--candidates", type=int, default=10)
     p.set_defaults(func=study)
-    p = sub.add_parser("fit", help="train the chosen feature set on every dev domain, write it into combinations.py")
+    p = sub.add_parser("fit", help="train the chosen feature set on every dev domain, write it into learned.json")
     p.add_argument("--model", default=DEFAULT_ENCODER)
     p.add_argument("--candidates", type=int, default=10)
     p.add_argument("--features", default=CHOSEN, choices=list(CANDIDATE_SETS))
-    p.add_argument("--learned-file", default=str(COMBINATIONS_FILE),
-                   help="the file whose LEARNED block gets it: combinations.py, or a zoo method's matcher.py")  # fmt: skip
+    p.add_argument("--learned-file", default=str(LEARNED_FILE),
+                   help="the learned-combinations file that gets it: learned.json, or a zoo method's matcher.json")  # fmt: skip
     p.set_defaults(func=fit)
     p = sub.add_parser("evaluate", help="the per-domain table on a split (test: read once, after the choice)")
     p.add_argument("--model", default=DEFAULT_ENCODER)

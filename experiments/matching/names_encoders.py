@@ -70,7 +70,7 @@ def measure(model: str, features: list[str], candidates: int) -> dict:
 
 
 def main() -> None:
-    from phrasezoo.match.combinations import default_combination
+    from phrasezoo.match.model.learned import default_combination
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--models", nargs="+", required=True, help=f"{DEFAULT} first, then the export folders")

@@ -8,7 +8,7 @@ cross-fitted scores; targets 0.8, 0.9 and 0.95):
 * *context-table*: a calibration table set the same way on the context map's scores;
 * *context-adaptive*: rule 27's adaptive threshold on the context map's scores.
 
-Nothing here reads a test split. With ``--write`` a winning map is stored in combinations.py (the weights stay);
+Nothing here reads a test split. With ``--write`` a winning map is stored in learned.json (the weights stay);
 recalibrate afterwards with ``names_calibration.py --write``. Results:
 ``results/matching/experiments/probability-context.json``.
 
@@ -30,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(1, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 
 from adaptive_threshold import adaptive_threshold, decide, kept_metrics, render, table_thresholds  # noqa: E402
-from matching_dev import COMBINATIONS_FILE, RESULTS, CachedEncoder, TableFeatures, store_learned  # noqa: E402
+from matching_dev import LEARNED_FILE, RESULTS, CachedEncoder, TableFeatures, store_learned  # noqa: E402
 from names_calibration import (  # noqa: E402
     CHECK_TARGETS,
     calib_tables,
@@ -47,7 +47,7 @@ from names_dev import (  # noqa: E402
 )
 
 from phrasezoo.data.name_benchmark import DOMAINS  # noqa: E402
-from phrasezoo.match.combinations import Combination  # noqa: E402
+from phrasezoo.match.model.combinations import Combination  # noqa: E402
 
 OUT = RESULTS / "probability-context.json"
 WAYS = ("table", "context-table", "context-adaptive")
@@ -109,7 +109,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", default="baseline:minilm-l6")
     parser.add_argument("--candidates", type=int, default=10)
-    parser.add_argument("--write", action="store_true", help="store a winning context map in combinations.py")
+    parser.add_argument("--write", action="store_true", help="store a winning context map in learned.json")
     parser.add_argument("--render", action="store_true", help="print the table of the results file and stop")
     args = parser.parse_args()
     if args.render:
@@ -122,10 +122,8 @@ def main() -> None:
     if args.write and report["decision"]["winner"] != "table":
         context_map.meta["probability_context"] = {"rule": report["rule"], "winner": report["decision"]["winner"],
                                                    "command": report["command"] + " --write"}  # fmt: skip
-        store_learned(context_map.meta["encoder"], context_map, Path(COMBINATIONS_FILE))
-        print(
-            "wrote the context map into combinations.py: recalibrate with names_calibration.py --write", file=sys.stderr
-        )
+        store_learned(context_map.meta["encoder"], context_map, LEARNED_FILE)
+        print("wrote the context map into learned.json: recalibrate with names_calibration.py --write", file=sys.stderr)
 
 
 if __name__ == "__main__":

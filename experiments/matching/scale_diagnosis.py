@@ -62,7 +62,7 @@ def diagnose(folder: Path, size: int, sample: int, seed: int, also: dict[str, Pa
     """Every reading of the module docstring for the ``size x size`` subset; ``also``: more combinations (label ->
     a ``{"combination": ...}`` file, e.g. a former default's fit) scored on the same candidates."""
     from phrasezoo.match import Matcher
-    from phrasezoo.match.combinations import Combination
+    from phrasezoo.match.model.combinations import Combination
 
     left, right, truth = load_tables(folder, size)
     rows = sample_rows(len(right), sample, seed)

@@ -122,7 +122,7 @@ def build_demo(model, note: str = "") -> gr.Blocks:
         return [[i + 1, items[j], round(float(scores[j]), 4), types[j][0][0]] for i, j in enumerate(order)]
 
     from phrasezoo.match import Matcher, join
-    from phrasezoo.match.hybrid import HybridScorer
+    from phrasezoo.match.scoring.hybrid import HybridScorer
 
     def matcher_for(left_items: list[str]) -> Matcher:
         scorer = HybridScorer(model, progress=False)  # this model as the encoder of the default hybrid matcher

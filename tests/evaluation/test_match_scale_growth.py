@@ -88,7 +88,7 @@ def test_main_writes_results_block_and_plot(tmp_path):
 
 
 def test_the_former_char_top_k_path_gives_the_shipped_answers():
-    from phrasezoo.match.lexical import TfidfChannel, sparse_top_k
+    from phrasezoo.match.features.lexical import TfidfChannel, sparse_top_k
 
     names = [f"{a} {b}" for a in ("New", "Old", "Great", "Little") for b in ("York", "Post", "Times", "pie", "Inc")]
     channel = TfidfChannel("char").fit(names)

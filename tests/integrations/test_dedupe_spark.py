@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from phrasezoo.match import Matcher, dedupe
-from phrasezoo.match.dedupe import distinct_names
+from phrasezoo.match.engine.dedupe import distinct_names
 from phrasezoo.match.spark import dedupe_spark
 
 

@@ -17,7 +17,7 @@ from phrasezoo.integrations.splink_matcher import (  # noqa: E402
     matcher_comparison,
     score_bands,
 )
-from phrasezoo.match.combinations import default_combination  # noqa: E402
+from phrasezoo.match.model.learned import default_combination  # noqa: E402
 
 LEFT = ["International Business Machines", "General Electric Company", "World Health Organization",
         "New York Times", "Massachusetts Institute of Technology", "Deutsche Bank AG"]  # fmt: skip

@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 
 from phrasezoo.match import Matcher, join, link
-from phrasezoo.match.blocking import BlockIndex, char3, first_token, tokens
-from phrasezoo.match.index import top_k_rows
+from phrasezoo.match.engine.blocking import BlockIndex, char3, first_token, tokens
+from phrasezoo.match.scoring.index import top_k_rows
 
 LEFT = ["The New York Times", "Washington Post", "apple pie", "banana bread", "Los Angeles Times"]
 RIGHT = ["NY Times", "banana bred", "apple pies", "Washington Post (newspaper)"]
@@ -137,8 +137,8 @@ def test_approximate_indexes_find_the_exact_neighbours(kind):
 def test_fit_and_load_index_the_rows_in_chunks_and_report_them(kind, monkeypatch):
     """Fit (and load) build the faiss index, so the first search does not pause for it (minutes for HNSW at a
     million rows); rows go in by chunks and a bar counts them all, and chunked answers are the exact ones."""
-    from phrasezoo.match import index as index_module
-    from phrasezoo.match import scorers
+    from phrasezoo.match.scoring import index as index_module
+    from phrasezoo.match.scoring import scorers
 
     counted = []
 
@@ -168,7 +168,7 @@ def test_a_vector_scorer_holds_its_rows_once(kind, monkeypatch):
     million rows each extra copy is 1.5 GB (issue 47). The answers are those of one whole-table encoding."""
     import gc
 
-    from phrasezoo.match import scorers
+    from phrasezoo.match.scoring import scorers
 
     monkeypatch.setattr(scorers, "FIT_CHUNK", 7)
     reference = [f"entity number {i}" for i in range(300)]

@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from phrasezoo.match import Matcher, join, link
-from phrasezoo.match.hybrid import HybridScorer
+from phrasezoo.match.scoring.hybrid import HybridScorer
 from tests.properties import SETTINGS
 from tests.properties import cells as shared_cells
 

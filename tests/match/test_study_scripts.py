@@ -18,7 +18,7 @@ import matching_dev as dev  # noqa: E402
 import matching_encoders as encoders  # noqa: E402
 import matching_rerankers as rerankers  # noqa: E402
 
-from phrasezoo.match.combinations import FEATURES  # noqa: E402
+from phrasezoo.match.features.pairs import FEATURES  # noqa: E402
 
 
 def synthetic_tables(n_tables: int = 4, n: int = 60, p: int = 5, seed: int = 0) -> list:

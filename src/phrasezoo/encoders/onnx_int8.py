@@ -15,7 +15,7 @@ backend, so caches keyed on the encoder (``benchmarks/matching_vectors.py``) kee
 
 Token vectors (``encode_tokens``, mentions in context) still come from the torch model: only ``encode`` is int8.
 
-It is the default matcher's encoder (``phrasezoo.match.scorers.DEFAULT_ENCODER``, rule 30), so onnxruntime and onnx
+It is the default matcher's encoder (``phrasezoo.match.model.learned.DEFAULT_ENCODER``, rule 30), so onnxruntime and onnx
 are core dependencies (CPU wheels; no torch, no CUDA).
 """
 

@@ -53,7 +53,7 @@ except ImportError as err:  # pragma: no cover - the extra is part of [dev]
     raise ImportError("phrasezoo.integrations.splink_matcher needs splink 4: pip install 'phrasezoo[splink]'") from err
 
 from phrasezoo.match import Matcher
-from phrasezoo.match.scorers import DEFAULT_MODEL
+from phrasezoo.match.scoring.scorers import DEFAULT_MODEL
 
 from .splink_tables import SPARK, check_column, is_missing, read_texts, table_kind, with_column
 
@@ -138,7 +138,7 @@ def _fitted(matcher: Matcher | None, model: Any, reference: list[str], labels: l
 def _spark_scores(left, right, column: str, right_column: str, model, unique_id_column: str, matcher):
     from pyspark.sql import functions as F
 
-    from phrasezoo.match.spark_join import join_spark, reference_rows
+    from phrasezoo.match.spark.join import join_spark, reference_rows
 
     if right_column in (BEST_COLUMN, SCORE_COLUMN):
         raise ValueError(f"Rename right's column {right_column!r} first: it is one this function writes.")

@@ -14,13 +14,14 @@ Command line: ``python -m phrasezoo.match join --left a.csv --right b.csv --outp
 from __future__ import annotations
 
 from .api import join, link
-from .blocking import SCHEMES as BLOCKING_SCHEMES
-from .combinations import Combination
-from .dedupe import DEDUPE_COLUMNS, dedupe
-from .index import INDEX_TYPES
-from .matcher import Matcher
-from .results import JOIN_COLUMNS, LINK_COLUMNS
-from .scorers import DEFAULT_ENCODER, DEFAULT_MODEL, RAPIDFUZZ_SCORERS, TFIDF_KINDS
+from .engine.blocking import SCHEMES as BLOCKING_SCHEMES
+from .engine.dedupe import DEDUPE_COLUMNS, dedupe
+from .engine.matcher import Matcher
+from .engine.results import JOIN_COLUMNS, LINK_COLUMNS
+from .model.combinations import Combination
+from .model.learned import DEFAULT_ENCODER
+from .scoring.index import INDEX_TYPES
+from .scoring.scorers import DEFAULT_MODEL, RAPIDFUZZ_SCORERS, TFIDF_KINDS
 
 __all__ = [
     "BLOCKING_SCHEMES",

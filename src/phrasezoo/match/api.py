@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from .blocking import KeyFunction
-from .inputs import as_column, as_kb
-from .matcher import Matcher
-from .results import JOIN_COLUMNS, LINK_COLUMNS, check_threshold, check_top_k, match_rows
-from .scorers import DEFAULT_MODEL
+from .engine.blocking import KeyFunction
+from .engine.matcher import Matcher
+from .engine.results import JOIN_COLUMNS, LINK_COLUMNS, check_threshold, check_top_k, match_rows
+from .io.inputs import as_column, as_kb
+from .scoring.scorers import DEFAULT_MODEL
 
 __all__ = ["JOIN_COLUMNS", "LINK_COLUMNS", "join", "link"]
 

@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
+import warnings
 
-from .blocking import SCHEMES
-from .index import INDEX_TYPES
-from .inputs import MissingValuesError
-from .scorers import DEFAULT_MODEL, RAPIDFUZZ_SCORERS
-from .streaming import DEFAULT_CHUNK_ROWS, csv_options, iter_table, read_errors, separator, stream_matches, table_file
+from .api import join, link
+from .engine.blocking import SCHEMES
+from .engine.dedupe import dedupe
+from .engine.matcher import Matcher
+from .io.inputs import MissingValuesError, as_column, as_kb
+from .io.streaming import stream_matches
+from .io.tables import DEFAULT_CHUNK_ROWS, iter_table, read_table, write_table
+from .scoring.index import INDEX_TYPES
+from .scoring.scorers import DEFAULT_MODEL, RAPIDFUZZ_SCORERS
 
 EPILOG = f"""models (--model):
   hybrid                    the default: all-MiniLM-L6-v2 (embedded offline) + character/word TF-IDF + number and
@@ -155,9 +159,6 @@ def build_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _fit(args: argparse.Namespace) -> int:
     """``match fit``: fit a matcher on the reference table and save it."""
-    from .inputs import as_column
-    from .matcher import Matcher
-
     table = read_table(args.reference, args.encoding)
     column = as_column(table, args.column, what="reference")
     labels = column.labels
@@ -175,10 +176,6 @@ def _fit(args: argparse.Namespace) -> int:
 def _matching(args: argparse.Namespace):
     """``(query file, function matching one chunk of it)`` for ``join``, ``link`` and ``apply``: the reference is
     read and the matcher fitted (or loaded) once, here."""
-    from .api import join, link
-    from .inputs import as_column, as_kb
-    from .matcher import Matcher
-
     options = {"top_k": args.top_k, "threshold": args.threshold, "target_precision": args.target_precision,
                "keep_unmatched": args.keep_unmatched, "on_missing": "skip" if args.skip_missing else "raise"}  # fmt: skip
     if args.match_command == "apply":
@@ -205,42 +202,9 @@ def _matching(args: argparse.Namespace):
                                              **options)  # fmt: skip
 
 
-def read_table(path: str, encoding: str = "utf-8"):
-    """A DataFrame from CSV, TSV, parquet or JSON lines (by suffix); clear errors for a missing file, a file in
-    another encoding and a malformed table."""
-    import pandas as pd
-
-    file, suffix = table_file(path)
-    with read_errors(path, suffix, encoding):
-        if suffix == ".parquet":
-            return pd.read_parquet(file)
-        if suffix in (".jsonl", ".ndjson"):
-            return pd.read_json(file, lines=True, encoding=encoding)
-        return pd.read_csv(file, **csv_options(suffix, encoding))
-
-
-def write_table(frame, path: str) -> None:
-    if path == "-":
-        frame.to_csv(sys.stdout, index=False)
-        return
-    file = Path(path)
-    file.parent.mkdir(parents=True, exist_ok=True)
-    suffix = file.suffix.lower()
-    if suffix == ".parquet":
-        frame.to_parquet(file, index=False)
-    elif suffix in (".jsonl", ".ndjson"):
-        frame.to_json(file, orient="records", lines=True)
-    else:
-        frame.to_csv(file, index=False, sep=separator(suffix))
-
-
 def _dedupe(args: argparse.Namespace) -> int:
     """``match dedupe``: the input table with ``cluster`` and ``cluster_size`` columns; the report on stderr."""
-    import warnings
-
-    import pandas as pd
-
-    from .dedupe import dedupe
+    import pandas as pd  # lazy: keeps pandas off 'phrasezoo --help'
 
     try:
         table = read_table(args.input, args.encoding)
@@ -275,8 +239,6 @@ def _dedupe(args: argparse.Namespace) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    import warnings
-
     if args.match_command == "dedupe":
         return _dedupe(args)
     try:

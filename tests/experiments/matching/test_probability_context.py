@@ -21,7 +21,7 @@ def test_each_way_reads_its_own_scores_and_threshold():
     script = load()
     from matching_dev import TableFeatures
 
-    from phrasezoo.match.combinations import FEATURES
+    from phrasezoo.match.features.pairs import FEATURES
 
     n = 4  # four queries, two candidates each; candidate 0 is right for queries 0-2, wrong for query 3
     labels = np.zeros((n, 2), dtype=bool)

@@ -1,11 +1,12 @@
-"""``model=`` specs -> scorers (see :mod:`phrasezoo.match.scorers` for what each kind scores)."""
+"""``model=`` specs -> scorers (see :mod:`phrasezoo.match.scoring.scorers` for what each kind scores)."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from ..model.learned import DEFAULT_ENCODER
 from .hybrid import HybridScorer
-from .scorers import DEFAULT_ENCODER, DEFAULT_MODEL, RapidfuzzScorer, TfidfScorer, VectorScorer
+from .scorers import DEFAULT_MODEL, RapidfuzzScorer, TfidfScorer, VectorScorer
 
 
 def make_scorer(model: Any = DEFAULT_MODEL, batch_size: int | None = None, progress: bool = True,

@@ -3,7 +3,7 @@
 ``model=`` (in :func:`phrasezoo.match.join`, :func:`~phrasezoo.match.link` and :class:`~phrasezoo.match.Matcher`):
 
 * ``"hybrid"`` (the default) or ``"hybrid:<encoder spec>"``: candidates from embedding and character TF-IDF
-  neighbours, reranked by the combination learned on the dev splits of AutoFJ and the name benchmark (:mod:`phrasezoo.match.hybrid`); the
+  neighbours, reranked by the combination learned on the dev splits of AutoFJ and the name benchmark (:mod:`phrasezoo.match.scoring.hybrid`); the
   score is the estimated probability of a match, so ``threshold="auto"`` works.
 * an encoder spec alone (``baseline:minilm-l6``, an exported zoo folder such as ``outputs/<name>``, a recipe name, a
   Hub id via ``baseline:<id>``, or a loaded model with ``encode``): embedding cosine.
@@ -23,13 +23,12 @@ from typing import Any
 
 import numpy as np
 
-from .index import build_index, search, stored_vectors, top_k_rows
-from .lexical import TfidfChannel, channel_from_state, channel_state, sparse_top_k
+from phrasezoo.core.progress import row_bar
 
-# all-MiniLM-L6-v2 run by ONNX Runtime in int8 with a scale per token (phrasezoo.encoders.onnx_int8): the default since
-# round 8 of docs/experiments/matching.md (rule 30: level on dev, 2.1x the rows/s of the torch encoder, answers
-# independent of batching). The torch path is one spec away: "hybrid:baseline:minilm-l6".
-DEFAULT_ENCODER = "baseline:minilm-l6@onnx-int8"
+from ..features.lexical import TfidfChannel, channel_from_state, channel_state, sparse_top_k
+from ..model.learned import DEFAULT_ENCODER
+from .index import build_index, search, stored_vectors, top_k_rows
+
 DEFAULT_MODEL = "hybrid"
 RAPIDFUZZ_SCORERS = ("token_sort_ratio", "WRatio", "ratio", "token_set_ratio", "partial_ratio", "QRatio")
 TFIDF_KINDS = ("char", "word")
@@ -102,8 +101,6 @@ class VectorScorer:
         ``vectors`` then reads the index's own copy of the rows where it keeps them whole (flat and HNSW), so the
         rows are held once. A build of at least :data:`INDEX_BAR_ROWS` rows shows a progress bar."""
         if self._index is None:
-            from ..core.progress import row_bar
-
             with row_bar(len(self.vectors), f"index {self.name}", self.progress, min_rows=INDEX_BAR_ROWS) as bar:
                 self._index = build_index(self.vectors, self.index_kind, progress=bar, **self.index_options)
             self.vectors = stored_vectors(self._index, self.vectors)

@@ -9,8 +9,10 @@ import numpy as np
 import pytest
 
 from phrasezoo.match import Combination, Matcher, join, link
-from phrasezoo.match.combinations import BLEND, FEATURES, LEARNED, default_combination, margins
-from phrasezoo.match.hybrid import HybridScorer
+from phrasezoo.match.features.pairs import FEATURES, margins
+from phrasezoo.match.model.combinations import BLEND
+from phrasezoo.match.model.learned import default_combination, shipped_learned
+from phrasezoo.match.scoring.hybrid import HybridScorer
 
 LEFT = ["2012 Wisconsin Badgers football team", "2013 Wisconsin Badgers football team", "The New York Times",
         "Federal Bureau of Investigation", "I Will (The Beatles song)", "Washington Post", "apple pie"]  # fmt: skip
@@ -25,12 +27,12 @@ def test_the_default_is_the_learned_listwise_combination_over_int8_minilm(fitted
     scorer = fitted.scorer
     assert isinstance(scorer, HybridScorer) and scorer.vectors.name == "baseline:minilm-l6@onnx-int8"  # rule 30
     assert scorer.combination.link == "ranked" and scorer.combination.calibration
-    assert scorer.combination.to_dict() == LEARNED["baseline:minilm-l6@onnx-int8"]
+    assert scorer.combination.to_dict() == shipped_learned()["baseline:minilm-l6@onnx-int8"]
     assert set(scorer.combination.features) <= set(FEATURES)
-    assert default_combination("some-other-encoder").to_dict() == LEARNED["baseline:minilm-l6@onnx-int8"]
+    assert default_combination("some-other-encoder").to_dict() == shipped_learned()["baseline:minilm-l6@onnx-int8"]
     torch_path = Matcher(model="hybrid:baseline:minilm-l6", progress=False).fit(LEFT[:3]).scorer  # one spec away
     assert torch_path.vectors.name == "baseline:minilm-l6"
-    assert torch_path.combination.to_dict() == LEARNED["baseline:minilm-l6"]
+    assert torch_path.combination.to_dict() == shipped_learned()["baseline:minilm-l6"]
 
 
 def test_numbers_acronyms_and_cores_decide_between_close_names(fitted):
@@ -159,8 +161,7 @@ def test_a_context_map_shifts_each_query_by_its_top_candidate_and_keeps_the_orde
 def test_a_combination_learned_on_other_weights_of_the_same_name_warns():
     from types import SimpleNamespace
 
-    from phrasezoo.match.combinations import Combination
-    from phrasezoo.match.hybrid import _warn_on_other_weights
+    from phrasezoo.match.scoring.hybrid import _warn_on_other_weights
 
     combination = Combination(["emb"], [1.0], meta={"encoder": "zoo-model", "encoder_revision": "sha256:aaa"})
     vectors = SimpleNamespace(name="zoo-model", encoder=SimpleNamespace(revision="sha256:bbb"))

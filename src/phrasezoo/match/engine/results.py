@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from .inputs import Column
+from ..io.inputs import Column
 
 JOIN_COLUMNS = ["right_index", "right", "left_index", "left", "score", "rank"]
 LINK_COLUMNS = ["mention_index", "mention", "entity_id", "entity", "score", "rank"]
@@ -98,7 +98,7 @@ def match_rows(
 
 
 def _frame(rows: list[tuple], columns: list[str]):
-    import pandas as pd
+    import pandas as pd  # lazy: keeps pandas off 'phrasezoo --help' and 'import phrasezoo.match'
 
     frame = pd.DataFrame(rows, columns=columns, dtype=object)  # labels and values keep their own types
     frame["score"] = frame["score"].astype("float64")

@@ -1,7 +1,5 @@
 """``dedupe_spark``: :func:`phrasezoo.match.dedupe` on a Spark DataFrame, with the same clusters as one machine.
 
-(``join_spark``, the fuzzy join on Spark, lives in :mod:`phrasezoo.match.spark_join` and is re-exported here.)
-
 The steps (the matcher must see the whole list, so it is fitted once on the driver):
 
 1. the text column's distinct names (exact duplicates by normal form are one name) are collected to the driver, in
@@ -10,9 +8,9 @@ The steps (the matcher must see the whole list, so it is fitted once on the driv
    can read);
 2. the distinct names are spread over the executors; each Python worker loads the saved matcher once (cached per
    process, as :mod:`phrasezoo.integrations.splink` caches its encoder) and a ``mapInPandas`` UDF searches each
-   partition's names against the whole list (:func:`phrasezoo.match.dedupe.neighbour_pairs`, self excluded);
+   partition's names against the whole list (:func:`phrasezoo.match.engine.dedupe.neighbour_pairs`, self excluded);
 3. the kept pairs (at most ``top_k`` per name, small) are collected and clustered on the driver
-   (:func:`phrasezoo.match.dedupe.cluster_pairs`), and the cluster ids are joined back onto every row by its
+   (:func:`phrasezoo.match.engine.dedupe.cluster_pairs`), and the cluster ids are joined back onto every row by its
    exact-duplicate key.
 
 ```python
@@ -32,8 +30,11 @@ import tempfile
 from typing import Any
 
 import numpy as np
+import pandas as pd
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
 
-from .dedupe import (
+from ..engine.dedupe import (
     check_dedupe_arguments,
     cluster_pairs,
     distinct_names,
@@ -43,12 +44,12 @@ from .dedupe import (
     resolve_threshold,
     size_report,
 )
-from .inputs import MISSING_POLICIES, _is_missing, as_text
-from .matcher import Matcher
-from .scorers import DEFAULT_MODEL
-from .spark_join import _worker_matcher, join_spark
+from ..engine.matcher import Matcher
+from ..io.inputs import MISSING_POLICIES, _is_missing, as_text
+from ..scoring.scorers import DEFAULT_MODEL
+from .workers import worker_matcher
 
-__all__ = ["dedupe_spark", "join_spark"]
+__all__ = ["dedupe_spark"]
 
 KEY_COLUMN = "_phrasezoo_dedupe_key"
 
@@ -77,7 +78,7 @@ def dedupe_spark(
     ``id_column`` the order is the table's collect order, so ids are stable for one plan only. Rows with a missing
     text are an error (``on_missing="raise"``) or kept with a null cluster and counted in the report (``"skip"``).
     ``partitions``: how many partitions search (default Spark's default parallelism). ``matcher``: one already
-    fitted on the column's distinct names (:func:`phrasezoo.match.dedupe.distinct_names` in ``id_column`` order), to
+    fitted on the column's distinct names (:func:`phrasezoo.match.engine.dedupe.distinct_names` in ``id_column`` order), to
     reuse it across thresholds and methods.
     """
     top_k = check_dedupe_arguments(threshold, method, top_k, target_precision)
@@ -142,9 +143,6 @@ def _search(spark, matcher: Matcher, distinct: list[str], top_k: int, cut: float
             matcher_path) -> Any:  # fmt: skip
     """The kept pairs (``i, j, score``, a pandas frame): the matcher saved once, each partition of the distinct
     names searched against the whole list on the executors (one matcher loaded per Python worker)."""
-    import pandas as pd
-    from pyspark.sql import functions as F
-
     owned = matcher_path is None
     folder = tempfile.mkdtemp(prefix="phrasezoo-dedupe-matcher-") if owned else os.fspath(matcher_path)
     try:
@@ -153,7 +151,7 @@ def _search(spark, matcher: Matcher, distinct: list[str], top_k: int, cut: float
         def search(frames):
             for frame in frames:
                 if not frame.empty:
-                    worker = _worker_matcher(folder)
+                    worker = worker_matcher(folder)
                     i, j, s = neighbour_pairs(worker, frame["name"].tolist(), frame["id"].to_numpy(), top_k)
                     yield pd.DataFrame({"i": i, "j": j, "score": s})
 
@@ -167,10 +165,6 @@ def _search(spark, matcher: Matcher, distinct: list[str], top_k: int, cut: float
 
 def _join_back(table, column: str, distinct: list[str], labels: np.ndarray, sizes: np.ndarray):
     """``table`` with ``cluster`` and ``cluster_size``, joined by each row's exact-duplicate key (null: missing)."""
-    import pandas as pd
-    from pyspark.sql import functions as F
-    from pyspark.sql import types as T
-
     key_type = T.StructType([*table.schema.fields, T.StructField(KEY_COLUMN, T.StringType(), True)])
 
     def add_key(frames):

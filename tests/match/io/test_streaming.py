@@ -134,8 +134,8 @@ def test_standard_output_gets_one_header_when_the_first_chunk_writes_nothing(tab
 
 
 def test_a_chunks_missing_values_stay_a_typed_error_with_the_rows_place():
-    from phrasezoo.match.inputs import MissingValuesError, as_column
-    from phrasezoo.match.streaming import stream_matches
+    from phrasezoo.match.io.inputs import MissingValuesError, as_column
+    from phrasezoo.match.io.streaming import stream_matches
 
     chunks = iter([pd.DataFrame({"vendor": ["a", "b"]}), pd.DataFrame({"vendor": ["c", None]})])
     with pytest.raises(MissingValuesError) as caught:

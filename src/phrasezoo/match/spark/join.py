@@ -6,7 +6,7 @@ The steps (the reference must be whole to be indexed, so the matcher is fitted o
    :func:`~phrasezoo.match.join` accepts) is fitted once and saved (:meth:`Matcher.save`) to ``matcher_path``
    (default a temporary folder, removed when the driver exits: fine for ``local[n]``; on a cluster pass a path
    every executor can read);
-2. each Python worker loads the saved matcher once (:func:`_worker_matcher`), and a
+2. each Python worker loads the saved matcher once (:func:`~phrasezoo.match.spark.workers.worker_matcher`), and a
    ``mapInPandas`` UDF searches each partition of ``right`` against the whole reference.
 
 Nothing is lost at scale: the result keeps every ``right`` row. A row with matches appears once per match
@@ -33,23 +33,19 @@ import tempfile
 from typing import Any
 
 import numpy as np
+import pandas as pd
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
 
-from .inputs import MISSING_POLICIES, _is_missing, as_column, as_text
-from .matcher import Matcher
-from .results import check_threshold, check_top_k
-from .scorers import DEFAULT_MODEL
+from ..engine.matcher import Matcher
+from ..engine.results import check_threshold, check_top_k
+from ..io.inputs import MISSING_POLICIES, _is_missing, as_column, as_text
+from ..scoring.scorers import DEFAULT_MODEL
+from .workers import worker_matcher
 
 __all__ = ["join_spark"]
 
 OUTPUT_COLUMNS = ("left_index", "left", "score", "rank", "match_status")
-_WORKER_MATCHERS: dict[str, Matcher] = {}
-
-
-def _worker_matcher(path: str) -> Matcher:
-    """The saved matcher, loaded once per Spark Python worker process (``join_spark`` and ``dedupe_spark``)."""
-    if path not in _WORKER_MATCHERS:
-        _WORKER_MATCHERS[path] = Matcher.load(path, progress=False)
-    return _WORKER_MATCHERS[path]
 
 
 def join_spark(
@@ -111,8 +107,6 @@ def _check_right(right: Any, column: str, on_missing: str) -> None:
     if taken:
         raise ValueError(f"right has column(s) {', '.join(taken)} already; rename them before join_spark.")
     if on_missing == "raise":
-        from pyspark.sql import functions as F
-
         missing = right.where(F.col(column).isNull() | (F.trim(F.col(column).cast("string")) == "")).limit(1).count()
         if missing:
             raise ValueError(f"right's column {column!r} has missing or empty values. Drop them, fill them, or pass "
@@ -130,8 +124,6 @@ def reference_rows(left: Any, column: str | None, left_id: str | None, on_missin
         ordered = left.orderBy(left_id) if left_id is not None else left
         rows = ordered.select(column, *([left_id] if left_id else [])).toPandas()
         labels = rows[left_id].tolist() if left_id else list(range(len(rows)))
-        import pandas as pd
-
         left, column = pd.Series(rows[column].tolist(), index=labels), None
     elif left_id is not None:
         raise ValueError("left_id names a column of a Spark DataFrame; for pandas, use the index as labels.")
@@ -160,8 +152,6 @@ def _saved(matcher: Matcher, matcher_path) -> str:
 
 def _search(right, column: str, folder: str, top_k: int, cut, label_type: str, partitions: int | None):
     """The lazy result: each partition of ``right`` searched by the worker's copy of the saved matcher."""
-    from pyspark.sql import types as T
-
     extra = f"left_index {label_type}, left string, score double, rank int, match_status string"
     schema = T.StructType([*right.schema.fields, *T._parse_datatype_string(extra).fields])
     as_label = str if label_type == "string" else (lambda v: v)
@@ -169,7 +159,7 @@ def _search(right, column: str, folder: str, top_k: int, cut, label_type: str, p
     def search(frames):
         for frame in frames:
             if not frame.empty:
-                yield _matches(_worker_matcher(folder), frame, column, top_k, cut, as_label)
+                yield _matches(worker_matcher(folder), frame, column, top_k, cut, as_label)
 
     source = right.repartition(partitions) if partitions else right
     return source.mapInPandas(search, schema)

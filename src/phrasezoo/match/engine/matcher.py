@@ -2,7 +2,7 @@
 
 A :class:`Matcher` is fitted on a reference table (the left table, the canonical names, a KB's names): it embeds it
 once, fits the TF-IDF vocabulary on it and builds the search index. ``search`` answers top-k queries against it,
-optionally restricted to blocks of rows that share a key with the query (:mod:`phrasezoo.match.blocking`);
+optionally restricted to blocks of rows that share a key with the query (:mod:`phrasezoo.match.engine.blocking`);
 ``transform`` returns the matches as a DataFrame. ``save``/``load`` keep a fitted matcher in a folder (JSON +
 safetensors, no pickle), so new names are matched later without re-encoding the reference.
 
@@ -21,31 +21,29 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from safetensors.numpy import load_file, save_file
 
+from phrasezoo.core.files import atomic_write_text
+from phrasezoo.core.progress import row_bar
+
+from ..io.inputs import as_column, check_strings
+from ..scoring.hybrid import HybridScorer
+from ..scoring.index import INDEX_TYPES, top_k_rows
+from ..scoring.scorers import DEFAULT_MODEL
+from ..scoring.specs import make_scorer
 from .blocking import FALLBACKS, BlockIndex, KeyFunction
-from .hybrid import HybridScorer
-from .index import INDEX_TYPES, top_k_rows
-from .inputs import as_column, check_strings
 from .results import match_rows
-from .scorers import DEFAULT_MODEL
-from .specs import make_scorer
 
 FORMAT_VERSION = 1
 STATE_FILE = "matcher.json"
 ARRAYS_FILE = "matcher.safetensors"
 
 
-def _progress(total: int, desc: str, enabled: bool):
-    from phrasezoo.core.progress import row_bar
-
-    return row_bar(total, desc, enabled)
-
-
 class Matcher:
     """Top-k matching of query strings against a fitted reference table.
 
     Args:
-        model: what scores pairs (see :mod:`phrasezoo.match.scorers`): ``"hybrid"`` (default: all-MiniLM-L6-v2 +
+        model: what scores pairs (see :mod:`phrasezoo.match.scoring.scorers`): ``"hybrid"`` (default: all-MiniLM-L6-v2 +
             lexical channels, learned combination), ``"hybrid:<encoder>"``, an encoder alone (``"baseline:minilm-l6"``,
             an exported zoo folder, a recipe name, a loaded model with ``encode``), ``"tfidf:char"``/``"tfidf:word"``
             or ``"rapidfuzz:<scorer>"``.
@@ -54,7 +52,7 @@ class Matcher:
         blocking_fallback: ``"all"``: queries with no candidate in their blocks search the whole table; ``"none"``:
             they stay unmatched.
         batch_size: encoder batch size. progress: show progress bars on long work.
-        nprobe, hnsw_m, ef_search: approximate-index settings (see :func:`phrasezoo.match.index.build_index`).
+        nprobe, hnsw_m, ef_search: approximate-index settings (see :func:`phrasezoo.match.scoring.index.build_index`).
     """
 
     def __init__(
@@ -129,7 +127,7 @@ class Matcher:
             return np.zeros((0, top_k), dtype=np.float32), np.zeros((0, top_k), dtype=np.int64)
         if self._blocks is not None:
             return self._search_blocked(queries, top_k)
-        with _progress(len(queries), f"search {self.name}", self.progress) as bar:
+        with row_bar(len(queries), f"search {self.name}", self.progress) as bar:
             scores, ids = self.scorer.search(queries, top_k, progress=bar)
         scores[ids < 0] = -np.inf
         return scores, ids
@@ -146,10 +144,6 @@ class Matcher:
     # ------------------------------------------------------------------------------------------------ save/load
     def save(self, folder: str | os.PathLike) -> Path:
         """Write the fitted matcher to ``folder`` (``matcher.json`` + ``matcher.safetensors``; no pickle)."""
-        from safetensors.numpy import save_file
-
-        from phrasezoo.core.files import atomic_write_text
-
         if self.reference is None:
             raise RuntimeError("Fit the matcher before saving it.")
         if self.blocking is not None and not isinstance(self.blocking, str):
@@ -175,8 +169,6 @@ class Matcher:
     @classmethod
     def load(cls, folder: str | os.PathLike, progress: bool = True, batch_size: int | None = None) -> Matcher:
         """A matcher saved with :meth:`save`; the encoder is loaded for new queries, the reference is not re-encoded."""
-        from safetensors.numpy import load_file
-
         folder = Path(folder)
         if not (folder / STATE_FILE).is_file():
             raise FileNotFoundError(f"{folder} holds no saved matcher ({STATE_FILE} is missing).")
@@ -203,7 +195,7 @@ class Matcher:
         ids = np.full((len(queries), top_k), -1, dtype=np.int64)
         blocks = [self._blocks.candidates(text) for text in queries]
         fallback = [row for row, found in enumerate(blocks) if found.size == 0]
-        with _progress(len(queries), f"search {self.name} (blocked)", self.progress) as bar:
+        with row_bar(len(queries), f"search {self.name} (blocked)", self.progress) as bar:
             for row, found in enumerate(blocks):
                 bar.update(1)
                 if found.size == 0:

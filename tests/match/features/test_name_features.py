@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from phrasezoo.match.name_features import (
+from phrasezoo.match.features.name_features import (
     InitialsIndex,
     acronym_soft,
     cover,
@@ -78,8 +78,8 @@ def test_token_sort_ignores_word_order_and_case_and_counts_edits():
 
 
 def test_token_sort_margin_is_the_gap_to_the_best_other_candidate():
-    from phrasezoo.match.hybrid import PairFeatures
-    from phrasezoo.match.lexical import TfidfChannel
+    from phrasezoo.match.features.lexical import TfidfChannel
+    from phrasezoo.match.features.pairs import PairFeatures
 
     reference = ["John Smith", "Jane Smith", "John Smithers"]
     char = TfidfChannel("char")

@@ -3,7 +3,7 @@ the embedding cosine with lexical clues.
 
 For each query the candidates are the reference rows among its ``candidates`` nearest by embedding cosine (faiss) and
 its ``candidates`` nearest by character TF-IDF cosine (sparse dot products). Every candidate pair gets the features
-of :data:`FEATURES` (cosines, the margin of each cosine over the query's best other candidate, number/year agreement,
+of :data:`~phrasezoo.match.features.pairs.FEATURES` (cosines, the margin of each cosine over the query's best other candidate, number/year agreement,
 acronyms), and a :class:`Combination` (a listwise model trained on the dev splits of AutoFJ and the name benchmark, see
 ``experiments/matching/matching_dev.py``) turns them into one score: the estimated probability that the pair is a match.
 A calibration table maps a target precision to a score threshold (``threshold="auto"``).
@@ -16,133 +16,15 @@ from typing import Any
 
 import numpy as np
 
-from .combinations import Combination, default_combination, margins
+from ..features.lexical import TfidfChannel, channel_from_state, channel_state, sparse_top_k
+from ..features.name_features import InitialsIndex
+from ..features.pairs import NEEDS_EMBEDDING, NEEDS_HUB, NEEDS_STATIC, NEEDS_WORD, PairFeatures
+from ..model.combinations import Combination
+from ..model.learned import DEFAULT_ENCODER, default_combination
 from .index import search, top_k_rows
-from .lexical import (
-    TfidfChannel,
-    acronym_expansions,
-    acronym_form,
-    acronym_match,
-    channel_from_state,
-    channel_state,
-    core_name,
-    normal_form,
-    number_agreement,
-    numbers_of,
-    sparse_top_k,
-)
-from .name_features import InitialsIndex, name_feature_columns
-from .scorers import DEFAULT_ENCODER, VectorScorer
+from .scorers import VectorScorer
 
-NEEDS_EMBEDDING = frozenset({"emb", "emb_margin"})
-NEEDS_STATIC = frozenset({"static", "static_margin"})
 STATIC_ENCODER = "baseline:potion-base-8m"
-NEEDS_WORD = frozenset({"word", "word_margin"})
-NEEDS_HUB = frozenset({"emb_hub", "char_hub"})
-
-
-class PairFeatures:
-    """Feature computation for candidate pairs between queries and a fitted reference table (see :data:`FEATURES`)."""
-
-    def __init__(self, reference: list[str], char: TfidfChannel | None, word: TfidfChannel | None,
-                 hub: dict[str, np.ndarray] | None = None) -> None:  # fmt: skip
-        self.reference = reference
-        self.hub = hub or {}
-        self.char, self.word = char, word
-        self.ref_char = char.transform(reference) if char is not None else None
-        self.ref_word = word.transform(reference) if word is not None else None
-        self.ref_numbers = [numbers_of(t) for t in reference]
-        self.ref_acronym = [acronym_form(t) is not None for t in reference]
-        self.ref_core = [core_name(t) for t in reference]
-        self.ref_normal = [normal_form(t) for t in reference]
-
-    def compute(
-        self,
-        names: list[str],
-        queries: list[str],
-        candidates: np.ndarray,
-        query_vectors: np.ndarray | None,
-        ref_vectors: np.ndarray | None,
-        static: tuple[np.ndarray, np.ndarray] | None = None,
-    ) -> np.ndarray:
-        """``(n_queries, n_candidates, len(names))`` features; padded candidates (id -1) get zeros. ``static``:
-        the queries' and the reference's static-embedding vectors, for the ``static`` features."""
-        n, p = candidates.shape
-        valid = candidates >= 0
-        q_rows = np.repeat(np.arange(n), p)[valid.ravel()]
-        c_rows = candidates[valid]
-        columns: dict[str, np.ndarray] = {}
-
-        def full(values: np.ndarray) -> np.ndarray:
-            out = np.zeros((n, p), dtype=np.float32)
-            out[valid] = values
-            return out
-
-        wanted = set(names)
-        if wanted & {"emb", "emb_margin"}:
-            if query_vectors is None or ref_vectors is None:
-                raise ValueError("This combination uses the embedding cosine: the matcher needs an encoder.")
-            columns["emb"] = full(np.einsum("ij,ij->i", query_vectors[q_rows], ref_vectors[c_rows]))
-        if wanted & NEEDS_STATIC:
-            if static is None:
-                raise ValueError("This combination uses the static-embedding cosine: the matcher needs its channel.")
-            columns["static"] = full(np.einsum("ij,ij->i", static[0][q_rows], static[1][c_rows]))
-        for kind, channel, ref in (("char", self.char, self.ref_char), ("word", self.word, self.ref_word)):
-            if wanted & {kind, f"{kind}_margin"}:
-                q = channel.transform(queries)
-                columns[kind] = full(np.asarray(q[q_rows].multiply(ref[c_rows]).sum(axis=1)).ravel())
-        for kind in ("emb", "char", "word", "static"):
-            if f"{kind}_margin" in wanted:
-                columns[f"{kind}_margin"] = margins(columns[kind], valid)
-        if wanted & {"num_agree", "num_conflict", "num_one_side"}:
-            columns.update(
-                {name: full(values) for name, values in self.number_columns(queries, q_rows, c_rows).items()}
-            )
-        if "acronym" in wanted:
-            q_acronym = [acronym_form(t) is not None for t in queries]
-            values = np.zeros(len(q_rows), dtype=np.float32)
-            for i, (qi, ci) in enumerate(zip(q_rows.tolist(), c_rows.tolist())):
-                if q_acronym[qi] != self.ref_acronym[ci]:  # only an acronym against a longer name can match
-                    values[i] = acronym_match(queries[qi], self.reference[ci])
-            columns["acronym"] = full(values)
-        if "acronym_tokens" in wanted:
-            values = np.array([acronym_expansions(queries[qi], self.reference[ci])
-                               for qi, ci in zip(q_rows.tolist(), c_rows.tolist())], dtype=np.float32)  # fmt: skip
-            columns["acronym_tokens"] = full(values)
-        if "same_core" in wanted:
-            cores = [core_name(t) for t in queries]
-            values = np.array([cores[qi] == self.ref_core[ci] for qi, ci in zip(q_rows.tolist(), c_rows.tolist())],
-                              dtype=np.float32)  # fmt: skip
-            columns["same_core"] = full(values)
-        for name in NEEDS_HUB & wanted:
-            if name not in self.hub:
-                raise ValueError(f"Feature {name} needs the reference's neighbourhood statistics (fit the matcher).")
-            columns[name] = full(self.hub[name][c_rows])
-        if "same_normal" in wanted:
-            normals = [normal_form(t) for t in queries]
-            values = np.array([normals[qi] == self.ref_normal[ci] for qi, ci in zip(q_rows.tolist(), c_rows.tolist())],
-                              dtype=np.float32)  # fmt: skip
-            columns["same_normal"] = full(values)
-        name_columns = wanted | ({"token_sort"} if "token_sort_margin" in wanted else set())
-        for name, values in name_feature_columns(name_columns, queries, self.reference, q_rows, c_rows).items():
-            columns[name] = full(values)
-        if "token_sort_margin" in wanted:
-            columns["token_sort_margin"] = margins(columns["token_sort"], valid)
-        return np.stack([columns[name] for name in names], axis=-1)
-
-    def number_columns(self, queries: list[str], q_rows: np.ndarray, c_rows: np.ndarray) -> dict[str, np.ndarray]:
-        """``num_agree``, ``num_conflict`` and ``num_one_side`` of the pairs ``(queries[q_rows[i]], reference[c_rows[i]])``."""
-        q_numbers = [numbers_of(t) for t in queries]
-        agree = np.zeros(len(q_rows), dtype=np.float32)
-        conflict = np.zeros(len(q_rows), dtype=np.float32)
-        one_side = np.zeros(len(q_rows), dtype=np.float32)
-        for i, (qi, ci) in enumerate(zip(q_rows.tolist(), c_rows.tolist())):
-            a, b = q_numbers[qi], self.ref_numbers[ci]
-            if a and b:
-                agree[i], conflict[i] = number_agreement(a, b)
-            elif a or b:
-                one_side[i] = 1.0
-        return {"num_agree": agree, "num_conflict": conflict, "num_one_side": one_side}
 
 
 def union_candidates(*id_sets: np.ndarray) -> np.ndarray:
@@ -162,7 +44,7 @@ def union_candidates(*id_sets: np.ndarray) -> np.ndarray:
 
 def char_candidates(channel: TfidfChannel, ref_matrix, queries: list[str], k: int, ref_t=None) -> np.ndarray:
     """Ids of each query's ``k`` nearest reference rows by character TF-IDF cosine (-1 padded); ``ref_t``: the
-    reference matrix transposed once (see :func:`~phrasezoo.match.lexical.sparse_top_k`)."""
+    reference matrix transposed once (see :func:`~phrasezoo.match.features.lexical.sparse_top_k`)."""
     return sparse_top_k(channel.transform(queries), ref_matrix, k, reference_t=ref_t)[1]
 
 
@@ -176,7 +58,7 @@ class HybridScorer:
         model: the encoder spec (default all-MiniLM-L6-v2) or a loaded model; ``None`` when the combination uses
             no embedding feature.
         combination: a :class:`Combination` or its dict; default: the one learned for the encoder
-            (:func:`phrasezoo.match.combinations.default_combination`).
+            (:func:`phrasezoo.match.model.learned.default_combination`).
         candidates: neighbours taken from each of the embedding and character TF-IDF channels per query.
     """
 

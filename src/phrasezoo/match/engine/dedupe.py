@@ -20,16 +20,21 @@ The same steps run on Spark in :func:`phrasezoo.match.spark.dedupe_spark`; both 
 
 from __future__ import annotations
 
+import warnings
 from collections import Counter
 from typing import Any
 
 import numpy as np
 
-from .inputs import as_column
-from .lexical import normal_form
-from .matcher import Matcher, _progress
+from phrasezoo.core.progress import row_bar
+
+from ..features.lexical import normal_form
+from ..io.inputs import as_column
+from ..scoring.hybrid import HybridScorer
+from ..scoring.index import top_k_rows
+from ..scoring.scorers import DEFAULT_MODEL
+from .matcher import Matcher
 from .results import check_top_k
-from .scorers import DEFAULT_MODEL
 
 METHODS = ("components", "average")
 DEDUPE_COLUMNS = ["name", "cluster", "cluster_size"]
@@ -93,9 +98,6 @@ def neighbour_pairs(matcher: Matcher, names: list[str], ids: np.ndarray, top_k: 
 
     With the hybrid default (and no blocking) the query's own row is removed from its candidates before the
     reranker scores them, so the scores are those of a search against the list without the query."""
-    from .hybrid import HybridScorer
-    from .index import top_k_rows
-
     ids = np.asarray(ids, dtype=np.int64)
     scorer = matcher.scorer
     if not names:
@@ -103,7 +105,7 @@ def neighbour_pairs(matcher: Matcher, names: list[str], ids: np.ndarray, top_k: 
     if isinstance(scorer, HybridScorer) and matcher._blocks is None:
         k = min(top_k, max(1, len(matcher.reference) - 1))
         all_i, all_j, all_s = [], [], []
-        with _progress(len(names), f"dedupe {matcher.name}", progress) as bar:
+        with row_bar(len(names), f"dedupe {matcher.name}", progress) as bar:
             for start in range(0, len(names), 2048):
                 part, own = names[start : start + 2048], ids[start : start + 2048]
                 qv = scorer.encode(part) if scorer.vectors is not None else None
@@ -246,7 +248,7 @@ def dedupe(
             matcher = Matcher(model, index=index, batch_size=batch_size, progress=progress).fit(distinct)
     elif matcher.reference != distinct:
         raise ValueError("The matcher was fitted on other names; fit it on this list's distinct names "
-                         "(phrasezoo.match.dedupe.distinct_names) or pass matcher=None.")  # fmt: skip
+                         "(phrasezoo.match.engine.dedupe.distinct_names) or pass matcher=None.")  # fmt: skip
     cut = resolve_threshold(matcher, threshold, target_precision) if matcher is not None else None
     if len(distinct) > 1:
         i, j, score = neighbour_pairs(matcher, distinct, np.arange(len(distinct)), top_k, progress)
@@ -261,8 +263,6 @@ def dedupe(
     if threshold == "auto":
         frame.attrs["report"]["target_precision"] = float(target_precision)
     if col.skipped:
-        import warnings
-
         warnings.warn(f"Skipped {len(col.skipped)} row(s) with missing values (on_missing='skip'); their labels are "
                       "in result.attrs['report']['skipped'].", stacklevel=2)  # fmt: skip
     return frame

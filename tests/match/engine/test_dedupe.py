@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from phrasezoo.match import Matcher, dedupe
-from phrasezoo.match.dedupe import cluster_pairs, distinct_names, kept_edges
+from phrasezoo.match.engine.dedupe import cluster_pairs, distinct_names, kept_edges
 
 NAMES = [
     "International Business Machines",

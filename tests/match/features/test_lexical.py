@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from sklearn.feature_extraction.text import TfidfVectorizer
 
-from phrasezoo.match.lexical import (
+from phrasezoo.match.features.lexical import (
     TfidfChannel,
     acronym_expansions,
     acronym_match,
@@ -62,7 +62,7 @@ def test_sparse_top_k_answers_do_not_depend_on_threads_or_chunks():
 def test_sparse_top_k_breaks_ties_past_the_margin_by_row_id():
     """Thirty identical names tie at the top: the product keeps k + TIE_MARGIN of them in an order of its own, and
     the answer must still be the lowest row ids, as a full sort gives."""
-    from phrasezoo.match.lexical import TIE_MARGIN
+    from phrasezoo.match.features.lexical import TIE_MARGIN
 
     names = ["Acme Holdings"] * 30 + ["Acme Holding", "Zeta Corp"]
     channel = TfidfChannel("char").fit(names)

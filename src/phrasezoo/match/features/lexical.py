@@ -21,6 +21,8 @@ from typing import Any
 
 import numpy as np
 
+from phrasezoo.core.machine import usable_cores
+
 CHAR_ANALYZER = {"analyzer": "char_wb", "ngram_range": (2, 4)}
 WORD_ANALYZER = {"analyzer": "word", "token_pattern": r"(?u)\b\w+\b", "ngram_range": (1, 1)}
 ANALYZERS = {"char": CHAR_ANALYZER, "word": WORD_ANALYZER}
@@ -115,8 +117,6 @@ def search_threads() -> int:
     """Threads of the character top-k product: ``OMP_NUM_THREADS`` when set (as faiss and torch read it), else every
     core this process may use (:func:`phrasezoo.core.machine.usable_cores`). Spark sets it in its Python workers (1 in
     each of ``local[2]``'s two, checked with pyspark 4.1), so partitions searched side by side do not oversubscribe."""
-    from ..core.machine import usable_cores
-
     try:
         return max(1, int(os.environ.get("OMP_NUM_THREADS", "")))
     except ValueError:

@@ -14,6 +14,7 @@ The rules (every input row is either matched, or listed as skipped or unmatched;
 from __future__ import annotations
 
 import numbers
+import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -65,13 +66,9 @@ class Column:
 def _is_missing(value: Any) -> bool:
     if value is None:
         return True
-    try:
-        import pandas as pd
-
-        if value is pd.NA or value is pd.NaT:
-            return True
-    except ImportError:  # pragma: no cover
-        pass
+    pd = sys.modules.get("pandas")  # pandas' NA and NaT exist only once pandas is imported: no import per cell
+    if pd is not None and (value is pd.NA or value is pd.NaT):
+        return True
     if isinstance(value, float | numbers.Real) and not isinstance(value, bool | numbers.Integral):
         try:
             return value != value  # NaN
@@ -120,7 +117,7 @@ def as_column(data: Any, column: str | None = None, what: str = "input", on_miss
 
     See the module docstring for the rules. ``allow_empty``: an empty input gives an empty column instead of an error.
     """
-    import pandas as pd
+    import pandas as pd  # lazy: keeps pandas off 'phrasezoo --help' and 'import phrasezoo.match'
 
     if on_missing not in MISSING_POLICIES:
         raise ValueError(f"on_missing must be one of {MISSING_POLICIES}, got {on_missing!r}.")
@@ -183,7 +180,7 @@ def as_kb(
     ``{id: [alias, ...]}``, or a DataFrame with a name column (``name_column``, default ``"name"``) and an
     optional id column (``id_column``, default ``"id"`` when present, else the index).
     """
-    import pandas as pd
+    import pandas as pd  # lazy: keeps pandas off 'phrasezoo --help' and 'import phrasezoo.match'
 
     if isinstance(kb, Mapping):
         ids, names = [], []

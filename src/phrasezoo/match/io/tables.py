@@ -1,11 +1,9 @@
-"""Tables larger than memory for ``phrasezoo match join|link|apply``: the query table is read and matched in chunks.
+"""Table files in and out: CSV, TSV, parquet and JSON lines (by suffix), read whole or in chunks, written whole or
+appended chunk by chunk, with errors that say what to do (a missing file, another encoding, a malformed table).
 
-The reference (left table, knowledge base, saved matcher) is fitted once and held in memory; the query table is
-read ``chunk_rows`` rows at a time (CSV/TSV with pandas' chunked reader, JSON lines likewise, parquet by record
-batches), each chunk is matched, and its rows are appended to a temporary output file that replaces the output only
-when every chunk is done (an interrupted run leaves the previous output, if any, untouched). Row labels are the
-rows' positions in the whole file, so ``right_index`` and the report (unmatched and skipped rows) name rows of the
-file, not of a chunk. Memory is the reference, the matcher and one chunk, whatever the file's size.
+The suffix says the format: ``.tsv``/``.tab`` are tab-separated, ``.parquet`` is parquet, ``.jsonl``/``.ndjson``
+JSON lines, anything else comma-separated. Delimited cells are read as text, empty cells as empty strings (not
+NaN), so a name column keeps its spelling ("007", "NA").
 """
 
 from __future__ import annotations
@@ -14,11 +12,9 @@ import contextlib
 import os
 import sys
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-
-from .inputs import MissingValuesError
 
 DEFAULT_CHUNK_ROWS = 100_000
 
@@ -43,14 +39,14 @@ def csv_options(suffix: str, encoding: str) -> dict[str, Any]:
 
 def iter_table(path: str, encoding: str = "utf-8", chunk_rows: int = DEFAULT_CHUNK_ROWS) -> Iterator[Any]:
     """DataFrames of at most ``chunk_rows`` rows, indexed by their row position in the file (from 0)."""
-    import pandas as pd  # on first use: `phrasezoo --help` starts without pandas
+    import pandas as pd  # lazy: keeps pandas off 'phrasezoo --help' and 'import phrasezoo.match'
 
     if isinstance(chunk_rows, bool) or not isinstance(chunk_rows, int) or chunk_rows < 1:
         raise ValueError(f"--chunk-rows must be a positive whole number, got {chunk_rows!r}.")
     file, suffix = table_file(path)
     with read_errors(path, suffix, encoding):
         if suffix == ".parquet":
-            import pyarrow.parquet as pq  # parquet only
+            import pyarrow.parquet as pq  # lazy: parquet files only
 
             start = 0
             for batch in pq.ParquetFile(file).iter_batches(batch_size=chunk_rows):
@@ -75,8 +71,6 @@ def iter_table(path: str, encoding: str = "utf-8", chunk_rows: int = DEFAULT_CHU
 @contextlib.contextmanager
 def read_errors(path: str, suffix: str, encoding: str):
     """Reading errors as one ``ValueError`` that says what to do (wrong encoding, unknown encoding, bad table)."""
-    import pandas as pd  # on first use: `phrasezoo --help` starts without pandas
-
     try:
         yield
     except UnicodeDecodeError as err:
@@ -86,7 +80,7 @@ def read_errors(path: str, suffix: str, encoding: str):
         ) from err
     except LookupError as err:
         raise ValueError(f"Unknown encoding {encoding!r}: {err}") from err
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError) as err:
+    except ValueError as err:  # pandas' ParserError and EmptyDataError are ValueErrors
         raise ValueError(f"Could not read {path} as a {suffix.lstrip('.') or 'csv'} table: {err}") from err
 
 
@@ -110,7 +104,7 @@ class TableWriter:
         if self.path == "-":
             frame.to_csv(sys.stdout, index=False, header=first)
         elif self.suffix == ".parquet":
-            import pyarrow as pa  # parquet only
+            import pyarrow as pa  # lazy: parquet files only
             import pyarrow.parquet as pq
 
             table = pa.Table.from_pandas(frame, preserve_index=False)
@@ -138,37 +132,30 @@ class TableWriter:
             self._tmp.unlink(missing_ok=True)
 
 
-def stream_matches(chunks: Iterator[Any], match: Callable[[Any], Any], output: str) -> dict[str, Any]:
-    """Match each chunk with ``match`` (a query DataFrame -> result DataFrame with the ``attrs`` report of
-    :func:`phrasezoo.match.join`) and write the results; returns the merged report: ``rows_read``, ``rows_written``,
-    ``threshold`` (and ``target_precision``), ``unmatched`` and ``skipped`` labels."""
-    writer = TableWriter(output)
-    report: dict[str, Any] = {"rows_read": 0, "unmatched": [], "skipped": {}, "threshold": None}
-    try:
-        for chunk in chunks:
-            try:
-                frame = match(chunk)
-            except ValueError as err:  # say where in a large file: a later chunk may be the first bad one
-                where = f"Rows {report['rows_read']}-{report['rows_read'] + len(chunk) - 1} of the file: "
-                if isinstance(err, MissingValuesError):
-                    raise err.at(where) from err
-                raise ValueError(where + str(err)) from err
-            report["rows_read"] += len(chunk)
-            report["unmatched"] += list(frame.attrs.get("unmatched", []))
-            for table, labels in frame.attrs.get("skipped", {}).items():
-                report["skipped"].setdefault(table, [])
-                if table in ("right", "mentions", "queries"):
-                    report["skipped"][table] += list(labels)
-                else:  # the reference's skipped rows are the same in every chunk
-                    report["skipped"][table] = list(labels)
-            report["threshold"] = frame.attrs.get("threshold")
-            if "target_precision" in frame.attrs:
-                report["target_precision"] = frame.attrs["target_precision"]
-            frame.attrs = {}
-            writer.write(frame)
-    except BaseException:
-        writer.abort()
-        raise
-    writer.close()
-    report["rows_written"] = writer.rows
-    return report
+def read_table(path: str, encoding: str = "utf-8"):
+    """A DataFrame from CSV, TSV, parquet or JSON lines (by suffix); clear errors for a missing file, a file in
+    another encoding and a malformed table."""
+    import pandas as pd  # lazy: keeps pandas off 'phrasezoo --help' and 'import phrasezoo.match'
+
+    file, suffix = table_file(path)
+    with read_errors(path, suffix, encoding):
+        if suffix == ".parquet":
+            return pd.read_parquet(file)
+        if suffix in (".jsonl", ".ndjson"):
+            return pd.read_json(file, lines=True, encoding=encoding)
+        return pd.read_csv(file, **csv_options(suffix, encoding))
+
+
+def write_table(frame, path: str) -> None:
+    if path == "-":
+        frame.to_csv(sys.stdout, index=False)
+        return
+    file = Path(path)
+    file.parent.mkdir(parents=True, exist_ok=True)
+    suffix = file.suffix.lower()
+    if suffix == ".parquet":
+        frame.to_parquet(file, index=False)
+    elif suffix in (".jsonl", ".ndjson"):
+        frame.to_json(file, orient="records", lines=True)
+    else:
+        frame.to_csv(file, index=False, sep=separator(suffix))
