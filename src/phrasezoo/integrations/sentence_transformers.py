@@ -19,6 +19,7 @@ sentence-transformers and compared with the zoo model on sample phrases.
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
 import os
 import shutil
@@ -28,6 +29,20 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import sentence_transformers
+import torch
+import transformers
+from sentence_transformers import SentenceTransformer
+from transformers import AutoModel
+from transformers.utils import logging as hf_logging
+
+from phrasezoo.zoo.registry import get_method, list_methods, method_for_model_type
+
+try:  # sentence-transformers >= 6
+    from sentence_transformers.base.modules import Normalize, Transformer
+    from sentence_transformers.sentence_transformer.modules import Pooling
+except ImportError:  # pragma: no cover - sentence-transformers 5.x
+    from sentence_transformers.models import Normalize, Pooling, Transformer
 
 SAMPLE_PHRASES = ["The New York Times", "NYTimes", "New-York Daily Times", "very difficult", "Famotidine 20 mg"]
 MODULE_FILE = "phrasezoo_st_modules.py"  # a method's own input module travels under this name
@@ -42,8 +57,6 @@ def load_zoo_model(spec: Any):
         path = Path("outputs") / str(spec)
     if not (path / "config.json").is_file():
         raise FileNotFoundError(f"{spec} is not an exported zoo model folder (no config.json); export it first.")
-    from transformers import AutoModel
-
     return AutoModel.from_pretrained(str(path), trust_remote_code=True).eval()
 
 
@@ -53,8 +66,6 @@ def export_sentence_transformers(
     """Write ``model`` (a zoo model, folder or recipe name) as a sentence-transformers folder at ``output_dir``."""
     source = Path(model) if isinstance(model, (str, os.PathLike)) else None
     model = load_zoo_model(model)
-    from phrasezoo.zoo.registry import get_method, list_methods, method_for_model_type
-
     model_type = getattr(getattr(model, "config", None), "model_type", None)
     method = method_for_model_type(model_type)
     if method is None or method.sentence_transformers is None:
@@ -93,19 +104,9 @@ def export_sentence_transformers(
 
 def _write_mean_pooling(model, folder: Path) -> None:
     """The backbone + tokenizer as a stock Transformer module, mean pooling, normalisation (e.g. Phrase-BERT)."""
-    from sentence_transformers import SentenceTransformer
-
-    try:  # sentence-transformers >= 6
-        from sentence_transformers.base.modules import Normalize, Transformer
-        from sentence_transformers.sentence_transformer.modules import Pooling
-    except ImportError:  # pragma: no cover - sentence-transformers 5.x
-        from sentence_transformers.models import Normalize, Pooling, Transformer
-
     with tempfile.TemporaryDirectory() as backbone_dir:
         model.backbone.save_pretrained(backbone_dir, safe_serialization=True)
         model.tokenizer.save_pretrained(backbone_dir)
-        from transformers.utils import logging as hf_logging
-
         verbosity = hf_logging.get_verbosity()
         hf_logging.set_verbosity_error()  # the zoo backbone has no pooler (unused by mean pooling): no load report
         try:
@@ -121,12 +122,6 @@ def _write_mean_pooling(model, folder: Path) -> None:
 def _write_input_module(model, folder: Path, module_class: type) -> None:
     """The zoo export plus the method's own input module (``Method.sentence_transformers``, e.g. PEARL's; see the
     module docstring), whose file is copied as ``phrasezoo_st_modules.py``."""
-    import inspect
-
-    import sentence_transformers
-    import torch
-    import transformers
-
     encoder = module_class(model=model)
     encoder.save(str(folder))
     shutil.copyfile(inspect.getfile(module_class), folder / MODULE_FILE)
@@ -144,8 +139,6 @@ def _write_input_module(model, folder: Path, module_class: type) -> None:
 
 def max_difference(model, folder: str | os.PathLike, phrases: list[str] | None = None) -> float:
     """Largest absolute difference between the zoo model's and the exported folder's embeddings of ``phrases``."""
-    from sentence_transformers import SentenceTransformer
-
     phrases = phrases or SAMPLE_PHRASES
     st_model = SentenceTransformer(str(folder), device="cpu", trust_remote_code=True)
     ours = np.asarray(model.encode(phrases, show_progress_bar=False), dtype=np.float32)

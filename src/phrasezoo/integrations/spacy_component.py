@@ -38,6 +38,8 @@ from spacy.language import Language
 from spacy.tokens import Doc, Span
 from spacy.util import minibatch
 
+from phrasezoo.zoo.registry import method_for_model_type
+
 logger = logging.getLogger(__name__)
 
 FACTORY = "phrasezoo_vectors"
@@ -53,7 +55,7 @@ if not Span.has_extension("vector"):
 
 
 def _encoders():
-    from phrasezoo import encoders  # imported when a component is built, not when spaCy scans entry points
+    from phrasezoo import encoders  # lazy: on building a component, not when spaCy scans its entry points
 
     return encoders
 
@@ -93,8 +95,6 @@ class PhraseVectors:
     def _resolve_context(self, context: str) -> str:
         capabilities = self.encoder.capabilities
         if context == "auto":  # the model's method says how it embeds a span in context (Method.span_context)
-            from phrasezoo.zoo.registry import method_for_model_type
-
             method = method_for_model_type(self._model_type())
             preferred = method.span_context if method is not None else "none"
             return preferred if preferred in capabilities else "none"

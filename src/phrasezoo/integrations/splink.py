@@ -44,6 +44,8 @@ import tempfile
 from typing import Any
 
 import numpy as np
+import pandas as pd
+import pyarrow as pa
 
 try:
     import splink.comparison_level_library as cll
@@ -135,7 +137,7 @@ def _worker_encoder(model: Any, batch_size: int | None) -> Any:
 
 
 def _spark_embedding_column(table, column: str, model: Any, output_column: str, chunk_size: int, batch_size):
-    from pyspark.sql import types as T
+    from pyspark.sql import types as T  # lazy: Spark tables only (pyspark is optional)
 
     fields = [f for f in table.schema.fields if f.name != output_column]
     schema = T.StructType(fields + [T.StructField(output_column, T.ArrayType(T.FloatType()), True)])
@@ -202,7 +204,7 @@ def cosine_comparison(column: str, thresholds: float | tuple[float, ...] | list[
 # ----------------------------------------------------------------------------------------- neighbour blocking
 def _knn(base: np.ndarray, queries: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
     """faiss inner-product top-k (exact up to EXACT_SEARCH_LIMIT rows, HNSW beyond); ids -1 where none."""
-    import faiss
+    import faiss  # lazy: keeps faiss off 'import phrasezoo.integrations.splink'
 
     k = min(k, len(base))
     if k == 0 or len(queries) == 0:
@@ -287,8 +289,6 @@ def add_neighbour_blocks(
     keys = neighbour_keys([v for v, _ in read], [p for _, p in read], k=k, min_similarity=min_similarity)
     out = [with_column(t, output_column, _keys_to_arrow(rows), connection=connection) for t, rows in zip(tables, keys)]
     if nearest_column:
-        import pyarrow as pa
-
         out = [with_column(t, nearest_column, pa.array(rows, type=pa.int64()), connection=connection)
                for t, rows in zip(out, nearest_keys(keys))]  # fmt: skip
     return out
@@ -307,16 +307,12 @@ def nearest_keys(keys: list[list[list[int]]]) -> list[list[int]]:
 
 
 def _keys_to_arrow(rows: list[list[int]]):
-    import pyarrow as pa
-
     return pa.array(rows, type=pa.list_(pa.int64()))
 
 
 def _spark_neighbour_blocks(
     tables, embedding_column, k, output_column, min_similarity, nearest_column, unique_id_column
 ):
-    import pandas as pd
-
     spark = tables[0].sparkSession
     read, ids = [], []
     for table in tables:
@@ -341,7 +337,7 @@ def _spark_neighbour_blocks(
 
 
 def _spark_keys_schema(table, unique_id_column: str, output_column: str, nearest_column: str | None):
-    from pyspark.sql import types as T
+    from pyspark.sql import types as T  # lazy: Spark tables only (pyspark is optional)
 
     id_type = table.schema[unique_id_column].dataType
     fields = [T.StructField(unique_id_column, id_type, False), T.StructField(output_column, T.ArrayType(T.LongType()))]
@@ -366,10 +362,10 @@ def local_spark(cores: int = 2, shuffle_partitions: int = 2, driver_memory: str 
             "or set JAVA_HOME."
         )
     try:
-        from pyspark.sql import SparkSession
+        from pyspark.sql import SparkSession  # lazy: pyspark is optional
     except ImportError as err:
         raise ImportError("Spark needs pyspark: pip install 'phrasezoo[splink]'") from err
-    from splink.backends.spark import similarity_jar_location
+    from splink.backends.spark import similarity_jar_location  # lazy: imports pyspark
 
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)

@@ -136,9 +136,9 @@ def _fitted(matcher: Matcher | None, model: Any, reference: list[str], labels: l
 
 
 def _spark_scores(left, right, column: str, right_column: str, model, unique_id_column: str, matcher):
-    from pyspark.sql import functions as F
+    from pyspark.sql import functions as F  # lazy: Spark tables only (pyspark is optional)
 
-    from phrasezoo.match.spark.join import join_spark, reference_rows
+    from phrasezoo.match.spark.join import join_spark, reference_rows  # lazy: imports pyspark
 
     if right_column in (BEST_COLUMN, SCORE_COLUMN):
         raise ValueError(f"Rename right's column {right_column!r} first: it is one this function writes.")

@@ -14,6 +14,11 @@ import os
 from typing import Any
 
 import numpy as np
+import pandas as pd
+import pyarrow as pa
+from tqdm.auto import tqdm
+
+from phrasezoo.core.progress import progress_enabled
 
 PANDAS, DUCKDB, SPARK = "pandas", "duckdb", "spark"
 #: the embedded encoder (all-MiniLM-L6-v2, mean pooling) used when no model is given
@@ -52,7 +57,7 @@ def resolve_encoder(model: Any = DEFAULT_MODEL, batch_size: int | None = None, p
     a spec string (``baseline:minilm-l6``, an exported zoo folder, a recipe name) is loaded by the zoo's loader."""
     if not isinstance(model, (str, bytes, os.PathLike)) and callable(getattr(model, "encode", None)):
         return model
-    from phrasezoo.encoders import load_encoder
+    from phrasezoo.encoders import load_encoder  # lazy: keeps the encoders (scipy) off 'import ...integrations.splink'
 
     return load_encoder(model, batch_size=batch_size, progress=False)
 
@@ -84,10 +89,6 @@ def encode_texts(
     Non-string cells (numbers, dates) are embedded as their ``str``; texts go to the encoder ``chunk_size`` at a
     time, so a long table shows progress and the encoder's own string cache never holds more than one chunk.
     """
-    from tqdm.auto import tqdm
-
-    from phrasezoo.core.progress import progress_enabled
-
     present = np.array([not is_missing(t) for t in texts], dtype=bool)
     rows = np.flatnonzero(present)
     vectors: np.ndarray | None = None
@@ -112,8 +113,6 @@ def encode_texts(
 # --------------------------------------------------------------------------------------------- Arrow vectors
 def vectors_to_arrow(vectors: np.ndarray, present: np.ndarray | None = None):
     """A ``fixed_size_list<float32>[dim]`` Arrow array (null where ``present`` is False)."""
-    import pyarrow as pa
-
     vectors = np.ascontiguousarray(vectors, dtype=np.float32)
     n, dim = vectors.shape
     mask = None if present is None or present.all() else pa.array(~present)
@@ -122,8 +121,6 @@ def vectors_to_arrow(vectors: np.ndarray, present: np.ndarray | None = None):
 
 def arrow_to_vectors(array) -> tuple[np.ndarray, np.ndarray]:
     """``(vectors (n, d) float32, present (n,))`` from an Arrow list column (fixed-size or not)."""
-    import pyarrow as pa
-
     if isinstance(array, pa.ChunkedArray):
         array = array.combine_chunks()
     present = ~np.asarray(array.is_null().to_numpy(zero_copy_only=False), dtype=bool)
@@ -163,8 +160,6 @@ def read_texts(table: Any, column: str) -> list[Any]:
 
 def read_vectors(table: Any, column: str) -> tuple[np.ndarray, np.ndarray]:
     """``(vectors, present)`` of a vector column of a pandas or DuckDB table."""
-    import pyarrow as pa
-
     kind = table_kind(table)
     if kind == PANDAS:
         values = table[column].array
@@ -179,15 +174,13 @@ def read_vectors(table: Any, column: str) -> tuple[np.ndarray, np.ndarray]:
 
 def with_column(table: Any, name: str, array, connection: Any = None) -> Any:
     """A copy of a pandas/DuckDB table with an Arrow ``array`` as column ``name`` (replaced when present)."""
-    import pandas as pd
-
     kind = table_kind(table)
     if kind == PANDAS:
         out = table.copy()
         out[name] = pd.Series(pd.arrays.ArrowExtensionArray(array), index=table.index)
         return out
     if kind == DUCKDB:
-        import duckdb
+        import duckdb  # lazy: DuckDB tables only
 
         arrow = duckdb_arrow(table)
         if name in arrow.column_names:

@@ -3,8 +3,28 @@ registry's method folder."""
 
 from __future__ import annotations
 
-from phrasezoo.match.model.learned import DEFAULT_ENCODER, default_combination, shipped_learned, zoo_learned
+import hashlib
+import json
+
+from phrasezoo.match.model.learned import (
+    DEFAULT_ENCODER,
+    default_combination,
+    read_learned,
+    shipped_learned,
+    zoo_learned,
+)
 from phrasezoo.zoo.registry import get_method
+
+#: sha256 of ``json.dumps(LEARNED, sort_keys=True)`` for the ``LEARNED`` literal that matcher.json replaced (the
+#: generated block of methods/pearl/matcher.py at 8ac19a8): equal digests, the same numbers to the last bit
+LITERAL_DIGEST = "e4765fddaec71ee88a7f67b22bcdfabaa30de4948b6cd8ba6c70c8a89c1e9116"
+
+
+def test_the_data_file_holds_the_numbers_of_the_literal_it_replaces():
+    learned = read_learned(get_method("pearl").folder / "matcher.json")
+    assert hashlib.sha256(json.dumps(learned, sort_keys=True).encode()).hexdigest() == LITERAL_DIGEST
+    assert learned["pearl-mini"]["weights"][0] == 1.7093850148385277
+    assert learned["pearl-mini"]["probability"] == [0.6214170437209631, 0.5642192771333031, -3.105147123280995]
 
 
 def test_pearl_minis_combination_is_found_by_its_encoder_name_and_is_calibrated():

@@ -144,8 +144,8 @@ def kept_edges(i: np.ndarray, j: np.ndarray, score: np.ndarray, cut: float) -> d
 
 def _components(n: int, edges) -> np.ndarray:
     """Connected components of the kept pairs, each labelled by its smallest member."""
-    from scipy.sparse import coo_matrix
-    from scipy.sparse.csgraph import connected_components
+    from scipy.sparse import coo_matrix  # lazy: keeps scipy off 'import phrasezoo.match'
+    from scipy.sparse.csgraph import connected_components  # lazy: as above
 
     pairs = np.array(list(edges), dtype=np.int64).reshape(-1, 2)
     graph = coo_matrix((np.ones(len(pairs)), (pairs[:, 0], pairs[:, 1])), shape=(n, n))
@@ -166,7 +166,7 @@ def cluster_pairs(n: int, edges: dict[tuple[int, int], float], cut: float, metho
         return labels
     if method not in METHODS:
         raise ValueError(f"method must be one of {', '.join(METHODS)}, got {method!r}.")
-    from scipy.cluster.hierarchy import fcluster, linkage
+    from scipy.cluster.hierarchy import fcluster, linkage  # lazy: keeps scipy off 'import phrasezoo.match'
 
     members: dict[int, list[int]] = {}
     for x, label in enumerate(labels.tolist()):
@@ -270,7 +270,7 @@ def dedupe(
 
 def rows_frame(col, group: np.ndarray, labels: np.ndarray):
     """The result rows: each input row's name, its cluster (the input position of the cluster's first row) and size."""
-    import pandas as pd
+    import pandas as pd  # lazy: keeps pandas off 'phrasezoo --help' and 'import phrasezoo.match'
 
     positions = np.asarray(col.positions, dtype=np.int64)
     row_label = labels[group] if len(group) else np.zeros(0, np.int64)  # cluster label of each row's distinct name

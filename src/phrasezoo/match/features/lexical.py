@@ -47,7 +47,7 @@ class TfidfChannel:
         self._recent: dict[tuple, Any] = {}  # the last transformed lists (see remember)
 
     def _new_vectorizer(self, vocabulary: dict[str, int] | None = None):
-        from sklearn.feature_extraction.text import TfidfVectorizer
+        from sklearn.feature_extraction.text import TfidfVectorizer  # lazy: keeps sklearn off 'import phrasezoo.match'
 
         return TfidfVectorizer(**ANALYZERS[self.kind], sublinear_tf=True, lowercase=True, dtype=np.float32,
                                vocabulary=vocabulary)  # fmt: skip
@@ -148,7 +148,7 @@ def sparse_top_k(queries, reference, k: int, chunk: int = QUERY_CHUNK, reference
     reference rows share an n-gram with the query. ``reference_t``: ``reference.T.tocsr()`` made once by a caller
     that searches the same table many times (at a million rows the transpose costs seconds per call).
     """
-    from sparse_dot_topn import sp_matmul_topn
+    from sparse_dot_topn import sp_matmul_topn  # lazy: it imports scipy
 
     n = queries.shape[0]
     k_eff = min(k, reference.shape[0])

@@ -2,8 +2,9 @@
 
 The reference (left table, knowledge base, saved matcher) is fitted once and held in memory; the query table is
 read ``chunk_rows`` rows at a time (:func:`~phrasezoo.match.io.tables.iter_table`: CSV/TSV with pandas' chunked
-reader, JSON lines likewise, parquet by record batches), each chunk is matched, and its rows are appended to a temporary output file that replaces the output only
-when every chunk is done (an interrupted run leaves the previous output, if any, untouched). Row labels are the
+reader, JSON lines likewise, parquet by record batches), each chunk is matched, and its rows are appended to a
+temporary output file that replaces the output only when every chunk is done (an interrupted run leaves the previous
+output, if any, untouched). Row labels are the
 rows' positions in the whole file, so ``right_index`` and the report (unmatched and skipped rows) name rows of the
 file, not of a chunk. Memory is the reference, the matcher and one chunk, whatever the file's size.
 """

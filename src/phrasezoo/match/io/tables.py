@@ -105,7 +105,7 @@ class TableWriter:
             frame.to_csv(sys.stdout, index=False, header=first)
         elif self.suffix == ".parquet":
             import pyarrow as pa  # lazy: parquet files only
-            import pyarrow.parquet as pq
+            import pyarrow.parquet as pq  # lazy: parquet files only
 
             table = pa.Table.from_pandas(frame, preserve_index=False)
             if self._parquet is None:  # a column with no value yet (all unmatched) is written as text

@@ -3,9 +3,11 @@ the embedding cosine with lexical clues.
 
 For each query the candidates are the reference rows among its ``candidates`` nearest by embedding cosine (faiss) and
 its ``candidates`` nearest by character TF-IDF cosine (sparse dot products). Every candidate pair gets the features
-of :data:`~phrasezoo.match.features.pairs.FEATURES` (cosines, the margin of each cosine over the query's best other candidate, number/year agreement,
-acronyms), and a :class:`Combination` (a listwise model trained on the dev splits of AutoFJ and the name benchmark, see
-``experiments/matching/matching_dev.py``) turns them into one score: the estimated probability that the pair is a match.
+of :data:`~phrasezoo.match.features.pairs.FEATURES` (cosines, the margin of each cosine over the query's best other
+candidate, number/year agreement, acronyms), and a :class:`Combination` (a listwise model trained on the dev splits of
+AutoFJ and the name benchmark, see ``experiments/matching/matching_dev.py``, its numbers read from
+:mod:`~phrasezoo.match.model.learned`'s data files) turns them into one score: the estimated probability that the
+pair is a match.
 A calibration table maps a target precision to a score threshold (``threshold="auto"``).
 """
 

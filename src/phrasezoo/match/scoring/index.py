@@ -25,7 +25,7 @@ def build_index(vectors: np.ndarray, kind: str = "auto", nprobe: int = 16, hnsw_
     ``progress`` (a tqdm-like bar, ``update(n)``) counts the rows added: an HNSW graph over a million rows takes
     minutes to build, so rows are added in chunks of :data:`ADD_CHUNK` (an HNSW graph grows one row at a time
     either way)."""
-    import faiss
+    import faiss  # lazy: keeps faiss off 'import phrasezoo.match' (TF-IDF and rapidfuzz matchers need none)
 
     if kind not in INDEX_TYPES:
         raise ValueError(f"index must be one of {', '.join(INDEX_TYPES)}, got {kind!r}.")
@@ -64,7 +64,7 @@ def stored_vectors(index, vectors: np.ndarray) -> np.ndarray:
     """``vectors`` as the rows ``index`` stores (a view of its memory, no copy) when it keeps them whole and
     unchanged, as flat and HNSW indexes do; otherwise ``vectors`` itself. A caller that keeps the index and reads the
     rows (features, saving) then holds one copy of them, not two: at a million 384-d rows, 1.5 GB."""
-    import faiss
+    import faiss  # lazy: keeps faiss off 'import phrasezoo.match' (TF-IDF and rapidfuzz matchers need none)
 
     storage = getattr(index, "storage", None)
     flat = faiss.downcast_index(storage) if storage is not None else index

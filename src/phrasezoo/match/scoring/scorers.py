@@ -3,8 +3,9 @@
 ``model=`` (in :func:`phrasezoo.match.join`, :func:`~phrasezoo.match.link` and :class:`~phrasezoo.match.Matcher`):
 
 * ``"hybrid"`` (the default) or ``"hybrid:<encoder spec>"``: candidates from embedding and character TF-IDF
-  neighbours, reranked by the combination learned on the dev splits of AutoFJ and the name benchmark (:mod:`phrasezoo.match.scoring.hybrid`); the
-  score is the estimated probability of a match, so ``threshold="auto"`` works.
+  neighbours, reranked by the combination learned on the dev splits of AutoFJ and the name benchmark
+  (:mod:`phrasezoo.match.scoring.hybrid`); the score is the estimated probability of a match, so ``threshold="auto"``
+  works.
 * an encoder spec alone (``baseline:minilm-l6``, an exported zoo folder such as ``outputs/<name>``, a recipe name, a
   Hub id via ``baseline:<id>``, or a loaded model with ``encode``): embedding cosine.
 * ``"tfidf:char"`` / ``"tfidf:word"``: TF-IDF cosine over character 2-4 grams (PolyFuzz's / skrub's default) or
@@ -22,6 +23,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from rapidfuzz import fuzz, process, utils
 
 from phrasezoo.core.progress import row_bar
 
@@ -36,7 +38,7 @@ MAX_CDIST_CELLS = 20_000_000  # rapidfuzz score matrix chunk (queries x referenc
 
 
 def _load_encoder(spec: Any, batch_size: int | None, progress: bool):
-    from phrasezoo.encoders import load_encoder
+    from phrasezoo.encoders import load_encoder  # lazy: keeps the encoders (scipy) off 'import phrasezoo.match'
 
     return load_encoder(spec, batch_size=batch_size, progress=progress)
 
@@ -197,8 +199,6 @@ class RapidfuzzScorer:
     has_vectors = False
 
     def __init__(self, scorer: str = "token_sort_ratio", workers: int = -1) -> None:
-        from rapidfuzz import fuzz
-
         if scorer not in RAPIDFUZZ_SCORERS or not hasattr(fuzz, scorer):
             raise ValueError(f"Unknown rapidfuzz scorer {scorer!r}; use one of {', '.join(RAPIDFUZZ_SCORERS)}.")
         self.scorer = getattr(fuzz, scorer)
@@ -208,8 +208,6 @@ class RapidfuzzScorer:
 
     def scores(self, queries: list[str], keys: list[str]) -> np.ndarray:
         """``(len(queries), len(keys))`` similarity in [0, 1]."""
-        from rapidfuzz import process, utils
-
         matrix = process.cdist(
             queries, keys, scorer=self.scorer, processor=utils.default_process, workers=self.workers,
             dtype=np.float32,

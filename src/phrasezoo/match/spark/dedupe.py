@@ -78,8 +78,8 @@ def dedupe_spark(
     ``id_column`` the order is the table's collect order, so ids are stable for one plan only. Rows with a missing
     text are an error (``on_missing="raise"``) or kept with a null cluster and counted in the report (``"skip"``).
     ``partitions``: how many partitions search (default Spark's default parallelism). ``matcher``: one already
-    fitted on the column's distinct names (:func:`phrasezoo.match.engine.dedupe.distinct_names` in ``id_column`` order), to
-    reuse it across thresholds and methods.
+    fitted on the column's distinct names (:func:`phrasezoo.match.engine.dedupe.distinct_names` in ``id_column``
+    order), to reuse it across thresholds and methods.
     """
     top_k = check_dedupe_arguments(threshold, method, top_k, target_precision)
     _check_table(table, column, id_column, on_missing)
