@@ -87,25 +87,37 @@ def register(subparsers) -> argparse.ArgumentParser:
     return match
 
 
+#: ``join`` and ``link``: their table arguments (flag, required, help); the matching options are :func:`_common`'s
+TABLE_ARGUMENTS = {
+    "join": ("match each right-table row to its most similar left-table rows", (
+        ("--left", True, "reference table (CSV/TSV/parquet)"),
+        ("--right", True, "table whose rows are matched to the left table"),
+        ("--left-column", False, "text column of the left table (needed when it has several columns)"),
+        ("--right-column", False, "text column of the right table"),
+    )),
+    "link": ("link mentions to knowledge-base entities by name", (
+        ("--mentions", True, "table of mentions (CSV/TSV/parquet)"),
+        ("--mention-column", False, "text column of the mentions table"),
+        ("--kb", True, "knowledge base table: one row per name (aliases repeat the id)"),
+        ("--kb-name-column", False, "column of entity names (default: name)"),
+        ("--kb-id-column", False, "column of entity ids (default: id when present, else the row number)"),
+    )),
+}  # fmt: skip
+
+
+def _subcommand(sub, name: str, help: str) -> argparse.ArgumentParser:
+    """One ``match`` subcommand's parser, with the models and thresholds epilog."""
+    return sub.add_parser(name, help=help, epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+
+
 def build_arguments(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="match_command", required=True, metavar="{join,link,dedupe,fit,apply}")
-    join = sub.add_parser("join", help="match each right-table row to its most similar left-table rows",
-                          epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
-    join.add_argument("--left", required=True, help="reference table (CSV/TSV/parquet)")
-    join.add_argument("--right", required=True, help="table whose rows are matched to the left table")
-    join.add_argument("--left-column", help="text column of the left table (needed when it has several columns)")
-    join.add_argument("--right-column", help="text column of the right table")
-    _common(join)
-    link = sub.add_parser("link", help="link mentions to knowledge-base entities by name",
-                          epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
-    link.add_argument("--mentions", required=True, help="table of mentions (CSV/TSV/parquet)")
-    link.add_argument("--mention-column", help="text column of the mentions table")
-    link.add_argument("--kb", required=True, help="knowledge base table: one row per name (aliases repeat the id)")
-    link.add_argument("--kb-name-column", help="column of entity names (default: name)")
-    link.add_argument("--kb-id-column", help="column of entity ids (default: id when present, else the row number)")
-    _common(link)
-    dedupe = sub.add_parser("dedupe", help="cluster the rows of one table that name the same entity",
-                            epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    for name, (about, arguments) in TABLE_ARGUMENTS.items():
+        command = _subcommand(sub, name, about)
+        for flag, required, text in arguments:
+            command.add_argument(flag, required=required, help=text)
+        _common(command)
+    dedupe = _subcommand(sub, "dedupe", "cluster the rows of one table that name the same entity")
     dedupe.add_argument("--input", required=True, help="table to deduplicate (CSV/TSV/parquet)")
     dedupe.add_argument("--column", help="text column (needed when the table has several columns)")
     dedupe.add_argument("--model", default=DEFAULT_MODEL, help=f"what scores pairs (default {DEFAULT_MODEL})")
@@ -124,8 +136,7 @@ def build_arguments(parser: argparse.ArgumentParser) -> None:
                         help="output file (.csv, .tsv, .parquet, .jsonl) or -: the input table with cluster and "
                         "cluster_size columns (empty for skipped rows)")  # fmt: skip
     dedupe.add_argument("--no-progress", action="store_true", help="no progress bars")
-    fit = sub.add_parser("fit", help="fit a matcher on a reference table once and save it (matcher.json + .safetensors)",
-                         epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    fit = _subcommand(sub, "fit", "fit a matcher on a reference table once and save it (matcher.json + .safetensors)")
     fit.add_argument("--reference", required=True, help="reference table: the canonical names (CSV/TSV/parquet)")
     fit.add_argument("--column", help="text column of the reference table")
     fit.add_argument("--id-column", help="column whose values are reported as left_index (default: the row number)")
@@ -136,8 +147,7 @@ def build_arguments(parser: argparse.ArgumentParser) -> None:
     fit.add_argument("--batch-size", type=int, help="encoder batch size")
     fit.add_argument("--output", "-o", required=True, help="folder to save the fitted matcher in")
     fit.add_argument("--no-progress", action="store_true", help="no progress bars")
-    apply = sub.add_parser("apply", help="match a table of new names with a saved matcher (no re-encoding)",
-                           epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    apply = _subcommand(sub, "apply", "match a table of new names with a saved matcher (no re-encoding)")
     apply.add_argument("--matcher", required=True, help="folder written by `match fit`")
     apply.add_argument("--queries", required=True, help="table of names to match (CSV/TSV/parquet)")
     apply.add_argument("--column", help="text column of the queries table")
