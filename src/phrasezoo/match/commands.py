@@ -73,15 +73,15 @@ def _threshold(value: str) -> float | str:
         raise argparse.ArgumentTypeError(f"expected a number or 'auto', got {value!r}") from err
 
 
+#: how every ``match`` parser ends: the models and thresholds epilog, kept as written
+TEXT = {"epilog": EPILOG, "formatter_class": argparse.RawDescriptionHelpFormatter}
+DESCRIPTION = "Fuzzy joins and entity linking with a zoo model (or rapidfuzz) over a faiss index."
+
+
 def register(subparsers) -> argparse.ArgumentParser:
     """Add the ``match`` command (with ``join`` and ``link``) to a parent CLI's subparsers."""
-    match = subparsers.add_parser(
-        "match",
-        help="fuzzy-join two CSV tables, link mentions to a knowledge base or deduplicate one table",
-        description="Fuzzy joins and entity linking with a zoo model (or rapidfuzz) over a faiss index.",
-        epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    about = "fuzzy-join two CSV tables, link mentions to a knowledge base or deduplicate one table"
+    match = subparsers.add_parser("match", help=about, description=DESCRIPTION, **TEXT)
     build_arguments(match)
     match.set_defaults(func=run)
     return match
@@ -107,7 +107,7 @@ TABLE_ARGUMENTS = {
 
 def _subcommand(sub, name: str, help: str) -> argparse.ArgumentParser:
     """One ``match`` subcommand's parser, with the models and thresholds epilog."""
-    return sub.add_parser(name, help=help, epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    return sub.add_parser(name, help=help, **TEXT)
 
 
 def build_arguments(parser: argparse.ArgumentParser) -> None:
@@ -288,11 +288,6 @@ def _report(report: dict, args: argparse.Namespace) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m phrasezoo.match",
-        description="Fuzzy joins and entity linking with a zoo model (or rapidfuzz) over a faiss index.",
-        epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    parser = argparse.ArgumentParser(prog="python -m phrasezoo.match", description=DESCRIPTION, **TEXT)
     build_arguments(parser)
     return run(parser.parse_args(argv))
