@@ -1,0 +1,386 @@
+"""Issue 64's study: matches you can trust when the partner may be absent (the open world), on domains never seen.
+
+Every domain of the name benchmark (``acronyms``, ``aliases``, ``short-names``, ``noisy``: splits ``dev``, ``calib``,
+``test``) and AutoFJ (``dev`` = the ten dev tables, ``test`` = the forty test tables) in two worlds:
+
+* ``closed``: the KB (AutoFJ: the left table) as the benchmark builds it; every query's gold is in it (AutoFJ right
+  rows without a gold stay unmatched in both worlds);
+* ``open``: the golds of a seeded half of the queries' **entities** (a gold string is an entity) are removed from the
+  KB; every query of a removed entity must come back unmatched.
+
+``build`` computes, once per (domain, split, world) and cached under ``<cache>/open-world/``, each query's candidates
+and every pair feature (:data:`phrasezoo.match.combinations.FEATURES`), and the same for a self-join of the reference
+(each row of a sample, and of every row among some query's top candidates, against the other rows): what the
+decision model reads. Later sub-commands read only the cache.
+
+    OMP_NUM_THREADS=1 .venv/bin/python experiments/matching/open_world.py build
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import random
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(1, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+
+from matching_dev import CachedEncoder  # noqa: E402
+
+from phrasezoo.data.name_benchmark import DOMAINS, load_name_task  # noqa: E402
+from phrasezoo.evaluation.tasks.autofj import autofj_names, read_autofj  # noqa: E402
+from phrasezoo.match.features.pairs import FEATURES  # noqa: E402
+from phrasezoo.match.model.combinations import Combination  # noqa: E402
+from phrasezoo.match.model.learned import DEFAULT_ENCODER, default_combination  # noqa: E402
+from phrasezoo.match.scoring.hybrid import HybridScorer  # noqa: E402
+from phrasezoo.resources import cache_dir  # noqa: E402
+
+ALL_DOMAINS = ("autofj", *DOMAINS)
+SPLITS = {"autofj": ("dev", "test"), **{d: ("dev", "calib", "test") for d in DOMAINS}}
+WORLDS = ("closed", "open")
+SEED = 64  # the open world's removal seed (issue 64), fixed before any number
+RESULTS = Path("results/matching/experiments")
+SELF_SAMPLE = 500  # reference rows sampled per table for the self-join's table-level statistics
+SELF_TOP = 3  # each query's top candidates (by the shipped ranking) whose self-join rows are computed too
+CANDIDATES = 10
+TARGETS = (0.8, 0.9, 0.95)
+
+
+@dataclass
+class Join:
+    """One join of the study: queries against a reference, their candidate pairs and the reference's self-join."""
+
+    name: str
+    domain: str
+    split: str
+    world: str
+    queries: list[str]
+    reference: list[str]
+    gold: np.ndarray  # (n,) the gold's reference row, -1 when the partner is absent
+    ids: np.ndarray  # (n, p) candidate rows, -1 padded
+    features: np.ndarray  # (n, p, F)
+    self_rows: np.ndarray  # (m,) reference rows of the self-join
+    self_ids: np.ndarray  # (m, q) their candidates among the other rows
+    self_features: np.ndarray  # (m, q, F)
+    self_sampled: np.ndarray  # (m,) True for the rows of the random sample (table-level statistics)
+    weight: float = 1.0  # a domain's tables share 1
+    meta: dict = field(default_factory=dict)
+
+    @property
+    def valid(self) -> np.ndarray:
+        return self.ids >= 0
+
+    @property
+    def labels(self) -> np.ndarray:
+        return (self.ids == self.gold[:, None]) & (self.gold[:, None] >= 0)
+
+    @property
+    def has_gold(self) -> np.ndarray:
+        return self.gold >= 0
+
+
+def open_reference(reference: list[str], golds: list[str | None], key: str) -> tuple[list[str], set[str]]:
+    """The open world's reference: ``reference`` without the golds of a seeded half of the entities (distinct golds,
+    sorted, shuffled by a seed derived from :data:`SEED` and the join's name ``key``)."""
+    entities = sorted({g for g in golds if g is not None})
+    rng = random.Random(f"{SEED}:{key}")
+    rng.shuffle(entities)
+    removed = set(entities[: len(entities) // 2])
+    return [r for r in reference if r not in removed], removed
+
+
+def raw_joins(domain: str, split: str) -> list[tuple[str, list[str], list[str], list[str | None]]]:
+    """(name, reference, queries, golds) of a domain's split: one per AutoFJ table, one for a name domain."""
+    if domain == "autofj":
+        return [(t.name, list(t.left), list(t.right), [t.gold.get(q) for q in t.right])
+                for t in read_autofj(autofj_names(split))]  # fmt: skip
+    task = load_name_task(domain, split)
+    return [(task.name, list(task.kb), list(task.queries), list(task.gold))]
+
+
+def build_join(scorer: HybridScorer, shipped: Combination, name: str, reference: list[str], queries: list[str],
+               golds: list[str | None], seed: str) -> dict:  # fmt: skip
+    """The candidate pairs of ``queries`` and the self-join of ``reference`` (arrays for :class:`Join`)."""
+    scorer.fit(reference)
+    row_of = {r: i for i, r in enumerate(reference)}
+    qv = scorer.encode(queries)
+    sv = scorer.static_vectors(queries)
+    ids = scorer.candidate_ids(queries, qv, static_vectors=sv)
+    feats = scorer.features(queries, ids, qv, names=FEATURES, static_vectors=sv)
+    z = shipped.rank_score(feats[..., [FEATURES.index(f) for f in shipped.features]])
+    z = np.where(ids >= 0, z, -np.inf)
+    top = np.take_along_axis(ids, np.argsort(-z, axis=1, kind="stable")[:, :SELF_TOP], 1)
+    rng = np.random.default_rng(int(hashlib.sha256(seed.encode()).hexdigest()[:8], 16))
+    sample = rng.choice(len(reference), size=min(SELF_SAMPLE, len(reference)), replace=False)
+    rows = np.unique(np.concatenate([sample, top[top >= 0]]))
+    part = [reference[i] for i in rows.tolist()]
+    ref_vectors = scorer.vectors.vectors[rows]
+    ref_static = scorer.static.vectors[rows] if scorer.static is not None else None
+    s_ids = scorer.candidate_ids(part, ref_vectors, extra=1, static_vectors=ref_static)
+    s_ids = np.where(s_ids == rows[:, None], -1, s_ids)  # never the row itself
+    s_feats = scorer.features(part, s_ids, ref_vectors, names=FEATURES, static_vectors=ref_static)
+    gold = np.array([row_of.get(g, -1) if g is not None else -1 for g in golds], dtype=np.int64)
+    return {"queries": queries, "reference": reference, "gold": gold, "ids": ids, "features": feats.astype(np.float32),
+            "self_rows": rows, "self_ids": s_ids, "self_features": s_feats.astype(np.float32),
+            "self_sampled": np.isin(rows, sample)}  # fmt: skip
+
+
+def cache_file(domain: str, split: str, world: str) -> Path:
+    return cache_dir() / "open-world" / f"{DEFAULT_ENCODER.replace(':', '_')}" / f"{domain}-{split}-{world}.npz"
+
+
+def save(path: Path, joins: list[dict]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    arrays = {}
+    for i, j in enumerate(joins):
+        for key, value in j.items():
+            if key in ("queries", "reference"):
+                arrays[f"{i}/{key}"] = np.array(json.dumps(value))
+            elif key == "name":
+                arrays[f"{i}/name"] = np.array(value)
+            else:
+                arrays[f"{i}/{key}"] = value
+    tmp = path.with_suffix(".tmp.npz")
+    np.savez_compressed(tmp, **arrays)
+    tmp.replace(path)
+
+
+def load(domain: str, split: str, world: str) -> list[Join]:
+    data = np.load(cache_file(domain, split, world))
+    count = len({k.split("/")[0] for k in data.files})
+    out = []
+    for i in range(count):
+        get = {k.split("/", 1)[1]: data[k] for k in data.files if k.startswith(f"{i}/")}
+        out.append(Join(str(get["name"]), domain, split, world, json.loads(str(get["queries"])),
+                        json.loads(str(get["reference"])), get["gold"], get["ids"], get["features"],
+                        get["self_rows"], get["self_ids"], get["self_features"], get["self_sampled"],
+                        1.0 / count))  # fmt: skip
+    return out
+
+
+def build(args) -> None:
+    encoder = CachedEncoder(DEFAULT_ENCODER)
+    shipped = default_combination(DEFAULT_ENCODER)
+    for domain in args.domains:
+        for split in SPLITS[domain]:
+            for world in WORLDS:
+                path = cache_file(domain, split, world)
+                if path.exists() and not args.force:
+                    continue
+                start, joins = time.perf_counter(), []
+                for name, reference, queries, golds in raw_joins(domain, split):
+                    if world == "open":
+                        reference, _ = open_reference(reference, golds, name)
+                    every = Combination(list(FEATURES), [0.0] * len(FEATURES))  # computes every feature
+                    scorer = HybridScorer(encoder, combination=every, candidates=CANDIDATES, progress=False)
+                    joins.append({"name": name, **build_join(scorer, shipped, name, reference, queries, golds,
+                                                             f"{name}:{world}")})  # fmt: skip
+                save(path, joins)
+                n = sum(len(j["queries"]) for j in joins)
+                print(f"{domain} {split} {world}: {len(joins)} join(s), {n} queries, "
+                      f"{time.perf_counter() - start:.0f} s", file=sys.stderr, flush=True)  # fmt: skip
+
+
+def shipped_scores(join, combination: Combination) -> np.ndarray:
+    """The shipped combination's score of each query's top answer (its match probability)."""
+    idx = [FEATURES.index(f) for f in combination.features]
+    s = np.where(join.valid, combination.score(join.features[..., idx], join.valid), -np.inf)
+    return s.max(1)
+
+
+def baseline(args) -> None:
+    """The shipped default's ``threshold="auto"`` in both worlds, on the given split of every domain."""
+    from open_world_lib import answers, kept_metrics, oracle_recall, weighted_mean
+
+    shipped = default_combination(DEFAULT_ENCODER)
+    weights = np.array(shipped.weights)
+    report = {}
+    for domain in args.domains:
+        split = "dev" if domain == "autofj" else args.split
+        for world in WORLDS:
+            joins = load(domain, split, world)
+            rows = {t: [] for t in TARGETS}
+            for join in joins:
+                a = answers(join, weights, shipped.features)
+                p = shipped_scores(join, shipped)
+                for t in TARGETS:
+                    m = kept_metrics(a, p >= shipped.threshold_for(t))
+                    m["oracle_recall"] = oracle_recall(a, p, t)
+                    rows[t].append(m)
+            w = [j.weight for j in joins]
+            report[f"{domain}/{world}"] = {
+                str(t): {k: round(weighted_mean([r[k] for r in rows[t]], w), 3) for k in rows[t][0]} for t in TARGETS
+            }
+            print(domain, world, json.dumps(report[f"{domain}/{world}"]), flush=True)
+
+
+BASE = ["z", "margin", "top_emb", "top_char", "top_token_sort", "top_acronym", "top_cover_query"]
+SIBLING = BASE + ["sibling_gap", "table_gap"]
+WORDS = SIBLING + ["top_cover_candidate", "top_head_match", "top_short_form", "top_same_core", "top_same_normal",
+                   "top_num_conflict", "top_num_one_side", "top_num_agree", "top_acronym_soft", "top_acronym_tokens",
+                   "top_fuzzy_cover_query", "top_fuzzy_cover_candidate", "top_emb_hub", "top_char_hub",
+                   "top_static"]  # fmt: skip
+NULL = BASE + ["log_null_tail"]
+VARIANTS = {
+    "map": BASE,
+    "+sibling": SIBLING,
+    "+null": NULL,
+    "+null +words": NULL + WORDS[len(SIBLING) :],
+    "+hub gaps": BASE + ["emb_hub_gap", "char_hub_gap", "table_gap"],
+    "map, closed world only": BASE,
+}  # the last: the incumbent's recipe (trained on closed joins only)
+
+
+def load_all(domains, splits=("dev", "calib")) -> dict:
+    return {(d, s, w): load(d, s, w) for d in domains for s in SPLITS[d] if s in splits for w in WORLDS}
+
+
+WAYS = ("table", "adaptive", "fdr")
+
+
+def compact(way: str, m: dict) -> str:
+    return f"{way[:5]} P{m['precision']:.2f} R{m['recall']:.2f} A{m['absent_matched']:.2f} O{m['oracle']:.2f}"
+
+
+def study(args) -> None:
+    """Leave-one-domain-out on dev: each domain scored (name domains: calib; AutoFJ: dev) by rankings and decisions
+    trained on the other domains only."""
+    from open_world_lib import (adaptive_cut, answers, balanced_weights, decision_answers, fit_decision, kept_metrics,
+                                fdr_cut, lodo_rankings, oracle_recall, table_cuts, weighted_mean)  # fmt: skip
+
+    names = default_combination(DEFAULT_ENCODER).features
+    data = load_all(args.domains)
+    report = {}
+    for held in args.domains:
+        shipped = None if args.strict else np.array(default_combination(DEFAULT_ENCODER).weights)
+        ranking, fold_ranking, train = lodo_rankings(data, held, names, shipped)
+        train_answers = decision_answers(data, train, ranking, names, fold_ranking)
+        split = "dev" if held == "autofj" else "calib"
+        for variant, keys in VARIANTS.items():
+            if args.variants and variant not in args.variants:
+                continue
+            fitted_on = [a for a in train_answers if a.world == "closed" or "closed world only" not in variant]
+            model = fit_decision(fitted_on, keys, c=args.c)
+            cuts = table_cuts(fitted_on, [model.probability(a) for a in fitted_on])
+            bw = balanced_weights(train_answers)
+            rate = float(np.sum(bw * np.concatenate([a.correct for a in train_answers])) / bw.sum())
+            for world in WORLDS:
+                joins = data[(held, split, world)]
+                scored = [(answers(j, fold_ranking(i % 2) if held == "autofj" and shipped is not None else ranking,
+                                   names), j.weight) for i, j in enumerate(joins)]  # fmt: skip
+                for way in WAYS:
+                    for t in TARGETS:
+                        rows, w = [], []
+                        for a, weight in scored:
+                            p = model.probability(a)
+                            if way == "fdr":
+                                m = kept_metrics(a, a.x["z"] >= fdr_cut(a, t))
+                            else:
+                                cut = {"table": cuts[t], "adaptive": adaptive_cut(p, t), "plain": t}[way]
+                                m = kept_metrics(a, p >= cut)
+                            m["oracle"] = oracle_recall(a, p, t)
+                            rows.append(m)
+                            w.append(weight)
+                        cell = {k: round(weighted_mean([r[k] for r in rows], w), 3) for k in rows[0]}
+                        report[f"{held}|{world}|{variant}|{way}|{t}"] = cell
+                print(f"{held:11s} {world:6s} {variant:16s}", " | ".join(
+                    compact(way, report[f"{held}|{world}|{variant}|{way}|0.9"]) for way in WAYS),
+                    flush=True)  # fmt: skip
+    path = RESULTS / ("open-world-dev-study-strict.json" if args.strict else "open-world-dev-study.json")
+    earlier = json.loads(path.read_text()) if path.exists() and args.variants else {}
+    path.write_text(json.dumps({**earlier, **report}, indent=1) + "\n")
+
+
+def labels(args) -> None:
+    """Simulated labelling on dev (leave-one-domain-out): per domain, world and target, ``--budget`` answers labelled
+    from the golds, the least certain first; the precision the final cut keeps against the target."""
+    from open_world_lib import (answers, decision_answers, fit_decision, kept_metrics, label_loop, lodo_rankings,
+                                oracle_recall, weighted_mean)  # fmt: skip
+
+    names = default_combination(DEFAULT_ENCODER).features
+    shipped = np.array(default_combination(DEFAULT_ENCODER).weights)
+    data = load_all(args.domains)
+    keys = VARIANTS[args.variant]
+    report = {}
+    for held in args.domains:
+        ranking, fold_ranking, train = lodo_rankings(data, held, names, shipped)
+        model = fit_decision(decision_answers(data, train, ranking, names, fold_ranking), keys, c=args.c)
+        split = "dev" if held == "autofj" else "calib"
+        for world in WORLDS:
+            joins = data[(held, split, world)]
+            for t in TARGETS:
+                rows, weights = [], []
+                for i, j in enumerate(joins):
+                    a = answers(j, fold_ranking(i % 2) if held == "autofj" else ranking, names)
+                    p = model.probability(a)
+                    cut, q, ab = label_loop(p, a.correct, t, args.budget)
+                    m = kept_metrics(a, q >= cut)
+                    m["oracle"] = oracle_recall(a, p, t)
+                    rows.append(m)
+                    weights.append(j.weight)
+                cell = {k: round(weighted_mean([r[k] for r in rows], weights), 3) for k in rows[0]}
+                report[f"{held}|{world}|{t}"] = cell
+                print(f"{held:11s} {world:6s} {t}", compact("labels", cell), flush=True)
+    (RESULTS / f"open-world-dev-labels-{args.budget}.json").write_text(json.dumps(report, indent=1) + "\n")
+
+
+def holds(cell: dict, world: str, target: float = 0.9) -> bool:
+    """Rule 34: precision in [target - 0.05, target + 0.05] and, in the open world, at most 10% of absent rows matched."""
+    ok = target - 0.05 <= cell["precision"] <= target + 0.05
+    return ok and (world == "closed" or cell["absent_matched"] <= 0.10)
+
+
+def decide(args) -> dict:
+    """Rule 34 on the dev study's cells: pairs held at 0.9 per candidate, the mean distance to 0.9, the winner."""
+    report = json.loads((RESULTS / "open-world-dev-study.json").read_text())
+    candidates = sorted({tuple(k.split("|")[2:4]) for k in report})
+    rows = []
+    for variant, way in candidates:
+        cells = [(k.split("|")[1], v) for k, v in report.items() if k.split("|")[2:4] == [variant, way]
+                 and k.endswith("|0.9")]  # fmt: skip
+        held = sum(holds(c, w) for w, c in cells)
+        distance = float(np.mean([abs(c["precision"] - 0.9) for _, c in cells]))
+        rows.append({"variant": variant, "way": way, "pairs": len(cells), "held": held, "distance": round(distance, 4)})
+    eligible = [r for r in rows if r["variant"] not in ("+sibling", "map, closed world only")]
+    winner = min(eligible, key=lambda r: (-r["held"], r["distance"]))
+    incumbent = next(r for r in rows if r["variant"] == "map, closed world only" and r["way"] == "table")
+    for r in sorted(rows, key=lambda r: (-r["held"], r["distance"])):
+        print(f"{r['variant']:24s} {r['way']:9s} held {r['held']}/{r['pairs']}  mean |P - 0.9| {r['distance']:.3f}")
+    verdict = winner if winner["held"] > incumbent["held"] else incumbent
+    print("winner:", winner, "\nincumbent:", incumbent, "\nships:", verdict)
+    return {"rows": rows, "winner": winner, "incumbent": incumbent, "ships": verdict}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True)
+    b = sub.add_parser("build", help="candidate pairs and self-joins of every (domain, split, world), cached")
+    b.add_argument("--domains", nargs="+", default=list(ALL_DOMAINS), choices=ALL_DOMAINS)
+    b.add_argument("--force", action="store_true", help="rebuild cached joins")
+    s = sub.add_parser("baseline", help="the shipped default's auto threshold, both worlds")
+    s.add_argument("--domains", nargs="+", default=list(ALL_DOMAINS), choices=ALL_DOMAINS)
+    s.add_argument("--split", default="calib", choices=("dev", "calib"), help="name domains' split (AutoFJ: dev)")
+    st = sub.add_parser("study", help="leave-one-domain-out on dev (name domains: calib; AutoFJ: dev)")
+    st.add_argument("--domains", nargs="+", default=list(ALL_DOMAINS), choices=ALL_DOMAINS)
+    st.add_argument("--c", type=float, default=1.0, help="inverse L2 strength of the decision model")
+    st.add_argument("--strict", action="store_true", help="rankings trained without the held-out domain too")
+    st.add_argument("--variants", nargs="*", default=[], help="only these decision variants (default: all)")
+    lb = sub.add_parser("labels", help="simulated labelling on dev, leave-one-domain-out")
+    lb.add_argument("--domains", nargs="+", default=list(ALL_DOMAINS), choices=ALL_DOMAINS)
+    lb.add_argument("--variant", default="map", choices=list(VARIANTS))
+    lb.add_argument("--budget", type=int, default=50)
+    lb.add_argument("--c", type=float, default=1.0)
+    sub.add_parser("decide", help="rule 34 on the dev study")
+    args = parser.parse_args()
+    {"build": build, "baseline": baseline, "study": study, "labels": labels, "decide": decide}[args.command](args)
+
+
+if __name__ == "__main__":
+    main()
