@@ -33,6 +33,19 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(1, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 
 from matching_dev import CachedEncoder  # noqa: E402
+from open_world_lib import (  # noqa: E402
+    adaptive_cut,
+    answers,
+    decision_answers,
+    fdr_cut,
+    fit_decision,
+    kept_metrics,
+    label_loop,
+    lodo_rankings,
+    oracle_recall,
+    table_cuts,
+    weighted_mean,
+)
 
 from phrasezoo.data.name_benchmark import DOMAINS, load_name_task  # noqa: E402
 from phrasezoo.evaluation.tasks.autofj import autofj_names, read_autofj  # noqa: E402
@@ -197,7 +210,6 @@ def shipped_scores(join, combination: Combination) -> np.ndarray:
 
 def baseline(args) -> None:
     """The shipped default's ``threshold="auto"`` in both worlds, on the given split of every domain."""
-    from open_world_lib import answers, kept_metrics, oracle_recall, weighted_mean
 
     shipped = default_combination(DEFAULT_ENCODER)
     weights = np.array(shipped.weights)
@@ -252,8 +264,6 @@ def compact(way: str, m: dict) -> str:
 def study(args) -> None:
     """Leave-one-domain-out on dev: each domain scored (name domains: calib; AutoFJ: dev) by rankings and decisions
     trained on the other domains only."""
-    from open_world_lib import (adaptive_cut, answers, balanced_weights, decision_answers, fit_decision, kept_metrics,
-                                fdr_cut, lodo_rankings, oracle_recall, table_cuts, weighted_mean)  # fmt: skip
 
     names = default_combination(DEFAULT_ENCODER).features
     data = load_all(args.domains)
@@ -269,8 +279,6 @@ def study(args) -> None:
             fitted_on = [a for a in train_answers if a.world == "closed" or "closed world only" not in variant]
             model = fit_decision(fitted_on, keys, c=args.c)
             cuts = table_cuts(fitted_on, [model.probability(a) for a in fitted_on])
-            bw = balanced_weights(train_answers)
-            rate = float(np.sum(bw * np.concatenate([a.correct for a in train_answers])) / bw.sum())
             for world in WORLDS:
                 joins = data[(held, split, world)]
                 scored = [(answers(j, fold_ranking(i % 2) if held == "autofj" and shipped is not None else ranking,
@@ -301,8 +309,6 @@ def study(args) -> None:
 def labels(args) -> None:
     """Simulated labelling on dev (leave-one-domain-out): per domain, world and target, ``--budget`` answers labelled
     from the golds, the least certain first; the precision the final cut keeps against the target."""
-    from open_world_lib import (answers, decision_answers, fit_decision, kept_metrics, label_loop, lodo_rankings,
-                                oracle_recall, weighted_mean)  # fmt: skip
 
     names = default_combination(DEFAULT_ENCODER).features
     shipped = np.array(default_combination(DEFAULT_ENCODER).weights)
