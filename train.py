@@ -3,7 +3,7 @@
 Plain ``python train.py hub_configs/pearl-mini.yaml`` works too (one process). See ``--help``.
 """
 
-from phrasezoo.pipeline import train_main as main
+from phrasezoo.train import main
 
 if __name__ == "__main__":
     main()

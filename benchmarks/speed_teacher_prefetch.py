@@ -35,7 +35,7 @@ import torch
 from phrasezoo.core.machine import cpu_name, usable_cores
 from phrasezoo.core.recipes import load_recipe
 from phrasezoo.objectives import teacher as teacher_module
-from phrasezoo.training.trainer import _batch_plan, micro_seed, plan_steps, seed_everything
+from phrasezoo.training.loop import _batch_plan, micro_seed, plan_steps, seed_everything
 from phrasezoo.zoo.registry import create_model, validate_recipe
 
 

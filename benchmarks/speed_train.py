@@ -12,7 +12,7 @@ tokenizer, without weights, to a folder:
         --to .speedpack/uctopic-mini
 
 ``time`` (on any machine with torch and transformers) builds the model from that config with random weights (a
-step costs the same whatever the weights hold), and runs :func:`phrasezoo.training.trainer.train`, the loop every
+step costs the same whatever the weights hold), and runs :func:`phrasezoo.training.loop.train`, the loop every
 recipe trains with, for a number of steps on each device asked for. It reports seconds per step after the warm-up
 steps, the whole recipe's projected time and the speed-up over the first device named:
 
@@ -62,7 +62,7 @@ def write_pack(out: Path, meta: dict, training: dict, model, task, lexicon_strin
     and tokenizer and ``meta``.
 
     The task's lexicon term, if any, is shrunk in place to ``lexicon_strings`` rows first."""
-    from phrasezoo.training.device_job.codec import write_task_state
+    from phrasezoo.gpu_job.codec import write_task_state
 
     lexicon = getattr(getattr(task, "terms", None), "lexicon", None)  # the task's TeacherTerms, if it takes them
     if lexicon is not None:
@@ -91,7 +91,7 @@ def pack(args: argparse.Namespace) -> None:
     from accelerate import Accelerator
 
     from phrasezoo.core.recipes import load_recipe
-    from phrasezoo.training.trainer import seed_everything
+    from phrasezoo.training.loop import seed_everything
     from phrasezoo.zoo.registry import create_model, validate_recipe
 
     cfg = load_recipe(args.config, args.overrides)
@@ -109,7 +109,7 @@ def pack(args: argparse.Namespace) -> None:
 def _load_model(pack_dir: Path, class_path: str):
     from transformers import AutoTokenizer
 
-    from phrasezoo.training.device_job.codec import import_class
+    from phrasezoo.gpu_job.codec import import_class
 
     module_name, class_name = class_path.rsplit(".", 1)
     model_class = import_class(f"{module_name}:{class_name}")
@@ -124,8 +124,8 @@ def time_device(pack_dir: Path, device: str, steps: int, warmup: int, threads: i
     from accelerate import Accelerator
 
     from phrasezoo.core.recipes import TrainingConfig
-    from phrasezoo.training.device_job.codec import read_task_state
-    from phrasezoo.training.trainer import seed_everything, train
+    from phrasezoo.gpu_job.codec import read_task_state
+    from phrasezoo.training.loop import RunOptions, seed_everything, train
 
     meta = json.loads((pack_dir / "pack.json").read_text())
     training = dict(meta["training"])
@@ -145,7 +145,7 @@ def time_device(pack_dir: Path, device: str, steps: int, warmup: int, threads: i
 
     task.compute_loss = timed_loss
     with tempfile.TemporaryDirectory() as scratch:
-        result = train(model, task, cfg, Path(scratch), accelerator=accelerator, resume=False, progress=False)
+        result = train(model, task, cfg, RunOptions(Path(scratch), resume=False, progress=False), accelerator)
     trained_on = next(result.model.parameters()).device.type
     if trained_on != device:
         raise SystemExit(f"asked to time {device}, but the loop trained on {trained_on}.")

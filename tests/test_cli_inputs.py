@@ -243,11 +243,11 @@ overrides = st.one_of(
 def test_train_checks_the_recipe_and_overrides_before_training(workdir, content, sets, monkeypatch):
     """``phrasezoo train`` validates the recipe (and its ``--set`` overrides) the way training's first step does; a
     recipe that passes reaches training (stubbed here) with every override applied."""
-    from phrasezoo import pipeline
+    from phrasezoo import train
     from phrasezoo.zoo.registry import validate_recipe
 
     reached = []
-    monkeypatch.setattr(pipeline, "train_and_export", lambda cfg, *_, **__: reached.append(validate_recipe(cfg)))
+    monkeypatch.setattr(train, "train_and_export", lambda cfg, *_, **__: reached.append(validate_recipe(cfg)))
     path = workdir / "train-recipe.yaml"
     path.write_bytes(content)
     status, _, err = run_cli(["train", str(path), *[f"--set={s}" for s in sets]])

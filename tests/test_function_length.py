@@ -10,19 +10,9 @@ from pathlib import Path
 
 PACKAGE_DIR = Path(__file__).resolve().parents[1] / "src" / "phrasezoo"
 MAX_LINES = 80
-#: Paths (relative to ``src/phrasezoo``) left out of the check, each with its reason.
-EXEMPT_PATHS = (
-    # the GPU lease job (lab code for our own lent-GPU runs) is being moved out of the wheel and split separately
-    "device.py",
-    "training/device_job/",
-)
 #: Functions (``path:qualname``) left out of the check for now, each with its reason: in a JSON file, since one of a
 #: method's own functions names the method, which generic test code may not (tests/test_method_names.py).
 EXEMPT_FUNCTIONS = json.loads((Path(__file__).with_name("function_length_exemptions.json")).read_text())["functions"]
-
-
-def exempt(relative: str) -> bool:
-    return any(relative == p or (p.endswith("/") and relative.startswith(p)) for p in EXEMPT_PATHS)
 
 
 def long_functions(path: Path, limit: int = MAX_LINES) -> list[tuple[str, int, int]]:
@@ -49,8 +39,6 @@ def test_no_function_over_80_lines():
     offenders = []
     for path in sorted(PACKAGE_DIR.rglob("*.py")):
         relative = path.relative_to(PACKAGE_DIR).as_posix()
-        if exempt(relative):
-            continue
         for name, line, lines in long_functions(path):
             if f"{relative}:{name}" not in EXEMPT_FUNCTIONS:
                 offenders.append(f"src/phrasezoo/{relative}:{line} {name} ({lines} lines)")
@@ -62,4 +50,3 @@ def test_the_check_finds_a_long_function(tmp_path):
     path = tmp_path / "long.py"
     path.write_text(f"class A:\n    def short(self):\n        pass\n\n    def long(self):\n{body}")
     assert [(name, lines) for name, _, lines in long_functions(path)] == [("A.long", MAX_LINES + 1)]
-    assert exempt("training/device_job/run.py") and exempt("device.py") and not exempt("devices.py")

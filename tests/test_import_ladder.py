@@ -1,6 +1,6 @@
 """The package's import ladder (CONTRIBUTING.md): each level imports only from the levels below it.
 
-1 entry (cli, pipeline, device, ``__main__`` modules) > 2 workflows (training, evaluation, hub, applications; no imports
+1 entry (cli, train, pipeline, the GPU job ``gpu_job/``, ``__main__`` modules) > 2 workflows (training, evaluation, hub, applications; no imports
 between them; a method's plug-ins into a workflow, ``methods/<name>/tasks`` and ``/report``, stand with it) > 3 the
 zoo (methods, each on its own, over ``zoo/``: the registry and the training-task assembler) > 4 shared pieces, in sublevels: objectives > data | encoders >
 resources (with its corpora and splits) > the core (``core/``: files, errors, progress, machine, recipes) > 5 models.
@@ -20,6 +20,9 @@ import pytest
 
 PACKAGE_DIR = Path(__file__).resolve().parents[1] / "src" / "phrasezoo"
 WORKFLOWS = ("training", "evaluation", "hub", "applications")
+#: the entry points (top-level modules or packages of phrasezoo): the ``phrasezoo`` command, train -> export
+#: (``phrasezoo train``, ``train.py``), the main job (``phrasezoo pipeline``) and the GPU job (``phrasezoo device``)
+ENTRIES = ("cli", "train", "pipeline", "gpu_job", "__main__")
 #: Packages outside the ladder that sit on top of it like an entry point: they may import every level below, and
 #: nothing in the ladder imports them. Integrations adapt zoo models and the matcher to other libraries
 #: (sentence-transformers, spaCy, splink); ``match`` is an application-like API over any encoder. So integrations may
@@ -64,7 +67,7 @@ def level(module: str) -> tuple[float, str]:
         return match_room(parts)
     if head in SIDE_ENTRIES:
         return SIDE_ENTRIES[head], head
-    if not parts or head in ("cli", "pipeline", "device", "__main__") or parts[-1] == "__main__":
+    if not parts or head in ENTRIES or parts[-1] == "__main__":
         return 1, "entry"
     if head in WORKFLOWS:
         return 2, head
@@ -182,7 +185,8 @@ def test_no_import_loops():
     ("module", "expected"),
     [
         ("phrasezoo.cli", 1),
-        ("phrasezoo.training.run", 2),
+        ("phrasezoo.gpu_job.on_device", 1),
+        ("phrasezoo.training.one_run", 2),
         ("phrasezoo.methods.some_method.tasks", 2),  # a method's plug-in into the evaluation workflow
         ("phrasezoo.methods.some_method.tasks.part", 2),
         ("phrasezoo.methods.some_method.data", 3),
@@ -206,6 +210,19 @@ def test_no_import_loops():
 )
 def test_levels(module, expected):
     assert level(module)[0] == expected
+
+
+def test_only_the_cli_imports_the_gpu_job():
+    """The GPU job is an entry point of its own (``phrasezoo device``, ``python -m phrasezoo.gpu_job``): the
+    ``phrasezoo`` command registers it, and nothing else outside it imports it."""
+    importers = {
+        module
+        for module in MODULES
+        if not module.startswith("phrasezoo.gpu_job")
+        for _, name in imports_of(module)
+        if resolve(name).startswith("phrasezoo.gpu_job")
+    }
+    assert importers == {"phrasezoo.cli"}, importers
 
 
 def test_every_module_has_a_place():
@@ -262,7 +279,7 @@ COMPUTED_IMPORTS = (
     "phrasezoo.zoo.registry",
     "phrasezoo.data",
     "phrasezoo.resources",
-    "phrasezoo.training.device_job.codec",
+    "phrasezoo.gpu_job.codec",
 )
 
 

@@ -142,14 +142,15 @@ def test_dev_selection_chooses_the_mix_on_the_dev_suite(tmp_path, monkeypatch, b
 
     from phrasezoo.core.recipes import load_recipe
     from phrasezoo.evaluation.dev.suite import evaluate_dev
+    from phrasezoo.training.loop import RunOptions
+    from phrasezoo.training.recipe import train_recipe
     from phrasezoo.training.selection import select_on_dev
-    from phrasezoo.training.workflow import train_recipe
 
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("PHRASEZOO_BENCHMARKS", str(benchmarks_dir))  # the dev sets drop every benchmark item
     config = _tiny_recipe(tmp_path, "pearl-dev", weight_average=0.5)
     cfg = load_recipe(config)
-    model = train_recipe(cfg, progress=False).model
+    model = train_recipe(cfg, RunOptions(progress=False)).model
 
     grid = {"weight_average": [0.0, 1.0], "char_weight": [0.0, 0.5]}
     selection, facts = select_on_dev(
@@ -225,11 +226,12 @@ def test_a_soup_recipe_trains_each_seed_and_exports_their_average(tmp_path, monk
     from safetensors.torch import load_file
 
     from phrasezoo.core.recipes import load_recipe
-    from phrasezoo.pipeline import train_and_export
+    from phrasezoo.train import train_and_export
+    from phrasezoo.training.loop import RunOptions
 
     monkeypatch.chdir(tmp_path)
     config = _tiny_recipe(tmp_path, "pearl-soup", soup_seeds=[1, 2])
-    train_and_export(load_recipe(config), card=False, progress=False)
+    train_and_export(load_recipe(config), RunOptions(progress=False), card=False)
 
     out = tmp_path / "outputs" / "pearl-soup"
     a, b = (
@@ -243,7 +245,7 @@ def test_a_soup_recipe_trains_each_seed_and_exports_their_average(tmp_path, monk
     facts = json.loads((out / "training_facts.json").read_text())
     assert facts["seed"] == [1, 2] and len(facts["soup ingredients"]) == 2
     # rerun: the finished ingredients are reused (resumed at their last step), the soup is the same
-    train_and_export(load_recipe(config), card=False, progress=False)
+    train_and_export(load_recipe(config), RunOptions(progress=False), card=False)
     again = load_file(out / "model.safetensors")
     assert all(torch.equal(again[k], exported[k]) for k in exported)
     # the soup checkpoint (no optimizer state) exports like a run's
@@ -289,8 +291,8 @@ def test_one_pipeline_run_writes_the_model_folder_once_and_the_card_once(tmp_pat
     """train (a soup) -> select on dev -> export once -> evaluate -> card once: no step goes back up."""
     import phrasezoo.hub.card
     import phrasezoo.hub.export
-    import phrasezoo.training.run
-    import phrasezoo.training.workflow
+    import phrasezoo.training.one_run
+    import phrasezoo.training.recipe
     import phrasezoo.zoo.registry
 
     monkeypatch.chdir(tmp_path)
@@ -313,7 +315,11 @@ def test_one_pipeline_run_writes_the_model_folder_once_and_the_card_once(tmp_pat
     monkeypatch.setattr(phrasezoo.hub.export, "write_model_card", lambda *a: cards.append(a) or write_card(*a))
     validations = []
     validate = phrasezoo.zoo.registry.validate_recipe
-    for module in (phrasezoo.zoo.registry, phrasezoo.training.run, phrasezoo.training.workflow):  # every caller's name
+    for module in (
+        phrasezoo.zoo.registry,
+        phrasezoo.training.one_run,
+        phrasezoo.training.recipe,
+    ):  # every caller's name
         monkeypatch.setattr(
             module, "validate_recipe", lambda recipe: validations.append(recipe.name) or validate(recipe)
         )

@@ -12,13 +12,12 @@ from huggingface_hub.errors import HfHubHTTPError
 from phrasezoo.applications.commands import register as register_topics
 from phrasezoo.core.errors import run_command
 from phrasezoo.core.recipes import list_recipes, load_recipe
-from phrasezoo.device import register as register_device
+from phrasezoo.gpu_job.commands import register as register_gpu_job
 from phrasezoo.hub.export import export_model, refresh_card
 from phrasezoo.hub.push import plan_push, push_folder
-from phrasezoo.pipeline import card_results, run_pipeline, train_from_args
+from phrasezoo.train import add_train_arguments, train_from_args
 from phrasezoo.training.checkpoint import latest_checkpoint, load_checkpoint
 from phrasezoo.training.finalize import finalize_model
-from phrasezoo.training.run import add_train_arguments
 from phrasezoo.zoo.registry import create_model, get_method, list_methods
 
 EPILOG = """examples:
@@ -178,15 +177,14 @@ def _add_convert_command(sub) -> None:
 
 def _add_workflow_commands(sub) -> None:
     """The subcommands the workflows (evaluation, topics, the GPU job) and the installed plugins register."""
-    try:  # here, not at the top: the evaluation workflow's own dependencies (datasets, scikit-learn, ...) are
-        # optional for the other commands, which work without them
-        from phrasezoo.evaluation.commands import register
+    try:  # the evaluation workflow's own dependencies (datasets, scikit-learn, ...) are optional for the other commands
+        from phrasezoo.evaluation.commands import register  # lazy: optional evaluation dependencies
     except ImportError:  # pragma: no cover - an evaluation dependency missing
         register = None
     if register is not None:
         register(sub)
     register_topics(sub)
-    register_device(sub)
+    register_gpu_job(sub)
     for name, entry_point in sorted(plugins(COMMAND_PLUGINS).items()):
         try:
             entry_point.load()(sub)
@@ -206,6 +204,8 @@ def _run(args: argparse.Namespace) -> int:
         train_from_args(args)
         return 0
     if args.command == "pipeline":
+        from phrasezoo.pipeline import run_pipeline  # lazy: the main job needs the optional evaluation dependencies
+
         run_pipeline(
             args.config,
             benchmarks_dir=args.benchmarks_dir,
@@ -294,7 +294,7 @@ def _convert(args) -> int:
 
 def _export(args) -> int:
     """``phrasezoo export``: the Hub folder (its card from the results files) or another format (a plugin's)."""
-    from phrasezoo.evaluation import read_results  # as for `evaluate`: the evaluation workflow's dependencies
+    from phrasezoo.pipeline import card_from_files  # lazy: the card's table needs the optional evaluation dependencies
 
     cfg = load_recipe(args.config)
     if args.format != "hub":
@@ -312,9 +312,7 @@ def _export(args) -> int:
         print(f">> wrote {written} ({args.format})")
         return 0
     results_path = Path(args.results) if args.results else cfg.results_path
-    results = read_results(results_path) if results_path.exists() else None
-    baselines = [read_results(Path(p)) for p in args.baseline]
-    card = card_results(cfg, results, baselines)
+    card = card_from_files(cfg, results_path, [Path(p) for p in args.baseline])
     if args.from_checkpoint:
         found = latest_checkpoint(cfg.output_dir / "checkpoints")
         if found is None:
@@ -331,7 +329,7 @@ def _export(args) -> int:
             )
             return 2
         refresh_card(cfg.output_dir, cfg, card)
-    print(f">> wrote {cfg.output_dir}/README.md" + (f" with results from {results_path}" if results else ""))
+    print(f">> wrote {cfg.output_dir}/README.md" + (f" with results from {results_path}" if card else ""))
     return 0
 
 

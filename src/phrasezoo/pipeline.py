@@ -1,68 +1,46 @@
-"""The entry point that runs the workflows in order, one way: ``phrasezoo train`` / ``train.py`` (train -> export)
-and the main job ``phrasezoo pipeline`` (train -> select on the dev suite -> export once -> evaluate model and
-baselines -> card once, from the results -> comparison table). The workflows never import each other.
+"""The main job, ``phrasezoo pipeline``: train -> select on the dev suite -> export once -> evaluate model and
+baselines -> card once, from the results -> comparison table. It runs the workflows in order, one way; they never
+import each other. (Train -> export alone, ``phrasezoo train`` and ``train.py``, is :mod:`phrasezoo.train`, which
+every accelerate process imports: it stays clear of the evaluation workflow this module needs.)
 """
 
 from __future__ import annotations
 
-import argparse
 import json
-import os
 from pathlib import Path
 
 from phrasezoo.core.files import atomic_write_text, write_readme_table
 from phrasezoo.core.progress import StageClock
 from phrasezoo.core.recipes import Recipe, load_recipe
+from phrasezoo.evaluation import format_report, read_results, to_model_index
+from phrasezoo.evaluation.dev.suite import evaluate_dev
+from phrasezoo.evaluation.processes.baselines import Baselines
+from phrasezoo.evaluation.processes.parallel import evaluate_in_parallel
+from phrasezoo.evaluation.tasks import check_task_options
 from phrasezoo.hub import export as hub_export
 from phrasezoo.hub.card import CardResults
 from phrasezoo.training.finalize import finalize_model
-from phrasezoo.training.run import add_train_arguments
+from phrasezoo.training.loop import RunOptions
+from phrasezoo.training.recipe import train_recipe
 from phrasezoo.training.selection import select_from_recipe
-from phrasezoo.training.workflow import train_recipe
 
 README_START = "<!-- results:start -->"
 README_END = "<!-- results:end -->"
 
 
-def train_and_export(cfg: Recipe, output_dir=None, resume=True, stop_after_steps=None, progress=True, card=True):
-    """Train ``cfg`` (resuming; a soup with ``training.soup_seeds``) and export its folder once (main process)."""
-    trained = train_recipe(cfg, output_dir, resume=resume, stop_after_steps=stop_after_steps, progress=progress)
-    if trained.is_main_process:
-        facts = {**trained.facts, **finalize_model(cfg, trained.model)}
-        hub_export.export_model(trained.model, trained.output_dir, cfg, facts=facts, card=card)
-        print(f">> exported {trained.output_dir} ({trained.facts.get('training time (min)')} min of training)")
-    return trained
-
-
-def train_from_args(args: argparse.Namespace):
-    """``phrasezoo train`` / ``train.py``: the arguments of :func:`phrasezoo.training.run.add_train_arguments`."""
-    if args.no_progress:
-        os.environ["TQDM_DISABLE"] = "1"  # every tqdm bar, including those of datasets and stage helpers
-    cfg = load_recipe(args.config, args.overrides)
-    return train_and_export(cfg, args.output_dir, not args.no_resume, args.stop_after_steps, not args.no_progress)
-
-
-def train_main(argv: list[str] | None = None) -> None:
-    """``train.py``: train a recipe and export it."""
-    parser = argparse.ArgumentParser(
-        description="Train a phrasezoo model from its recipe, e.g. `accelerate launch train.py "
-        "hub_configs/pearl-mini.yaml`. Resumes from the last checkpoint in outputs/<name>/checkpoints unless "
-        "--no-resume; exports outputs/<name>/ as a Hub-ready folder at the end.",
-    )
-    add_train_arguments(parser)
-    train_from_args(parser.parse_args(argv))
-
-
-def card_results(cfg: Recipe, doc: dict | None, baselines: list[dict] | None = None):
+def card_results(cfg: Recipe, doc: dict | None, baselines: list[dict] | None = None) -> CardResults | None:
     """A card's view of a results document: the table (baselines, the papers' rows) and model-index entries."""
-    # here, not at the top: the evaluation workflow (transformers, datasets, scikit-learn) is several seconds to import,
-    # which train.py (every accelerate process) and `phrasezoo train` do not need
-    from phrasezoo.evaluation import format_report, to_model_index
-
     if doc is None:
         return None
     table, index = format_report([doc, *(baselines or [])], include_reference=True), to_model_index(doc, cfg.name)
     return CardResults(table, index or None, doc.get("model"), doc.get("created"))
+
+
+def card_from_files(cfg: Recipe, results_path: Path, baseline_paths: list[Path]) -> CardResults | None:
+    """:func:`card_results` of the results file ``results_path`` (None when it does not exist) and the baselines'
+    files: ``phrasezoo export``'s card."""
+    doc = read_results(results_path) if results_path.exists() else None
+    return card_results(cfg, doc, [read_results(Path(path)) for path in baseline_paths])
 
 
 def run_pipeline(config, benchmarks_dir=None, overrides=None, reuse_baselines=False, resume=True,
@@ -71,12 +49,6 @@ def run_pipeline(config, benchmarks_dir=None, overrides=None, reuse_baselines=Fa
     the folder once, evaluate it and its baselines (measured in this run unless ``reuse_baselines``), write its
     card once and print the comparison table and the time of each stage. Returns the results document; with
     ``dev_only``, the dev selection, and no benchmark is evaluated (to compare recipe variants on dev data)."""
-    # the evaluation workflow is imported here, not at the top, for the start-up time of training (card_results)
-    from phrasezoo.evaluation import format_report
-    from phrasezoo.evaluation.dev.suite import evaluate_dev
-    from phrasezoo.evaluation.processes.baselines import Baselines
-    from phrasezoo.evaluation.processes.parallel import evaluate_in_parallel
-
     clock, cfg = StageClock.for_job(), load_recipe(config, overrides)
     tasks, baselines = cfg.eval.get("tasks", "all"), cfg.eval.get("baselines", [])
     selection = cfg.eval.get("select_on_dev")
@@ -87,7 +59,7 @@ def run_pipeline(config, benchmarks_dir=None, overrides=None, reuse_baselines=Fa
     measured = Baselines(baselines, tasks, benchmarks_dir, force_eval=not reuse_baselines)  # now, or beside training
     if train:
         print(f"== 1/5 train {cfg.name} ({cfg.method}, backbone {cfg.backbone or 'none'})", flush=True)
-        trained = train_recipe(cfg, resume=resume, spare=None if dev_only else measured.start)
+        trained = train_recipe(cfg, RunOptions(resume=resume, spare=None if dev_only else measured.start))
         model, facts = trained.model, trained.facts
         clock.rows.extend(trained.stages)
     elif not (cfg.output_dir / "config.json").exists():
@@ -130,8 +102,6 @@ def run_pipeline(config, benchmarks_dir=None, overrides=None, reuse_baselines=Fa
 
 def _task_options(cfg) -> dict:
     """Task options of the recipe: ``eval.ccl`` (chosen on dev data) sets this model's ``_ccl`` task options."""
-    from phrasezoo.evaluation.tasks import check_task_options  # the evaluation workflow: see card_results
-
     ccl = cfg.eval.get("ccl")
     if ccl is None:
         return {}

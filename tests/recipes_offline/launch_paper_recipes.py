@@ -3,7 +3,7 @@ process, one after the other, because a launch costs more than a tiny recipe's t
 
 ``python -m accelerate.commands.launch ... tests/recipes_offline/launch_paper_recipes.py <work> <plan.json>``:
 ``plan.json`` maps a recipe file to its ``--set`` arguments; each recipe is trained and exported into
-``<work>/out/<recipe name>`` by :func:`phrasezoo.pipeline.train_main`. A recipe that fails does not stop the others:
+``<work>/out/<recipe name>`` by :func:`phrasezoo.train.main`. A recipe that fails does not stop the others:
 its traceback is written to ``<work>/out/<recipe name>.error``.
 """
 
@@ -16,7 +16,7 @@ from pathlib import Path
 
 
 def main(work: Path, plan: Path) -> None:
-    from phrasezoo.pipeline import train_main
+    from phrasezoo.train import main as train_main
 
     for recipe, sets in json.loads(plan.read_text()).items():
         out = work / "out" / Path(recipe).stem

@@ -60,7 +60,8 @@ def train_tiny(method: str, spec: Spec, root: Path) -> dict:
     """Train ``method``'s tiny recipe in this process; its weights' hash and its training facts (in order)."""
     from phrasezoo.core.recipes import recipe_from_dict
     from phrasezoo.objectives import lexicon_distillation
-    from phrasezoo.training.run import run_training
+    from phrasezoo.training.loop import RunOptions
+    from phrasezoo.training.one_run import train_one_run
 
     found = spec(root)
     recipe = recipe_from_dict(
@@ -71,7 +72,7 @@ def train_tiny(method: str, spec: Spec, root: Path) -> dict:
     original = lexicon_distillation.build_lexicon_distillation
     lexicon_distillation.build_lexicon_distillation = tiny_lexicon_builder
     try:
-        run = run_training(recipe, root / "out", resume=False, progress=False)
+        run = train_one_run(recipe, RunOptions(root / "out", resume=False, progress=False))
     finally:
         lexicon_distillation.build_lexicon_distillation = original
     state = run.result.model.state_dict()

@@ -2,7 +2,7 @@
 on every tiny recipe in a folder, in turn, then an interrupted and resumed run against an uninterrupted one.
 
 ``python -m accelerate.commands.launch ... tests/training/launch_tiny_recipes.py <folder>``: ``<folder>/recipes/*.yaml``
-are trained and exported with ``train.py``'s entry point (:func:`phrasezoo.pipeline.train_main`) into
+are trained and exported with ``train.py``'s entry point (:func:`phrasezoo.train.main`) into
 ``<folder>/out/<name>``, each process with one thread. The lexicon term is the golden tests' hand-made one (no WordNet,
 no faiss), patched in each process, as :mod:`tests.training.golden` does in one process. Then ``<folder>/resume.yaml``
 is trained to its end (``out/resume-a``) and, in ``out/resume-b``, stopped after step 3 (``--stop-after-steps``) and
@@ -22,8 +22,8 @@ from safetensors.torch import load_file
 
 def main(folder: Path) -> None:
     from phrasezoo.objectives import lexicon_distillation
-    from phrasezoo.pipeline import train_main
-    from phrasezoo.training.trainer import TrainingInterrupted
+    from phrasezoo.train import main as train_main
+    from phrasezoo.training.loop import TrainingInterrupted
     from tests.training.golden import tiny_lexicon_builder
 
     torch.set_num_threads(1)

@@ -8,7 +8,7 @@ import torch
 
 from phrasezoo.core.errors import InputError
 from phrasezoo.core.recipes import TrainingConfig, recipe_from_dict
-from phrasezoo.training.trainer import effective_mixed_precision, plan_steps, train
+from phrasezoo.training.loop import RunOptions, effective_mixed_precision, plan_steps, train
 from phrasezoo.zoo.registry import get_method
 
 pytestmark = pytest.mark.usefixtures("one_thread")
@@ -42,16 +42,21 @@ def test_fp16_is_refused_on_a_cpu(tmp_path, pearl_task):
     model = tiny_model()
     task = pearl_task(model)
     with pytest.raises(ValueError, match="fp16 is for GPUs"):
-        train(model, task, TrainingConfig(batch_size=4, max_steps=1, mixed_precision="fp16"), tmp_path, progress=False)
+        train(
+            model,
+            task,
+            TrainingConfig(batch_size=4, max_steps=1, mixed_precision="fp16"),
+            RunOptions(tmp_path, progress=False),
+        )
 
 
 def test_fp16_without_a_loss_scaler_is_refused(tmp_path, monkeypatch, pearl_task):
     """On a GPU, fp16 trains only through an Accelerator with a loss scaler (mixed_precision='fp16')."""
-    from phrasezoo.training import trainer
+    from phrasezoo.training import loop as trainer
 
     monkeypatch.setattr(trainer, "effective_mixed_precision", lambda precision, device: precision)
     model = tiny_model()
     task = pearl_task(model)
     cfg = TrainingConfig(batch_size=4, max_steps=1, mixed_precision="fp16")
     with pytest.raises(ValueError, match="needs a loss scaler"):
-        train(model, task, cfg, tmp_path, progress=False)
+        train(model, task, cfg, RunOptions(tmp_path, progress=False))

@@ -76,26 +76,28 @@ def test_two_runs_of_one_recipe_and_seed_give_identical_weights(tmp_path):
 
 
 def test_a_fired_time_budget_is_logged_and_a_rerun_resumes_to_the_planned_steps(tmp_path, tiny_setup, training_config):
-    from phrasezoo.training.trainer import train
+    from phrasezoo.training.loop import RunOptions, train
 
     model, task = tiny_setup
-    stopped = train(model, task, training_config(max_steps=4, time_budget_minutes=1e-9), tmp_path, progress=False)
+    stopped = train(
+        model, task, training_config(max_steps=4, time_budget_minutes=1e-9), RunOptions(tmp_path, progress=False)
+    )
     assert stopped.stopped_early and stopped.steps == 1
     records = [json.loads(line) for line in (tmp_path / "train_log.jsonl").read_text().splitlines()]
     assert {"step": 1, "stopped_by_time_budget": True, "planned_steps": 4} in records
-    resumed = train(stopped.model, task, training_config(max_steps=4), tmp_path, progress=False)
+    resumed = train(stopped.model, task, training_config(max_steps=4), RunOptions(tmp_path, progress=False))
     assert resumed.resumed_from == 1 and resumed.steps == 4 and not resumed.stopped_early
 
 
 def test_num_threads_sets_torch_threads(tmp_path, tiny_setup, training_config):
     import torch
 
-    from phrasezoo.training.trainer import train
+    from phrasezoo.training.loop import RunOptions, train
 
     model, task = tiny_setup
     before = torch.get_num_threads()
     try:
-        train(model, task, training_config(max_steps=1, num_threads=1), tmp_path, progress=False)
+        train(model, task, training_config(max_steps=1, num_threads=1), RunOptions(tmp_path, progress=False))
         assert torch.get_num_threads() == 1
     finally:
         torch.set_num_threads(before)

@@ -11,8 +11,8 @@ import torch
 from safetensors.torch import load_file
 
 from phrasezoo.training.checkpoint import latest_checkpoint, load_checkpoint
+from phrasezoo.training.loop import RunOptions, train
 from phrasezoo.training.soup import write_soup_checkpoint
-from phrasezoo.training.trainer import train
 from phrasezoo.zoo.registry import get_method
 from tests.training.test_reproducibility import SENTENCES
 
@@ -24,7 +24,11 @@ def _two_runs(tmp_path, pearl_task, training_config):
     runs = []
     for seed in (3, 4):
         model = copy.deepcopy(start)  # one pretrained start, as a real backbone gives every seed
-        runs.append(train(model, pearl_task(model), training_config(seed=seed), tmp_path / f"s{seed}", progress=False))
+        runs.append(
+            train(
+                model, pearl_task(model), training_config(seed=seed), RunOptions(tmp_path / f"s{seed}", progress=False)
+            )
+        )
     return runs
 
 
@@ -50,7 +54,7 @@ def test_soup_checkpoint_of_two_seeds(tmp_path, pearl_task, training_config):
     # a soup is not a run to resume
     model = tiny_model()
     with pytest.raises(ValueError, match="model soup"):
-        train(model, pearl_task(model), training_config(), tmp_path / "soup", progress=False)
+        train(model, pearl_task(model), training_config(), RunOptions(tmp_path / "soup", progress=False))
     # the same ingredients give bitwise the same soup
     write_soup_checkpoint([tmp_path / "s3", tmp_path / "s4"], tmp_path / "again")
     again = load_file(latest_checkpoint(tmp_path / "again" / "checkpoints") / "model.safetensors")
@@ -64,7 +68,7 @@ def test_soup_refuses_runs_from_different_starts(tmp_path, pearl_task, training_
         if seed == 4:  # another pretrained start: no shared start to average from
             with torch.no_grad():
                 next(model.backbone.parameters()).add_(0.1)
-        train(model, pearl_task(model), training_config(seed=seed), tmp_path / f"s{seed}", progress=False)
+        train(model, pearl_task(model), training_config(seed=seed), RunOptions(tmp_path / f"s{seed}", progress=False))
     state = json.loads((tmp_path / "s3" / "checkpoints" / "step-000006" / "trainer_state.json").read_text())
     assert state["step"] == 6
     with pytest.raises(ValueError, match="same weights"):
@@ -79,8 +83,8 @@ def test_seeds_trained_side_by_side_give_the_soup_of_seeds_trained_in_turn(tmp_p
     import yaml
 
     from phrasezoo.core.recipes import load_recipe
-    from phrasezoo.training.soup import runs_on_cores, soup_workers
-    from phrasezoo.training.workflow import train_recipe
+    from phrasezoo.training.loop import RunOptions
+    from phrasezoo.training.recipe import runs_on_cores, soup_workers, train_recipe
 
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("PHRASEZOO_CACHE", str(tmp_path / "cache"))
@@ -111,11 +115,11 @@ def test_seeds_trained_side_by_side_give_the_soup_of_seeds_trained_in_turn(tmp_p
     monkeypatch.setenv("PHRASEZOO_SOUP_WORKERS", "1")
     assert soup_workers(cfg, 3) == 1
 
-    in_turn = train_recipe(cfg, tmp_path / "in-turn", progress=False, workers=1)
+    in_turn = train_recipe(cfg, RunOptions(tmp_path / "in-turn", progress=False, workers=1))
     spare: list[int] = []
     again = load_recipe(str(tmp_path / "soup.yaml"))
     started = lambda: spare.append(int((tmp_path / "side" / "ingredients").exists()))  # noqa: E731
-    side_by_side = train_recipe(again, tmp_path / "side", progress=False, workers=2, spare=started)
+    side_by_side = train_recipe(again, RunOptions(tmp_path / "side", progress=False, workers=2, spare=started))
 
     logs = sorted(p.parent.name for p in (tmp_path / "side" / "ingredients").glob("*/ingredient.log"))
     assert logs and "seed-5" not in logs  # seed 5 trains in this process, at least one other in a worker process
@@ -136,21 +140,21 @@ def test_seeds_trained_side_by_side_give_the_soup_of_seeds_trained_in_turn(tmp_p
 
 def test_the_soup_trains_no_more_seeds_at_once_than_the_free_memory_holds(monkeypatch, capsys):
     from phrasezoo.core.recipes import Recipe, TrainingConfig
-    from phrasezoo.training import soup
+    from phrasezoo.training import recipe
 
     cfg = Recipe("r", "pearl", "x/r", training=TrainingConfig(num_threads=1, soup_seeds=[1, 2, 3]))
     monkeypatch.delenv("PHRASEZOO_SOUP_WORKERS", raising=False)
-    monkeypatch.setattr(soup, "usable_cores", lambda: 4)
-    monkeypatch.setattr(soup.torch.cuda, "is_available", lambda: False)
-    monkeypatch.setattr(soup, "available_memory", lambda: 13 * 2**30)
-    assert soup.soup_workers(cfg, 3) == 3  # no peak in the recipe: the cores alone decide
+    monkeypatch.setattr(recipe, "usable_cores", lambda: 4)
+    monkeypatch.setattr(recipe.torch.cuda, "is_available", lambda: False)
+    monkeypatch.setattr(recipe, "available_memory", lambda: 13 * 2**30)
+    assert recipe.soup_workers(cfg, 3) == 3  # no peak in the recipe: the cores alone decide
     cfg.training.run_memory_gb = 6.0
-    assert soup.runs_in_memory(cfg) == 2
-    assert soup.soup_workers(cfg, 3) == 2
+    assert recipe.runs_in_memory(cfg) == 2
+    assert recipe.soup_workers(cfg, 3) == 2
     assert "2 run(s) at a time, not 3" in capsys.readouterr().out
-    monkeypatch.setattr(soup, "available_memory", lambda: 2**30)
-    assert soup.soup_workers(cfg, 3) == 1  # one run always starts: training in turn is slower, not impossible
-    monkeypatch.setattr(soup, "available_memory", lambda: None)  # unknown: the cores decide
-    assert soup.soup_workers(cfg, 3) == 3
+    monkeypatch.setattr(recipe, "available_memory", lambda: 2**30)
+    assert recipe.soup_workers(cfg, 3) == 1  # one run always starts: training in turn is slower, not impossible
+    monkeypatch.setattr(recipe, "available_memory", lambda: None)  # unknown: the cores decide
+    assert recipe.soup_workers(cfg, 3) == 3
     monkeypatch.setenv("PHRASEZOO_SOUP_WORKERS", "2")
-    assert soup.soup_workers(cfg, 3) == 2
+    assert recipe.soup_workers(cfg, 3) == 2

@@ -98,7 +98,7 @@ class TrainingConfig:
     # averaged into the exported model (phrasezoo.training.soup); ``seed`` is then unused
     soup_seeds: list[int] | None = None
     # peak resident memory of one run in GB, measured: a soup trains no more seeds at once than the free memory holds
-    # (phrasezoo.training.soup.runs_in_memory); None: only the cores decide
+    # (phrasezoo.training.recipe.runs_in_memory); None: only the cores decide
     run_memory_gb: float | None = None
     lora: dict[str, Any] | None = (
         None  # peft LoraConfig kwargs, e.g. {r: 8, lora_alpha: 16, target_modules: [query, value]}

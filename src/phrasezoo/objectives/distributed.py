@@ -5,7 +5,7 @@ with each other (InfoNCE's in-batch negatives, the teacher's similarity matrix) 
 depart from the papers' batch sizes. So such a loss is computed over the **gathered** global batch:
 
 * :func:`gather_rows` concatenates a tensor's rows from every process, in rank order (rank r's rows are the
-  global batch's r-th slice, see ``phrasezoo.training.trainer``). The process's own rows are the local tensor itself,
+  global batch's r-th slice, see ``phrasezoo.training.loop``). The process's own rows are the local tensor itself,
   so its gradient flows; the other processes' rows are detached copies. This is the "all_gather, then put the local
   slice back" trick of SimCSE and open_clip (``gather_with_grad=False``): no communication in the backward pass,
   and it works on gloo (CPU), where a differentiable all-gather would need a reduce-scatter gloo lacks. The rows

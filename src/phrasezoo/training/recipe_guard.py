@@ -15,6 +15,7 @@ from typing import Any
 from phrasezoo.core.files import atomic_write_text
 from phrasezoo.core.recipes import Recipe
 from phrasezoo.training.checkpoint import latest_checkpoint
+from phrasezoo.zoo.registry import get_method
 
 RECIPE_FILE = "recipe.json"
 #: recipe sections that name, describe or evaluate a run without changing its weights
@@ -37,8 +38,6 @@ _NEWER_DEFAULTS = {"gradient_accumulation_steps": 1}
 
 def after_training_args(method: str) -> tuple[str, ...]:
     """The method's ``training.method_args`` that act after the last step (:attr:`Arg.after_training`)."""
-    from phrasezoo.zoo.registry import get_method
-
     schema = get_method(method).args.get("task") or {}
     return tuple(name for name, arg in schema.items() if arg.after_training)
 

@@ -12,7 +12,7 @@ from phrasezoo.core.recipes import TrainingConfig
 from phrasezoo.methods.codebook import data as cb
 from phrasezoo.methods.codebook.build import build_model
 from phrasezoo.methods.codebook.task import CodebookTask
-from phrasezoo.training.trainer import TrainingInterrupted, train
+from phrasezoo.training.loop import RunOptions, TrainingInterrupted, train
 
 from .test_data import CORPUS, GUARDED
 
@@ -58,7 +58,7 @@ def test_training_lowers_the_loss_and_resumes_exactly(built, tmp_path: Path):
                          checkpoint_every=20, log_every=1, seed=3)  # fmt: skip
     model = fresh_model(built)
     task = CodebookTask(model, built.split("train"))
-    result = train(model, task, cfg, tmp_path / "a", progress=False)
+    result = train(model, task, cfg, RunOptions(tmp_path / "a", progress=False))
     logs = [__import__("json").loads(line) for line in (tmp_path / "a" / "train_log.jsonl").read_text().splitlines()]
     first, last = sum(r["loss_pos"] for r in logs[:5]) / 5, sum(r["loss_pos"] for r in logs[-5:]) / 5
     assert last < first - 0.05  # the own co-occurring words get reconstructed better
@@ -66,13 +66,12 @@ def test_training_lowers_the_loss_and_resumes_exactly(built, tmp_path: Path):
 
     short = TrainingConfig(**{**cfg.__dict__, "max_steps": 6, "checkpoint_every": 3})
     whole = fresh_model(built)
-    train(whole, CodebookTask(whole, built.split("train")), short, tmp_path / "b", progress=False)
+    train(whole, CodebookTask(whole, built.split("train")), short, RunOptions(tmp_path / "b", progress=False))
     broken = fresh_model(built)
     with pytest.raises(TrainingInterrupted):
-        train(broken, CodebookTask(broken, built.split("train")), short, tmp_path / "c", stop_after_steps=4,
-              progress=False)  # fmt: skip
+        train(broken, CodebookTask(broken, built.split("train")), short, RunOptions(tmp_path / "c", stop_after_steps=4, progress=False))  # fmt: skip
     resumed = fresh_model(built)
-    out = train(resumed, CodebookTask(resumed, built.split("train")), short, tmp_path / "c", progress=False)
+    out = train(resumed, CodebookTask(resumed, built.split("train")), short, RunOptions(tmp_path / "c", progress=False))
     assert out.resumed_from == 3
     for (name, a), b in zip(whole.state_dict().items(), resumed.state_dict().values()):
         torch.testing.assert_close(a, b, msg=name)

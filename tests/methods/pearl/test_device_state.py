@@ -13,8 +13,8 @@ from phrasezoo.methods.pearl.task import PearlTask
 from phrasezoo.methods.pearl.views import CharNoise, PositiveViews
 from phrasezoo.objectives.terms import TeacherTerms
 from phrasezoo.zoo.registry import get_method
+from tests.gpu_job.codec_checks import assert_task_survives_the_codec
 from tests.lexicon_fixtures import tiny_lexicon
-from tests.training.device_checks import assert_task_survives_the_codec
 
 PHRASES = ["big blue", "red car", "World Health Organization", "WHO", "New York Times", "the Times"]
 

@@ -97,7 +97,7 @@ def test_the_benchmark_filter_drops_name_pairs_too(benchmark):
 
 def test_views_draw_what_the_augmenter_draws_and_travel_through_the_codec():
     from phrasezoo.data.synonyms import SynonymTable
-    from phrasezoo.training.device_job.codec import StateReader, StateWriter
+    from phrasezoo.gpu_job.codec import StateReader, StateWriter
 
     table = SynonymTable({"big": ["large", "huge"], "blue": ["azure"]})
     paraphrases = {"big blue": ["IBM"], "red car": ["crimson automobile"]}

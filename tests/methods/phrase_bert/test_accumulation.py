@@ -8,7 +8,7 @@ import torch
 
 from phrasezoo.core.recipes import TrainingConfig
 from phrasezoo.methods.phrase_bert.task import PhraseBertTask
-from phrasezoo.training.trainer import train
+from phrasezoo.training.loop import RunOptions, train
 from phrasezoo.zoo.registry import get_method
 
 pytestmark = pytest.mark.usefixtures("one_thread")
@@ -29,7 +29,7 @@ def _phrase_bert():
 def test_two_micro_batches_of_half_train_like_one_batch(tmp_path, monkeypatch):
     """Phrase-BERT's triplet loss is a mean over the batch: 2 x B/2 accumulated equals 1 x B, step after step (the
     gradients each optimizer step sees, since Adam would hide a wrong scale, and the final weights)."""
-    from phrasezoo.training import trainer
+    from phrasezoo.training import loop as trainer
 
     base = {
         "batch_size": 4,
@@ -58,7 +58,7 @@ def test_two_micro_batches_of_half_train_like_one_batch(tmp_path, monkeypatch):
         monkeypatch.setattr(trainer, "_make_optimizer", recording)
         model, task = _phrase_bert()
         cfg = TrainingConfig(**base, gradient_accumulation_steps=steps)
-        runs[steps] = train(model, task, cfg, tmp_path / str(steps), progress=False)
+        runs[steps] = train(model, task, cfg, RunOptions(tmp_path / str(steps), progress=False))
     assert len(gradients[1]) == len(gradients[2]) == 3
     for one_step, two_steps in zip(gradients[1], gradients[2]):
         assert len(one_step) == len(two_steps) > 0

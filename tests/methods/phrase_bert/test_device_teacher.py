@@ -14,14 +14,14 @@ from pathlib import Path
 import pytest
 import torch
 
-import phrasezoo.training.device_job.pack as pack_module
+import phrasezoo.gpu_job.pack as pack_module
 from phrasezoo.core.recipes import load_recipe
+from phrasezoo.gpu_job.codec import read_task_state
+from phrasezoo.gpu_job.pack import build_pack
 from phrasezoo.methods.phrase_bert.task import PhraseBertTask
 from phrasezoo.objectives.teacher import teacher_embeddings
 from phrasezoo.objectives.terms import TeacherTerms
-from phrasezoo.training.device_job.codec import read_task_state
-from phrasezoo.training.device_job.pack import build_pack
-from phrasezoo.training.trainer import seed_everything
+from phrasezoo.training.loop import seed_everything
 from tests.methods.phrase_bert.test_model import CONTEXTS, PARAPHRASES, tiny_model
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
@@ -83,7 +83,7 @@ def trip(tmp_path_factory):
         "PHRASEZOO_CACHE": str(root / "empty-cache"),
         "HF_HUB_OFFLINE": "1",
     }
-    command = [sys.executable, "-m", "phrasezoo.device", "run", str(root / "pack"), "--out", str(root / "out")]
+    command = [sys.executable, "-m", "phrasezoo.gpu_job", "run", str(root / "pack"), "--out", str(root / "out")]
     done = subprocess.run([*command, "--device", "cpu", "--forbid-imports"], env=env, capture_output=True, text=True)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     return {"root": root, "manifest": manifest, "lazy": lazy}
@@ -128,7 +128,7 @@ def test_the_run_distills_without_the_teacher_encoder(trip):
 
 
 def test_a_pack_too_large_says_how_many_teacher_rows_it_carries(tmp_path, monkeypatch):
-    from phrasezoo.training.device_job.pack import PackTooLarge
+    from phrasezoo.gpu_job.travel import PackTooLarge
 
     monkeypatch.setenv("PHRASEZOO_CACHE", str(tmp_path / "cache"))
     monkeypatch.setattr(pack_module, "build_models_and_tasks", lambda cfg, progress=True: _built(cfg))

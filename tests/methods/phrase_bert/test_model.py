@@ -15,7 +15,7 @@ from phrasezoo.models.phrase_bert.modeling_phrase_bert import PhraseBertModel
 from phrasezoo.objectives.losses import triplet_loss
 from phrasezoo.objectives.terms import TeacherTerms
 from phrasezoo.resources import resolve_backbone
-from phrasezoo.training.trainer import train
+from phrasezoo.training.loop import RunOptions, train
 from phrasezoo.zoo.registry import get_method
 
 tiny_model = get_method("phrase_bert").tiny_model
@@ -114,7 +114,7 @@ def test_training_loop_runs_and_changes_the_weights(tmp_path):
     before = model.backbone.embeddings.word_embeddings.weight.detach().clone()
     task = PhraseBertTask(model, PARAPHRASES * 2, CONTEXTS * 2)
     cfg = TrainingConfig(batch_size=4, max_steps=3, learning_rate=1e-3, scheduler="linear", warmup_ratio=0.1)
-    result = train(model, task, cfg, tmp_path, progress=False)
+    result = train(model, task, cfg, RunOptions(tmp_path, progress=False))
     assert result.steps == 3 and np.isfinite(result.last_losses["loss"])
     assert not torch.equal(before, result.model.backbone.embeddings.word_embeddings.weight)
     assert task.facts()["paraphrase triples"] == 6

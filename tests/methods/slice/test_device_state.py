@@ -6,8 +6,8 @@ from pathlib import Path
 
 from phrasezoo.methods.slice.task import SliceTask
 from phrasezoo.zoo.registry import get_method
+from tests.gpu_job.codec_checks import assert_task_survives_the_codec
 from tests.methods.slice.test_task import TRIPLETS
-from tests.training.device_checks import assert_task_survives_the_codec
 
 
 def test_task_survives_the_codec(tmp_path: Path):

@@ -17,7 +17,7 @@ from phrasezoo.core.recipes import TrainingConfig, recipe_from_dict
 from phrasezoo.methods.slice.assembly import build_task
 from phrasezoo.methods.slice.task import SliceTask
 from phrasezoo.models.slice.span_pooling import slice_loss
-from phrasezoo.training.trainer import TrainingInterrupted, train
+from phrasezoo.training.loop import RunOptions, TrainingInterrupted, train
 from phrasezoo.zoo.registry import get_method
 
 TRIPLETS = [
@@ -97,7 +97,7 @@ def test_training_lowers_the_loss_resumes_exactly_and_reports_validation(tmp_pat
     model = tiny()
     task = SliceTask(model, TRIPLETS, valid_triplets=TRIPLETS[:4])
     before = task.validate(model)["loss"]
-    train(model, task, cfg, tmp_path / "a", progress=False)
+    train(model, task, cfg, RunOptions(tmp_path / "a", progress=False))
     assert task.valid_before is not None and task.valid_before["loss"] == pytest.approx(before)
     facts = task.facts()
     assert facts["validation loss (end)"] < facts["validation loss (start)"]
@@ -106,12 +106,14 @@ def test_training_lowers_the_loss_resumes_exactly_and_reports_validation(tmp_pat
 
     short = TrainingConfig(**{**cfg.__dict__, "max_steps": 6, "checkpoint_every": 3})
     whole = tiny()
-    train(whole, SliceTask(whole, TRIPLETS), short, tmp_path / "b", progress=False)
+    train(whole, SliceTask(whole, TRIPLETS), short, RunOptions(tmp_path / "b", progress=False))
     broken = tiny()
     with pytest.raises(TrainingInterrupted):
-        train(broken, SliceTask(broken, TRIPLETS), short, tmp_path / "c", stop_after_steps=4, progress=False)
+        train(
+            broken, SliceTask(broken, TRIPLETS), short, RunOptions(tmp_path / "c", stop_after_steps=4, progress=False)
+        )
     resumed = tiny()
-    out = train(resumed, SliceTask(resumed, TRIPLETS), short, tmp_path / "c", progress=False)
+    out = train(resumed, SliceTask(resumed, TRIPLETS), short, RunOptions(tmp_path / "c", progress=False))
     assert out.resumed_from == 3
     for (name, a), b in zip(whole.state_dict().items(), resumed.state_dict().values()):
         torch.testing.assert_close(a, b, msg=name)

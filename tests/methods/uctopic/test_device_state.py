@@ -7,9 +7,9 @@ from pathlib import Path
 from phrasezoo.methods.uctopic.task import UCTopicTask
 from phrasezoo.objectives.terms import TeacherTerms
 from phrasezoo.zoo.registry import get_method
+from tests.gpu_job.codec_checks import assert_task_survives_the_codec
 from tests.lexicon_fixtures import tiny_lexicon
 from tests.methods.uctopic.test_model import _mentions_dataset
-from tests.training.device_checks import assert_task_survives_the_codec
 
 
 def test_task_with_the_lexicon_term_survives_the_codec(tmp_path: Path):

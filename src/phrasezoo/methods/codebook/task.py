@@ -1,6 +1,6 @@
 """Training task of the codebook model: batches of texts with their co-occurring words, the NNSC loss (eq. 1-2).
 
-The loop (:mod:`phrasezoo.training.trainer`) asks for batches by example index; a batch is the texts tokenized by
+The loop (:mod:`phrasezoo.training.loop`) asks for batches by example index; a batch is the texts tokenized by
 the model's word-level tokenizer (``<eos>`` appended, right padding) and the target words as rows of the model's
 frozen target matrix, padded with a mask. The loss itself (E-step NNSC solve with the facets detached, M-step
 reconstruction error of the own targets minus that of a random other example's targets, with the code's guard) is

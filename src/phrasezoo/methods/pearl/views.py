@@ -1,5 +1,5 @@
 """PEARL's positive views and word noise as plain objects: the functions its task calls, with state the GPU job's
-codec can carry (:mod:`phrasezoo.training.device_job.codec`: phrasezoo objects and plain values, no closures).
+codec can carry (:mod:`phrasezoo.gpu_job.codec`: phrasezoo objects and plain values, no closures).
 
 :class:`PositiveViews` draws the view that :meth:`Augmenter.augment` draws, guarded like
 :func:`~phrasezoo.methods.pearl.decontaminate.guard_views` when a blocklist is given; :class:`CharNoise` is the

@@ -1,30 +1,40 @@
-"""Train one run of a recipe: build the model and task of its method, run the loop, collect the card facts.
+"""One run of a recipe: build the model and task of its method, run the loop, collect the card facts.
 
-A recipe with ``training.soup_seeds`` is several such runs (:mod:`phrasezoo.training.soup`);
-:func:`phrasezoo.training.workflow.train_recipe` validates a recipe once and trains it either way. Export is not done
-here (the training workflow does not know the hub workflow): :mod:`phrasezoo.pipeline` runs train -> export
-(``train.py``, ``phrasezoo train``) and train -> select -> export -> evaluate -> card (``phrasezoo pipeline``).
+A recipe with ``training.soup_seeds`` is one such run per seed (:func:`phrasezoo.training.recipe.train_recipe`
+trains it either way); a soup trains some of its seeds side by side, each in a process of its own:
+``python -m phrasezoo.training.one_run <recipe as JSON> --seed S --output-dir D`` (:func:`seed_command`), the run the
+soup would train itself (same recipe, seed and thread count, so the same weights), which writes ``D/ingredient.json``
+to tell the soup how long it took. Export is not done here (the training workflow does not know the hub workflow):
+:mod:`phrasezoo.train` runs train -> export and :mod:`phrasezoo.pipeline` the main job.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import datetime as dt
+import json
 import os
 import platform
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import torch
+from accelerate import Accelerator
 
-from phrasezoo.core.recipes import Recipe
+from phrasezoo.core.files import atomic_write_text
+from phrasezoo.core.recipes import Recipe, recipe_from_dict
+from phrasezoo.objectives import teacher
 from phrasezoo.resources import backbone_hub_id
+from phrasezoo.training.loop import RunOptions, TrainResult, effective_mixed_precision, seed_everything, train
 from phrasezoo.training.recipe_guard import check_and_record_recipe
-from phrasezoo.training.trainer import TrainResult, effective_mixed_precision, seed_everything, train
-from phrasezoo.zoo.registry import Method, create_model, validate_recipe
+from phrasezoo.zoo.registry import Method, create_model, get_method, validate_recipe
+
+#: what a seed's process leaves in its output folder for the soup: seed, steps, seconds and stages
+RUN_SUMMARY = "ingredient.json"
 
 
 @dataclass
@@ -39,49 +49,25 @@ class TrainedRun:
     stages: list[tuple[str, float, float]] = field(default_factory=list)
 
 
-@dataclass
-class TrainedModel:
-    """A recipe's final model, trained (one run or a soup) but not exported: what the pipeline selects and exports.
-
-    ``facts`` are the card's training facts; ``stages`` the wall-clock ``(stage, start, seconds)`` of its runs.
-    """
-
-    model: Any
-    output_dir: Path
-    facts: dict[str, Any]
-    is_main_process: bool = True
-    stages: list[tuple[str, float, float]] = field(default_factory=list)
-
-
-def run_training(
-    cfg: Recipe,
-    output_dir: str | Path | None = None,
-    resume: bool = True,
-    stop_after_steps: int | None = None,
-    progress: bool = True,
-    method: Method | None = None,
-    ready: Callable[[], None] | None = None,
-    draws_of: Sequence[int] = (),
-) -> TrainedRun:
-    """Build the model and task of ``cfg.method`` and train it (resuming from the last checkpoint).
+def train_one_run(cfg: Recipe, options: RunOptions, method: Method | None = None) -> TrainedRun:
+    """Build the model and task of ``cfg.method`` and train it as ``options`` say (resuming from the last checkpoint
+    unless ``options.resume`` is off; the recipe's ``outputs/<name>/`` unless ``options.output_dir``).
 
     ``method``: the recipe's method when the caller validated the recipe already (it is validated here otherwise).
-    ``ready`` is called once the task is built and the teacher rows of the run's draws are embedded, before its
-    first step, i.e. once the caches hold what this recipe needs (the soup starts its other ingredients' processes
-    then); ``draws_of``: seeds of other runs of the recipe whose teacher rows this run embeds with its own then (a
-    soup's ingredients draw many of the same rows: one prefetch embeds them once, see :func:`train`).
+    A soup's first seed gets ``options.ready`` (called once the task is built and the teacher rows of the run's
+    draws are embedded, before its first step, i.e. once the caches hold what this recipe needs: the soup starts
+    its other seeds' processes then) and ``options.draws_of`` (the other seeds, whose teacher rows this run embeds
+    with its own: one prefetch embeds the rows they share once, see :func:`phrasezoo.training.loop.train`).
     """
-    from phrasezoo.objectives import teacher
-
     accelerator = _accelerator(cfg)
-    output_dir = Path(output_dir or cfg.output_dir)
+    options = dataclasses.replace(options, output_dir=Path(options.output_dir or cfg.output_dir))
     method = method or validate_recipe(cfg)
     if accelerator.is_main_process:  # before the data build: a changed recipe fails at once, not after minutes
-        check_and_record_recipe(cfg, output_dir, resume)
+        check_and_record_recipe(cfg, options.output_dir, options.resume)
     accelerator.wait_for_everyone()
     accelerator.print(
         f">> {cfg.name}: {method.description}; backbone {cfg.backbone or 'none (built from the recipe)'}; "
-        f"output {output_dir}; {accelerator.num_processes} process(es), {accelerator.distributed_type}"
+        f"output {options.output_dir}; {accelerator.num_processes} process(es), {accelerator.distributed_type}"
     )
     started, teacher_before = time.time(), teacher.seconds_spent()
     # same recipe + seed -> same weights: fresh modules are initialised from the seeded generator (not torch's
@@ -91,13 +77,11 @@ def run_training(
     seed_everything(cfg.training.seed)
     task = method.build_task(cfg, model, accelerator)
     built, teacher_built = time.time(), teacher.seconds_spent()
-    result = train(
-        model, task, cfg.training, output_dir, accelerator, resume, stop_after_steps, progress, ready, draws_of
-    )
+    result = train(model, task, cfg.training, options, accelerator)
     stages = _stages(cfg.training.seed, started, built, time.time(), teacher_built - teacher_before,
-                     teacher.seconds_spent() - teacher_built, draws_of)  # fmt: skip
+                     teacher.seconds_spent() - teacher_built, options.draws_of)  # fmt: skip
     facts = training_facts(cfg, result, accelerator, task) if accelerator.is_main_process else {}
-    return TrainedRun(result, output_dir, accelerator.is_main_process, facts, stages)
+    return TrainedRun(result, options.output_dir, accelerator.is_main_process, facts, stages)
 
 
 def _stages(seed: int, started: float, built: float, finished: float, teacher_build: float, teacher_run: float,
@@ -117,8 +101,6 @@ def _stages(seed: int, started: float, built: float, finished: float, teacher_bu
 
 def _accelerator(cfg: Recipe):
     """The run's Accelerator (and one thread pool per process when several share a CPU)."""
-    from accelerate import Accelerator
-
     # several processes (torchrun / accelerate launch --multi_gpu) on a machine without CUDA: Accelerate only
     # forms the gloo process group (MULTI_CPU) when asked for the CPU explicitly; otherwise each process would
     # believe it is alone and train the same batches
@@ -163,17 +145,33 @@ def training_facts(cfg: Recipe, result: TrainResult, accelerator, task) -> dict:
     return facts
 
 
-def add_train_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("config", help="recipe name (pearl-mini) or path (hub_configs/pearl-mini.yaml)")
-    parser.add_argument("--output-dir", help="where checkpoints and the exported model go (default outputs/<name>)")
-    parser.add_argument("--no-resume", action="store_true", help="ignore existing checkpoints and start over")
-    parser.add_argument(
-        "--set",
-        dest="overrides",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="override a hub-config value, e.g. --set training.max_steps=20 (repeatable)",
-    )
-    parser.add_argument("--stop-after-steps", type=int, help=argparse.SUPPRESS)  # simulated crash, for tests
-    parser.add_argument("--no-progress", action="store_true", help="no progress bars (logs only)")
+def seed_command(cfg: Recipe, seed: int, options: RunOptions) -> list[str]:
+    """The arguments after ``python`` that train seed ``seed`` of the soup recipe ``cfg`` into
+    ``options.output_dir`` in a process of its own (:func:`main`), resuming and stopping as ``options`` say."""
+    command = ["-m", __name__, json.dumps(cfg.to_dict()), "--seed", str(seed), "--output-dir", str(options.output_dir)]
+    if not options.resume:
+        command.append("--no-resume")
+    if options.stop_after_steps is not None:
+        command += ["--stop-after-steps", str(options.stop_after_steps)]
+    return command
+
+
+def main(argv: list[str] | None = None) -> None:
+    """One seed of a soup in this process (see the module docstring); the soup validated the recipe."""
+    parser = argparse.ArgumentParser(description="Train one seed of a soup recipe in a process of its own.")
+    parser.add_argument("recipe", help="the soup's recipe as JSON (validated by the soup)")
+    parser.add_argument("--seed", type=int, required=True)
+    parser.add_argument("--output-dir", required=True)
+    parser.add_argument("--no-resume", action="store_true")
+    parser.add_argument("--stop-after-steps", type=int)
+    args = parser.parse_args(argv)
+    cfg = recipe_from_dict(json.loads(args.recipe))
+    cfg.training.seed, cfg.training.soup_seeds = args.seed, None
+    options = RunOptions(args.output_dir, not args.no_resume, args.stop_after_steps, progress=False)
+    run = train_one_run(cfg, options, method=get_method(cfg.method))  # validated once, by the soup
+    summary = {"seed": args.seed, "steps": run.result.steps, "seconds": run.result.seconds, "stages": run.stages}
+    atomic_write_text(Path(args.output_dir) / RUN_SUMMARY, json.dumps(summary, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()

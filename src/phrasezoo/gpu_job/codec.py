@@ -1,6 +1,6 @@
 """A training task's batch source as JSON and numpy arrays, without pickle, for a machine without the data builders.
 
-A task (:class:`phrasezoo.training.trainer.TrainingTask`) holds its examples as plain Python values (lists of
+A task (:class:`phrasezoo.training.loop.TrainingTask`) holds its examples as plain Python values (lists of
 strings, tuples, ints, dicts), tensors and small objects of phrasezoo classes (e.g. the lexicon term). This codec
 writes that state as one gzipped JSON document (``task.json.gz``) plus one compressed ``.npz`` of arrays, and reads
 it back on any Python >= 3.11 with numpy and torch: no pickle, so other Python, torch or numpy versions read it, and

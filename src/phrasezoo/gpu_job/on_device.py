@@ -1,9 +1,10 @@
-"""Train a pack (:mod:`.pack`) on the machine it was carried to, with the project's training loop, and write what
-comes back: fp16 weight shards, the loss log and a run manifest.
+"""There, on the GPU machine: train a pack (:mod:`.pack`) with the project's training loop, and write what comes
+back: fp16 weight shards, the loss log and a run manifest (``phrasezoo device run``, i.e. ``python -m
+phrasezoo.gpu_job run``).
 
 Needs only torch, transformers, accelerate, safetensors, numpy, pyyaml and tqdm (and phrasezoo's source on
 ``PYTHONPATH``): the task comes from JSON and arrays, the model from its config and the pack's weights, and each
-seed trains with :func:`phrasezoo.training.trainer.train`, the loop of every CPU run. A soup recipe trains one run
+seed trains with :func:`phrasezoo.training.loop.train`, the loop of every CPU run. A soup recipe trains one run
 per seed and averages them with :func:`phrasezoo.training.soup.write_soup_checkpoint`, as ``phrasezoo train`` does.
 
 What comes back (at most 8 files of at most 16 MiB, the machine's limits):
@@ -17,62 +18,58 @@ What comes back (at most 8 files of at most 16 MiB, the machine's limits):
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import datetime as dt
 import gzip
 import json
 import os
 import platform
-import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
+import accelerate
 import torch
+import transformers
+from accelerate import Accelerator
 from safetensors.torch import load as load_safetensors
 from safetensors.torch import load_file
+from transformers import AutoTokenizer
 
 from phrasezoo.core.files import atomic_write_text
 from phrasezoo.core.machine import cpu_name
 from phrasezoo.core.recipes import Recipe, recipe_from_dict
-from phrasezoo.training.device_job.ahead import BatchesAhead, batch_workers
-from phrasezoo.training.device_job.codec import import_class, read_task_state
-from phrasezoo.training.device_job.pack import (
+from phrasezoo.gpu_job.ahead import BatchesAhead, batch_workers
+from phrasezoo.gpu_job.codec import import_class, read_task_state
+from phrasezoo.gpu_job.travel import (
     RETURN_FILE_MIB,
     RETURN_FILES,
     RETURN_OTHER_FILES,
     SHARD_MIB,
     MiB,
     read_manifest,
+    sha256_file,
     verify_files,
 )
-from phrasezoo.training.device_job.weights import (
+from phrasezoo.gpu_job.weights import (
     as_float32,
     check_cut_rows,
     cut_rows,
     expand_rows,
-    sha256_file,
     travel_dtypes,
     write_shards,
 )
+from phrasezoo.training.checkpoint import latest_checkpoint
+from phrasezoo.training.loop import RunOptions, seed_everything, train
+from phrasezoo.training.one_run import training_facts
+from phrasezoo.training.soup import write_soup_checkpoint
 
 RUN_FORMAT = "phrasezoo-device-run/1"
 RUN_MANIFEST = "run_manifest.json"
 LOSS_LOG = "loss_log.json"
 ROWS_KEY = "__rows__"
-#: libraries the machine lacks; ``--forbid-imports`` makes them unimportable here too, to prove a pack needs none
-DATA_LIBRARIES = ("datasets", "spacy", "faiss")
-
-
-def forbid_imports(names=DATA_LIBRARIES) -> None:
-    """Make ``names`` unimportable in this process, as on a machine without them (``import`` fails,
-    ``importlib.util.find_spec`` returns None). Refuses when one is already imported."""
-    loaded = [n for n in names if sys.modules.get(n) is not None]
-    if loaded:
-        raise RuntimeError(f"{loaded} already imported: forbid them before anything else is imported.")
-    for name in names:
-        sys.modules[name] = None  # type: ignore[assignment]
 
 
 def device_name(device: str) -> str:
@@ -263,8 +260,6 @@ def run_pack(
 def _open_job(pack: Path, device: str, max_steps: int | None, budget_minutes: float | None) -> _Job:
     """Check the pack against its manifest and the options against the pack, then load what every run needs: a bad
     carry or option is refused before any training, so it costs no GPU time."""
-    from transformers import AutoTokenizer
-
     manifest = read_manifest(pack)
     verify_files(pack, manifest)
     device = resolve_device(device)
@@ -297,11 +292,6 @@ def _train_seed(job: _Job, i: int, seed: int, run_dir: Path, started: float, pro
     """Train seed ``seed`` (the ``i``-th run) from the pack's start into ``run_dir`` with the project's loop, with its
     share of the safety budget left; returns ``(run record, loss rows, the task's averaged prefixes)`` and appends to
     ``problems`` when the task's prepare stage moved the starting weights (the pack would then not be the start)."""
-    from accelerate import Accelerator
-
-    from phrasezoo.training.run import training_facts
-    from phrasezoo.training.trainer import seed_everything, train
-
     seed_everything(seed)
     initial = _load_seed_state(job.pack, job.manifest, seed, job.rows, job.vocab_size)
     model = job.model_class(job.config)
@@ -328,7 +318,7 @@ def _train_seed(job: _Job, i: int, seed: int, run_dir: Path, started: float, pro
     accelerator = Accelerator(cpu=job.device == "cpu")
     limit = f"safety budget {left:.1f} min" if left else "no time budget"
     print(f">> run {i + 1}/{len(job.seeds)}: seed {seed}, {job.steps} steps, {limit}", flush=True)
-    result = train(model, task, training, run_dir, accelerator=accelerator, resume=False, progress=progress)
+    result = train(model, task, training, RunOptions(run_dir, resume=False, progress=progress), accelerator)
     end = time.monotonic()
     task.make_batch = clock.make_batch
     if ahead is not None:
@@ -364,9 +354,6 @@ def _soup(job: _Job, run_dirs: list[Path], soup_dir: Path, runs: list[dict[str, 
     """The trained state: the soup of the seeds' runs, as ``phrasezoo train`` makes it, or the only run's last
     checkpoint. Runs the time budget stopped at different steps make no soup: the first run's weights come back
     and only its record stays. Returns ``(state, soup facts, souped, runs)``."""
-    from phrasezoo.training.checkpoint import latest_checkpoint
-    from phrasezoo.training.soup import write_soup_checkpoint
-
     trained, soup_facts, souped = None, {}, len(run_dirs) == 1
     if len(run_dirs) > 1:
         try:
@@ -418,9 +405,7 @@ def _write_returned(
 
 
 def _versions() -> dict[str, str]:
-    import accelerate
-    import transformers
-
+    """The versions of what trained: Python, torch, CUDA, transformers and accelerate."""
     return {
         "python": platform.python_version(),
         "torch": torch.__version__,
@@ -428,3 +413,10 @@ def _versions() -> dict[str, str]:
         "transformers": transformers.__version__,
         "accelerate": accelerate.__version__,
     }
+
+
+def run_command(args: argparse.Namespace) -> int:
+    """``phrasezoo device run``: train the pack ``args.pack`` here and write what comes back to ``args.out``."""
+    run_pack(Path(args.pack), Path(args.out), device=args.device, max_steps=args.max_steps,
+             budget_minutes=args.budget_minutes, progress=args.progress)  # fmt: skip
+    return 0

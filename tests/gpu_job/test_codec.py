@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from phrasezoo.core.recipes import TrainingConfig
-from phrasezoo.training.device_job.codec import (
+from phrasezoo.gpu_job.codec import (
     COLUMN_MIN_ITEMS,
     HALF_MIN_ELEMENTS,
     StateWriter,
@@ -18,8 +18,8 @@ from phrasezoo.training.device_job.codec import (
     task_fingerprint,
     write_task_state,
 )
-from phrasezoo.training.device_job.pack import PackTooLarge, check_fits
-from phrasezoo.training.device_job.weights import (
+from phrasezoo.gpu_job.travel import PackTooLarge, check_fits
+from phrasezoo.gpu_job.weights import (
     check_cut_rows,
     cut_rows,
     expand_rows,
@@ -143,7 +143,7 @@ def test_untouched_row_factor_is_what_adamw_does_to_rows_no_batch_reads():
     emb = torch.nn.Embedding(6, 4)
     start = emb.weight.detach().clone()
     optimizer = torch.optim.AdamW(emb.parameters(), lr=cfg.learning_rate, weight_decay=cfg.weight_decay)
-    from phrasezoo.training.trainer import learning_rate_factor
+    from phrasezoo.training.loop import learning_rate_factor
 
     steps = 7
     for step in range(steps):
@@ -177,7 +177,7 @@ def test_every_methods_task_module_imports_without_the_data_libraries():
     code = (
         "import sys\n"
         "for n in ('datasets', 'spacy', 'faiss'): sys.modules[n] = None\n"
-        "from phrasezoo.training.device_job.codec import import_module_alone\n"
+        "from phrasezoo.gpu_job.codec import import_module_alone\n"
         f"for m in {modules!r}: import_module_alone(m)\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)

@@ -11,56 +11,61 @@ soup seed), then writes into one folder (``.devicepack/<recipe>/`` by default):
 * ``rows.safetensors``: the vocabulary rows that travelled, when the weights were row-cut to fit;
 * ``task.json.gz`` + ``task.npz``: the task's examples and state (:mod:`.codec`; no pickle).
 
-Everything must fit ``max_mib`` (the machine receives at most 64 MiB, the repository included): the pack refuses
-with a clear message otherwise. :func:`travel_size` measures the repository part (``git ls-files``).
+Everything must fit ``max_mib`` (the machine receives at most 64 MiB, the repository included, :mod:`.travel`): the
+pack refuses with a clear message otherwise. ``phrasezoo device pack`` (:func:`pack_command`) then self-tests the pack
+and prints and records its run call (:mod:`.calls`).
 """
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import datetime as dt
 import gzip
 import json
 import shutil
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 import torch
+from accelerate import Accelerator
 from safetensors.torch import save_file
 
-from phrasezoo.core.files import atomic_write_text, current_umask
-from phrasezoo.core.recipes import Recipe
-from phrasezoo.training.device_job.codec import task_fingerprint, write_task_state
-from phrasezoo.training.device_job.teachers import pack_teacher_rows
-from phrasezoo.training.device_job.weights import (
+from phrasezoo.core.files import REPO_ROOT, atomic_write_text, current_umask
+from phrasezoo.core.recipes import Recipe, load_recipe
+from phrasezoo.gpu_job.calls import print_call, record_pack, selftest
+from phrasezoo.gpu_job.codec import task_fingerprint, write_task_state
+from phrasezoo.gpu_job.teachers import pack_teacher_rows
+from phrasezoo.gpu_job.travel import (
+    DEFAULT_MAX_MIB,
+    MANIFEST,
+    PACK_FORMAT,
+    RETURN_FILES,
+    RETURN_OTHER_FILES,
+    SHARD_MIB,
+    MiB,
+    PackTooLarge,
+    check_fits,
+    file_records,
+    folder_size,
+)
+from phrasezoo.gpu_job.weights import (
     cut_rows,
     row_cut_allowed,
-    sha256_file,
     state_bytes,
     token_ids,
     travel_dtypes,
     vocabulary_tensors,
 )
+from phrasezoo.training.loop import RunOptions, plan_steps, seed_everything, train
+from phrasezoo.zoo.registry import create_model, validate_recipe
 
-PACK_FORMAT = "phrasezoo-device-pack/1"
-MANIFEST = "manifest.json"
-MiB = 1 << 20
-#: the most that travels to the machine (repository + carried pack), and at most how much may come back
-TRAVEL_LIMIT_MIB = 64.0
-#: files that may come back from a run, each at most RETURN_FILE_MIB
-RETURN_FILES = 8
-RETURN_FILE_MIB = 16.0
-#: files a run writes besides the weight shards: the loss log, the run manifest and the console log (tee)
-RETURN_OTHER_FILES = 3
-#: largest weight shard a run writes (under RETURN_FILE_MIB, with room for the safetensors header)
-SHARD_MIB = 15.0
-
-
-class PackTooLarge(ValueError):
-    """The pack, or what the run would send back, does not fit the machine's transfer limits."""
+#: where packs go, in the repository root (git-ignored): ``.devicepack/<recipe>/``
+PACK_ROOT = Path(".devicepack")
 
 
 def device_seeds(training) -> list[int]:
@@ -83,24 +88,30 @@ def git_commit(repo: Path) -> dict[str, Any]:
         return {"commit": None, "dirty": None}
 
 
-def travel_size(repo: Path) -> int:
-    """Bytes of the working tree that travels: tracked files plus untracked files git does not ignore."""
-    listed = subprocess.run(
-        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-        cwd=repo,
-        capture_output=True,
-        check=True,
-    ).stdout
-    total = 0
-    for name in filter(None, listed.decode("utf8", "surrogateescape").split("\0")):
-        path = repo / name
-        if path.is_file() and not path.is_symlink():
-            total += path.stat().st_size
-    return total
-
-
-def folder_size(folder: Path) -> int:
-    return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
+# --------------------------------------------------------------------------------------------- the command
+def pack_command(args: argparse.Namespace) -> int:
+    """``phrasezoo device pack``: pack the recipe into ``.devicepack/<name>/`` (or ``--to``), self-test the pack,
+    print its run call and add it to the packs record; 2 when it does not fit."""
+    cfg = load_recipe(args.config, args.overrides)
+    out = Path(args.to) if args.to else REPO_ROOT / PACK_ROOT / cfg.name
+    extra = {"recipe_source": args.config, "device_minutes": args.device_minutes}
+    try:
+        manifest = build_pack(cfg, args.overrides, out, row_cut=args.row_cut, max_mib=args.max_mib, repo=REPO_ROOT,
+                              progress=not args.no_progress, extra=extra)  # fmt: skip
+    except PackTooLarge as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    print(
+        f">> packed {cfg.name}: {manifest['pack_mib']} MiB ({manifest['training_examples']} training examples, "
+        f"{len(manifest['seeds'])} run(s) x {manifest['steps_per_seed']} steps; weights back: "
+        f"{manifest['returned_weights_mib']} MiB){'; ' + manifest['row_cut']['note'] if manifest['row_cut'] else ''}",
+        flush=True,
+    )
+    test = None if args.no_selftest else selftest(out)
+    print_call(out, args.timeout_s)
+    if args.record:
+        record_pack(Path(args.record), out, manifest, test, args.timeout_s)
+    return 0
 
 
 # --------------------------------------------------------------------------------------------- the row scan
@@ -141,13 +152,9 @@ class _RowScan:
 def scan_rows(task, training, seeds: list[int], vocab_size: int, progress: bool = True) -> set[int]:
     """Token ids that the batches of the planned run read, over every seed.
 
-    The schedule is the real loop's (:func:`phrasezoo.training.trainer.train` on a one-weight stand-in model):
+    The schedule is the real loop's (:func:`phrasezoo.training.loop.train` on a one-weight stand-in model):
     the same indices, per-step random generators and torch seeds, so the ids are those the run will read.
     """
-    from accelerate import Accelerator
-
-    from phrasezoo.training.trainer import train
-
     scan = _RowScan(task, vocab_size)
     accelerator = Accelerator(cpu=True)
     for seed in seeds:
@@ -164,19 +171,13 @@ def scan_rows(task, training, seeds: list[int], vocab_size: int, progress: bool 
             num_threads=None,
         )
         with tempfile.TemporaryDirectory() as scratch:
-            train(torch.nn.Linear(1, 1), scan, cfg, Path(scratch), accelerator=accelerator, resume=False,
-                  progress=progress)  # fmt: skip
+            train(torch.nn.Linear(1, 1), scan, cfg, RunOptions(scratch, resume=False, progress=progress), accelerator)
     return scan.ids
 
 
 # ----------------------------------------------------------------------------------------------------- build
 def build_models_and_tasks(cfg: Recipe, progress: bool = True):
-    """``[(seed, model, task)]`` per seed, built as :func:`phrasezoo.training.run.run_training` builds them."""
-    from accelerate import Accelerator
-
-    from phrasezoo.training.trainer import seed_everything
-    from phrasezoo.zoo.registry import create_model, validate_recipe
-
+    """``[(seed, model, task)]`` per seed, built as :func:`phrasezoo.training.one_run.train_one_run` builds them."""
     method = validate_recipe(cfg)
     accelerator = Accelerator(cpu=True)
     built = []
@@ -196,8 +197,6 @@ def _prepare_for_the_machine(built) -> None:
     """Run, per seed, the work a task does before training that needs this machine's data (a task's
     ``pack_prepare(model)``, e.g. PEARL's character-encoder pretraining on word vectors): its result travels in the
     weights, and the task no longer needs the data on the machine."""
-    from phrasezoo.training.trainer import seed_everything
-
     for seed, model, task in built:
         pack_prepare = getattr(task, "pack_prepare", None)
         if pack_prepare is not None:
@@ -220,7 +219,7 @@ def build_pack(
     overrides: list[str],
     out: Path,
     row_cut: str = "auto",
-    max_mib: float = 55.0,
+    max_mib: float = DEFAULT_MAX_MIB,
     repo: Path | None = None,
     progress: bool = True,
     extra: dict[str, Any] | None = None,
@@ -231,8 +230,6 @@ def build_pack(
     always; ``"off"`` never. Raises :class:`PackTooLarge` when it does not fit anyway, or when the trained weights
     would not come back in the run's files.
     """
-    from phrasezoo.training.trainer import plan_steps
-
     _check_pack_options(cfg, row_cut)
     started = time.monotonic()
     built = build_models_and_tasks(cfg, progress)
@@ -261,7 +258,7 @@ def build_pack(
     returned = _check_weights_come_back(cfg, weights)
     _make_plain_data(out)
     commit = git_commit(repo or Path.cwd())
-    files = _file_records(out)
+    files = file_records(out)
     manifest = {
         "format": PACK_FORMAT,
         "recipe_name": cfg.name,
@@ -396,15 +393,6 @@ def _make_plain_data(out: Path) -> None:
         path.chmod((0o777 if path.is_dir() else 0o666) & ~current_umask())
 
 
-def _file_records(out: Path) -> dict[str, dict[str, Any]]:
-    """``{relative path: {bytes, sha256}}`` of every file in the pack, so the run can check what was carried."""
-    return {
-        str(p.relative_to(out)): {"bytes": p.stat().st_size, "sha256": sha256_file(p)}
-        for p in sorted(out.rglob("*"))
-        if p.is_file()
-    }
-
-
 def _row_cut_record(weights: _Weights, vocab_size: int) -> dict[str, Any] | None:
     """The manifest's account of the vocabulary-row cut (None: no cut), with a note a reader understands."""
     if weights.rows is None:
@@ -429,45 +417,3 @@ def _check_pack_fits(out: Path, max_mib: float, repo: Path | None, teacher_rows:
         rows = sum(t["rows"] for t in teacher_rows)
         raise PackTooLarge(f"{error} It carries {rows:,} teacher rows, those the planned run draws: fewer steps or "
                            "smaller batches carry fewer.") from None  # fmt: skip
-
-
-def check_fits(pack: Path, max_mib: float, repo: Path | None = None) -> tuple[float, float | None]:
-    """``(pack MiB, repository MiB)``; raises :class:`PackTooLarge` when the pack exceeds ``max_mib`` or the two
-    together exceed the machine's transfer limit (the repository part only where ``repo`` is a git checkout)."""
-    size = folder_size(pack) / MiB
-    if size > max_mib:
-        raise PackTooLarge(
-            f"{pack} is {size:.1f} MiB, over the {max_mib:g} MiB a pack may use (the machine receives at most "
-            f"{TRAVEL_LIMIT_MIB:g} MiB with the repository): shrink the recipe's data, or cut vocabulary rows "
-            "(--row-cut on)."
-        )
-    tree = None
-    if repo is not None and (repo / ".git").exists():
-        tree = travel_size(repo) / MiB
-        if tree + size > TRAVEL_LIMIT_MIB:
-            raise PackTooLarge(
-                f"the repository ({tree:.1f} MiB that travel: tracked and untracked-but-not-ignored files) plus "
-                f"{pack} ({size:.1f} MiB) is over the {TRAVEL_LIMIT_MIB:g} MiB that may travel: remove untracked "
-                "files, or pack less."
-            )
-    return size, tree
-
-
-def read_manifest(pack: Path) -> dict[str, Any]:
-    path = Path(pack) / MANIFEST
-    if not path.exists():
-        raise FileNotFoundError(f"{pack} holds no {MANIFEST}: build it with `phrasezoo device pack <recipe>`.")
-    manifest = json.loads(path.read_text())
-    if manifest.get("format") != PACK_FORMAT:
-        raise ValueError(f"{pack} is a {manifest.get('format')!r} pack, not {PACK_FORMAT!r}: rebuild it.")
-    return manifest
-
-
-def verify_files(pack: Path, manifest: dict[str, Any]) -> None:
-    """Raise when a file of the pack is missing or differs from what the manifest recorded."""
-    for name, info in manifest["files"].items():
-        path = Path(pack) / name
-        if not path.exists():
-            raise FileNotFoundError(f"{path} is missing from the pack: was it carried (the run call's carry list)?")
-        if path.stat().st_size != info["bytes"] or sha256_file(path) != info["sha256"]:
-            raise ValueError(f"{path} differs from the pack's manifest (corrupted or changed): rebuild the pack.")

@@ -7,7 +7,7 @@ import random
 import pytest
 import torch
 
-from phrasezoo.training.device_job.ahead import BatchesAhead, batch_workers
+from phrasezoo.gpu_job.ahead import BatchesAhead, batch_workers
 
 
 class RngTask:

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from phrasezoo.training.device_job.codec import read_task_state, write_task_state
+from phrasezoo.gpu_job.codec import read_task_state, write_task_state
 
 
 def same(a, b) -> bool:

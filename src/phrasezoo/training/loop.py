@@ -35,6 +35,7 @@ from typing import Any, Protocol
 
 import numpy as np
 import torch
+from accelerate import Accelerator
 from safetensors.torch import load_file
 from tqdm.auto import tqdm
 
@@ -77,6 +78,29 @@ class TrainingTask(Protocol):
 
 class TrainingInterrupted(RuntimeError):
     """Raised when a run stops before its last step (simulated crash in tests, or Ctrl-C after checkpointing)."""
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """How a recipe is trained, as opposed to what (the recipe): one object from the entry points (``phrasezoo
+    train``, the main job, a soup seed's process) down to the loop, each layer reading the fields that are its own.
+
+    The loop reads ``output_dir`` (checkpoints and ``train_log.jsonl``; the recipe's ``outputs/<name>/`` when None,
+    which :func:`phrasezoo.training.one_run.train_one_run` fills in), ``resume``, ``stop_after_steps`` (a simulated
+    crash after that step, for resume tests), ``progress``, and the two a soup sets for its first seed: ``ready``
+    (called before the first step, once the caches hold what the recipe needs) and ``draws_of`` (other seeds whose
+    teacher rows this run embeds with its own). The soup reads ``workers`` (seeds trained at once; default
+    :func:`phrasezoo.training.recipe.soup_workers`) and ``spare`` (independent work started beside its seeds, once).
+    """
+
+    output_dir: str | Path | None = None
+    resume: bool = True
+    stop_after_steps: int | None = None
+    progress: bool = True
+    workers: int | None = None
+    spare: Callable[[], None] | None = None
+    ready: Callable[[], None] | None = None
+    draws_of: Sequence[int] = ()
 
 
 @dataclass
@@ -165,41 +189,31 @@ class _Run:
         return self.elapsed_before + time.monotonic() - self.started
 
 
-def train(
-    model,
-    task: TrainingTask,
-    cfg: TrainingConfig,
-    output_dir: Path,
-    accelerator=None,
-    resume: bool = True,
-    stop_after_steps: int | None = None,
-    progress: bool = True,
-    ready: Callable[[], None] | None = None,
-    draws_of: Sequence[int] = (),
-) -> TrainResult:
-    """Train ``model`` on ``task``; checkpoints and the log go to ``output_dir/checkpoints`` and ``train_log.jsonl``.
+def train(model, task: TrainingTask, cfg: TrainingConfig, options: RunOptions, accelerator=None) -> TrainResult:
+    """Train ``model`` on ``task`` with the hyper-parameters ``cfg`` as ``options`` say (:class:`RunOptions`: the
+    output folder, resume, progress, ...); checkpoints and the log go to ``output_dir/checkpoints`` and
+    ``train_log.jsonl``.
 
     The steps, in order: :func:`_plan_run` (devices, threads, step plan), :func:`_start_or_resume_state` (the
     ``prepare`` stage and the starting weights, or the checkpoint to resume), :func:`_build_optimizer` (LoRA,
     parameter groups, the resumed optimizer state), :func:`_run_loop` (the steps, checkpoints, budget and Ctrl-C)
-    and :func:`_finish` (last checkpoint, LoRA merge, weight averaging). ``stop_after_steps`` simulates a crash
-    after that step (no final save), for resume tests.
+    and :func:`_finish` (last checkpoint, LoRA merge, weight averaging).
 
     Before the first step a task with a ``prefetch`` sees the batches of the steps to come, and those of the runs of
-    the seeds ``draws_of`` too (a soup's other ingredients, which then find the teacher rows they draw cached);
-    ``ready`` is called after that, before the first step.
+    the seeds ``options.draws_of`` too (a soup's other seeds, which then find the teacher rows they draw cached);
+    ``options.ready`` is called after that, before the first step.
     """
-    run = _plan_run(model, task, cfg, output_dir, accelerator)
-    _start_or_resume_state(run, resume)
+    if options.output_dir is None:
+        raise ValueError("the loop needs RunOptions.output_dir: the folder of the run's checkpoints and log.")
+    run = _plan_run(model, task, cfg, Path(options.output_dir), accelerator)
+    _start_or_resume_state(run, options.resume)
     _build_optimizer(run)
-    _run_loop(run, stop_after_steps, progress, ready, draws_of)
+    _run_loop(run, options)
     return _finish(run)
 
 
 def _plan_run(model, task: TrainingTask, cfg: TrainingConfig, output_dir: Path, accelerator) -> _Run:
     """Accelerator, torch threads and the step plan; warns when the recipe's precision is not available here."""
-    from accelerate import Accelerator
-
     accelerator = accelerator or Accelerator()
     if cfg.num_threads:
         torch.set_num_threads(cfg.num_threads)
@@ -219,7 +233,7 @@ def _plan_run(model, task: TrainingTask, cfg: TrainingConfig, output_dir: Path, 
             f">> mixed_precision {cfg.mixed_precision} requested, but this CPU has no native bf16: training in fp32 "
             "(emulated bf16 is many times slower). The card records the precision used."
         )
-    return _Run(model, task, cfg, accelerator, Path(output_dir), local_batch, total_steps)
+    return _Run(model, task, cfg, accelerator, output_dir, local_batch, total_steps)
 
 
 def _start_or_resume_state(run: _Run, resume: bool) -> None:
@@ -290,24 +304,24 @@ def _checkpoint(run: _Run) -> None:
     run.accelerator.wait_for_everyone()
 
 
-def _run_loop(run: _Run, stop_after_steps: int | None, progress: bool, ready=None, draws_of=()) -> None:
+def _run_loop(run: _Run, options: RunOptions) -> None:
     """Train from ``run.start_step`` to the planned steps: checkpoints every ``checkpoint_every`` steps, on Ctrl-C
     and when the safety time budget fires (which ends the run early, logged)."""
-    cfg, accelerator = run.cfg, run.accelerator
+    cfg, accelerator, stop_after_steps = run.cfg, run.accelerator, options.stop_after_steps
     if accelerator.is_main_process:
         _truncate_log(run.log_path, run.start_step)  # the log describes this run: no lines of an abandoned one
     run.step = run.start_step
     batches = _batch_plan(run)
-    _look_ahead(run, batches, [seed for seed in draws_of if seed != cfg.seed])
-    if ready is not None:
-        ready()
+    _look_ahead(run, batches, [seed for seed in options.draws_of if seed != cfg.seed])
+    if options.ready is not None:
+        options.ready()
     run.started = time.monotonic()
     budget = cfg.time_budget_minutes * 60 if cfg.time_budget_minutes else None
     bar = tqdm(
         total=run.total_steps,
         initial=run.start_step,
         desc="training",
-        disable=not progress_enabled(progress and accelerator.is_main_process),
+        disable=not progress_enabled(options.progress and accelerator.is_main_process),
     )
     try:
         while run.step < run.total_steps:
@@ -462,7 +476,8 @@ def _make_optimizer(cfg: TrainingConfig, params) -> torch.optim.Optimizer:
 
 
 def _apply_lora(model, lora: dict[str, Any], modules_to_save: list[str]):
-    from peft import LoraConfig, get_peft_model
+    """``model`` wrapped with LoRA adapters (peft), the recipe's ``lora`` options over these defaults."""
+    from peft import LoraConfig, get_peft_model  # lazy: peft is optional, for LoRA recipes only
 
     options = {"r": 8, "lora_alpha": 16, "lora_dropout": 0.05, "target_modules": ["query", "value"], **lora}
     options.setdefault("modules_to_save", modules_to_save)

@@ -4,7 +4,7 @@ state is written, by one that holds the rows the planned run draws as plain tens
 so batches are drawn as before).
 
 Which rows a run draws follows from its schedule: :func:`pack_teacher_rows` replays it with
-:func:`phrasezoo.training.device_job.pack.scan_rows` (the real loop's indices, generators and ``prefetch``) while the
+:func:`phrasezoo.gpu_job.pack.scan_rows` (the real loop's indices, generators and ``prefetch``) while the
 teachers note every row asked of them, then embeds those rows (cached by content, as any CPU run embeds them).
 """
 

@@ -5,13 +5,14 @@ costs the GPU's time, not the CPU's plus the GPU's.
 A task opts in with ``batches_ahead = True``: its ``make_batch(indices, rng)`` draws from ``rng`` only (not from
 torch's generator), so a batch made in another process from a step's indices and a generator in the same state is
 the batch the loop would make. The loop shows its steps before the first one (``prefetch(steps)``: the indices and
-seeded generators of every step, :func:`phrasezoo.training.trainer._look_ahead`); :class:`BatchesAhead` then makes
+seeded generators of every step, :func:`phrasezoo.training.loop._look_ahead`); :class:`BatchesAhead` then makes
 them, in order, in ``workers`` forked processes (a ``torch.utils.data.DataLoader``), and each ``make_batch`` call takes
 the next one after checking that it was made from the step's indices.
 """
 
 from __future__ import annotations
 
+import os
 import random
 from typing import Any
 
@@ -85,8 +86,6 @@ class BatchesAhead:
 def batch_workers(task, device: str) -> int:
     """Worker processes for ``task`` on ``device``: none unless the task opts in; on a GPU machine up to 8, leaving
     two cores to the loop; on a CPU (the self-test) one, to exercise the same path."""
-    import os
-
     if not getattr(type(task), "batches_ahead", False):
         return 0
     if device == "cpu":

@@ -1,5 +1,5 @@
 """The GPU job's round trip on CPU (pack -> run in a fresh process without datasets/spaCy/faiss -> unpack into an
-exported model), on the tiny recipe ``tests/training/device_tiny.yaml``; the same code path a GPU lease runs."""
+exported model), on the tiny recipe ``tests/gpu_job/device_tiny.yaml``; the same code path a GPU lease runs."""
 
 from __future__ import annotations
 
@@ -19,14 +19,16 @@ from safetensors.torch import load as load_safetensors
 from safetensors.torch import load_file
 
 from phrasezoo.core.recipes import load_recipe
-from phrasezoo.device import main as device_main
-from phrasezoo.device import run_call
-from phrasezoo.training.device_job.pack import RETURN_FILE_MIB, RETURN_FILES, MiB, build_pack, read_manifest
-from phrasezoo.training.device_job.weights import untouched_row_factor
+from phrasezoo.gpu_job.calls import run_call
+from phrasezoo.gpu_job.commands import main as device_main
+from phrasezoo.gpu_job.pack import build_pack
+from phrasezoo.gpu_job.travel import RETURN_FILE_MIB, RETURN_FILES, MiB, read_manifest
+from phrasezoo.gpu_job.weights import untouched_row_factor
+from phrasezoo.training.loop import RunOptions
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 RECIPE = Path(__file__).with_name("device_tiny.yaml")
-CORPUS = Path(__file__).with_name("device_tiny_corpus.txt")  # 12 short documents, one a line
+CORPUS = REPO_ROOT / "tests" / "training" / "device_tiny_corpus.txt"  # 12 short documents, one a line
 BLOCKER = """\
 import atexit, json, os, sys
 BLOCKED = ("datasets", "spacy", "faiss")
@@ -55,7 +57,7 @@ def trip(tmp_path_factory, benchmarks_dir):
     command = [
         sys.executable,
         "-m",
-        "phrasezoo.device",
+        "phrasezoo.gpu_job",
         "run",
         str(root / "pack"),
         "--out",
@@ -100,7 +102,7 @@ def test_run_needs_no_data_library_and_returns_what_fits(trip):
 def test_unpack_exports_a_model_that_loads_and_says_where_it_trained(trip, tmp_path, monkeypatch):
     from transformers import AutoModel
 
-    from phrasezoo.pipeline import train_and_export
+    from phrasezoo.train import train_and_export
 
     monkeypatch.chdir(tmp_path)
     assert device_main(["unpack", str(trip["out"]), "--no-eval", "--no-progress"]) == 0
@@ -116,7 +118,7 @@ def test_unpack_exports_a_model_that_loads_and_says_where_it_trained(trip, tmp_p
     # the same recipe trained here by `phrasezoo train`: rows no batch reads end where the replayed weight decay
     # puts them, the trained rows where the CPU run puts them (up to the fp16 start and return)
     cfg = trip["cfg"]
-    train_and_export(cfg, output_dir=tmp_path / "cpu-run", progress=False, card=False)
+    train_and_export(cfg, RunOptions(tmp_path / "cpu-run", progress=False), card=False)
     cpu = load_file(str(tmp_path / "cpu-run" / "model.safetensors"))
     gpu_job = load_file(str(folder / "model.safetensors"))
     rows = load_file(str(trip["root"] / "pack" / "rows.safetensors"))["rows"]
@@ -133,7 +135,7 @@ def test_unpack_exports_a_model_that_loads_and_says_where_it_trained(trip, tmp_p
     # a checkpoint without optimizer state is a finished model: resuming it is refused with advice
     single = dataclasses.replace(cfg, training=dataclasses.replace(cfg.training, soup_seeds=None))
     with pytest.raises(ValueError, match="not a run to resume"):
-        train_and_export(single, progress=False, card=False)
+        train_and_export(single, RunOptions(progress=False), card=False)
 
 
 def test_unpack_refuses_a_candidate_that_does_not_beat_its_recipe_on_dev(trip, tmp_path, monkeypatch):
@@ -215,7 +217,8 @@ def test_gpu_recipes_train_10_to_20_times_their_cpu_recipes_steps():
 
 def test_the_docs_hold_each_gpu_recipes_call_and_the_lease_plan():
     from phrasezoo.core.recipes import list_recipes
-    from phrasezoo.device import PACKS_RECORD, render_packs
+    from phrasezoo.gpu_job.commands import PACKS_RECORD
+    from phrasezoo.gpu_job.table import render_packs
 
     docs = (REPO_ROOT / "docs" / "gpu-job.md").read_text()
     gpu = sorted(name for name in list_recipes() if load_recipe(name).eval.get("beat_on_dev"))

@@ -17,7 +17,6 @@ larger than that is split by rows, keys ``name#first_row``); :func:`read_shards`
 
 from __future__ import annotations
 
-import hashlib
 import math
 from collections import defaultdict
 from collections.abc import Iterable
@@ -27,6 +26,7 @@ import torch
 from safetensors.torch import load_file, save_file
 
 from phrasezoo.core.files import current_umask
+from phrasezoo.training.loop import learning_rate_factor
 
 FP16_MAX = 65504.0
 CHUNK_SEPARATOR = "#"
@@ -133,8 +133,6 @@ def untouched_row_factor(cfg, parameter: str, steps: int, total_steps: int) -> f
     row by ``1 - lr_t * weight_decay`` per step (``lr_t`` the parameter group's rate under the schedule). Adam's
     coupled decay would put a non-zero gradient on such rows, so a row cut refuses it (:func:`row_cut_allowed`).
     """
-    from phrasezoo.training.trainer import learning_rate_factor
-
     if not cfg.weight_decay or cfg.optimizer != "adamw":
         return 1.0
     heads = dict(cfg.head_learning_rates or {})
@@ -214,12 +212,5 @@ def read_shards(paths: Iterable[Path]) -> dict[str, torch.Tensor]:
 
 
 def state_bytes(state: dict[str, torch.Tensor]) -> int:
+    """Bytes of the tensors of ``state``."""
     return sum(t.numel() * t.element_size() for t in state.values())
-
-
-def sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
