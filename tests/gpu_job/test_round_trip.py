@@ -19,7 +19,7 @@ from safetensors.torch import load as load_safetensors
 from safetensors.torch import load_file
 
 from phrasezoo.core.recipes import load_recipe
-from phrasezoo.gpu_job.calls import run_call
+from phrasezoo.gpu_job.calls import run_call, selftest
 from phrasezoo.gpu_job.commands import main as device_main
 from phrasezoo.gpu_job.pack import build_pack
 from phrasezoo.gpu_job.travel import RETURN_FILE_MIB, RETURN_FILES, MiB, read_manifest
@@ -187,6 +187,13 @@ def test_unpack_checks_the_returned_files(trip, tmp_path):
     (broken / "run_manifest.json").unlink()
     with pytest.raises(FileNotFoundError, match="files_at"):
         device_main(["unpack", str(broken), "--no-eval"])
+
+
+def test_the_self_test_trains_the_pack_with_the_data_libraries_forbidden(trip):
+    """``pack`` and ``call`` run the pack for a few steps in a fresh ``python -m phrasezoo.gpu_job run
+    --forbid-imports`` process on this CPU, with an empty data cache: what the lease runs, shortened."""
+    test = selftest(trip["root"] / "pack", steps=2)
+    assert test["steps per seed"] == 2 and test["cpu seconds per step"] > 0 and test["torch threads"] == 1
 
 
 def test_run_refuses_more_steps_than_the_pack_planned(trip, tmp_path):

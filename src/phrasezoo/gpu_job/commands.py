@@ -40,30 +40,35 @@ def forbid_imports(names: tuple[str, ...] = DATA_LIBRARIES) -> None:
 
 # ------------------------------------------------------------------------------------------- the steps, lazily
 def _pack(args: argparse.Namespace) -> int:
-    from phrasezoo.gpu_job.pack import pack_command  # lazy: builds the recipe's data (datasets, spaCy, ...)
+    """``pack``: :func:`phrasezoo.gpu_job.pack.pack_command`."""
+    from phrasezoo.gpu_job.pack import pack_command  # lazy: torch, the training code; not before `run` blocks
 
     return pack_command(args)
 
 
 def _table(args: argparse.Namespace) -> int:
-    from phrasezoo.gpu_job.table import table_command  # lazy: the evaluation workflow (the dev tasks' names)
+    """``table``: :func:`phrasezoo.gpu_job.table.table_command`."""
+    from phrasezoo.gpu_job.table import table_command  # lazy: the evaluation workflow, for the table only
 
     return table_command(args)
 
 
 def _call(args: argparse.Namespace) -> int:
-    from phrasezoo.gpu_job.calls import call_command  # lazy: the training code (torch) for the recipe check
+    """``call``: :func:`phrasezoo.gpu_job.calls.call_command`."""
+    from phrasezoo.gpu_job.calls import call_command  # lazy: torch, the training code; not before `run` blocks
 
     return call_command(args)
 
 
 def _run(args: argparse.Namespace) -> int:
+    """``run``: :func:`phrasezoo.gpu_job.on_device.run_command`."""
     from phrasezoo.gpu_job.on_device import run_command  # lazy: torch and transformers, after --forbid-imports
 
     return run_command(args)
 
 
 def _unpack(args: argparse.Namespace) -> int:
+    """``unpack``: :func:`phrasezoo.gpu_job.unpack.unpack_command`."""
     from phrasezoo.gpu_job.unpack import unpack_command  # lazy: the main job and the evaluation workflow
 
     return unpack_command(args)

@@ -44,6 +44,7 @@ from phrasezoo.core.recipes import Recipe, recipe_from_dict
 from phrasezoo.gpu_job.ahead import BatchesAhead, batch_workers
 from phrasezoo.gpu_job.codec import import_class, read_task_state
 from phrasezoo.gpu_job.travel import (
+    MANIFEST,
     RETURN_FILE_MIB,
     RETURN_FILES,
     RETURN_OTHER_FILES,
@@ -216,19 +217,37 @@ def run_pack(
     trained = _check_trained(job, trained, problems)
     files = _write_returned(job, trained, losses, out, problems)
     seconds = round(time.monotonic() - started, 1)
-    record = {
+    outcome = {"runs": runs, "soup": soup_facts, "souped": souped, "averaged_prefixes": averaged_prefixes}
+    record = _run_record(job, outcome, problems, files, seconds)
+    atomic_write_text(out / RUN_MANIFEST, json.dumps(record, indent=1, default=str) + "\n")
+    print(
+        f">> wrote {len(files) - 1} shard(s), {LOSS_LOG} and {RUN_MANIFEST} to {out} ({seconds / 60:.1f} min in all)",
+        flush=True,
+    )
+    if problems:
+        raise SystemExit("the run finished with problems:\n  " + "\n  ".join(problems))
+    return record
+
+
+def _run_record(job: _Job, outcome: dict[str, Any], problems: list[str], files: list[Path], seconds: float) -> dict:
+    """The run manifest: what was packed and trained where, with which versions, per seed and in all (``outcome``:
+    the runs' records, the soup's facts, whether it was made, the task's averaged prefixes), the problems found and
+    the returned files' digests."""
+    manifest, runs = job.manifest, outcome["runs"]
+    stopped = any(r["stopped_by_time_budget"] for r in runs)
+    return {
         "format": RUN_FORMAT,
         "recipe_name": manifest["recipe_name"],
         "pack": {
             k: manifest.get(k)
             for k in ("commit", "dirty", "created", "data_fingerprint", "overrides", "recipe_source", "steps")
         },
-        "pack_manifest_sha256": sha256_file(job.pack / "manifest.json"),
+        "pack_manifest_sha256": sha256_file(job.pack / MANIFEST),
         "recipe": manifest["recipe"],
         "model_class": manifest["model_class"],
         "row_cut": manifest["row_cut"],
         "trainable_tensors": job.trainable,
-        "averaged_prefixes": averaged_prefixes,
+        "averaged_prefixes": outcome["averaged_prefixes"],
         "device": job.device,
         "device_name": job.device_name,
         "host": {"cpu_cores": os.cpu_count(), "platform": platform.platform()},
@@ -238,23 +257,15 @@ def run_pack(
         "planned_steps_per_seed": job.planned,
         "recipe_steps": job.steps == job.planned,
         # the recipe's run: every planned step of every seed, and the soup made
-        "recipe_run": job.steps == job.planned and souped and not any(r["stopped_by_time_budget"] for r in runs),
+        "recipe_run": job.steps == job.planned and outcome["souped"] and not stopped,
         "runs": runs,
-        "soup": soup_facts,
+        "soup": outcome["soup"],
         "training_seconds": round(sum(r["seconds"] for r in runs), 1),
         "seconds": seconds,
         "finished": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "problems": problems,
         "files": {p.name: {"bytes": p.stat().st_size, "sha256": sha256_file(p)} for p in files},
     }
-    atomic_write_text(out / RUN_MANIFEST, json.dumps(record, indent=1, default=str) + "\n")
-    print(
-        f">> wrote {len(files) - 1} shard(s), {LOSS_LOG} and {RUN_MANIFEST} to {out} ({seconds / 60:.1f} min in all)",
-        flush=True,
-    )
-    if problems:
-        raise SystemExit("the run finished with problems:\n  " + "\n  ".join(problems))
-    return record
 
 
 def _open_job(pack: Path, device: str, max_steps: int | None, budget_minutes: float | None) -> _Job:

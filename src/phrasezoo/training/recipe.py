@@ -146,6 +146,8 @@ def _train_soup(cfg: Recipe, method: Method, options: RunOptions) -> TrainedMode
 
 
 def _seconds(run: TrainedRun | dict) -> float:
+    """Training seconds of a seed's run: trained here (a :class:`TrainedRun`) or in a process of its own (its
+    summary)."""
     return run.result.seconds if isinstance(run, TrainedRun) else float(run["seconds"])
 
 
@@ -170,6 +172,7 @@ class _Seeds:
         self.total = 0
 
     def train(self, seeds: Sequence[int]) -> list[TrainedRun | dict]:
+        """Train every seed; the runs in the seeds' order (a :class:`TrainedRun`, or a worker process's summary)."""
         self.total = len(seeds)
         self.pending.extend(enumerate(seeds))
         try:
