@@ -107,7 +107,7 @@ def main() -> None:
         Path(args.output).parent.mkdir(parents=True, exist_ok=True)
         Path(args.output).write_text(json.dumps(report, indent=1))
     if args.readme:
-        from phrasezoo.pipeline import write_readme_table
+        from phrasezoo.core.files import write_readme_table
 
         write_readme_table(Path(args.readme), speed_table(report), block="speed")
 

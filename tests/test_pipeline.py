@@ -258,8 +258,8 @@ def test_a_soup_recipe_trains_each_seed_and_exports_their_average(tmp_path, monk
 def test_the_recipes_ccl_options_reach_the_models_evaluation_and_misspelt_ones_fail_before_training(
     tmp_path, monkeypatch
 ):
-    import phrasezoo.evaluation.processes.parallel
     import phrasezoo.hub.export
+    import phrasezoo.pipeline
 
     monkeypatch.chdir(tmp_path)
     recipe = {"name": "ccl-recipe", "method": "pearl", "repo_id": "test/ccl-recipe", "backbone": "minilm-l6",
@@ -274,7 +274,7 @@ def test_the_recipes_ccl_options_reach_the_models_evaluation_and_misspelt_ones_f
         seen.update(tasks=tasks, task_options=task_options)
         return {"model": "ccl-recipe", "model_revision": "x", "created": "x", "results": []}
 
-    monkeypatch.setattr(phrasezoo.evaluation.processes.parallel, "evaluate_in_parallel", fake_evaluate)
+    monkeypatch.setattr(phrasezoo.pipeline, "evaluate_in_parallel", fake_evaluate)
     monkeypatch.setattr(phrasezoo.hub.export, "refresh_card", lambda *args: None)
     run_pipeline(str(config), train=False)
     assert seen == {"tasks": ["conll2003_context_ccl"], "task_options": {"ccl": {"steps": 25}}}
