@@ -52,9 +52,9 @@ def test_fp16_is_refused_on_a_cpu(tmp_path, pearl_task):
 
 def test_fp16_without_a_loss_scaler_is_refused(tmp_path, monkeypatch, pearl_task):
     """On a GPU, fp16 trains only through an Accelerator with a loss scaler (mixed_precision='fp16')."""
-    from phrasezoo.training import loop as trainer
+    from phrasezoo.training import loop
 
-    monkeypatch.setattr(trainer, "effective_mixed_precision", lambda precision, device: precision)
+    monkeypatch.setattr(loop, "effective_mixed_precision", lambda precision, device: precision)
     model = tiny_model()
     task = pearl_task(model)
     cfg = TrainingConfig(batch_size=4, max_steps=1, mixed_precision="fp16")

@@ -158,16 +158,16 @@ def test_resumes_a_checkpoint_written_before_per_group_learning_rates(tmp_path, 
 def test_bf16_falls_back_to_fp32_on_a_cpu_without_native_bf16(monkeypatch):
     import torch
 
-    from phrasezoo.training import loop as trainer
+    from phrasezoo.training import loop
 
     cpu = torch.device("cpu")
-    monkeypatch.setattr(trainer, "has_fast_bf16", lambda device: False)
-    assert trainer.effective_mixed_precision("bf16", cpu) == "no"
-    assert trainer.effective_mixed_precision(None, cpu) == "no"
-    monkeypatch.setattr(trainer, "has_fast_bf16", lambda device: True)
-    assert trainer.effective_mixed_precision("bf16", cpu) == "bf16"
+    monkeypatch.setattr(loop, "has_fast_bf16", lambda device: False)
+    assert loop.effective_mixed_precision("bf16", cpu) == "no"
+    assert loop.effective_mixed_precision(None, cpu) == "no"
+    monkeypatch.setattr(loop, "has_fast_bf16", lambda device: True)
+    assert loop.effective_mixed_precision("bf16", cpu) == "bf16"
     with pytest.raises(ValueError, match="mixed_precision"):
-        trainer.effective_mixed_precision("int8", cpu)
+        loop.effective_mixed_precision("int8", cpu)
 
 
 def test_a_run_prefetches_the_draws_of_the_seeds_it_is_given_then_says_ready(tmp_path, pearl_task, training_config):
