@@ -41,6 +41,7 @@ from open_world_lib import (  # noqa: E402
     fit_decision,
     kept_metrics,
     label_loop,
+    label_loop_shift,
     lodo_rankings,
     oracle_recall,
     table_cuts,
@@ -51,6 +52,7 @@ from phrasezoo.data.name_benchmark import DOMAINS, load_name_task  # noqa: E402
 from phrasezoo.evaluation.tasks.autofj import autofj_names, read_autofj  # noqa: E402
 from phrasezoo.match.features.pairs import FEATURES  # noqa: E402
 from phrasezoo.match.model.combinations import Combination  # noqa: E402
+from phrasezoo.match.model.decision import INPUTS, Decision  # noqa: E402
 from phrasezoo.match.model.learned import DEFAULT_ENCODER, default_combination  # noqa: E402
 from phrasezoo.match.scoring.hybrid import HybridScorer  # noqa: E402
 from phrasezoo.resources import cache_dir  # noqa: E402
@@ -247,6 +249,7 @@ VARIANTS = {
     "+null +words": NULL + WORDS[len(SIBLING) :],
     "+hub gaps": BASE + ["emb_hub_gap", "char_hub_gap", "table_gap"],
     "map, closed world only": BASE,
+    "decision inputs": [f"input:{name}" for name in INPUTS],  # +hub gaps as the product computes its inputs
 }  # the last: the incumbent's recipe (trained on closed joins only)
 
 
@@ -326,7 +329,10 @@ def labels(args) -> None:
                 for i, j in enumerate(joins):
                     a = answers(j, fold_ranking(i % 2) if held == "autofj" else ranking, names)
                     p = model.probability(a)
-                    cut, q, ab = label_loop(p, a.correct, t, args.budget)
+                    if args.way == "shift":
+                        cut, q = label_loop_shift(p, a.correct, t, args.budget)
+                    else:
+                        cut, q, _ = label_loop(p, a.correct, t, args.budget)
                     m = kept_metrics(a, q >= cut)
                     m["oracle"] = oracle_recall(a, p, t)
                     rows.append(m)
@@ -334,7 +340,7 @@ def labels(args) -> None:
                 cell = {k: round(weighted_mean([r[k] for r in rows], weights), 3) for k in rows[0]}
                 report[f"{held}|{world}|{t}"] = cell
                 print(f"{held:11s} {world:6s} {t}", compact("labels", cell), flush=True)
-    (RESULTS / f"open-world-dev-labels-{args.budget}.json").write_text(json.dumps(report, indent=1) + "\n")
+    (RESULTS / f"open-world-dev-labels-{args.way}-{args.budget}.json").write_text(json.dumps(report, indent=1) + "\n")
 
 
 def holds(cell: dict, world: str, target: float = 0.9) -> bool:
@@ -354,7 +360,7 @@ def decide(args) -> dict:
         held = sum(holds(c, w) for w, c in cells)
         distance = float(np.mean([abs(c["precision"] - 0.9) for _, c in cells]))
         rows.append({"variant": variant, "way": way, "pairs": len(cells), "held": held, "distance": round(distance, 4)})
-    eligible = [r for r in rows if r["variant"] not in ("+sibling", "map, closed world only")]
+    eligible = [r for r in rows if r["variant"] not in ("+sibling", "map, closed world only", "decision inputs")]
     winner = min(eligible, key=lambda r: (-r["held"], r["distance"]))
     incumbent = next(r for r in rows if r["variant"] == "map, closed world only" and r["way"] == "table")
     for r in sorted(rows, key=lambda r: (-r["held"], r["distance"])):
@@ -362,6 +368,135 @@ def decide(args) -> dict:
     verdict = winner if winner["held"] > incumbent["held"] else incumbent
     print("winner:", winner, "\nincumbent:", incumbent, "\nships:", verdict)
     return {"rows": rows, "winner": winner, "incumbent": incumbent, "ships": verdict}
+
+
+def read_cell(rows: list[dict], weights: list[float]) -> dict:
+    return {k: round(weighted_mean([r[k] for r in rows], weights), 4) for k in rows[0]}
+
+
+def scored_joins(data: dict, held: str, split: str, world: str, ranking, fold_ranking) -> list[tuple]:
+    """``(answers, weight, join)`` of a held-out domain's joins; AutoFJ's dev tables under their fold rankings."""
+    joins = data[(held, split, world)]
+    fold = held == "autofj" and split == "dev"
+    return [(answers(j, fold_ranking(i % 2) if fold else ranking, list(default_combination(DEFAULT_ENCODER).features)),
+             j.weight, j) for i, j in enumerate(joins)]  # fmt: skip
+
+
+def test(args) -> None:
+    """Rule 36: the test read. Per held-out domain, world and target: the chosen decision (trained without the
+    domain), the incumbent's recipe under the same protocol, the shipped default as it was (its map and calibration
+    table), and the chosen decision with 50 labels; written to ``open-world-test.json``."""
+    shipped = default_combination(DEFAULT_ENCODER)
+    names = shipped.features
+    data = load_all(ALL_DOMAINS, splits=("dev", "calib", "test"))
+    report = {}
+    for held in ALL_DOMAINS:
+        ranking, fold_ranking, train = lodo_rankings(data, held, names, np.array(shipped.weights))
+        train_answers = decision_answers(data, train, ranking, names, fold_ranking)
+        closed_only = [a for a in train_answers if a.world == "closed"]
+        models = {"decision": fit_decision(train_answers, VARIANTS["decision inputs"], c=args.c),
+                  "incumbent recipe": fit_decision(closed_only, BASE, c=args.c)}  # fmt: skip
+        cuts = {"decision": table_cuts(train_answers, [models["decision"].probability(a) for a in train_answers]),
+                "incumbent recipe": table_cuts(closed_only,
+                                               [models["incumbent recipe"].probability(a) for a in closed_only])}  # fmt: skip
+        for world in WORLDS:
+            scored = scored_joins(data, held, "test", world, ranking, fold_ranking)
+            weights = [w for _, w, _ in scored]
+            for target in TARGETS:
+                cells: dict[str, list] = {k: [] for k in ("decision", "incumbent recipe", "shipped", "labels")}
+                for a, _, join in scored:
+                    for name, model in models.items():
+                        p = model.probability(a)
+                        m = kept_metrics(a, p >= cuts[name][target])
+                        m["oracle"] = oracle_recall(a, p, target)
+                        cells[name].append(m)
+                    p_old = shipped_scores(join, shipped)
+                    m = kept_metrics(a, p_old >= shipped.threshold_for(target))
+                    m["oracle"] = oracle_recall(a, p_old, target)
+                    cells["shipped"].append(m)
+                    p = models["decision"].probability(a)
+                    cut, q, _ = label_loop(p, a.correct, target, args.budget)
+                    m = kept_metrics(a, q >= cut)
+                    m["oracle"] = oracle_recall(a, p, target)
+                    cells["labels"].append(m)
+                for name, rows in cells.items():
+                    report[f"{held}|{world}|{name}|{target}"] = read_cell(rows, weights)
+                print(f"{held:11s} {world:6s} {target}", " | ".join(
+                    compact(n[:8], report[f"{held}|{world}|{n}|{target}"]) for n in cells), flush=True)  # fmt: skip
+    (RESULTS / "open-world-test.json").write_text(json.dumps(
+        {"command": "OMP_NUM_THREADS=1 .venv/bin/python experiments/matching/open_world.py test",
+         "rules": "docs/experiments/matching.md, round 9, rules 31-36", "budget": args.budget,
+         "cells": report}, indent=1) + "\n")  # fmt: skip
+
+
+FIT_TARGETS = np.round(np.arange(0.5, 0.991, 0.01), 2)
+
+
+def fit(args) -> None:
+    """The shipped decision (rule 34's winner, its inputs computed as the product computes them): trained on every
+    domain's training joins (the name domains' calib splits, AutoFJ's dev tables under rankings trained without
+    them), both worlds, each domain weighing the same; its cuts per target from those joins; written into the
+    default encoder's entry of ``learned.json``."""
+    from phrasezoo.match.model.learned import store_learned
+
+    combination = default_combination(DEFAULT_ENCODER)
+    names = combination.features
+    data = load_all(ALL_DOMAINS)
+    ranking, fold_ranking, train = lodo_rankings(data, None, names, np.array(combination.weights))
+    train_answers = decision_answers(data, train, ranking, names, fold_ranking)
+    keys = VARIANTS["decision inputs"]
+    model = fit_decision(train_answers, keys, c=args.c)
+    cuts = table_cuts(train_answers, [model.probability(a) for a in train_answers], FIT_TARGETS)
+    rising, floor = [], 0.0
+    for target in FIT_TARGETS:
+        floor = max(floor, cuts[target])
+        rising.append([float(target), round(floor, 6)])
+    decision = Decision(
+        inputs=[k.split(":", 1)[1] for k in keys], mean=model.mean.tolist(), scale=model.scale.tolist(),
+        coef=model.coef.tolist(), intercept=model.intercept, cuts=rising,
+        meta={"rule": "docs/experiments/matching.md, round 9, rule 34 (winner '+hub gaps', table cuts)",
+              "trained_on": "calib splits of acronyms, aliases, short-names, noisy and AutoFJ's dev-10 (scored by "
+                            "rankings trained without their tables), closed and open worlds, domains weighted equally",
+              "command": "OMP_NUM_THREADS=1 .venv/bin/python experiments/matching/open_world.py fit",
+              "encoder_revision": combination.meta.get("encoder_revision")},
+    )  # fmt: skip
+    combination.decision = decision.to_dict()
+    store_learned(DEFAULT_ENCODER, combination)
+    print(json.dumps(decision.to_dict(), indent=1))
+
+
+LEVELS_FILE = "open-world-table-levels.json"
+
+
+def levels(args) -> None:
+    """The product's table level (``HybridScorer.self_join_level``: the shipped ranking over a seeded 500-row
+    self-join sample) of every cached join, so the study reads the decision's inputs as the product computes them."""
+    encoder = CachedEncoder(DEFAULT_ENCODER)
+    shipped = default_combination(DEFAULT_ENCODER)
+    path = RESULTS / LEVELS_FILE
+    out = json.loads(path.read_text()) if path.exists() else {}
+    for domain in args.domains:
+        for split in SPLITS[domain]:
+            for world in WORLDS:
+                if not cache_file(domain, split, world).exists():
+                    continue
+                for join in load(domain, split, world):
+                    key = f"{split}/{join.name}/{world}"
+                    if key in out:
+                        continue
+                    scorer = HybridScorer(encoder, combination=shipped, candidates=CANDIDATES, progress=False)
+                    scorer.fit(join.reference)
+                    out[key] = round(scorer.self_join_level(), 6)
+                    path.write_text(json.dumps(out, indent=1, sort_keys=True) + "\n")
+                print(domain, split, world, flush=True)
+
+
+def read_levels() -> None:
+    import open_world_lib
+
+    path = RESULTS / LEVELS_FILE
+    if path.exists():
+        open_world_lib.TABLE_LEVELS.update(json.loads(path.read_text()))
 
 
 def main() -> None:
@@ -383,9 +518,20 @@ def main() -> None:
     lb.add_argument("--variant", default="map", choices=list(VARIANTS))
     lb.add_argument("--budget", type=int, default=50)
     lb.add_argument("--c", type=float, default=1.0)
+    lb.add_argument("--way", default="platt", choices=("platt", "shift"))
     sub.add_parser("decide", help="rule 34 on the dev study")
+    ts = sub.add_parser("test", help="rule 36: the test read (once)")
+    ts.add_argument("--c", type=float, default=1.0)
+    ts.add_argument("--budget", type=int, default=50)
+    ft = sub.add_parser("fit", help="train the shipped decision on every domain and write it into learned.json")
+    ft.add_argument("--c", type=float, default=1.0)
+    lv = sub.add_parser("levels", help="the product's table level of every cached join")
+    lv.add_argument("--domains", nargs="+", default=list(ALL_DOMAINS), choices=ALL_DOMAINS)
     args = parser.parse_args()
-    {"build": build, "baseline": baseline, "study": study, "labels": labels, "decide": decide}[args.command](args)
+    read_levels()
+    {"build": build, "baseline": baseline, "study": study, "labels": labels, "decide": decide, "levels": levels}[
+        args.command
+    ](args)
 
 
 if __name__ == "__main__":

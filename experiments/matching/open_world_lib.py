@@ -9,6 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from phrasezoo.match.features.pairs import FEATURES
+from phrasezoo.match.model.decision import NEEDS, answer_inputs
 
 TARGETS = (0.8, 0.9, 0.95)
 
@@ -42,8 +43,14 @@ def self_scores(join, weights: np.ndarray, names: list[str]) -> tuple[np.ndarray
     return best, second
 
 
+#: the product's table level of each cached join (``open_world.py levels``): name/world -> level
+TABLE_LEVELS: dict[str, float] = {}
+
+
 def answers(join, weights: np.ndarray, names: list[str]) -> Answers:
-    """The top answer of every query of ``join`` under the ranking ``weights`` over ``names``, with its features."""
+    """The top answer of every query of ``join`` under the ranking ``weights`` over ``names``, with its features:
+    the product's decision inputs (:func:`phrasezoo.match.model.decision.answer_inputs`, the same code) and the
+    study's other candidates."""
     z = ranking_scores(join, weights, names)
     order = np.argsort(-z, axis=1, kind="stable")
     rows = np.arange(len(z))
@@ -72,6 +79,11 @@ def answers(join, weights: np.ndarray, names: list[str]) -> Answers:
     # the top row's cosines against its own nearest other row (the hub features every candidate has already)
     x["emb_hub_gap"] = x["top_emb"] - x["top_emb_hub"]
     x["char_hub_gap"] = x["top_char"] - x["top_char_hub"]
+    level = TABLE_LEVELS.get(f"{join.split}/{join.name}/{join.world}", t90)
+    pair = {need: join.features[..., FEATURES.index(need)] for need in NEEDS}
+    product = answer_inputs(np.where(join.valid, z, 0.0), join.valid, pair, level)
+    for key, values in product.items():
+        x[f"input:{key}"] = values[rows, top]
     ok = np.isfinite(z1)
     for key in x:
         x[key] = np.where(ok, np.nan_to_num(x[key], nan=0.0), 0.0).astype(np.float64)
@@ -319,3 +331,47 @@ def label_loop(p: np.ndarray, truth: np.ndarray, target: float, budget: int) -> 
         cut = adaptive_cut(apply_recalibration(p, ab), target)
     q = apply_recalibration(p, ab)
     return cut, q, ab
+
+
+def shift_fit(p: np.ndarray, y: np.ndarray, prior_scale: float = 1.5) -> float:
+    """``b`` of ``P(right) = sigmoid(logit p + b)``: the MAP shift of the model's log-odds given labelled answers,
+    under a Gaussian prior centred on the model as it is (one number: stable with a handful of labels)."""
+    x = logit(p)
+    b = 0.0
+    for _ in range(200):
+        q = 1.0 / (1.0 + np.exp(-(x + b)))
+        grad = np.sum(q - y) + b / prior_scale**2
+        hess = np.sum(q * (1 - q)) + 1.0 / prior_scale**2
+        step = float(np.clip(grad / hess, -1.0, 1.0))  # damped: an undamped Newton step oscillates on flat tails
+        b -= step
+        if abs(step) < 1e-9:
+            break
+    return float(b)
+
+
+def labelled_cut(p: np.ndarray, known: np.ndarray, truth: np.ndarray, target: float) -> float:
+    """The lowest probability whose kept answers' expected precision reaches ``target``: labelled answers count
+    as what they were labelled, the others by their (recalibrated) probability."""
+    expected = np.where(known, truth, p)
+    order = np.argsort(-p, kind="stable")
+    means = np.cumsum(expected[order]) / np.arange(1, len(p) + 1)
+    s = p[order]
+    ends = np.r_[s[1:] < s[:-1], True]
+    ok = np.flatnonzero(ends & (means >= target))
+    return float(s[ok[-1]]) if ok.size else float("inf")
+
+
+def label_loop_shift(p: np.ndarray, truth: np.ndarray, target: float, budget: int) -> tuple[float, np.ndarray]:
+    """Simulated labelling, one parameter: ask about the unlabelled answer nearest the current cut, refit the
+    log-odds shift, set the cut from labels and shifted probabilities; ``budget`` times."""
+    labelled = np.zeros(len(p), dtype=bool)
+    q = p.copy()
+    cut = labelled_cut(q, labelled, truth, target)
+    for _ in range(min(budget, len(p))):
+        anchor = cut if np.isfinite(cut) else float(q.max())
+        distance = np.where(labelled, np.inf, np.abs(logit(q) - logit(np.array([anchor]))[0]))
+        labelled[int(np.argmin(distance))] = True
+        b = shift_fit(p[labelled], truth[labelled].astype(np.float64))
+        q = 1.0 / (1.0 + np.exp(-(logit(p) + b)))
+        cut = labelled_cut(q, labelled, truth.astype(np.float64), target)
+    return cut, q

@@ -42,7 +42,7 @@ def test_join_and_link_take_the_same_matching_options():
         return positional + keywords
 
     assert [p.name for p in options(join)][:4] == ["model", "top_k", "threshold", "blocking"]
-    assert options(join)[-1].name == "matcher"
+    assert [p.name for p in options(join)][-2:] == ["matcher", "calibration"]
     assert options(link) == options(join)
 
 

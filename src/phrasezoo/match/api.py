@@ -40,6 +40,7 @@ def join(
     batch_size: int | None = None,
     progress: bool = True,
     matcher: Matcher | None = None,
+    calibration: Any = None,
 ):
     """Fuzzy-join two tables: each ``right`` value gets its ``top_k`` most similar ``left`` values.
 
@@ -60,6 +61,11 @@ def join(
     ``result.attrs["skipped"]["right"]``. ``result.attrs["threshold"]`` is the threshold used. An empty right table
     gives an empty result; an empty left table is an error. A fitted ``matcher`` may be passed to reuse its
     left-table index (``left`` must then be the table it was fitted on).
+
+    With ``threshold="auto"`` and the default model, ``result.attrs["estimate"]`` says what this join's own scores
+    expect of the threshold (rows kept, estimated precision and recall) and warns when they fall short of the target.
+    ``calibration``: a file from ``phrasezoo match label`` or a :func:`phrasezoo.match.calibrate` result (labels of
+    this matcher's answers on your data): scores recalibrated, and the ``"auto"`` threshold read from them.
     """
     check_threshold(threshold)
     check_top_k(top_k)
@@ -69,7 +75,8 @@ def join(
                "batch_size": batch_size, "progress": progress}  # fmt: skip
     fitted = _fitted(matcher, left_col, left_col.labels, "left table", options)
     return match_rows(fitted, right_col, top_k, threshold, target_precision, keep_unmatched, left_col.labels,
-                      left_col.originals, skipped={"right": right_col.skipped, "left": left_col.skipped})  # fmt: skip
+                      left_col.originals, skipped={"right": right_col.skipped, "left": left_col.skipped},
+                      calibration=calibration)  # fmt: skip
 
 
 # Copied from phrasezoo.match.api.join: the matching options of the signature (model ... matcher), spelled out in both
@@ -93,6 +100,7 @@ def link(
     batch_size: int | None = None,
     progress: bool = True,
     matcher: Matcher | None = None,
+    calibration: Any = None,
 ):
     """Link mentions to the entities of a knowledge base by their names (and aliases).
 
@@ -111,4 +119,4 @@ def link(
     fitted = _fitted(matcher, names, ids, "KB", options)
     return match_rows(fitted, mention_col, top_k, threshold, target_precision, keep_unmatched, ids, names.originals,
                       entity_ids=ids, columns=LINK_COLUMNS,
-                      skipped={"mentions": mention_col.skipped, "kb": names.skipped})  # fmt: skip
+                      skipped={"mentions": mention_col.skipped, "kb": names.skipped}, calibration=calibration)  # fmt: skip

@@ -112,7 +112,7 @@ def neighbour_pairs(matcher: Matcher, names: list[str], ids: np.ndarray, top_k: 
                 sv = scorer.static_vectors(part)
                 cands = scorer.candidate_ids(part, qv, extra=max(1, top_k + 1 - scorer.candidates), static_vectors=sv)
                 cands = np.where(cands == own[:, None], -1, cands)
-                s = scorer.combination.score(scorer.features(part, cands, qv, static_vectors=sv), cands >= 0)
+                s = scorer.score_candidates(scorer.features(part, cands, qv, static_vectors=sv), cands >= 0)
                 s = np.where(cands >= 0, s, -np.inf)
                 best, order = top_k_rows(s, k)
                 found = np.where(order >= 0, np.take_along_axis(cands, np.maximum(order, 0), 1), -1)

@@ -103,16 +103,24 @@ class Matcher:
         return self
 
     def threshold_for(self, target_precision: float = 0.9) -> float:
-        """The score threshold that kept matches at ``target_precision`` on the dev domains (default
-        matcher only: its score is a calibrated match probability)."""
+        """The score threshold that kept matches at ``target_precision`` on the training joins (default matcher
+        only: its score is a calibrated match probability): the decision's cut, or the combination's calibration
+        table for a combination without a decision."""
         combination = getattr(self.scorer, "combination", None)
-        if combination is None or not combination.calibration:
+        decision = getattr(self.scorer, "decision", None)
+        if combination is None or not (decision is not None or combination.calibration):
             raise ValueError(
                 f"threshold='auto' needs a calibrated matcher (the default 'hybrid'); {self.name} scores are not "
                 "calibrated: pass a number as threshold."
             )
-        if not isinstance(target_precision, (int, float)) or not 0 < target_precision < 1:
+        if (
+            isinstance(target_precision, bool)
+            or not isinstance(target_precision, (int, float))
+            or not (0 < target_precision < 1)
+        ):
             raise ValueError(f"target_precision must be a number in (0, 1), got {target_precision!r}.")
+        if decision is not None:
+            return decision.cut_for(float(target_precision))
         return combination.threshold_for(float(target_precision))
 
     def search(self, queries: list[str], top_k: int = 1) -> tuple[np.ndarray, np.ndarray]:
@@ -133,13 +141,14 @@ class Matcher:
         return scores, ids
 
     def transform(self, queries: list[str], top_k: int = 1, threshold: float | str | None = None,
-                  target_precision: float = 0.9, keep_unmatched: bool = False, on_missing: str = "raise"):  # fmt: skip
+                  target_precision: float = 0.9, keep_unmatched: bool = False, on_missing: str = "raise",
+                  calibration: Any = None):  # fmt: skip
         """Match new strings against the fitted reference: a DataFrame like :func:`phrasezoo.match.join`'s
         (``right`` = the query, ``left`` = the reference string, ``left_index`` = its label); the other arguments
         and the ``attrs`` report are :func:`~phrasezoo.match.join`'s."""
         column = as_column(queries, None, what="queries", on_missing=on_missing, allow_empty=True)
         return match_rows(self, column, top_k, threshold, target_precision, keep_unmatched, self.labels,
-                          self.reference, skipped={"queries": column.skipped})  # fmt: skip
+                          self.reference, skipped={"queries": column.skipped}, calibration=calibration)  # fmt: skip
 
     # ------------------------------------------------------------------------------------------------ save/load
     def save(self, folder: str | os.PathLike) -> Path:

@@ -8,12 +8,15 @@ a query is in the result (matched, or as an empty row with ``keep_unmatched``), 
 
 from __future__ import annotations
 
+import os
 import warnings
 from typing import Any
 
 import numpy as np
 
 from ..io.inputs import Column
+from ..model.calibration import Calibration, as_calibration
+from .estimate import estimate_at
 
 JOIN_COLUMNS = ["right_index", "right", "left_index", "left", "score", "rank"]
 LINK_COLUMNS = ["mention_index", "mention", "entity_id", "entity", "score", "rank"]
@@ -56,16 +59,29 @@ def match_rows(
     entity_ids: list[Any] | None = None,
     columns: list[str] = JOIN_COLUMNS,
     skipped: dict[str, list[Any]] | None = None,
+    calibration: Calibration | str | os.PathLike | None = None,
 ):
-    """The result DataFrame (see the module docstring); ``entity_ids`` collapses several names of one entity."""
+    """The result DataFrame (see the module docstring); ``entity_ids`` collapses several names of one entity;
+    ``calibration`` (a file or :class:`~phrasezoo.match.model.calibration.Calibration` from labels of this
+    matcher's answers) recalibrates the scores and, with ``threshold="auto"``, sets the threshold from this join's
+    recalibrated scores and its labels."""
     check_threshold(threshold)
     top_k = check_top_k(top_k)
+    calibration = as_calibration(calibration)
+    decision = getattr(matcher.scorer, "decision", None)
+    if calibration is not None:
+        calibration.check_matcher(matcher.name, decision.to_dict() if decision is not None else None)
     cut = matcher.threshold_for(target_precision) if threshold == "auto" else threshold
     search_k = top_k
     if entity_ids is not None:
         names_per_entity = len(entity_ids) / max(1, len(set(map(hashable, entity_ids))))
         search_k = min(len(entity_ids), max(top_k, int(np.ceil(top_k * names_per_entity)) + top_k))
     scores, found = matcher.search(queries.values, search_k) if len(queries) else (np.zeros((0, 1)), None)
+    if calibration is not None and len(queries):
+        scores = calibration.apply(scores)
+        if threshold == "auto":
+            answers = [matcher.reference[i] if i >= 0 else None for i in found[:, 0].tolist()]
+            cut = calibration.cut_for(scores[:, 0], queries.values, answers, target_precision)
     rows, unmatched = [], []
     for q, (value, label) in enumerate(zip(queries.originals or queries.values, queries.labels)):
         seen: set = set()
@@ -88,6 +104,12 @@ def match_rows(
     frame.attrs["threshold"] = None if cut is None else float(cut)
     if threshold == "auto":
         frame.attrs["target_precision"] = float(target_precision)
+        if calibration is not None:
+            frame.attrs["calibration"] = {"shift": calibration.shift, "labels": len(calibration.labels)}
+        if decision is not None and len(queries):
+            frame.attrs["estimate"] = estimate_at(scores[:, 0], cut, target_precision)
+            if frame.attrs["estimate"]["warning"]:
+                warnings.warn(frame.attrs["estimate"]["warning"], stacklevel=3)
     frame.attrs["unmatched"] = unmatched
     frame.attrs["skipped"] = {k: v for k, v in (skipped or {}).items() if v}
     if frame.attrs["skipped"]:

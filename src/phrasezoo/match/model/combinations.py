@@ -14,6 +14,8 @@ from typing import Any
 import numpy as np
 
 from ..features.pairs import FEATURES, margins
+from .decision import NEEDS as DECISION_NEEDS
+from .decision import Decision
 
 LINKS = ("logistic", "identity", "ranked")
 
@@ -34,7 +36,9 @@ class Combination:
       probability (with ``a, b >= 0`` and ``g`` shared by a query's candidates, the order of ``z`` is kept).
 
     ``calibration`` lists ``[target_precision, threshold]`` rows measured on dev data (see ``threshold_for``);
-    ``meta`` records where the numbers come from (script, data, dev metrics).
+    ``meta`` records where the numbers come from (script, data, dev metrics). ``decision`` (a
+    :class:`~phrasezoo.match.model.decision.Decision` as a dict; optional) turns the ranking into the probability
+    that the top answer names the same thing, absent partners included, with its own cuts for ``threshold="auto"``.
     """
 
     features: list[str]
@@ -45,6 +49,7 @@ class Combination:
     calibration: list[list[float]] = field(default_factory=list)
     meta: dict[str, Any] = field(default_factory=dict)
     context: list[str] = field(default_factory=list)
+    decision: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         unknown = [f for f in self.features if f not in FEATURES]
@@ -60,9 +65,19 @@ class Combination:
         if self.link == "ranked" and (len(self.probability) != 3 + len(self.context) or min(self.probability[:2]) < 0):
             raise ValueError("A ranked combination needs probability=[a, b, c, *w] (one w per context feature) with "
                              "a, b >= 0.")  # fmt: skip
+        missing = [f for f in DECISION_NEEDS if self.decision and f not in self.features]
+        if missing:
+            raise ValueError(f"The decision reads pair features {missing} that the combination does not compute.")
+        if self.decision:
+            Decision.from_dict(self.decision)  # checked once, here
         if self.link == "identity" and sum(abs(w) for w in self.weights) + abs(self.bias) > 1 + 1e-6:
             raise ValueError("An identity combination needs sum(|weights|) + |bias| <= 1, so that scores stay in "
                              "[-1, 1]; scale the weights (the ranking does not change).")  # fmt: skip
+
+    @property
+    def decision_model(self) -> Decision | None:
+        """The decision over this combination's ranking, when it has one."""
+        return Decision.from_dict(self.decision) if self.decision else None
 
     def rank_score(self, features: np.ndarray) -> np.ndarray:
         """``z = bias + weights . f`` for ``features`` (``(..., len(self.features))``, in this combination's order)."""
@@ -109,11 +124,12 @@ class Combination:
         return {"features": list(self.features), "weights": [float(w) for w in self.weights], "bias": float(self.bias),
                 "link": self.link, "probability": [float(v) for v in self.probability],
                 "calibration": self.calibration, "meta": self.meta,
-                **({"context": list(self.context)} if self.context else {})}  # fmt: skip
+                **({"context": list(self.context)} if self.context else {}),
+                **({"decision": self.decision} if self.decision else {})}  # fmt: skip
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Combination:
-        keys = ("features", "weights", "bias", "link", "probability", "calibration", "meta", "context")
+        keys = ("features", "weights", "bias", "link", "probability", "calibration", "meta", "context", "decision")
         return cls(**{k: data[k] for k in keys if k in data})
 
 

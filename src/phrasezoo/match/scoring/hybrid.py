@@ -7,8 +7,10 @@ of :data:`~phrasezoo.match.features.pairs.FEATURES` (cosines, the margin of each
 candidate, number/year agreement, acronyms), and a :class:`Combination` (a listwise model trained on the dev splits of
 AutoFJ and the name benchmark, see ``experiments/matching/matching_dev.py``, its numbers read from
 :mod:`~phrasezoo.match.model.learned`'s data files) turns them into one score: the estimated probability that the
-pair is a match.
-A calibration table maps a target precision to a score threshold (``threshold="auto"``).
+pair is a match. When the combination has a :class:`~phrasezoo.match.model.decision.Decision` (the default's has),
+the score is the decision's instead: the probability that the answer names the same thing as the query, absent
+partners included, kept in the ranking's order; its cuts map a target precision to a threshold
+(``threshold="auto"``), as the combination's calibration table does without one.
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ from ..features.lexical import TfidfChannel, channel_from_state, channel_state, 
 from ..features.name_features import InitialsIndex
 from ..features.pairs import NEEDS_EMBEDDING, NEEDS_HUB, NEEDS_STATIC, NEEDS_WORD, PairFeatures
 from ..model.combinations import Combination
+from ..model.decision import NEEDS as DECISION_NEEDS
+from ..model.decision import TABLE_SAMPLE, answer_inputs, keep_ranking_order, table_level_of
 from ..model.learned import DEFAULT_ENCODER, default_combination
 from .index import search, top_k_rows
 from .scorers import VectorScorer
@@ -104,6 +108,8 @@ class HybridScorer:
         self.char_matrix = self.char_matrix_t = None
         self.hub: dict[str, np.ndarray] = {}
         self.pairs: PairFeatures | None = None
+        self.decision = self.combination.decision_model
+        self.table_level: float | None = None  # the decision's self-join level of the fitted reference
 
     @property
     def uses_embedding(self) -> bool:
@@ -124,6 +130,23 @@ class HybridScorer:
         # computed on demand, for the rows that turn up as candidates (see fill_neighbourhood): NaN = not yet
         self.hub = self.empty_neighbourhood() if NEEDS_HUB & set(self.combination.features) else {}
         self._prepare()
+        self.table_level = self.self_join_level() if self.decision is not None else None
+
+    def self_join_level(self) -> float:
+        """How alike the reference's own distinct rows are: the decision's table level (the 90th percentile of the
+        ranking scores of :data:`~phrasezoo.match.model.decision.TABLE_SAMPLE` sampled rows against their best other
+        row). A fixed seed, so a table always gets the same level; a few hundred searches, whatever its size."""
+        n = len(self.reference)
+        if n < 2:
+            return 0.0
+        rows = np.sort(np.random.default_rng(0).choice(n, size=min(TABLE_SAMPLE, n), replace=False))
+        part = [self.reference[i] for i in rows.tolist()]
+        qv = self.vectors.vectors[rows] if self.vectors is not None else None
+        sv = self.static.vectors[rows] if self.static is not None else None
+        cands = self.candidate_ids(part, qv, extra=1, static_vectors=sv)
+        cands = np.where(cands == rows[:, None], -1, cands)  # never the row itself
+        z = self.combination.rank_score(self.features(part, cands, qv, static_vectors=sv))
+        return table_level_of(np.where(cands >= 0, z, -np.inf).max(1))
 
     def empty_neighbourhood(self) -> dict[str, np.ndarray]:
         return {name: np.full(len(self.reference), np.nan, dtype=np.float32) for name in NEEDS_HUB}
@@ -201,10 +224,22 @@ class HybridScorer:
         static = (static_vectors, self.static.vectors) if static_vectors is not None else None
         return self.pairs.compute(names, queries, candidates, query_vectors, ref_vectors, static)
 
+    def score_candidates(self, features: np.ndarray, valid: np.ndarray) -> np.ndarray:
+        """Scores of candidate pairs from their features: the decision's probability, in the ranking's order, when
+        the combination has a decision; else the combination's own score."""
+        if self.decision is None:
+            return self.combination.score(features, valid)
+        if self.table_level is None:  # a matcher saved before the decision: measure its table once
+            self.table_level = self.self_join_level()
+        z = self.combination.rank_score(features)
+        pair = {name: features[..., self.combination.features.index(name)] for name in DECISION_NEEDS}
+        probability = self.decision.probability(answer_inputs(z, valid, pair, self.table_level))
+        return keep_ranking_order(probability, z, valid)
+
     def pair_scores(self, queries: list[str], candidates: np.ndarray) -> np.ndarray:
         query_vectors = self.encode(queries) if self.vectors is not None else None
         valid = candidates >= 0
-        scores = self.combination.score(self.features(queries, candidates, query_vectors), valid)
+        scores = self.score_candidates(self.features(queries, candidates, query_vectors), valid)
         return np.where(valid, scores, -np.inf).astype(np.float32)
 
     def search(self, queries: list[str], top_k: int, progress=None) -> tuple[np.ndarray, np.ndarray]:
@@ -218,7 +253,7 @@ class HybridScorer:
             qv = query_vectors[start : start + chunk] if query_vectors is not None else None
             sv = all_static[start : start + chunk] if all_static is not None else None
             cands = self.candidate_ids(part, qv, extra=max(0, top_k - self.candidates), static_vectors=sv)
-            s = self.combination.score(self.features(part, cands, qv, static_vectors=sv), cands >= 0)
+            s = self.score_candidates(self.features(part, cands, qv, static_vectors=sv), cands >= 0)
             s = np.where(cands >= 0, s, -np.inf)
             best, order = top_k_rows(s, top_k)
             scores[start : start + len(part)] = best
@@ -238,6 +273,8 @@ class HybridScorer:
     def state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
         meta: dict[str, Any] = {"kind": self.kind, "candidates": self.candidates,
                                 "combination": self.combination.to_dict()}  # fmt: skip
+        if self.table_level is not None:
+            meta["table_level"] = self.table_level
         arrays: dict[str, np.ndarray] = {}
         if self.vectors is not None:
             vector_meta, vector_arrays = self.vectors.state()
@@ -263,6 +300,7 @@ class HybridScorer:
         self.word = channel_from_state(meta["word"], arrays, "word") if "word" in meta else None
         self.hub = {name: np.asarray(arrays[name], dtype=np.float32) for name in NEEDS_HUB if name in arrays}
         self._prepare()
+        self.table_level = meta.get("table_level")
 
 
 def _warn_on_other_weights(combination: Combination, vectors: VectorScorer | None) -> None:

@@ -1,0 +1,192 @@
+"""A few labels, when the user has them: the decision recalibrated to one join, saved as a calibration file.
+
+The decision's probabilities were learned on other names; a join of another kind can be more or less certain than
+they say. Labelled answers of this join (is this answer the same thing as the query, yes or no) fit one number, a
+shift of the decision's log-odds (``sigmoid(logit p + shift)``), by its most probable value under a prior centred on
+the decision as it is: a handful of labels moves it only as far as they show. The threshold for a target precision is
+then read from the join itself: the lowest score whose kept answers are expected to reach the target, the labelled
+ones counting as labelled and the others by their recalibrated probability (docs/experiments/matching.md, rule 35).
+
+A calibration file (JSON) holds the labels and the shift, and names the matcher and the decision they were made with:
+another matcher or decision is refused, since the shift means nothing on other scores. Written by ``phrasezoo match
+label`` and :func:`phrasezoo.match.calibrate`; read by ``--calibration`` and ``calibration=``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from phrasezoo.core.files import atomic_write_text
+
+FORMAT_VERSION = 1
+KIND = "phrasezoo.match calibration"
+#: the prior's standard deviation of the log-odds shift: a shift of 1.5 (odds x 4.5) is one standard deviation
+PRIOR_SCALE = 1.5
+
+
+class CalibrationError(ValueError):
+    """A calibration file or a set of labels this matcher cannot use; the message says what to do."""
+
+
+def logit(p: np.ndarray) -> np.ndarray:
+    p = np.clip(np.asarray(p, dtype=np.float64), 1e-6, 1 - 1e-6)
+    return np.log(p) - np.log1p(-p)
+
+
+def fit_shift(probabilities: np.ndarray, right: np.ndarray, prior_scale: float = PRIOR_SCALE) -> float:
+    """The most probable log-odds shift given labelled answers (their decision probabilities and whether they were
+    right), under a Gaussian prior N(0, ``prior_scale``): Newton steps on a one-dimensional concave objective."""
+    x = logit(probabilities)
+    y = np.asarray(right, dtype=np.float64)
+    shift = 0.0
+    for _ in range(200):
+        q = 1.0 / (1.0 + np.exp(-(x + shift)))
+        step = (np.sum(q - y) + shift / prior_scale**2) / (np.sum(q * (1 - q)) + 1.0 / prior_scale**2)
+        step = float(np.clip(step, -1.0, 1.0))  # damped: an undamped Newton step oscillates on flat tails
+        shift -= step
+        if abs(step) < 1e-10:
+            break
+    return float(shift)
+
+
+def shifted(probabilities: np.ndarray, shift: float) -> np.ndarray:
+    """Probabilities with their log-odds moved by ``shift`` (-inf and NaN kept: no answer)."""
+    p = np.asarray(probabilities, dtype=np.float64)
+    out = 1.0 / (1.0 + np.exp(-(logit(np.where(np.isfinite(p), p, 0.5)) + shift)))
+    return np.where(np.isfinite(p), out, p).astype(np.float32)
+
+
+def labelled_cut(answer_scores: np.ndarray, known: np.ndarray, right: np.ndarray, target: float) -> float:
+    """The lowest score whose kept answers' expected precision reaches ``target``: a labelled answer (``known``)
+    counts as right or wrong, the others by their score (a probability). ``inf`` when no cut reaches it."""
+    p = np.asarray(answer_scores, dtype=np.float64)
+    p = np.where(np.isfinite(p), p, -np.inf)
+    expected = np.where(known, np.asarray(right, dtype=np.float64), np.clip(p, 0.0, 1.0))
+    order = np.argsort(-p, kind="stable")
+    order = order[np.isfinite(p[order])]
+    if not order.size:
+        return float("inf")
+    means = np.cumsum(expected[order]) / np.arange(1, order.size + 1)
+    s = p[order]
+    ends = np.r_[s[1:] < s[:-1], True]
+    ok = np.flatnonzero(ends & (means >= target))
+    return float(s[ok[-1]]) if ok.size else float("inf")
+
+
+def decision_digest(decision: dict[str, Any]) -> str:
+    """A short fingerprint of a decision's numbers (what a calibration file was made with)."""
+    return hashlib.sha256(json.dumps(decision, sort_keys=True).encode()).hexdigest()[:16]
+
+
+@dataclass
+class Calibration:
+    """Labels of one matcher's answers and the log-odds shift they give its decision."""
+
+    matcher: str
+    decision: str  # decision_digest of the decision the labels were given on
+    labels: list[dict[str, Any]] = field(default_factory=list)  # {"query", "answer", "right": bool, "probability"}
+    shift: float = 0.0
+    target_precision: float | None = None
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_labels(cls, matcher_name: str, decision: dict[str, Any], labels: list[dict[str, Any]],
+                    target_precision: float | None = None) -> Calibration:  # fmt: skip
+        """A calibration from labelled answers (each with the decision's ``probability`` of the answer)."""
+        check_labels(labels)
+        usable = [row for row in labels if row.get("right") is not None]
+        p = np.array([row["probability"] for row in usable], dtype=np.float64)
+        y = np.array([bool(row["right"]) for row in usable])
+        shift = fit_shift(p, y) if usable else 0.0
+        meta = {"created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"), "labelled": len(usable)}
+        return cls(matcher_name, decision_digest(decision), list(labels), shift, target_precision, meta)
+
+    def check_matcher(self, matcher_name: str, decision: dict[str, Any] | None) -> None:
+        if decision is None:
+            raise CalibrationError(
+                f"A calibration needs the default matcher's decision; {matcher_name} has none. Use the matcher the "
+                f"labels were given on ({self.matcher})."
+            )
+        if matcher_name != self.matcher or decision_digest(decision) != self.decision:
+            raise CalibrationError(
+                f"This calibration was made with {self.matcher} (decision {self.decision}); this matcher is "
+                f"{matcher_name} (decision {decision_digest(decision)}). Its shift means nothing on other scores: "
+                "label this matcher's answers again (phrasezoo match label)."
+            )
+
+    def apply(self, scores: np.ndarray) -> np.ndarray:
+        return shifted(scores, self.shift)
+
+    def known(self, queries: list[str], answers: list[str | None]) -> tuple[np.ndarray, np.ndarray]:
+        """Which of the (query, answer) pairs were labelled, and their labels."""
+        table = {
+            (row["query"], row["answer"]): bool(row["right"]) for row in self.labels if row.get("right") is not None
+        }
+        found = [table.get((q, a)) for q, a in zip(queries, answers)]
+        return np.array([v is not None for v in found]), np.array([bool(v) for v in found])
+
+    def cut_for(self, answer_scores: np.ndarray, queries: list[str], answers: list[str | None], target: float) -> float:
+        """The threshold of this join for ``target`` (``answer_scores`` already recalibrated; see the module)."""
+        known, right = self.known(queries, answers)
+        return labelled_cut(answer_scores, known, right, target)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"format_version": FORMAT_VERSION, "kind": KIND, "matcher": self.matcher, "decision": self.decision,
+                "shift": self.shift, "target_precision": self.target_precision, "labels": self.labels,
+                "meta": self.meta}  # fmt: skip
+
+    def save(self, path: str | os.PathLike) -> Path:
+        path = Path(path)
+        atomic_write_text(path, json.dumps(self.to_dict(), indent=1, ensure_ascii=False) + "\n")
+        return path
+
+
+def check_labels(labels: list[dict[str, Any]]) -> None:
+    """Refuse labels that contradict each other (one pair labelled both right and wrong) or lack their fields."""
+    seen: dict[tuple[str, str], bool] = {}
+    for i, row in enumerate(labels):
+        missing = [k for k in ("query", "answer", "right", "probability") if k not in row]
+        if missing:
+            raise CalibrationError(f"Label {i} lacks {missing}; each label needs query, answer, right, probability.")
+        if row["right"] is None:
+            continue
+        key = (row["query"], row["answer"])
+        if key in seen and seen[key] != bool(row["right"]):
+            raise CalibrationError(
+                f"The pair {key[0]!r} -> {key[1]!r} is labelled both right and wrong; keep one answer and label again."
+            )
+        seen[key] = bool(row["right"])
+
+
+def read_calibration(path: str | os.PathLike) -> Calibration:
+    """A calibration file, checked: its kind and version, and its labels."""
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as err:
+        raise CalibrationError(f"{path}: cannot read the calibration file ({err}).") from err
+    if not isinstance(data, dict) or data.get("kind") != KIND:
+        raise CalibrationError(f"{path} is not a phrasezoo calibration file (write one with 'phrasezoo match label').")
+    if data.get("format_version") != FORMAT_VERSION:
+        raise CalibrationError(
+            f"{path}: format_version {data.get('format_version')!r}; this phrasezoo reads {FORMAT_VERSION}. Label "
+            "again with this version (phrasezoo match label), or use the phrasezoo that wrote it."
+        )
+    labels = data.get("labels") or []
+    check_labels(labels)
+    return Calibration(data["matcher"], data["decision"], labels, float(data.get("shift", 0.0)),
+                       data.get("target_precision"), data.get("meta") or {})  # fmt: skip
+
+
+def as_calibration(calibration: Calibration | str | os.PathLike | None) -> Calibration | None:
+    if calibration is None or isinstance(calibration, Calibration):
+        return calibration
+    return read_calibration(calibration)

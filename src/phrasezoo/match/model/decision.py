@@ -1,0 +1,143 @@
+"""The decision: the probability that a query's top answer names the same thing, "none of them" included.
+
+The combination's ranking score orders a query's candidates; the :class:`Decision` says whether to keep the best of
+them. It is a logistic model over what the top answer looks like (:data:`INPUTS`): its ranking score and margin over
+the next candidate, five of its pair features, how much closer it is to the query than to its own nearest other
+reference row (the ``emb_hub`` and ``char_hub`` cosines every candidate has), and how far its score stands above the
+scores of the reference's own distinct entities against each other (the 90th percentile of a self-join sample of the
+reference: a table whose entities look alike needs more evidence; AutoFJ's and splink's idea).
+
+It is trained on joins where every partner is present and on joins where half of them are absent (the open world),
+each domain weighing the same, so the probability is that of "the top candidate is the query's entity", not "the
+top candidate is the best of them". ``cuts`` maps a target precision to the probability to keep, measured on the
+training joins (``threshold="auto"``). Chosen and measured in docs/experiments/matching.md, round 9.
+
+The numbers are data (``learned.json``, key ``decision`` of a combination), written by
+``experiments/matching/open_world.py fit``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+#: the version of the decision's layout in a learned file; another version is refused
+FORMAT_VERSION = 1
+#: the top answer's description a decision may read, by name
+INPUTS = (
+    "score",  # the combination's ranking score of the answer
+    "margin",  # its score minus the best score of the query's other candidates (capped at MARGIN_CAP)
+    "emb",  # pair features of the answer (phrasezoo.match.features.pairs.FEATURES)
+    "char",
+    "token_sort",
+    "acronym",
+    "cover_query",
+    "emb_over_neighbour",  # emb minus the answer's best embedding cosine to another reference row (emb_hub)
+    "char_over_neighbour",  # char minus its char_hub
+    "score_over_table",  # score minus the reference self-join's 90th percentile (TABLE_QUANTILE)
+)
+#: the pair features the inputs read
+NEEDS = ("emb", "char", "token_sort", "acronym", "cover_query", "emb_hub", "char_hub")
+MARGIN_CAP = 10.0
+#: the share of a self-join's best scores below the table level
+TABLE_QUANTILE = 0.9
+#: reference rows sampled for the table level (a fixed seed, so a table always gets the same level)
+TABLE_SAMPLE = 500
+
+
+def answer_inputs(z: np.ndarray, valid: np.ndarray, pair: dict[str, np.ndarray], table_level: float) -> dict:
+    """The :data:`INPUTS` of every candidate as if it were its query's answer: ``z`` the ranking scores
+    ``(queries, candidates)``, ``valid`` the real candidates, ``pair`` the :data:`NEEDS` feature columns."""
+    masked = np.where(valid, z, -np.inf)
+    order = np.argsort(-masked, axis=1, kind="stable")
+    best = np.take_along_axis(masked, order[:, :1], axis=1)
+    second = np.take_along_axis(masked, order[:, 1:2], axis=1) if z.shape[1] > 1 else np.full_like(best, -np.inf)
+    other = np.where(np.arange(z.shape[1])[None, :] == order[:, :1], second, best)
+    margin = np.where(np.isfinite(other), z - other, MARGIN_CAP)
+    columns = {
+        "score": z,
+        "margin": np.minimum(margin, MARGIN_CAP),
+        **{name: pair[name] for name in ("emb", "char", "token_sort", "acronym", "cover_query")},
+        "emb_over_neighbour": pair["emb"] - pair["emb_hub"],
+        "char_over_neighbour": pair["char"] - pair["char_hub"],
+        "score_over_table": z - np.float32(table_level),
+    }
+    return {k: np.where(valid, v, 0.0).astype(np.float64) for k, v in columns.items()}
+
+
+def table_level_of(best_other_scores: np.ndarray) -> float:
+    """The table level from the self-join sample's best scores against another row (NaN-free; 0 when empty)."""
+    values = best_other_scores[np.isfinite(best_other_scores)]
+    return float(np.quantile(values, TABLE_QUANTILE)) if values.size else 0.0
+
+
+@dataclass
+class Decision:
+    """A logistic model over standardised :data:`INPUTS`, with the probability cut per target precision."""
+
+    inputs: list[str]
+    mean: list[float]
+    scale: list[float]
+    coef: list[float]
+    intercept: float
+    cuts: list[list[float]] = field(default_factory=list)  # [target precision, probability cut], rising
+    meta: dict[str, Any] = field(default_factory=dict)
+    format_version: int = FORMAT_VERSION
+
+    def __post_init__(self) -> None:
+        if self.format_version != FORMAT_VERSION:
+            raise ValueError(f"decision format_version {self.format_version!r}; this phrasezoo reads "
+                             f"{FORMAT_VERSION} (upgrade phrasezoo, or re-fit the decision).")  # fmt: skip
+        unknown = [name for name in self.inputs if name not in INPUTS]
+        if unknown:
+            raise ValueError(f"Unknown decision input(s) {unknown}; known: {', '.join(INPUTS)}.")
+        sizes = {len(self.inputs), len(self.mean), len(self.scale), len(self.coef)}
+        if len(sizes) != 1:
+            raise ValueError("A decision needs one mean, scale and coefficient per input.")
+        if any(len(row) != 2 for row in self.cuts) or [r[0] for r in self.cuts] != sorted(r[0] for r in self.cuts):
+            raise ValueError("A decision's cuts are [target precision, probability] rows, by rising target.")
+
+    def probability(self, columns: dict[str, np.ndarray]) -> np.ndarray:
+        """The probability that each answer is right, from its input ``columns`` (any shape, one array each)."""
+        z = np.full(np.shape(columns[self.inputs[0]]), self.intercept, dtype=np.float64)
+        for name, mean, scale, coef in zip(self.inputs, self.mean, self.scale, self.coef):
+            z += coef * (columns[name] - mean) / scale
+        return (1.0 / (1.0 + np.exp(-np.clip(z, -60, 60)))).astype(np.float32)
+
+    def cut_for(self, target_precision: float) -> float:
+        """The probability that kept ``target_precision`` on the training joins (interpolated between targets)."""
+        if not self.cuts:
+            raise ValueError("This decision has no cuts: threshold='auto' is not available; pass a number.")
+        targets = [row[0] for row in self.cuts]
+        if not targets[0] <= target_precision <= targets[-1]:
+            raise ValueError(
+                f"target_precision must be in [{targets[0]}, {targets[-1]}] (the calibrated range), got "
+                f"{target_precision}."
+            )
+        return float(np.interp(target_precision, targets, [row[1] for row in self.cuts]))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"format_version": self.format_version, "inputs": list(self.inputs),
+                "mean": [float(v) for v in self.mean], "scale": [float(v) for v in self.scale],
+                "coef": [float(v) for v in self.coef], "intercept": float(self.intercept),
+                "cuts": [[float(a), float(b)] for a, b in self.cuts], "meta": self.meta}  # fmt: skip
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Decision:
+        keys = ("inputs", "mean", "scale", "coef", "intercept", "cuts", "meta", "format_version")
+        return cls(**{k: data[k] for k in keys if k in data})
+
+
+def keep_ranking_order(probability: np.ndarray, z: np.ndarray, valid: np.ndarray) -> np.ndarray:
+    """``probability`` made non-increasing along each query's ranking order, so that the answer ranked first also
+    scores highest: the decision describes a candidate as if it were the answer, and a lower-ranked one must not
+    outscore the one the ranking chose."""
+    masked = np.where(valid, z, -np.inf)
+    order = np.argsort(-masked, axis=1, kind="stable")
+    ranked = np.take_along_axis(np.where(valid, probability, 0.0), order, axis=1)
+    ranked = np.minimum.accumulate(ranked, axis=1)
+    out = np.empty_like(ranked)
+    np.put_along_axis(out, order, ranked, axis=1)
+    return np.where(valid, out, 0.0).astype(np.float32)
