@@ -15,16 +15,18 @@ from phrasezoo.core.recipes import list_recipes, load_recipe
 from phrasezoo.gpu_job.commands import register as register_gpu_job
 from phrasezoo.hub.export import export_model, refresh_card
 from phrasezoo.hub.push import plan_push, push_folder
-from phrasezoo.train import add_train_arguments, train_from_args
+from phrasezoo.train import LAUNCH_FLAGS, add_train_arguments, train_command
 from phrasezoo.training.checkpoint import latest_checkpoint, load_checkpoint
 from phrasezoo.training.finalize import finalize_model
 from phrasezoo.zoo.registry import create_model, get_method, list_methods
 
-EPILOG = """examples:
+EPILOG = f"""examples:
   phrasezoo list                                       methods and published recipes
   phrasezoo pipeline hub_configs/pearl-mini.yaml       train + evaluate + export + comparison table (main job)
   phrasezoo train pearl-mini --set training.max_steps=50
-  accelerate launch train.py hub_configs/pearl-mini.yaml   (same training, several processes/GPUs)
+  accelerate launch {LAUNCH_FLAGS} train.py pearl-mini
+                                                       the same training in 2 processes (GPUs: one each); from a
+                                                       wheel install: ... -m phrasezoo.cli train pearl-mini
   phrasezoo evaluate --model outputs/pearl-mini --tasks all --output results/pearl/pearl-mini.json
   phrasezoo report results/*/*.json
   phrasezoo dev-eval --model outputs/pearl-mini           dev-suite score for model selection (no test data)
@@ -201,8 +203,7 @@ def _run(args: argparse.Namespace) -> int:
     if args.command == "list":
         return _list()
     if args.command == "train":
-        train_from_args(args)
-        return 0
+        return train_command(args)  # under a launcher, its error line is the first process's only
     if args.command == "pipeline":
         from phrasezoo.pipeline import run_pipeline  # lazy: the main job needs the optional evaluation dependencies
 

@@ -22,7 +22,7 @@ from phrasezoo.hub.card import CardResults
 from phrasezoo.training.finalize import finalize_model
 from phrasezoo.training.loop import RunOptions
 from phrasezoo.training.recipe import train_recipe
-from phrasezoo.training.selection import select_from_recipe
+from phrasezoo.training.selection import check_selection, select_from_recipe
 
 README_START = "<!-- results:start -->"
 README_END = "<!-- results:end -->"
@@ -53,6 +53,8 @@ def run_pipeline(config, benchmarks_dir=None, overrides=None, reuse_baselines=Fa
     tasks, baselines = cfg.eval.get("tasks", "all"), cfg.eval.get("baselines", [])
     selection = cfg.eval.get("select_on_dev")
     task_options = _task_options(cfg)  # checked before training, so a misspelt option fails early
+    if selection:
+        check_selection(cfg, baselines)  # likewise: the selection runs after training
     if dev_only and not selection:
         raise ValueError(f"--dev-only needs an eval.select_on_dev block in the recipe {cfg.name}; it has none.")
     model, facts, chosen = None, {}, None

@@ -1,17 +1,28 @@
-"""The training entry point, train -> export: ``phrasezoo train`` and ``train.py`` (``accelerate launch train.py
-<recipe>``, one process per device). Light on purpose: every accelerate process imports it, so it imports neither
-the evaluation workflow nor the main job (:mod:`phrasezoo.pipeline`)."""
+"""The training entry point, train -> export: ``phrasezoo train``, ``train.py`` and ``python -m phrasezoo.cli train``
+(under ``accelerate launch``, one process per device). Light on purpose: every accelerate process imports it, so it
+imports neither the evaluation workflow nor the main job (:mod:`phrasezoo.pipeline`).
+
+A bad recipe or argument (an unknown recipe name, a key the method does not take, a precision or batch size this
+machine and launch cannot train, found before any data is built) is one ``error:`` line and exit status 2, as
+everywhere in ``phrasezoo``: under a launcher every process finds it, and only the first one says it.
+"""
 
 from __future__ import annotations
 
 import argparse
 import os
+import sys
 
+from phrasezoo.core.errors import InputError
 from phrasezoo.core.recipes import Recipe, load_recipe
 from phrasezoo.hub import export as hub_export
 from phrasezoo.training.finalize import finalize_model
-from phrasezoo.training.loop import RunOptions
+from phrasezoo.training.loop import RunOptions, first_process
 from phrasezoo.training.recipe import TrainedModel, train_recipe
+
+#: the values ``accelerate launch`` warns about when they are not given (two processes on one machine, the
+#: precision left to the recipe): the documented command passes them
+LAUNCH_FLAGS = "--multi_gpu --num_processes 2 --num_machines 1 --mixed_precision no --dynamo_backend no"
 
 
 def train_and_export(cfg: Recipe, options: RunOptions, card: bool = True) -> TrainedModel:
@@ -51,12 +62,28 @@ def add_train_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-progress", action="store_true", help="no progress bars (logs only)")
 
 
+def train_command(args: argparse.Namespace) -> int:
+    """``phrasezoo train`` and ``train.py``: train and export as :func:`add_train_arguments`'s ``args`` say; the exit
+    status. A bad recipe or argument is one ``error:`` line on stderr (the first process's, under a launcher) and 2,
+    never a traceback: what ``phrasezoo``'s other commands print (:func:`phrasezoo.core.errors.run_command`)."""
+    try:
+        train_from_args(args)
+    except (InputError, FileNotFoundError) as err:
+        if first_process():
+            print(f"error: {err}", file=sys.stderr, flush=True)
+        return 2
+    return 0
+
+
 def main(argv: list[str] | None = None) -> None:
-    """``train.py``: train a recipe and export it."""
+    """``train.py``: train a recipe and export it (:func:`train_command`; exits with its status when it fails)."""
     parser = argparse.ArgumentParser(
-        description="Train a phrasezoo model from its recipe, e.g. `accelerate launch train.py "
-        "hub_configs/pearl-mini.yaml`. Resumes from the last checkpoint in outputs/<name>/checkpoints unless "
-        "--no-resume; exports outputs/<name>/ as a Hub-ready folder at the end.",
+        description="Train a phrasezoo model from its recipe, e.g. `python train.py pearl-mini` (one process) or "
+        f"`accelerate launch {LAUNCH_FLAGS} train.py hub_configs/pearl-mini.yaml` (several). Resumes from the last "
+        "checkpoint in outputs/<name>/checkpoints unless --no-resume; exports outputs/<name>/ as a Hub-ready folder "
+        "at the end.",
     )
     add_train_arguments(parser)
-    train_from_args(parser.parse_args(argv))
+    status = train_command(parser.parse_args(argv))
+    if status:
+        raise SystemExit(status)

@@ -10,6 +10,7 @@ model card all read the same file, so a published card always states the recipe 
 from __future__ import annotations
 
 import copy
+import difflib
 import json
 import re
 from dataclasses import asdict, dataclass, field, fields
@@ -145,8 +146,12 @@ def load_recipe(name_or_path: str | Path, overrides: list[str] | None = None) ->
     if not path.suffix:
         path = RECIPES_DIR / f"{name_or_path}.yaml"
     if not path.exists():
-        known = ", ".join(list_recipes()) or "none"
-        raise FileNotFoundError(f"No recipe '{name_or_path}' (looked for {path}). Known recipes: {known}.")
+        known = list_recipes()
+        close = difflib.get_close_matches(Path(name_or_path).stem, known, n=3)
+        hint = f" Did you mean {', '.join(close)}?" if close else ""
+        raise FileNotFoundError(
+            f"No recipe '{name_or_path}' (looked for {path}).{hint} Known recipes: {', '.join(known) or 'none'}."
+        )
     try:
         raw = yaml.safe_load(read_user_text(path, "recipe")) or {}
     except yaml.YAMLError as err:

@@ -35,8 +35,37 @@ class CardResults:
     created: str | None = None
 
 
-def build_card(recipe, facts: dict[str, Any], results: CardResults | None = None):
-    """A :class:`huggingface_hub.ModelCard` for a trained model."""
+def usage_id(recipe, output_dir: str | Path) -> str:
+    """What the card's usage snippet (and the config's ``_name_or_path``) loads: the recipe's repo id, unless this run
+    renamed its recipe (``--set name=...``) without giving it a repo id of its own: the recipe's repo id is then
+    another model's (``phrasezoo/pearl-mini`` is the release, not a variant trained from its recipe), and the snippet
+    loads the exported folder (relative to the working directory when under it, else by its name)."""
+    written = _recipe_file(recipe)
+    renamed = written.get("name", recipe.name) != recipe.name
+    own_repo = written.get("repo_id", recipe.repo_id) != recipe.repo_id
+    if not renamed or own_repo:
+        return recipe.repo_id
+    folder = Path(output_dir).absolute()
+    try:
+        return folder.relative_to(Path.cwd()).as_posix()
+    except ValueError:
+        return folder.name
+
+
+def _recipe_file(recipe) -> dict[str, Any]:
+    """The name and repo id that the recipe's file states (before ``--set`` overrides); empty without a file."""
+    if not recipe.source_path:
+        return {}
+    try:
+        written = yaml.safe_load(Path(recipe.source_path).read_text(encoding="utf8")) or {}
+    except (OSError, yaml.YAMLError):
+        return {}
+    return {k: written[k] for k in ("name", "repo_id") if isinstance(written, dict) and k in written}
+
+
+def build_card(recipe, facts: dict[str, Any], results: CardResults | None = None, usage: str | None = None):
+    """A :class:`huggingface_hub.ModelCard` for a trained model; ``usage``: what its usage snippet loads (default
+    the recipe's repo id; :func:`usage_id` for an export)."""
     from huggingface_hub import ModelCard, ModelCardData
 
     template = get_method(recipe.method).card_template
@@ -57,7 +86,7 @@ def build_card(recipe, facts: dict[str, Any], results: CardResults | None = None
     return ModelCard.from_template(
         card_data,
         template_path=str(template),
-        repo_id=recipe.repo_id,
+        repo_id=usage or recipe.repo_id,
         name=recipe.name,
         description=recipe.description,
         backbone=backbone,
@@ -70,6 +99,7 @@ def build_card(recipe, facts: dict[str, Any], results: CardResults | None = None
 
 
 def write_model_card(output_dir: Path, recipe, facts, results: CardResults | None = None) -> Path:
+    """``output_dir/README.md``: the card of the model exported there (:func:`build_card`, :func:`usage_id`)."""
     path = Path(output_dir) / "README.md"
-    atomic_write_text(path, str(build_card(recipe, facts, results)))
+    atomic_write_text(path, str(build_card(recipe, facts, results, usage_id(recipe, output_dir))))
     return path

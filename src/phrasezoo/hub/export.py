@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from phrasezoo.core.files import atomic_write_text, readable_replace
-from phrasezoo.hub.card import CardResults, write_model_card
+from phrasezoo.hub.card import CardResults, usage_id, write_model_card
 from phrasezoo.resources import backbone_hub_id
 
 FACTS_FILE = "training_facts.json"
@@ -42,13 +42,37 @@ def export_model(
     # embedded defaults); publish the public Hub id instead
     if recipe.backbone and getattr(model.config, "backbone_config", None) is not None:
         model.config.backbone_config._name_or_path = backbone_hub_id(recipe.backbone)
-    model.config._name_or_path = recipe.repo_id
+    model.config._name_or_path = usage_id(recipe, output_dir)
     write_model_files(model, output_dir)
-    facts = {**_read_facts(output_dir), **(facts or {})}
+    facts = portable_facts({**_read_facts(output_dir), **(facts or {})}, output_dir)
     atomic_write_text(output_dir / FACTS_FILE, json.dumps(facts, indent=1, default=str))
     if card:
         write_model_card(output_dir, recipe, facts, results)
     return output_dir
+
+
+def portable_facts(facts: dict[str, Any], output_dir: Path) -> dict[str, Any]:
+    """``facts`` without this machine's paths, since the folder is published: a path inside ``output_dir`` (a soup's
+    ingredients) relative to it, any other absolute path (a local corpus file) by its name only. Other values, and
+    relative paths outside the folder (``results/...`` of the repository), are kept."""
+    root = Path(output_dir).resolve()
+
+    def portable(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {key: portable(item) for key, item in value.items()}
+        if isinstance(value, list | tuple):
+            return [portable(item) for item in value]
+        if not isinstance(value, str | Path) or not str(value).strip() or "\n" in str(value):
+            return value
+        path = Path(value)
+        try:
+            if not path.is_absolute() and not path.exists():
+                return value
+            return path.resolve().relative_to(root).as_posix()
+        except (ValueError, OSError):  # outside the folder, or no path at all (a name too long for one)
+            return path.name if path.is_absolute() else value
+
+    return portable(facts)
 
 
 def write_model_files(model, output_dir: Path) -> None:

@@ -24,7 +24,9 @@ indices, how to compute the loss); the loop supplies everything else:
 
 from __future__ import annotations
 
+import importlib.util
 import json
+import os
 import random
 import time
 from collections.abc import Callable, Sequence
@@ -39,6 +41,7 @@ from accelerate import Accelerator
 from safetensors.torch import load_file
 from tqdm.auto import tqdm
 
+from phrasezoo.core.errors import InputError
 from phrasezoo.core.files import atomic_write_text
 from phrasezoo.core.machine import has_fast_bf16
 from phrasezoo.core.progress import progress_enabled
@@ -113,6 +116,69 @@ class TrainResult:
     resumed_from: int | None
     last_losses: dict[str, float] = field(default_factory=dict)
     log_path: Path | None = None
+
+
+#: the loop's learning-rate schedules (:func:`learning_rate_factor`), optimizers and precisions
+SCHEDULERS = ("exponential", "linear", "constant")
+OPTIMIZERS = ("adam", "adamw")
+PRECISIONS = ("no", "fp32", "bf16", "fp16")
+
+
+def launched_processes() -> int:
+    """The processes a launcher (``accelerate launch``, torchrun) started for this run, known before any Accelerator
+    exists (1 without a launcher)."""
+    return int(os.environ.get("WORLD_SIZE", "1"))
+
+
+def first_process() -> bool:
+    """Whether this process speaks for the launch: rank 0, or the only process. The others train in silence."""
+    return int(os.environ.get("RANK", "0")) == 0
+
+
+def check_before_work(cfg: TrainingConfig, processes: int, where: str = "recipe") -> None:
+    """Refuse, before any data is built or downloaded, what the loop would refuse only once it starts (after minutes
+    warm, an hour cold): a precision this machine cannot train in, a global batch the processes and micro-batches do
+    not divide, an unknown optimizer or schedule, step counts below 1, a blend outside [0, 1], LoRA without peft.
+    One :class:`~phrasezoo.core.errors.InputError` names every problem found (``where``: the recipe's file)."""
+    problems = [*_precision_problems(cfg.mixed_precision)]
+    split = processes * max(1, cfg.gradient_accumulation_steps)
+    if cfg.batch_size % split:
+        problems.append(
+            f"training.batch_size {cfg.batch_size} is the global batch of a step and must be divisible by the "
+            f"processes ({processes}) times training.gradient_accumulation_steps "
+            f"({cfg.gradient_accumulation_steps}); use a batch size that is a multiple of {split}, or other --num_processes"
+        )
+    if cfg.optimizer not in OPTIMIZERS:
+        problems.append(f"training.optimizer {cfg.optimizer!r} is not one of {', '.join(OPTIMIZERS)}")
+    if cfg.scheduler not in SCHEDULERS:
+        problems.append(f"training.scheduler {cfg.scheduler!r} is not one of {', '.join(SCHEDULERS)}")
+    for key in ("batch_size", "epochs", "max_steps", "checkpoint_every", "log_every", "gradient_accumulation_steps"):
+        value = getattr(cfg, key)
+        if value is not None and value < 1:
+            problems.append(f"training.{key} must be at least 1, got {value}")
+    if not 0.0 <= (cfg.weight_average or 0.0) <= 1.0:
+        problems.append(f"training.weight_average must be in [0, 1], got {cfg.weight_average}")
+    if cfg.lora and importlib.util.find_spec("peft") is None:
+        problems.append("training.lora needs peft, which is not installed (pip install peft)")
+    if problems:
+        raise InputError(f"{where}: " + "; ".join(problems) + ".")
+
+
+def _precision_problems(mixed_precision: str | None) -> list[str]:
+    """What is wrong with ``training.mixed_precision`` on this machine: unknown, fp16 without a GPU (it needs the
+    GPU's loss scaler), bf16 on a GPU that has none. bf16 on a CPU without native bf16 is no problem: the run falls
+    back to fp32 and says so."""
+    precision = mixed_precision or "no"
+    if precision not in PRECISIONS:
+        return [f"training.mixed_precision must be no, bf16 or fp16, got {precision!r}"]
+    if precision == "fp16" and not torch.cuda.is_available():
+        return [
+            "training.mixed_precision fp16 is for GPUs (with a loss scaler) and this machine has none: use bf16 "
+            "(native on AVX-512 BF16/AMX CPUs, fp32 elsewhere) or no, e.g. --set training.mixed_precision=bf16"
+        ]
+    if precision == "bf16" and torch.cuda.is_available() and not torch.cuda.is_bf16_supported():
+        return ["training.mixed_precision bf16 needs a GPU with bf16 and this one has none: use fp16 or no"]
+    return []
 
 
 def learning_rate_factor(cfg: TrainingConfig, step: int, total_steps: int) -> float:

@@ -29,7 +29,14 @@ from phrasezoo.core.files import atomic_write_text
 from phrasezoo.core.recipes import Recipe, recipe_from_dict
 from phrasezoo.objectives import teacher
 from phrasezoo.resources import backbone_hub_id
-from phrasezoo.training.loop import RunOptions, TrainResult, effective_mixed_precision, seed_everything, train
+from phrasezoo.training.loop import (
+    RunOptions,
+    TrainResult,
+    effective_mixed_precision,
+    launched_processes,
+    seed_everything,
+    train,
+)
 from phrasezoo.training.recipe_guard import check_and_record_recipe
 from phrasezoo.zoo.registry import Method, create_model, get_method, validate_recipe
 
@@ -104,7 +111,7 @@ def _accelerator(cfg: Recipe):
     # several processes (torchrun / accelerate launch --multi_gpu) on a machine without CUDA: Accelerate only
     # forms the gloo process group (MULTI_CPU) when asked for the CPU explicitly; otherwise each process would
     # believe it is alone and train the same batches
-    multi_process_cpu = int(os.environ.get("WORLD_SIZE", "1")) > 1 and not torch.cuda.is_available()
+    multi_process_cpu = launched_processes() > 1 and not torch.cuda.is_available()
     # fp16 on a GPU trains with Accelerate's loss scaler (the trainer refuses fp16 without one, and on a CPU)
     fp16 = cfg.training.mixed_precision == "fp16" and torch.cuda.is_available()
     accelerator = Accelerator(cpu=multi_process_cpu, **({"mixed_precision": "fp16"} if fp16 else {}))

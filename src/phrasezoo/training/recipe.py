@@ -39,10 +39,11 @@ from typing import Any
 import torch
 from safetensors.torch import load_file
 
+from phrasezoo.core.errors import InputError
 from phrasezoo.core.machine import available_memory, env_count, usable_cores
 from phrasezoo.core.recipes import Recipe
 from phrasezoo.training.checkpoint import blend_with_initial
-from phrasezoo.training.loop import RunOptions
+from phrasezoo.training.loop import RunOptions, check_before_work, first_process, launched_processes
 from phrasezoo.training.one_run import RUN_SUMMARY, TrainedRun, seed_command, train_one_run
 from phrasezoo.training.soup import write_soup_checkpoint
 from phrasezoo.zoo.registry import Method, validate_recipe
@@ -66,8 +67,12 @@ def train_recipe(cfg: Recipe, options: RunOptions) -> TrainedModel:
     """Validate ``cfg`` and train it as ``options`` say (:class:`~phrasezoo.training.loop.RunOptions`; by default
     into ``outputs/<name>/``, resuming from the last checkpoints): one run, or a soup of one run per seed. The
     recipe's ``num_threads`` holds for its runs only: torch's thread count is restored afterwards, for what the
-    caller does next."""
+    caller does next. The recipe and what this machine and launch can train are checked before any data is built
+    (:func:`~phrasezoo.training.loop.check_before_work`)."""
     method = validate_recipe(cfg)
+    check_before_work(cfg.training, launched_processes(), cfg.source_path or cfg.name)
+    if cfg.training.soup_seeds:
+        _check_seeds(cfg)
     threads = torch.get_num_threads()
     try:
         if cfg.training.soup_seeds:
@@ -91,9 +96,9 @@ def soup_workers(cfg: Recipe, seeds: int) -> int:
     held = runs_in_memory(cfg)
     if held < workers:
         free = (available_memory() or 0) / 2**30
-        print(f">> soup: {held} run(s) at a time, not {workers}: {free:.1f} GB of memory is free and a run takes "
+        say(f">> soup: {held} run(s) at a time, not {workers}: {free:.1f} GB of memory is free and a run takes "
               f"about {cfg.training.run_memory_gb:g} GB (training.run_memory_gb). PHRASEZOO_SOUP_WORKERS=<n> "
-              "overrides it.", flush=True)  # fmt: skip
+              "overrides it.")  # fmt: skip
         return held
     return workers
 
@@ -111,7 +116,7 @@ def runs_on_cores(cfg: Recipe) -> int:
     """Runs of ``training.num_threads`` threads the machine's cores hold at once (1 when threads are not pinned, on a
     GPU or under several processes)."""
     threads = cfg.training.num_threads
-    if not threads or torch.cuda.is_available() or int(os.environ.get("WORLD_SIZE", "1")) > 1:
+    if not threads or torch.cuda.is_available() or launched_processes() > 1:
         return 1
     return max(1, usable_cores() // threads)
 
@@ -122,9 +127,7 @@ def _train_soup(cfg: Recipe, method: Method, options: RunOptions) -> TrainedMode
     ``options.spare`` is called once: before the first seed's task build, if the seeds will take every core (the
     work it starts uses the cores that build leaves free, then shares them, and none falls idle at the end), else
     when a worker finds no seed left while others still train."""
-    seeds = list(cfg.training.soup_seeds or [])
-    if len(set(seeds)) != len(seeds) or len(seeds) < 2:
-        raise ValueError(f"training.soup_seeds needs at least two different seeds, got {seeds}.")
+    seeds = _check_seeds(cfg)
     output = Path(options.output_dir or cfg.output_dir)
     workers = soup_workers(cfg, len(seeds)) if options.workers is None else max(1, min(options.workers, len(seeds)))
     trainer = _Seeds(cfg, method, dataclasses.replace(options, output_dir=output, workers=workers))
@@ -143,6 +146,23 @@ def _train_soup(cfg: Recipe, method: Method, options: RunOptions) -> TrainedMode
     if not facts.get("last losses"):  # a finished seed reused from disk logs no new step
         facts.pop("last losses", None)
     return TrainedModel(model, output, facts, True, trainer.stages)
+
+
+def _check_seeds(cfg: Recipe) -> list[int]:
+    """The soup's seeds: at least two, all different (an :class:`InputError` naming the recipe otherwise)."""
+    seeds = list(cfg.training.soup_seeds or [])
+    if len(set(seeds)) != len(seeds) or len(seeds) < 2:
+        raise InputError(
+            f"{cfg.source_path or cfg.name}: training.soup_seeds needs at least two different seeds, got {seeds}."
+        )
+    return seeds
+
+
+def say(message: str) -> None:
+    """Print a progress line from the first process only: under ``accelerate launch`` every process trains the
+    soup's seeds in turn, and one of them speaks for all."""
+    if first_process():
+        print(message, flush=True)
 
 
 def _seconds(run: TrainedRun | dict) -> float:
@@ -207,7 +227,7 @@ class _Seeds:
         """One seed in this process (the first always: the soup model is its model with the soup loaded)."""
         seeded = copy.deepcopy(self.cfg)
         seeded.training.seed, seeded.training.soup_seeds = seed, None
-        print(f">> soup ingredient {i + 1}/{self.total}: seed {seed}", flush=True)
+        say(f">> soup ingredient {i + 1}/{self.total}: seed {seed}")
         options = dataclasses.replace(self.options, output_dir=self.folder(seed), ready=ready, draws_of=draws_of)
         run = train_one_run(seeded, options, self.method)
         self.stages.extend(run.stages)
@@ -247,7 +267,7 @@ class _Seeds:
         folder.mkdir(parents=True, exist_ok=True)
         log = folder / "ingredient.log"
         command = seed_command(self.cfg, seed, dataclasses.replace(self.options, output_dir=folder))
-        print(f">> soup ingredient {i + 1}/{self.total}: seed {seed}, in a process of its own (log: {log})", flush=True)
+        say(f">> soup ingredient {i + 1}/{self.total}: seed {seed}, in a process of its own (log: {log})")
         with open(log, "w") as handle:
             process = subprocess.Popen(
                 [sys.executable, *command],
@@ -263,7 +283,7 @@ class _Seeds:
             raise RuntimeError(f"Soup ingredient seed {seed} failed (exit code {code}); the end of {log}:\n{tail}")
         summary = json.loads((folder / RUN_SUMMARY).read_text())
         self.stages.extend(tuple(stage) for stage in summary["stages"])
-        print(f">> soup ingredient seed {seed} done ({summary['seconds'] / 60:.1f} min of training)", flush=True)
+        say(f">> soup ingredient seed {seed} done ({summary['seconds'] / 60:.1f} min of training)")
         return summary
 
     def _stop(self) -> None:
