@@ -30,6 +30,7 @@ import numpy as np
 import torch
 
 from phrasezoo.core.machine import has_fast_bf16
+from phrasezoo.encoders import load_encoder
 from phrasezoo.objectives.teacher_rows import BF16_TAG, RowStore, save_rows, seconds_spent, strings_key
 from phrasezoo.resources import cache_dir
 
@@ -282,8 +283,6 @@ def _encoder_embeddings(
 ) -> TeacherEmbeddings:
     """One encoder's rows (see :func:`teacher_embeddings`): the cached matrix of exactly these strings when there is
     one, else rows from the cache by content and the others embedded on demand."""
-    from phrasezoo.encoders import load_encoder
-
     if precision not in ("auto", "fp32"):
         raise ValueError(f"precision must be 'auto' or 'fp32', got {precision!r}.")
     unique = sorted(set(texts))

@@ -71,13 +71,12 @@ import numpy as np
 from phrasezoo.core.errors import InputError, MissingResourceError
 from phrasezoo.core.files import atomic_write_text, read_user_json
 from phrasezoo.core.progress import progress_enabled
-from phrasezoo.data.benchmark_filter import default_benchmarks_dir
 from phrasezoo.data.dev_sets import VERSION, load_dev_set
 from phrasezoo.encoders import MENTIONS, VECTORS, Encoder, ModelEncoder, load_encoder
 
+from ..datasets.benchmark_dev import BENCHMARK_DEV_SETS, load_benchmark_dev
 from ..tasks.clustering import kmeans_nmi as benchmark_kmeans_nmi
-from ..tasks.clustering import read_ner_jsonl
-from ..tasks.context_clustering import cluster_scores, read_ner_mentions
+from ..tasks.context_clustering import cluster_scores
 from ..tasks.similarity import MultipleChoiceData, multiple_choice_accuracy
 
 logger = logging.getLogger(__name__)
@@ -204,8 +203,6 @@ def _phrase_clustering(encoder: Encoder, data: Any) -> tuple[float, int, dict[st
 
 #: the source of the tasks that read the benchmarks' own dev splits (not cached: they are read as they are)
 BENCHMARK_DEV = "benchmark-dev"
-#: benchmark folder, its types (the test task's), for the dev-split tasks
-BENCHMARK_DEV_SETS = {"conll2003": ["PER", "LOC", "ORG"], "bc5cdr": ["Chemical", "Disease"]}
 
 
 def benchmark_dev_task(folder: str, label: str, in_context: bool) -> DevTask:
@@ -225,23 +222,6 @@ def benchmark_dev_task(folder: str, label: str, in_context: bool) -> DevTask:
     return DevTask(
         f"dev_{short}", BENCHMARK_DEV, "nmi", description, run, needs_vectors=True, needs_mentions=in_context
     )
-
-
-def load_benchmark_dev(benchmarks_dir: str | os.PathLike | None = None) -> dict[str, Any]:
-    """The dev splits of the clustering benchmarks: ``{"<folder>_mentions": MentionClusteringData, "<folder>":
-    ClusteringData}`` per folder of :data:`BENCHMARK_DEV_SETS` (``FileNotFoundError`` names the folder to set)."""
-    bench = Path(benchmarks_dir) if benchmarks_dir is not None else default_benchmarks_dir()
-    out: dict[str, Any] = {}
-    for folder, types in BENCHMARK_DEV_SETS.items():
-        path = bench / folder / "dev.jsonl"
-        if not path.is_file():
-            raise FileNotFoundError(
-                f"{path} not found: the benchmark-dev tasks read the benchmarks' dev splits; point benchmarks_dir "
-                "or $PHRASEZOO_BENCHMARKS at the folder holding conll2003/ and bc5cdr/ (e.g. ../shared/benchmarks)."
-            )
-        out[f"{folder}_mentions"] = read_ner_mentions(path, types)
-        out[folder] = read_ner_jsonl(path, types)
-    return out
 
 
 DEV_TASKS: dict[str, DevTask] = {

@@ -56,7 +56,7 @@ def collect_alias_pairs(alias: Mapping, blocklist, dev_strings=None) -> tuple[li
         pairs += extra
         dropped += extra_report.get("dropped", 0)
     if "wordnet-names" in sources:
-        from phrasezoo.data.dev_sets import dev_set_strings
+        from phrasezoo.data.held_out import dev_set_strings
         from phrasezoo.methods.pearl.wordnet_names import sample_pairs, wordnet_name_pairs
 
         exclude = (dev_strings or dev_set_strings)()
@@ -79,7 +79,7 @@ class AliasRows:
     data_keys: tuple[str, ...] = ("alias_pairs",)
 
     def apply(self, dataset: Any, recipe: Any, context: Context) -> tuple[Any, dict[str, Any]]:
-        from phrasezoo.data.dev_sets import dev_set_strings
+        from phrasezoo.data.held_out import dev_set_strings
 
         from .data import add_alias_rows, mine_alias_negatives
 
@@ -111,7 +111,7 @@ class AliasRows:
     def names(alias, context: Context) -> tuple[list[tuple[str, str]], dict[str, list[str]], dict[str, Any]]:
         """The ``names`` source: the name benchmark's training entities as pairs, their look-alike siblings and
         facts (:func:`.name_aliases.name_alias_rows`), built with the main process first."""
-        from phrasezoo.data.dev_sets import dev_set_strings
+        from phrasezoo.data.held_out import dev_set_strings
 
         from .name_aliases import name_alias_rows
 

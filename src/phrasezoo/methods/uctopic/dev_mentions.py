@@ -2,7 +2,7 @@
 
 CCL's options (steps, stopping rule, confident share) must not be chosen on the CoNLL-2003/BC5CDR labels it is scored
 on. This set stands in for them: the named entities that ``en_core_web_sm`` finds in the leads of the wiki-leads
-articles of the dev split (:func:`phrasezoo.data.dev_sets.is_dev_title`, 1 article in 10), typed PER (``PERSON``),
+articles of the dev split (:func:`phrasezoo.resources.splits.is_dev_title`, 1 article in 10), typed PER (``PERSON``),
 LOC (``GPE``/``LOC``) or ORG (``ORG``), like CoNLL's three types. The types are spaCy's predictions (silver labels),
 good enough to compare finetuning recipes; mentions are capped per article and overall (stable order), and the
 build is cached as JSON.
@@ -31,7 +31,7 @@ def build_dev_mentions(
     from tqdm.auto import tqdm
 
     from phrasezoo.core.progress import progress_enabled
-    from phrasezoo.data.dev_sets import is_dev_title
+    from phrasezoo.resources.splits import is_dev_title
     from phrasezoo.resources import load_spacy
     from phrasezoo.resources.corpora import iter_wiki_leads
 
