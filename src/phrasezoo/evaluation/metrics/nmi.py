@@ -4,29 +4,20 @@ An ``evaluate`` metric script, loaded by path (``phrasezoo.evaluation.metrics.lo
 the Hub; the benchmark suite computes its numbers through it.
 """
 
-import datasets
-import evaluate
 from sklearn.metrics import normalized_mutual_info_score
 
-_INPUTS = """
+from .metric_base import SuiteMetric, columns
+
+
+class NMI(SuiteMetric):
+    INPUTS = """
 Args:
     predictions: the cluster id of each item (e.g. from KMeans).
     references: the gold label of each item (e.g. its entity type).
 Returns:
     nmi: in [0, 1].
 """
-
-
-class NMI(evaluate.Metric):
-    def _info(self) -> evaluate.MetricInfo:
-        return evaluate.MetricInfo(
-            description=__doc__,
-            citation="",
-            inputs_description=_INPUTS,
-            features=datasets.Features(
-                {"predictions": datasets.Value("int64"), "references": datasets.Value("string")}
-            ),
-        )
+    COLUMNS = (columns(predictions="int64", references="string"),)
 
     def _compute(self, predictions, references) -> dict[str, float]:
         return {"nmi": float(normalized_mutual_info_score(references, predictions))}

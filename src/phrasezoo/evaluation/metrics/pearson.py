@@ -4,30 +4,21 @@ An ``evaluate`` metric script, loaded by path (``phrasezoo.evaluation.metrics.lo
 the Hub; the benchmark suite computes its numbers through it.
 """
 
-import datasets
-import evaluate
 import numpy as np
 from scipy.stats import pearsonr
 
-_INPUTS = """
+from .metric_base import SuiteMetric, columns
+
+
+class Pearson(SuiteMetric):
+    INPUTS = """
 Args:
     predictions: predicted scores (e.g. cosine similarities).
     references: gold scores (e.g. human relatedness).
 Returns:
     pearson: the correlation coefficient, in [-1, 1].
 """
-
-
-class Pearson(evaluate.Metric):
-    def _info(self) -> evaluate.MetricInfo:
-        return evaluate.MetricInfo(
-            description=__doc__,
-            citation="",
-            inputs_description=_INPUTS,
-            features=datasets.Features(
-                {"predictions": datasets.Value("float64"), "references": datasets.Value("float64")}
-            ),
-        )
+    COLUMNS = (columns(predictions="float64", references="float64"),)
 
     def _compute(self, predictions, references) -> dict[str, float]:
         pred = np.asarray(predictions, dtype=np.float64)

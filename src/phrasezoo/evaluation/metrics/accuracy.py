@@ -5,30 +5,20 @@ An ``evaluate`` metric script, loaded by path (``phrasezoo.evaluation.metrics.lo
 the Hub; the benchmark suite computes its numbers through it.
 """
 
-import datasets
-import evaluate
 import numpy as np
 
-_INPUTS = """
+from .metric_base import SuiteMetric, columns
+
+
+class Accuracy(SuiteMetric):
+    INPUTS = """
 Args:
     predictions: predicted labels (strings or integers).
     references: gold labels, of the same type.
 Returns:
     accuracy: the share of exact matches, in [0, 1].
 """
-
-
-class Accuracy(evaluate.Metric):
-    def _info(self) -> evaluate.MetricInfo:
-        return evaluate.MetricInfo(
-            description=__doc__,
-            citation="",
-            inputs_description=_INPUTS,
-            features=[
-                datasets.Features({"predictions": datasets.Value("string"), "references": datasets.Value("string")}),
-                datasets.Features({"predictions": datasets.Value("int64"), "references": datasets.Value("int64")}),
-            ],
-        )
+    COLUMNS = (columns(predictions="string", references="string"), columns(predictions="int64", references="int64"))
 
     def _compute(self, predictions, references) -> dict[str, float]:
         matches = np.asarray(predictions, dtype=object) == np.asarray(references, dtype=object)

@@ -6,11 +6,13 @@ An ``evaluate`` metric script, loaded by path (``phrasezoo.evaluation.metrics.lo
 the Hub; the benchmark suite computes its numbers through it.
 """
 
-import datasets
-import evaluate
 import numpy as np
 
-_INPUTS = """
+from .metric_base import SuiteMetric, columns
+
+
+class FuzzyJoinAccuracy(SuiteMetric):
+    INPUTS = """
 Args:
     predictions: per right row with a gold match, the left row it was joined to.
     references: its gold left row.
@@ -20,22 +22,7 @@ Returns:
     accuracy: the mean of the per-dataset accuracies, in [0, 1];
     per_dataset: {dataset: accuracy}, in order of first appearance.
 """
-
-
-class FuzzyJoinAccuracy(evaluate.Metric):
-    def _info(self) -> evaluate.MetricInfo:
-        return evaluate.MetricInfo(
-            description=__doc__,
-            citation="",
-            inputs_description=_INPUTS,
-            features=datasets.Features(
-                {
-                    "predictions": datasets.Value("string"),
-                    "references": datasets.Value("string"),
-                    "datasets": datasets.Value("string"),
-                }
-            ),
-        )
+    COLUMNS = (columns(predictions="string", references="string", datasets="string"),)
 
     def _compute(self, predictions, references, datasets, decimals: int | None = 6) -> dict:
         names = np.asarray(datasets, dtype=object)

@@ -6,29 +6,20 @@ An ``evaluate`` metric script, loaded by path (``phrasezoo.evaluation.metrics.lo
 the Hub; the benchmark suite computes its numbers through it.
 """
 
-import datasets
-import evaluate
 import numpy as np
 
-_INPUTS = """
+from .metric_base import SuiteMetric, columns
+
+
+class TieSplitAccuracy(SuiteMetric):
+    INPUTS = """
 Args:
     predictions: per query, the score of every candidate (all queries have the same number of candidates).
     references: per query, the index of the right candidate.
 Returns:
     accuracy: the mean over queries of [right candidate at the top] / (candidates at the top), in [0, 1].
 """
-
-
-class TieSplitAccuracy(evaluate.Metric):
-    def _info(self) -> evaluate.MetricInfo:
-        return evaluate.MetricInfo(
-            description=__doc__,
-            citation="",
-            inputs_description=_INPUTS,
-            features=datasets.Features(
-                {"predictions": datasets.Sequence(datasets.Value("float64")), "references": datasets.Value("int64")}
-            ),
-        )
+    COLUMNS = (columns(predictions="float64[]", references="int64"),)
 
     def _compute(self, predictions, references) -> dict[str, float]:
         if len({len(row) for row in predictions}) != 1:
