@@ -37,8 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from phrasezoo.core.errors import MissingResourceError
-from phrasezoo.resources import cache_dir, load_wordnet, wordnet_install_hint
-from phrasezoo.resources.corpora import load_wiki_leads, wiki_leads_path
+from phrasezoo.resources import cache_dir, corpora, load_wordnet, wordnet_install_hint
 from phrasezoo.resources.splits import ALIAS_DEV_MODULUS, is_dev_title, stable_hash
 
 from . import pivot
@@ -296,7 +295,7 @@ def _source_signature(source: str) -> str:
             )
         return f"{_file_signature(pivot.DICT_PATH)}:pivot-v{pivot.VERSION}:mod{pivot.DEV_MODULUS}"
     if source == "wiki":
-        return _file_signature(wiki_leads_path())
+        return _file_signature(corpora.wiki_leads_path())
     if source == "wordsim":
         folder = wordsim_dir()
         return "|".join(_file_signature(folder / name) for name in WORDSIM_FILES.values())
@@ -315,7 +314,7 @@ def _build(source: str, max_items: int | None, blocklist: BenchmarkBlocklist, pr
         table = pivot.load_pivot_table(pivot.DICT_PATH, progress=progress)
         return build_pivot_dev(table, max_pairs=max_items or PIVOT_MAX_PAIRS, blocklist=blocklist)
     if source == "wiki":
-        return build_wiki_dev(load_wiki_leads(), max_items=max_items, blocklist=blocklist)
+        return build_wiki_dev(corpora.load_wiki_leads(), max_items=max_items, blocklist=blocklist)
     if source == "compound":
         wordnet = load_wordnet(str(WORDNET_DIR))
         if wordnet is None:

@@ -37,7 +37,7 @@ class CardResults:
 
 def build_card(recipe, facts: dict[str, Any], results: CardResults | None = None):
     """A :class:`huggingface_hub.ModelCard` for a trained model."""
-    from huggingface_hub import ModelCard, ModelCardData
+    from huggingface_hub import ModelCard, ModelCardData  # lazy: ~1 s, off 'phrasezoo --help'
 
     template = get_method(recipe.method).card_template
     if not template.exists():

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from pathlib import Path
 
+from huggingface_hub.utils import filter_repo_objects
+
 #: what never leaves the machine, written relative to a folder; :func:`_anywhere` makes each match at any depth
 TRAINING_STATE = (
     "checkpoints/*",  # resumable state: weights, optimizer, trainer state, the recipe guard
@@ -120,8 +122,6 @@ class PushResult:
 def plan_push(folder: str | Path) -> PushPlan:
     """Every file of ``folder`` that a push uploads, after :data:`IGNORE_PATTERNS`; raises a clear error for a folder
     that is not an export (no known kind, no weights) or that holds pickled files."""
-    from huggingface_hub.utils import filter_repo_objects
-
     folder = Path(folder)
     if not folder.is_dir():
         raise FileNotFoundError(f"{folder} is not a folder; give an exported folder, e.g. outputs/pearl-mini.")
@@ -150,7 +150,7 @@ def plan_push(folder: str | Path) -> PushPlan:
 
 def _check_card(path: Path) -> None:
     """Fail before any upload when the card's YAML header does not parse as Hub metadata."""
-    from huggingface_hub import ModelCard
+    from huggingface_hub import ModelCard  # lazy: keeps huggingface_hub's card machinery off 'phrasezoo --help'
 
     try:
         ModelCard.load(path)
@@ -172,7 +172,7 @@ def push_folder(
     ``delete_stale``: also delete remote files that the export no longer has (except ``.gitattributes``), so that
     the repository holds exactly the exported files. The endpoint is huggingface_hub's (``HF_ENDPOINT``).
     """
-    from huggingface_hub import CommitOperationAdd, CommitOperationDelete, HfApi
+    from huggingface_hub import CommitOperationAdd, CommitOperationDelete, HfApi  # lazy: ~1 s, off 'phrasezoo --help'
 
     plan = plan_push(folder)
     api = HfApi(token=token)

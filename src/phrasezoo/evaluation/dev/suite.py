@@ -67,6 +67,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from scipy.stats import spearmanr
 
 from phrasezoo.core.errors import InputError, MissingResourceError
 from phrasezoo.core.files import atomic_write_text, read_user_json
@@ -75,6 +76,7 @@ from phrasezoo.data.dev_sets import VERSION, load_dev_set
 from phrasezoo.encoders import MENTIONS, VECTORS, Encoder, ModelEncoder, load_encoder
 
 from ..datasets.benchmark_dev import BENCHMARK_DEV_SETS, load_benchmark_dev
+from ..tasks.clustering import kmeans_clusters
 from ..tasks.clustering import kmeans_nmi as benchmark_kmeans_nmi
 from ..tasks.context_clustering import cluster_scores
 from ..tasks.similarity import MultipleChoiceData, multiple_choice_accuracy
@@ -110,22 +112,19 @@ def top1_accuracy(scores: np.ndarray, gold: Sequence[int | set[int] | Sequence[i
 def kmeans_nmi(
     vectors: np.ndarray, labels: Sequence[str], seed: int = KMEANS_SEED, n_init: int = KMEANS_N_INIT
 ) -> float:
-    """NMI between KMeans clusters (k = number of distinct labels, fixed seed and restarts) and the labels."""
-    # scikit-learn here, not at the top: half a second to import, for the clustering tasks only
-    from sklearn.cluster import KMeans
-    from sklearn.metrics import normalized_mutual_info_score
+    """NMI between KMeans clusters (k = number of distinct labels, fixed seed and restarts, the machine's threads) and
+    the labels."""
+    from sklearn.metrics import normalized_mutual_info_score  # lazy: keeps scikit-learn off the evaluation's import
 
     k = len(set(labels))
     if k < 2 or len(labels) < k:
         raise ValueError(f"kmeans_nmi needs at least 2 labels and as many items as labels (got {k}, {len(labels)}).")
-    clusters = KMeans(n_clusters=k, n_init=n_init, random_state=seed).fit_predict(np.asarray(vectors, np.float64))
+    clusters = kmeans_clusters(np.asarray(vectors, np.float64), k, seed=seed, n_init=n_init, one_thread=False)
     return float(normalized_mutual_info_score(list(labels), clusters))
 
 
 def spearman(predicted: Sequence[float], gold: Sequence[float]) -> float:
     """Spearman's rho (0.0 when either side is constant)."""
-    from scipy.stats import spearmanr  # scipy.stats here, not at the top: slow to import, for this metric only
-
     if len(predicted) != len(gold) or len(gold) < 2:
         raise ValueError(f"spearman needs two equal sequences of 2+ values, got {len(predicted)} and {len(gold)}.")
     rho = spearmanr(np.asarray(predicted, np.float64), np.asarray(gold, np.float64)).statistic

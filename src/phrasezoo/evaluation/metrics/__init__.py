@@ -45,7 +45,7 @@ def load_metric(name: str):
     """The ``evaluate.EvaluationModule`` of ``name``, loaded once per process (in memory: no cache files)."""
     with _lock:
         if name not in _loaded:
-            import evaluate  # here: `evaluate` is slow to import, and only the first compute needs it
+            import evaluate  # lazy: `evaluate` takes seconds to import, and only the first compute needs it
 
             _loaded[name] = evaluate.load(str(metric_path(name)), keep_in_memory=True)
         return _loaded[name]

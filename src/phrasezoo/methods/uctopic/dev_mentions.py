@@ -31,9 +31,9 @@ def build_dev_mentions(
     from tqdm.auto import tqdm
 
     from phrasezoo.core.progress import progress_enabled
-    from phrasezoo.resources.splits import is_dev_title
     from phrasezoo.resources import load_spacy
     from phrasezoo.resources.corpora import iter_wiki_leads
+    from phrasezoo.resources.splits import is_dev_title
 
     leads = [lead.lead for lead in iter_wiki_leads() if is_dev_title(lead.title)]
     nlp = load_spacy(spacy_model)
