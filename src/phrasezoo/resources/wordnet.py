@@ -76,8 +76,7 @@ def load_wordnet(source: str = "/usr/share/wordnet"):
     if not (src / "data.noun").exists():
         return None
     try:
-        import nltk.data  # lazy: NLTK, an optional dependency (no NLTK: no WordNet)
-        from nltk.corpus.reader.wordnet import WordNetCorpusReader  # lazy: NLTK, as above
+        import nltk.corpus.reader.wordnet  # lazy: NLTK, an optional dependency (no NLTK: no WordNet)
     except ImportError:
         return None
     root = cache_dir() / "nltk_data"
@@ -94,7 +93,7 @@ def load_wordnet(source: str = "/usr/share/wordnet"):
             nltk.data.path.append(str(root))
         with warnings.catch_warnings():  # "multilingual functions are not available": we only use English
             warnings.simplefilter("ignore", UserWarning)
-            reader = WordNetCorpusReader(str(target), None)
+            reader = nltk.corpus.reader.wordnet.WordNetCorpusReader(str(target), None)
             reader.synsets("dog")  # open the lazy reader's files now, not in the middle of a run
         return reader
     except (OSError, LookupError, ValueError) as err:

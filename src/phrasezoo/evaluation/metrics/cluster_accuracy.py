@@ -8,18 +8,12 @@ the Hub; the benchmark suite computes its numbers through it.
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
-from .metric_base import SuiteMetric, columns
+from .metric_base import CLUSTER_COLUMNS, SuiteMetric, cluster_inputs
 
 
 class ClusterAccuracy(SuiteMetric):
-    INPUTS = """
-Args:
-    predictions: the cluster id of each item (e.g. from KMeans).
-    references: the gold label of each item (e.g. its entity type).
-Returns:
-    accuracy: in [0, 1].
-"""
-    COLUMNS = (columns(predictions="int64", references="string"),)
+    INPUTS = cluster_inputs("accuracy: in [0, 1].")
+    COLUMNS = CLUSTER_COLUMNS
 
     def _compute(self, predictions, references) -> dict[str, float]:
         label_ids = {label: i for i, label in enumerate(dict.fromkeys(references))}

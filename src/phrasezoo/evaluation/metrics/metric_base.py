@@ -12,6 +12,7 @@ import sys
 
 import datasets
 import evaluate
+import numpy as np
 
 
 def columns(**types: str) -> datasets.Features:
@@ -44,3 +45,47 @@ class SuiteMetric(evaluate.Metric, metaclass=abc.ABCMeta):
     @abc.abstractmethod
     def _compute(self, predictions, references, **kwargs) -> dict:
         """The metric's values from the inputs."""
+
+
+def score_inputs(key: str) -> str:
+    """The inputs' documentation of a correlation of predicted scores with gold scores, returned as ``key``."""
+    return f"""
+Args:
+    predictions: predicted scores (e.g. cosine similarities).
+    references: gold scores (e.g. human relatedness).
+Returns:
+    {key}: the correlation coefficient, in [-1, 1].
+"""
+
+
+class Correlation(SuiteMetric):
+    """A correlation of predicted scores with gold scores, both read as float64, returned as ``KEY``: the metric's
+    own part is its :meth:`statistic`."""
+
+    KEY: str = ""
+    COLUMNS = (columns(predictions="float64", references="float64"),)
+
+    @staticmethod
+    @abc.abstractmethod
+    def statistic(predicted: np.ndarray, gold: np.ndarray) -> float:
+        """The correlation coefficient of two float64 arrays."""
+
+    def _compute(self, predictions, references) -> dict[str, float]:
+        pred = np.asarray(predictions, dtype=np.float64)
+        gold = np.asarray(references, dtype=np.float64)
+        return {self.KEY: float(self.statistic(pred, gold))}
+
+
+#: the columns of a clustering metric: each item's cluster id and its gold label
+CLUSTER_COLUMNS = (columns(predictions="int64", references="string"),)
+
+
+def cluster_inputs(returns: str) -> str:
+    """The inputs' documentation of a clustering metric (cluster ids against gold labels) that returns ``returns``."""
+    return f"""
+Args:
+    predictions: the cluster id of each item (e.g. from KMeans).
+    references: the gold label of each item (e.g. its entity type).
+Returns:
+    {returns}
+"""

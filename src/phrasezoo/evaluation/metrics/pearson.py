@@ -4,23 +4,15 @@ An ``evaluate`` metric script, loaded by path (``phrasezoo.evaluation.metrics.lo
 the Hub; the benchmark suite computes its numbers through it.
 """
 
-import numpy as np
 from scipy.stats import pearsonr
 
-from .metric_base import SuiteMetric, columns
+from .metric_base import Correlation, score_inputs
 
 
-class Pearson(SuiteMetric):
-    INPUTS = """
-Args:
-    predictions: predicted scores (e.g. cosine similarities).
-    references: gold scores (e.g. human relatedness).
-Returns:
-    pearson: the correlation coefficient, in [-1, 1].
-"""
-    COLUMNS = (columns(predictions="float64", references="float64"),)
+class Pearson(Correlation):
+    KEY = "pearson"
+    INPUTS = score_inputs(KEY)
 
-    def _compute(self, predictions, references) -> dict[str, float]:
-        pred = np.asarray(predictions, dtype=np.float64)
-        gold = np.asarray(references, dtype=np.float64)
-        return {"pearson": float(pearsonr(pred, gold).statistic)}
+    @staticmethod
+    def statistic(predicted, gold) -> float:
+        return pearsonr(predicted, gold).statistic
