@@ -146,7 +146,7 @@ def load_encoder(
 def _load_fast(spec: str, backend: str, name: str | None, batch_size: int, progress: bool,
                device: str | None) -> Encoder:  # fmt: skip
     """``baseline:<model>@onnx-int8``: the int8 ONNX Runtime copy of a mean-pooling baseline (CPU only)."""
-    from .onnx_int8 import OnnxInt8Encoder  # lazy: torch, transformers and ONNX Runtime, for this backend only
+    from .onnx_int8 import OnnxInt8Encoder  # lazy: torch, transformers and onnx, for this backend only
 
     target = spec[len("baseline:") :] if spec.startswith("baseline:") else None
     if target is None or target in STATIC_MODELS or target in ("char-jaccard", "char_jaccard", "jaccard"):

@@ -31,7 +31,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import onnx
 import torch
+from onnx import TensorProto, helper, numpy_helper
 from transformers import AutoModel, AutoTokenizer
 
 from phrasezoo.resources import cache_dir
@@ -76,8 +78,6 @@ def integer_gemm_is_exact() -> bool:
     Without VNNI (AVX2 only: e.g. AMD Zen 2/3, older Intel), its kernel adds pairs of u8 x s8 products in 16 bits,
     which saturate past 32,767: a token's codes near 255 against weights near 127 (our full-range per-token codes)
     come out wrong by up to 80% (seen on an AVX2-only AMD EPYC). Tried once per process on such a worst case."""
-    from onnx import TensorProto, helper, numpy_helper  # lazy: onnx is only read where an int8 model is loaded
-
     ort = require_runtime()
     codes = np.full((1, 4), 255, dtype=np.uint8)
     weights = np.full((4, 1), 127, dtype=np.int8)
@@ -97,9 +97,6 @@ def float_integer_matmuls(path: Path) -> bytes:
     float MatMul of the same integers: exact while the sums stay below 2**24 (a 1,536-long dot product of codes and
     weights of at most 127 stays below it unless nearly every product is near its maximum), so the vectors are those
     of the integer kernel on a CPU where it is exact. Returned as serialised bytes for ONNX Runtime."""
-    import onnx  # lazy: onnx is only read where an int8 model is loaded
-    from onnx import TensorProto, helper, numpy_helper  # lazy: likewise
-
     model = onnx.load(str(path))
     graph = model.graph
     initializers = {w.name: w for w in graph.initializer}
@@ -148,9 +145,6 @@ def quantise_per_token(fp32: Path, target: Path) -> int:
     Rows that feed several MatMuls (an attention layer's query, key and value) are quantised once. Returns the number
     of MatMuls rewritten.
     """
-    import onnx  # lazy: onnx, to build the model only (a cached model needs ONNX Runtime alone)
-
-    TensorProto, helper, numpy_helper = onnx.TensorProto, onnx.helper, onnx.numpy_helper
     model = onnx.load(str(fp32))
     graph = model.graph
     weights = {w.name: w for w in graph.initializer if len(w.dims) == 2}
