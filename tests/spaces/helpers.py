@@ -131,11 +131,20 @@ def closure(requirements) -> dict[str, object]:
 
 
 def read_requirements(space: str) -> tuple[list[str], list]:
-    """``(option lines, Requirements)`` of ``spaces/<space>/requirements.txt`` (comments and blank lines dropped)."""
+    """``(option lines, Requirements)`` of ``spaces/<space>/requirements.txt`` (comments and blank lines dropped); a
+    wheel slot (``./wheels/<name>-<version>-...whl``) reads as ``<name> @ file:<the slot's path in the folder>``."""
     from packaging.requirements import Requirement
 
+    from phrasezoo.hub.space import wheel_slots
+
+    text = (SPACES / space / "requirements.txt").read_text()
+    slots = {slot.index: slot for slot in wheel_slots(text)}
     options, requirements = [], []
-    for line in (SPACES / space / "requirements.txt").read_text().splitlines():
+    for index, line in enumerate(text.splitlines()):
+        if index in slots:
+            path = SPACES / space / slots[index].path
+            requirements.append(Requirement(f"{slots[index].name} @ {path.as_uri()}"))
+            continue
         line = line.split(" #", 1)[0].strip()
         if not line or line.startswith("#"):
             continue
