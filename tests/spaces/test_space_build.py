@@ -217,6 +217,8 @@ def test_pearl_demo_ranks_and_joins_with_phrasezoo_from_the_wheel(spaces):
     joined, note = predict(spaces, "pearl-demo", "apple pie\n2012 Summer Olympics", "2012 Summer Olympics\napple pie",
                            0.9, api_name="/join_tables")  # fmt: skip
     assert [row[1] for row in joined["data"]] == ["2012 Summer Olympics", "apple pie"] and "Threshold" in note
+    matched = predict(spaces, "pearl-demo", "apple pie", "banana bread\napple pie", api_name="/match_rank")["data"]
+    assert matched[0][1] == "apple pie" and 0 <= matched[0][2] <= 1  # the default matcher, from the wheel
     assert str(spaces["pearl-demo"][1].parent) in phrasezoo_origin(spaces, "pearl-demo")  # the wheel, in the venv
 
 
