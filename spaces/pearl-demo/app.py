@@ -42,8 +42,8 @@ UNAVAILABLE = "unavailable"
 #: under the two rankings: what each is for (README.md says the same)
 WHICH_RANKING = (
     "**Which ranking to use.** The encoder's **cosine** says how *similar* two phrases are: use it to find related "
-    "phrases, cluster them or search by meaning. It does not say whether two names are the *same entity*: in the "
-    'example, "New York Post", another newspaper, scores above "NYTimes". The **default matcher** '
+    "phrases, cluster them or search by meaning. It does not say whether two names are the *same entity*: on the "
+    'example, pearl-mini scores "New York Post", another newspaper, above "NYTimes". The **default matcher** '
     "(`phrasezoo.match`: this encoder's cosine with character n-grams and acronym, number and word clues, combined "
     "by a model learned on matching data) gives the probability that two names are the same entity: use it to link, "
     "join or deduplicate names, with a threshold (the Fuzzy join tab). It scores its shortlist of likely candidates "
