@@ -213,11 +213,19 @@ def test_no_results_file_is_older_than_its_sources_or_newer_than_its_claim():
     assert history_problems(parse_claims((ROOT / PAGE).read_text()), ROOT) == []
 
 
-def test_the_page_covers_spaces_loading_by_repo_id_and_the_codebook_on_bird():
+def test_the_page_covers_spaces_loading_by_repo_id_and_every_checkpoint_that_loses_to_its_backbone():
+    """The claims issue 65 asked for are there, and each checkpoint the zoo table shows below its backbone on a
+    headline task has a claim of its own that names its results (the generated block lists them all)."""
+    import runpy
+
     claims = {c.title: {e.file for e in c.evidence} for c in parse_claims((ROOT / PAGE).read_text())}
     assert "tests/spaces/test_space_build.py" in claims["Spaces"]
     assert "tests/spaces/test_converted_releases.py" in claims["Publishing to the Hub, and loading by repo id"]
-    assert "results/codebook/codebook-phrase-mini.json" in claims["The codebook checkpoints on BiRD"]
+    blocks = runpy.run_path(str(ROOT / "scripts" / "blocks.py"), run_name="phrasezoo_blocks")
+    losing = {row["runs"][0] for row in blocks["ZOO"] if not all(v.beats for v in blocks["zoo_verdicts"](row))}
+    named = {path for title, paths in claims.items() if title != "Checkpoints that do not beat their backbone"
+             for path in paths}  # fmt: skip
+    assert losing and losing <= named, f"no claim of their own names {sorted(losing - named)}"
 
 
 # ------------------------------------------------------------------------------------------- the rules at work
@@ -262,23 +270,24 @@ def _commit(repo: Path, files: dict[str, str], day: str) -> None:
 def test_results_older_than_their_sources_or_newer_than_their_claim_are_found(tmp_path):
     repo = tmp_path / "repo"
     subprocess.run(["git", "init", "-q", str(repo)], check=True)
-    recipe = (ROOT / "hub_configs" / "codebook-phrase-mini.yaml").read_text()
-    _commit(repo, {"hub_configs/codebook-phrase-mini.yaml": recipe, "bench.py": "v1"}, "2026-11-20")
+    name = next(p.name for p in sorted((ROOT / "hub_configs").glob("*.yaml")) if "\ndescription:" in p.read_text())
+    recipe, path = (ROOT / "hub_configs" / name).read_text(), f"hub_configs/{name}"
+    _commit(repo, {path: recipe, "bench.py": "v1"}, "2026-11-20")
     _commit(repo, {"results/r.json": "{}", "results/s.json": "{}"}, "2026-11-21")
-    page = ("## A\n\n*Evidence* (checked 2026-11-22): `results/r.json` (from `hub_configs/codebook-phrase-mini.yaml`) · "
-            "`results/s.json` (from `bench.py`)\n")  # fmt: skip
+    page = (f"## A\n\n*Evidence* (checked 2026-11-22): `results/r.json` (from `{path}`) · `results/s.json` (from "
+            "`bench.py`)\n")  # fmt: skip
     assert has_history(repo) and history_problems(parse_claims(page), repo) == []
     described = recipe.replace("description:", "description: Reworded.", 1)
     assert described != recipe
-    _commit(repo, {"hub_configs/codebook-phrase-mini.yaml": described}, "2026-11-23")
+    _commit(repo, {path: described}, "2026-11-23")
     assert history_problems(parse_claims(page), repo) == []  # a description is not what a run computes from
     data = yaml.safe_load(described)
     data["training"]["learning_rate"] = 2 * float(data["training"]["learning_rate"])
-    _commit(repo, {"hub_configs/codebook-phrase-mini.yaml": yaml.safe_dump(data), "bench.py": "v2"}, "2026-11-24")
+    _commit(repo, {path: yaml.safe_dump(data), "bench.py": "v2"}, "2026-11-24")
     _commit(repo, {"results/s.json": '{"again": 1}'}, "2026-11-25")
     problems = history_problems(parse_claims(page), repo)
     assert len(problems) == 2
-    assert "results/r.json is older than hub_configs/codebook-phrase-mini.yaml" in problems[0]
+    assert f"results/r.json is older than {path}" in problems[0]
     assert "training.learning_rate" in problems[0]
     assert problems[1].startswith("'A': results/s.json changed on 2026-11-25, after the claim was checked")
     assert not has_history(tmp_path / "not-a-repo")

@@ -19,7 +19,10 @@ from phrasezoo.hub.space import WHEELS, stage_space, wheel_slots
 from .hub_server import FakeHub, hub_python
 
 SPACES = Path(__file__).resolve().parents[2] / "spaces"
-WHEEL = wheel_slots((SPACES / "pearl-demo" / "requirements.txt").read_text())[0].filename
+#: a Space whose requirements install phrasezoo from a wheel slot, and one that installs none
+SPACE = next(p.parent.name for p in sorted(SPACES.glob("*/requirements.txt")) if wheel_slots(p.read_text()))
+PLAIN = next(p.parent.name for p in sorted(SPACES.glob("*/requirements.txt")) if not wheel_slots(p.read_text()))
+WHEEL = wheel_slots((SPACES / SPACE / "requirements.txt").read_text())[0].filename
 PUSH = """
 from phrasezoo.hub.push import push_folder
 result = push_folder(folder, repo_id, wheel=wheel)
@@ -43,47 +46,47 @@ def wheel(tmp_path) -> Path:
 
 
 def test_a_space_folder_plans_its_files_and_the_wheel_slot():
-    plan = plan_push(SPACES / "pearl-demo")
+    plan = plan_push(SPACES / SPACE)
     assert plan.kind.name == "Gradio Space" and plan.kind.repo_type == "space"
     assert plan.files == ["README.md", "app.py", "requirements.txt"]
     assert plan.wheels == [f"{WHEELS}/{WHEEL}"] and WHEEL.startswith("phrasezoo-")
-    assert plan_push(SPACES / "compare-models").wheels == []
+    assert plan_push(SPACES / PLAIN).wheels == []
 
 
 def test_push_uploads_the_wheel_into_the_space_and_points_the_requirements_at_it(hub, wheel, tmp_path):
-    repo_id = "phrasezoo-test/pearl-demo"
-    first = hub_python(hub, tmp_path / "hf", PUSH, folder=str(SPACES / "pearl-demo"), repo_id=repo_id,
+    repo_id = f"phrasezoo-test/{SPACE}"
+    first = hub_python(hub, tmp_path / "hf", PUSH, folder=str(SPACES / SPACE), repo_id=repo_id,
                        wheel=str(wheel))  # fmt: skip
     assert first["committed"] and first["url"] == f"{hub.url}/spaces/{repo_id}" and repo_id not in hub.repos
     files = hub.spaces[repo_id].head.files
     assert set(files) == {".gitattributes", "README.md", "app.py", f"{WHEELS}/{WHEEL}", "requirements.txt"}
     assert (
         files[f"{WHEELS}/{WHEEL}"].data == wheel.read_bytes()
-        and files["app.py"].data == (SPACES / "pearl-demo" / "app.py").read_bytes()
+        and files["app.py"].data == (SPACES / SPACE / "app.py").read_bytes()
     )
     digest = hashlib.sha256(wheel.read_bytes()).hexdigest()
     url = f"{hub.url}/spaces/{repo_id}/resolve/main/{WHEELS}/{WHEEL}"
-    committed = (SPACES / "pearl-demo" / "requirements.txt").read_text().splitlines()
+    committed = (SPACES / SPACE / "requirements.txt").read_text().splitlines()
     pushed = files["requirements.txt"].data.decode().splitlines()
     changed = [(a, b) for a, b in zip(committed, pushed, strict=True) if a != b]
     assert changed == [(f"./{WHEELS}/{WHEEL}", f"phrasezoo @ {url}#sha256={digest}")]  # the one slot line, filled
     with urllib.request.urlopen(url, timeout=30) as response:  # what the Space's build downloads
         assert hashlib.sha256(response.read()).hexdigest() == digest
-    again = hub_python(hub, tmp_path / "hf", PUSH, folder=str(SPACES / "pearl-demo"), repo_id=repo_id,
+    again = hub_python(hub, tmp_path / "hf", PUSH, folder=str(SPACES / SPACE), repo_id=repo_id,
                        wheel=str(wheel))  # fmt: skip
     assert not again["committed"] and len(hub.spaces[repo_id].commits) == 2
 
 
 def test_a_space_without_a_wheel_slot_uploads_its_files_unchanged(hub, tmp_path):
-    repo_id = "phrasezoo-test/compare-models"
-    hub_python(hub, tmp_path / "hf", PUSH, folder=str(SPACES / "compare-models"), repo_id=repo_id, wheel=None)
+    repo_id = f"phrasezoo-test/{PLAIN}"
+    hub_python(hub, tmp_path / "hf", PUSH, folder=str(SPACES / PLAIN), repo_id=repo_id, wheel=None)
     files = hub.spaces[repo_id].head.files
     assert set(files) == {".gitattributes", "README.md", "app.py", "requirements.txt"}
-    assert all(files[f].data == (SPACES / "compare-models" / f).read_bytes() for f in files if f != ".gitattributes")
+    assert all(files[f].data == (SPACES / PLAIN / f).read_bytes() for f in files if f != ".gitattributes")
 
 
 def test_the_wheel_in_the_folder_fills_the_slot_and_a_wheel_of_another_version_is_refused(wheel, tmp_path):
-    folder = Path(shutil.copytree(SPACES / "pearl-demo", tmp_path / "space"))
+    folder = Path(shutil.copytree(SPACES / SPACE, tmp_path / "space"))
     (folder / WHEELS).mkdir()
     shutil.copy2(wheel, folder / WHEELS / WHEEL)
     plan = plan_push(folder)
@@ -118,7 +121,7 @@ def test_a_space_card_without_an_sdk_is_refused(tmp_path):
 def test_cli_dry_run_of_a_space_names_the_wheel_it_would_build(capsys):
     from phrasezoo.cli import main
 
-    assert main(["push", str(SPACES / "pearl-demo"), "--repo-id", "me/pearl-demo", "--dry-run"]) == 0
+    assert main(["push", str(SPACES / SPACE), "--repo-id", f"me/{SPACE}", "--dry-run"]) == 0
     out = capsys.readouterr().out
     assert "Gradio Space, 3 files" in out and f"upload  {WHEELS}/{WHEEL}  (built from this checkout;" in out
 
@@ -128,6 +131,6 @@ def test_cli_push_of_a_space_with_a_wheel_of_another_version_is_one_error_line(t
 
     other = tmp_path / "phrasezoo-9.9.9-py3-none-any.whl"
     other.write_bytes(b"PK")
-    code = main(["push", str(SPACES / "pearl-demo"), "--repo-id", "me/pearl-demo", "--wheel", str(other)])
+    code = main(["push", str(SPACES / SPACE), "--repo-id", f"me/{SPACE}", "--wheel", str(other)])
     err = capsys.readouterr().err
     assert code == 2 and "phrasezoo-9.9.9-py3-none-any.whl" in err and "Traceback" not in err  # before any upload
