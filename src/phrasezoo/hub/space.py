@@ -140,14 +140,6 @@ def slot_wheel(folder: Path, slot: WheelSlot, wheel: str | Path | None, workdir:
     return found
 
 
-def sha256_of(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
 def wheel_url(endpoint: str, repo_id: str, path: str, digest: str, revision: str | None = None) -> str:
     """Where the Space's build downloads a wheel the push uploaded: the file in the Space repository, by revision,
     pinned by its sha256 (pip refuses another file at that URL)."""
@@ -177,7 +169,9 @@ def stage_space(folder: str | Path, files: list[str], out: Path, repo_id: str, e
         (out / slot.path).parent.mkdir(parents=True, exist_ok=True)
         if not (out / slot.path).exists():
             shutil.copy2(found, out / slot.path)
-        urls[slot.index] = wheel_url(endpoint, repo_id, slot.path, sha256_of(found), revision)
+        with open(found, "rb") as handle:
+            digest = hashlib.file_digest(handle, "sha256").hexdigest()
+        urls[slot.index] = wheel_url(endpoint, repo_id, slot.path, digest, revision)
         names[slot.index] = slot.name
         staged.append(slot.path)
     (out / "requirements.txt").write_text(staged_requirements(text, urls, names))
