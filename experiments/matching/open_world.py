@@ -62,7 +62,7 @@ ALL_DOMAINS = ("autofj", *DOMAINS)
 SPLITS = {"autofj": ("dev", "test"), **{d: ("dev", "calib", "test") for d in DOMAINS}}
 WORLDS = ("closed", "open")
 SEED = 64  # the open world's removal seed (issue 64), fixed before any number
-RESULTS = Path("results/matching/experiments")
+RESULTS = Path("results/matching/experiments/open-world")
 SELF_SAMPLE = 500  # reference rows sampled per table for the self-join's table-level statistics
 SELF_TOP = 3  # each query's top candidates (by the shipped ranking) whose self-join rows are computed too
 CANDIDATES = 10
@@ -416,7 +416,7 @@ def test(args) -> None:
                     m["oracle"] = oracle_recall(a, p_old, target)
                     cells["shipped"].append(m)
                     p = models["decision"].probability(a)
-                    cut, q, _ = label_loop(p, a.correct, target, args.budget)
+                    cut, q = label_loop_shift(p, a.correct, target, args.budget)
                     m = kept_metrics(a, q >= cut)
                     m["oracle"] = oracle_recall(a, p, target)
                     cells["labels"].append(m)
@@ -530,9 +530,9 @@ def main() -> None:
     lv.add_argument("--domains", nargs="+", default=list(ALL_DOMAINS), choices=ALL_DOMAINS)
     args = parser.parse_args()
     read_levels()
-    {"build": build, "baseline": baseline, "study": study, "labels": labels, "decide": decide, "levels": levels}[
-        args.command
-    ](args)
+    commands = {"build": build, "baseline": baseline, "study": study, "labels": labels, "decide": decide,
+                "levels": levels, "fit": fit, "test": test}  # fmt: skip
+    commands[args.command](args)
 
 
 if __name__ == "__main__":
