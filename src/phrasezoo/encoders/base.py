@@ -26,6 +26,8 @@ from typing import Any
 
 import numpy as np
 
+from phrasezoo.core.vectors import l2_normalize  # re-exported: encoders' callers import it from here
+
 logger = logging.getLogger(__name__)
 
 #: capability names that tasks may require
@@ -35,13 +37,6 @@ TOKENS = "tokens"  # encode_tokens() works
 MENTIONS = "mentions"  # encode_mentions() works
 
 DEFAULT_BATCH_SIZE = 128
-
-
-def l2_normalize(matrix: np.ndarray) -> np.ndarray:
-    """Rows scaled to unit length (zero rows stay zero), as contiguous float32."""
-    matrix = np.asarray(matrix, dtype=np.float32)
-    norms = np.linalg.norm(matrix, axis=-1, keepdims=True)
-    return np.ascontiguousarray(matrix / np.maximum(norms, 1e-12), dtype=np.float32)
 
 
 def show_progress(progress: bool) -> bool:

@@ -24,13 +24,13 @@ import contextlib
 import logging
 import math
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from functools import partial
 from pathlib import Path
 
 import numpy as np
 import torch
 
 from phrasezoo.core.machine import has_fast_bf16
-from phrasezoo.encoders import load_encoder
 from phrasezoo.objectives.teacher_rows import BF16_TAG, RowStore, save_rows, seconds_spent, strings_key
 from phrasezoo.resources import cache_dir
 
@@ -300,9 +300,15 @@ def _encoder_embeddings(
         return TeacherEmbeddings(teacher, index, torch.from_numpy(np.ascontiguousarray(np.load(path))))
     key = (teacher, tag, batch_size, str(folder) if folder else None)
     if key not in _STORES:
-        load = lambda: load_encoder(f"baseline:{teacher}", batch_size=batch_size, progress=False)  # noqa: E731
-        _STORES[key] = RowStore(teacher, tag, batch_size, folder, load)
+        _STORES[key] = RowStore(teacher, tag, batch_size, folder, partial(_load_teacher, teacher, batch_size))
     store = _STORES[key]
     store.claim(unique)
     logger.info("teacher %s: %d strings, rows embedded when used", teacher, len(unique))
     return TeacherEmbeddings(teacher, index, rows=_SetRows(store, unique, path, store.dim()))
+
+
+def _load_teacher(teacher: str, batch_size: int):
+    """The teacher encoder, loaded when its first rows are embedded (a GPU pack carries the rows and never loads it)."""
+    from phrasezoo.encoders import load_encoder  # lazy: a GPU machine has no teacher encoder, only its cached rows
+
+    return load_encoder(f"baseline:{teacher}", batch_size=batch_size, progress=False)

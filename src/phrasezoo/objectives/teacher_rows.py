@@ -45,7 +45,7 @@ from tqdm.auto import tqdm
 from phrasezoo.core.files import atomic_write_text
 from phrasezoo.core.machine import env_count, usable_cores
 from phrasezoo.core.progress import progress_enabled
-from phrasezoo.encoders.base import l2_normalize
+from phrasezoo.core.vectors import l2_normalize
 
 logger = logging.getLogger(__name__)
 BF16_TAG = "|bf16"
