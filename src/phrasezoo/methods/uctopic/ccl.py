@@ -20,21 +20,24 @@ model with ``prepare_mentions``/``collate`` (or ``tokenize_mentions``) whose for
 
 from __future__ import annotations
 
+import copy
 import logging
 import math
 import random
 from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
 from contextlib import nullcontext
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 import torch
+from threadpoolctl import threadpool_limits
 from tqdm.auto import tqdm
 
 from phrasezoo.core.machine import has_fast_bf16
 from phrasezoo.objectives.losses import info_nce
+from phrasezoo.objectives.weight_averaging import soup_state_dicts
 
 logger = logging.getLogger(__name__)
 
@@ -166,8 +169,7 @@ class CCLResult:
 # ------------------------------------------------------------------------------------------------ pseudo labels
 def kmeans(embeddings: np.ndarray, n_clusters: int, seed: int = 0, n_init: int = 10) -> tuple[np.ndarray, np.ndarray]:
     """KMeans on L2-normalised rows (single-threaded, deterministic); returns assignments and normalised centroids."""
-    from sklearn.cluster import KMeans
-    from threadpoolctl import threadpool_limits
+    from sklearn.cluster import KMeans  # lazy: keeps scikit-learn off 'phrasezoo --help'
 
     vectors = _normalize(embeddings)
     with threadpool_limits(limits=1):
@@ -467,11 +469,6 @@ def ccl_soup(
     that seed) and batches. ``monitor_for(seed, labels)`` gives a run its monitor (needed with
     ``config.check_every``; the best-check restore applies to each run before averaging).
     """
-    import copy
-    from dataclasses import replace
-
-    from phrasezoo.objectives.weight_averaging import soup_state_dicts
-
     seeds = list(config.soup_seeds or [config.seed])
     results, all_labels, states = [], [], []
     tuned = None
@@ -511,7 +508,7 @@ def silhouette_monitor(
     "silhouette_held_out"][, "vectors"]}``; ``all_vectors`` encodes every mention and returns their vectors (what
     ``recluster`` needs).
     """
-    from sklearn.metrics import silhouette_score
+    from sklearn.metrics import silhouette_score  # lazy: keeps scikit-learn off 'phrasezoo --help'
 
     mentions = list(mentions)
     keys = list(keys)

@@ -31,8 +31,12 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import torch
+from threadpoolctl import threadpool_limits
+from transformers import AutoModel
 
 from phrasezoo.core.errors import InputError
+from phrasezoo.encoders import supported
 
 from ..ccl import CCLConfig, CCLResult, ccl_finetune, kmeans, pseudo_labels
 from .phrases import NounPhraseExtractor, PhraseExtractor, PhraseMention
@@ -291,8 +295,6 @@ class TopicMiner:
             raise FileNotFoundError(f"{folder} holds no saved topic miner ({STATE_FILE} is missing).")
         state = json.loads(state_path.read_text())
         if model is None and load_model:
-            from transformers import AutoModel
-
             if not (folder / MODEL_DIR / "config.json").exists():
                 raise FileNotFoundError(f"{folder / MODEL_DIR} holds no model; pass model= to TopicMiner.load.")
             model = AutoModel.from_pretrained(str(folder / MODEL_DIR), trust_remote_code=True).eval()
@@ -336,8 +338,6 @@ class TopicMiner:
         for i, document in enumerate(documents):
             if not isinstance(document, str):
                 raise ValueError(f"Document {i} is a {type(document).__name__}, not a string.")
-        from phrasezoo.encoders import supported
-
         # an injected extractor may not take the progress keyword
         return list(self.phrase_extractor(documents, **supported(self.phrase_extractor, {"progress": self.progress})))
 
@@ -382,8 +382,7 @@ class TopicMiner:
                 warn=True,
             )
             return k, {}
-        from sklearn.metrics import silhouette_score
-        from threadpoolctl import threadpool_limits
+        from sklearn.metrics import silhouette_score  # lazy: keeps scikit-learn off 'phrasezoo --help'
 
         scores = {}
         for k in range(low, high + 1):
@@ -463,8 +462,6 @@ class TopicMiner:
 def _autocast(mixed_precision: str, model):
     if mixed_precision in (None, "no", "fp32"):
         return nullcontext()
-    import torch
-
     device = next(model.parameters()).device if hasattr(model, "parameters") else torch.device("cpu")
     return torch.autocast(device_type=device.type, dtype=torch.bfloat16)
 
