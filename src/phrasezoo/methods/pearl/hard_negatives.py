@@ -27,7 +27,11 @@ import re
 from collections.abc import Callable, Sequence
 
 import numpy as np
+from rapidfuzz import fuzz, process
 from tqdm.auto import tqdm
+
+from phrasezoo.encoders import MeanPoolingEncoder
+from phrasezoo.resources import resolve_backbone
 
 Encoder = Callable[[list[str]], np.ndarray]
 _NON_ALNUM = re.compile(r"[\W_]+")
@@ -80,9 +84,6 @@ class MiningEncoder:
         if not texts:
             return np.zeros((0, 0), dtype=np.float32)
         if self._encoder is None:
-            from phrasezoo.encoders import MeanPoolingEncoder
-            from phrasezoo.resources import resolve_backbone
-
             self._encoder = MeanPoolingEncoder(
                 resolve_backbone(self.model_name),
                 name=f"baseline:{self.model_name}",
@@ -106,8 +107,6 @@ def edit_candidates(
 
     Duplicates by :func:`duplicate_key` and the phrase's entries in ``exclude`` (its paraphrases) are removed.
     """
-    from rapidfuzz import fuzz, process
-
     lowered = [" ".join(p.lower().split()) for p in phrases]
     keys = [duplicate_key(p) for p in phrases]
     out: list[np.ndarray] = []
