@@ -27,7 +27,6 @@ import re
 from collections.abc import Callable, Sequence
 
 import numpy as np
-from rapidfuzz import fuzz, process
 from tqdm.auto import tqdm
 
 from phrasezoo.encoders import MeanPoolingEncoder
@@ -107,6 +106,8 @@ def edit_candidates(
 
     Duplicates by :func:`duplicate_key` and the phrase's entries in ``exclude`` (its paraphrases) are removed.
     """
+    from rapidfuzz import fuzz, process  # lazy: keeps rapidfuzz off the registry's scan
+
     lowered = [" ".join(p.lower().split()) for p in phrases]
     keys = [duplicate_key(p) for p in phrases]
     out: list[np.ndarray] = []

@@ -171,10 +171,10 @@ def kmeans(embeddings: np.ndarray, n_clusters: int, seed: int = 0, n_init: int =
     """KMeans on L2-normalised rows (single-threaded, deterministic); returns assignments and normalised centroids."""
     from sklearn.cluster import KMeans  # lazy: keeps scikit-learn off 'phrasezoo --help'
 
-    vectors = _normalize(embeddings)
+    vectors = unit_rows(embeddings)
     with threadpool_limits(limits=1):
         model = KMeans(n_clusters=n_clusters, random_state=seed, n_init=n_init).fit(vectors)
-    return model.labels_.astype(np.int64), _normalize(model.cluster_centers_)
+    return model.labels_.astype(np.int64), unit_rows(model.cluster_centers_)
 
 
 def select_confident(
@@ -184,7 +184,7 @@ def select_confident(
     non-empty cluster, sorted."""
     if not 0 < top_fraction <= 1:
         raise ValueError(f"top_fraction must be in (0, 1], got {top_fraction}.")
-    similarity = _normalize(embeddings) @ _normalize(centroids).T
+    similarity = unit_rows(embeddings) @ unit_rows(centroids).T
     chosen = []
     for cluster in range(centroids.shape[0]):
         members = np.flatnonzero(assignments == cluster)
@@ -228,9 +228,9 @@ def pseudo_labels(
         raise ValueError(f"{len(keys)} keys for {len(embeddings)} embeddings.")
     if centroids is None or assignments is None:
         assignments, centroids = kmeans(embeddings, n_clusters, seed=seed)
-    centroids = _normalize(centroids)
+    centroids = unit_rows(centroids)
     confident = select_confident(embeddings, centroids, assignments, top_fraction)
-    confidence = (_normalize(embeddings) * centroids[assignments]).sum(1)
+    confidence = (unit_rows(embeddings) * centroids[assignments]).sum(1)
     by_key = majority_vote(keys, assignments, confident, confidence)
     return PseudoLabels(np.asarray(assignments), centroids, confident, by_key)
 
@@ -525,12 +525,12 @@ def silhouette_monitor(
     def score(model) -> dict:
         report: dict[str, Any] = {}
         if all_vectors:
-            everything = _normalize(model.encode(mentions, batch_size=batch_size, show_progress_bar=False))
+            everything = unit_rows(model.encode(mentions, batch_size=batch_size, show_progress_bar=False))
             vectors = everything[sample]
             report["vectors"] = everything
         else:
             chosen = [mentions[i] for i in sample]
-            vectors = _normalize(model.encode(chosen, batch_size=batch_size, show_progress_bar=False))
+            vectors = unit_rows(model.encode(chosen, batch_size=batch_size, show_progress_bar=False))
         assignments, _ = kmeans(vectors, n_clusters, seed=seed)
         report["silhouette_all"] = round(silhouette(vectors, assignments), 6)
         report["score"] = report["silhouette_all"]
@@ -584,6 +584,7 @@ def _autocast(mixed_precision: str, device: torch.device):
     return torch.autocast(device_type=device.type, dtype=torch.bfloat16)
 
 
-def _normalize(matrix: np.ndarray) -> np.ndarray:
+def unit_rows(matrix: np.ndarray) -> np.ndarray:
+    """``matrix`` as float32 with L2-normalised rows (the last axis; zero rows stay zero)."""
     matrix = np.asarray(matrix, dtype=np.float32)
     return matrix / np.maximum(np.linalg.norm(matrix, axis=-1, keepdims=True), 1e-12)

@@ -25,6 +25,8 @@ from phrasezoo.encoders import Encoder
 from phrasezoo.evaluation.results import TaskResult
 from phrasezoo.evaluation.tasks.base import TaskContext, register_task
 from phrasezoo.evaluation.tasks.context_clustering import (
+    Bc5cdrContext,
+    Conll2003Context,
     ContextClusteringTask,
     Mention,
     MentionClusteringData,
@@ -151,8 +153,7 @@ class Conll2003ContextCCL(_ContextClusteringCCL):
     column_order = 11.5  # beside its plain variant
     description = "CoNLL-2003 context clustering after unsupervised CCL finetuning on its mentions (UCTopic)"
     columns = (("nmi", "CoNLL ctx+CCL NMI"), ("acc", "CoNLL ctx+CCL ACC"))
-    folder = "conll2003"
-    types = ["PER", "LOC", "ORG"]
+    folder, types = Conll2003Context.folder, Conll2003Context.types  # the plain variant's mentions
 
 
 @register_task
@@ -162,5 +163,4 @@ class Bc5cdrContextCCL(_ContextClusteringCCL):
     column_order = 12.5
     description = "BC5CDR context clustering after unsupervised CCL finetuning on its mentions (UCTopic)"
     columns = (("nmi", "BC5CDR ctx+CCL NMI"), ("acc", "BC5CDR ctx+CCL ACC"))
-    folder = "bc5cdr"
-    types = ["Chemical", "Disease"]
+    folder, types = Bc5cdrContext.folder, Bc5cdrContext.types  # the plain variant's mentions
