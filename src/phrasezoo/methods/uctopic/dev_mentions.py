@@ -13,7 +13,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from phrasezoo.resources import cache_dir
+from tqdm.auto import tqdm
+
+from phrasezoo.core.progress import progress_enabled
+from phrasezoo.resources import cache_dir, load_spacy
+from phrasezoo.resources.corpora import iter_wiki_leads
+from phrasezoo.resources.splits import is_dev_title
 
 SPACY_TYPES = {"PERSON": "PER", "GPE": "LOC", "LOC": "LOC", "ORG": "ORG"}
 DEV_TYPES = ["PER", "LOC", "ORG"]
@@ -28,13 +33,6 @@ def build_dev_mentions(
     Each lead is split into sentences; an entity keeps its sentence as context, offsets relative to it. At most
     ``per_article`` mentions per article so a few long leads do not dominate.
     """
-    from tqdm.auto import tqdm
-
-    from phrasezoo.core.progress import progress_enabled
-    from phrasezoo.resources import load_spacy
-    from phrasezoo.resources.corpora import iter_wiki_leads
-    from phrasezoo.resources.splits import is_dev_title
-
     leads = [lead.lead for lead in iter_wiki_leads() if is_dev_title(lead.title)]
     nlp = load_spacy(spacy_model)
     mentions, labels = [], []
