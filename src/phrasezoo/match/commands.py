@@ -304,17 +304,18 @@ def _calibration(args: argparse.Namespace, matcher: Matcher):
     return calibration
 
 
-def _tallied(match):
-    """``match`` that adds up its chunks' estimate tallies (``.tally``): the whole file's estimate, not a chunk's."""
+class Tallied:
+    """A chunk matcher that adds up its chunks' estimate tallies (``tally``): the whole file's estimate, not its last
+    chunk's."""
 
-    def run(chunk):
-        frame = match(chunk)
+    def __init__(self, match) -> None:
+        self.match, self.tally = match, None
+
+    def __call__(self, chunk):
+        frame = self.match(chunk)
         if "estimate_tally" in frame.attrs:
-            run.tally = merge_tallies(run.tally, frame.attrs["estimate_tally"])
+            self.tally = merge_tallies(self.tally, frame.attrs["estimate_tally"])
         return frame
-
-    run.tally = None
-    return run
 
 
 def _estimate_lines(report: dict, args: argparse.Namespace, what: str = "queries") -> None:
@@ -419,11 +420,13 @@ def run(args: argparse.Namespace) -> int:
             if args.chunk_rows < 1:  # before the matcher is fitted
                 raise ValueError(f"--chunk-rows must be a positive whole number, got {args.chunk_rows}.")
             path, match = _matching(args)
-            match = _tallied(match)
+            match = Tallied(match)
             report = stream_matches(iter_table(path, args.encoding, args.chunk_rows), match, args.output)
             if match.tally is not None:
                 report["estimate_tally"] = match.tally
-                report["estimate"] = estimate_of(match.tally, report.get("target_precision"))
+                report["estimate"] = estimate_of(
+                    match.tally, report.get("target_precision"), args.calibration is not None
+                )
     except MissingValuesError as err:  # the library's fix names its argument; on the command line it is a flag
         print(f"error: {err.describe(fix='pass --skip-missing (skipped rows are reported)')}", file=sys.stderr)
         return 2

@@ -298,7 +298,7 @@ def auto_threshold(pairs: dict[tuple[int, int], float], names: list[str], cut: f
     if not estimate:
         return cut, {}
     tally = score_tally(scores, cut)
-    report = {"estimate": estimate_of(tally, target_precision), "estimate_tally": tally}
+    report = {"estimate": estimate_of(tally, target_precision, calibration is not None), "estimate_tally": tally}
     if calibration is not None:
         report["calibration"] = {"shift": calibration.shift, "labels": len(calibration.labels)}
     return cut, report

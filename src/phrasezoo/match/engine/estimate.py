@@ -78,8 +78,11 @@ def estimate_at(answer_scores: np.ndarray, cut: float, target_precision: float |
     return estimate_of(score_tally(answer_scores, cut), target_precision)
 
 
-def estimate_of(tally: dict[str, Any], target_precision: float | None = None) -> dict[str, Any]:
-    """:func:`estimate_at` from a :func:`score_tally` (of one join, or merged over a streamed join's chunks)."""
+def estimate_of(
+    tally: dict[str, Any], target_precision: float | None = None, calibrated: bool = False
+) -> dict[str, Any]:
+    """:func:`estimate_at` from a :func:`score_tally` (of one join, or merged over a streamed join's chunks);
+    ``calibrated``: the scores and the threshold come from labels (the warning then asks for more of them)."""
     n, kept = tally["queries"], tally["kept"]
     out: dict[str, Any] = {
         "threshold": tally["threshold"],
@@ -91,9 +94,14 @@ def estimate_of(tally: dict[str, Any], target_precision: float | None = None) ->
     if target_precision is not None:
         out["target_precision"] = float(target_precision)
         short = out["estimated_precision"] is not None and out["estimated_precision"] < target_precision - WARN_GAP
+        source, advice = (
+            ("read from your labels", "label more pairs (the same 'phrasezoo match label' command resumes)")
+            if calibrated
+            else ("learned", f"its names may be harder than the training data; {LABEL_HINT}")
+        )
         out["warning"] = (
             f"this join's own scores expect a precision of {out['estimated_precision']:.2f} at the threshold "
-            f"learned for {target_precision:.2f}: its names may be harder than the training data; {LABEL_HINT}."
+            f"{source} for {target_precision:.2f}: {advice}."
             if short
             else None
         )

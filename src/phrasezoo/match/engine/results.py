@@ -125,7 +125,7 @@ def auto_report(frame, answer_scores: np.ndarray | None, target_precision: float
                                       "stored_cut": calibration.use_stored_cuts}  # fmt: skip
     if answer_scores is not None:
         frame.attrs["estimate_tally"] = score_tally(answer_scores, frame.attrs["threshold"])
-        frame.attrs["estimate"] = estimate_of(frame.attrs["estimate_tally"], target_precision)
+        frame.attrs["estimate"] = estimate_of(frame.attrs["estimate_tally"], target_precision, calibration is not None)
         if frame.attrs["estimate"]["warning"]:
             warnings.warn(frame.attrs["estimate"]["warning"], stacklevel=4)
 
