@@ -73,7 +73,9 @@ def join(
     left-table index (``left`` must then be the table it was fitted on).
 
     With ``threshold="auto"`` and the default model, ``result.attrs["estimate"]`` says what this join's own scores
-    expect of the threshold (rows kept, estimated precision and recall) and warns when they fall short of the target.
+    expect of the threshold (rows kept, estimated precision and recall) and warns when they fall short of the target;
+    ``result.attrs["estimate_tally"]`` holds the sums it is read from
+    (:func:`~phrasezoo.match.engine.estimate.plot_estimate` draws them).
     ``calibration``: a file from ``phrasezoo match label`` or a :func:`phrasezoo.match.calibrate` result (labels of
     this matcher's answers on your data): scores recalibrated, and the ``"auto"`` threshold read from them.
     """

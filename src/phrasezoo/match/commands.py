@@ -207,10 +207,11 @@ LABEL_HELP = """Label a few pairs of a join, and write a calibration file that f
 The default model is fitted on the left table (or the knowledge base) and answers every right row (mention). The
 pairs are shown one at a time, the one the current calibration is least sure of first (the answer whose probability
 is nearest the threshold for --target-precision); reply y (the same thing), n (not), s (skip), u (undo the last
-reply) or q (quit; end of input too). After every reply the labels are saved beside the output
-(<output>.session.json: run the same command again to resume) and the calibration file is rewritten: the labels,
-the shift they give the model's probabilities, and the labelled join's threshold per target precision. Replies are
-read from standard input, so a file of replies can be piped in. About 50 labels are enough (--budget).
+reply) or q (quit; end of input too). After every reply the replies so far are saved beside the output
+(calibration.session.json for --output calibration.json: run the same command again to resume) and the
+calibration file is rewritten: the labels, the shift they give the model's probabilities, and the labelled join's
+threshold per target precision. Replies are read from standard input, so a file of replies can be piped in. About
+50 labels are enough (--budget).
 
 Then: phrasezoo match join|link|apply|dedupe ... --threshold auto --calibration <output>. A calibration made with
 another model, another decision or another file version is refused.
@@ -404,7 +405,11 @@ def _label(args: argparse.Namespace) -> int:
     except (ValueError, FileNotFoundError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
-    return run_session(session, sys.stdin, sys.stdout)
+    try:
+        return run_session(session, sys.stdin, sys.stdout)
+    except KeyboardInterrupt:  # every reply is saved as it is given: nothing is lost
+        print(f"\n>> interrupted; the replies so far are in {session.path} (the same command resumes)", file=sys.stderr)
+        return 130
 
 
 def run(args: argparse.Namespace) -> int:

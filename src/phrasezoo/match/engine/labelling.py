@@ -6,8 +6,9 @@ the study measured asking first (docs/experiments/matching.md, rule 35): the ans
 probability is nearest, in log-odds, to the current threshold (the highest probability while no threshold reaches
 the target), and after every reply refits the shift and reads the threshold again. Replies: y (the same thing), n
 (not), s (skip: never asked again, not counted), u (undo the last reply), q (quit, saved; end of input likewise).
-After every reply the session file beside the output (``<output>.session.json``: the replies so far, with what they
-were given on) and the calibration file are rewritten atomically; the same command again resumes the session.
+After every reply the session file beside the output (``calibration.session.json`` for ``calibration.json``: the
+replies so far, with what they were given on) and the calibration file are rewritten atomically; the same command
+again resumes the session.
 """
 
 from __future__ import annotations
@@ -200,7 +201,7 @@ def scored_labels(pool: AnswerPool, rows: list[tuple[str, str, bool | None]]) ->
 
 
 def session_path(output: str | Path) -> Path:
-    """Where the session of a calibration file is kept: beside it, ``<name>.session.json``."""
+    """Where the session of a calibration file is kept: beside it, its suffix replaced by ``.session.json``."""
     return Path(output).with_suffix(".session.json")
 
 
