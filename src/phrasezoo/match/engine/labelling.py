@@ -284,7 +284,8 @@ class LabelSession:
         """``12 of 50 labelled; threshold now 0.87, expected precision 0.91`` for the current labels."""
         q = calibration.apply(self.pool.probabilities)
         cut = calibration.cut_for(q, self.pool.queries, self.pool.answers, self.target)
-        head = f"{self.labelled} of {self.budget} labelled"
+        skipped = len(self.labels) - self.labelled
+        head = f"{self.labelled} of {self.budget} labelled" + (f" ({skipped} skipped)" if skipped else "")
         if not math.isfinite(cut):
             return f"{head}; no threshold reaches precision {self.target:.2f} yet"
         known, right = calibration.known(self.pool.queries, self.pool.answers)
