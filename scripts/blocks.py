@@ -93,6 +93,8 @@ def render_function(block: Block) -> str:
     """The text of a ``render`` block."""
     if block.render == "zoo":
         return render_zoo(ZOO)
+    if block.render == "zoo-shortfalls":
+        return render_zoo_shortfalls(ZOO)
     if not (ROOT / block.results).is_file():
         if block.missing:
             return block.missing
@@ -176,39 +178,68 @@ def paper_value(spec: dict | None) -> float | None:
     return value * spec.get("scale", 1.0)
 
 
+@dataclass(frozen=True)
+class Verdict:
+    """One headline task of a zoo row: ours (the mean over its runs) against the backbone measured in the same run."""
+
+    checkpoint: str
+    label: str
+    mean: float
+    backbone: float
+    spread: float
+    runs: int
+    paper: str
+
+    @property
+    def margin(self) -> float:
+        return 100 * (self.mean - self.backbone)
+
+    @property
+    def beats(self) -> bool:
+        """Above the backbone, and (with several runs) by more than their spread."""
+        return self.mean > self.backbone if self.runs == 1 else self.mean - self.backbone > self.spread
+
+    def text(self) -> str:
+        if self.runs == 1:
+            return f"**no**, {self.margin:+.1f}" if not self.beats else f"{self.margin:+.1f}, one run (no spread)"
+        if self.beats:
+            return f"yes, {self.margin:+.1f} > {100 * self.spread:.1f}"
+        return f"**no**, {self.margin:+.1f} vs spread {100 * self.spread:.1f}"
+
+
+def zoo_verdicts(row: dict) -> list[Verdict]:
+    """The verdicts of a zoo row's headline tasks, from its results files."""
+    from phrasezoo.evaluation.results import read_results
+
+    docs = [read_results(ROOT / f) for f in row["runs"]]
+    base = read_results(ROOT / row["backbone"]) if row.get("backbone") else None
+    verdicts = []
+    for task in row["tasks"]:
+        values = [_value(d, task["task"], task.get("metric")) for d in docs]
+        backbone = _value(base or docs[0], task["task"], task.get("baseline_metric", task.get("metric")))
+        if None in values or backbone is None:
+            raise ValueError(f"{row['checkpoint']}: {task['label']} is missing from its results files")
+        paper = paper_value(task.get("paper"))
+        note = (task.get("paper") or {}).get("note", "")
+        paper_text = "–" if paper is None else f"{100 * paper:.1f}{note}"
+        verdicts.append(Verdict(row["checkpoint"], task["label"], sum(values) / len(values), backbone,
+                                max(values) - min(values), len(values), paper_text))  # fmt: skip
+    return verdicts
+
+
 def render_zoo(rows: list[dict]) -> str:
     """Markdown: one row per released checkpoint; per headline task, ours against the backbone measured in the same
     run and the paper's number, and whether the margin beats the seed spread (each task on its own line)."""
-    from phrasezoo.evaluation.results import read_results
-
     lines = [
         "| checkpoint | backbone, measured in the same run | paper's model | per headline task: ours vs backbone "
         "(paper) · beats the backbone by more than the seed spread? |",
         "|---|---|---|---|",
     ]
     for row in rows:
-        docs = [read_results(ROOT / f) for f in row["runs"]]
-        base = read_results(ROOT / row["backbone"]) if row.get("backbone") else None
-        cells = []
-        for task in row["tasks"]:
-            values = [_value(d, task["task"], task.get("metric")) for d in docs]
-            backbone = _value(base or docs[0], task["task"], task.get("baseline_metric", task.get("metric")))
-            if None in values or backbone is None:
-                raise ValueError(f"{row['checkpoint']}: {task['label']} is missing from its results files")
-            mean, spread = sum(values) / len(values), max(values) - min(values)
-            margin = 100 * (mean - backbone)
-            if len(values) == 1:
-                verdict = f"**no**, {margin:+.1f}" if margin <= 0 else f"{margin:+.1f}, one run (no spread)"
-            elif mean - backbone > spread:
-                verdict = f"yes, {margin:+.1f} > {100 * spread:.1f}"
-            else:
-                verdict = f"**no**, {margin:+.1f} vs spread {100 * spread:.1f}"
-            paper = paper_value(task.get("paper"))
-            note = (task.get("paper") or {}).get("note", "")
-            paper_text = "–" if paper is None else f"{100 * paper:.1f}{note}"
-            cells.append(f"{task['label']}: **{100 * mean:.1f}** vs {100 * backbone:.1f} ({paper_text}) · {verdict}")
-        unit = "soups" if len(docs) > 1 and "soup" in " ".join(row["runs"]) else "runs"
-        runs = f"mean of {len(docs)} {unit}" if len(docs) > 1 else "1 run"
+        cells = [f"{v.label}: **{100 * v.mean:.1f}** vs {100 * v.backbone:.1f} ({v.paper}) · {v.text()}"
+                 for v in zoo_verdicts(row)]  # fmt: skip
+        unit = "soups" if len(row["runs"]) > 1 and "soup" in " ".join(row["runs"]) else "runs"
+        runs = f"mean of {len(row['runs'])} {unit}" if len(row["runs"]) > 1 else "1 run"
         lines.append(
             f"| **{row['checkpoint']}** ({runs}) | {row['backbone_label']} | {row['paper_label']} | "
             + "<br>".join(cells)
@@ -225,6 +256,23 @@ def render_zoo(rows: list[dict]) -> str:
         "and GloVe 6B 50-d differ).",
         "- Per-task tables, seeds and the dev-suite choices are on each method's docs page.",
     ]
+    return "\n".join(lines)
+
+
+def render_zoo_shortfalls(rows: list[dict]) -> str:
+    """Markdown: every headline task of the zoo table on which a checkpoint does not beat its backbone (the table's
+    "no" cells), with the results files they come from."""
+    lines = ["| checkpoint | task | ours vs backbone | margin | results files |", "|---|---|---|---|---|"]
+    for row in rows:
+        files = ", ".join(f"`{f}`" for f in [*row["runs"], *([row["backbone"]] if row.get("backbone") else [])])
+        unit = "soups" if "soup" in " ".join(row["runs"]) else "runs"
+        for v in zoo_verdicts(row):
+            if not v.beats:
+                spread = "one run" if v.runs == 1 else f"spread of {v.runs} {unit} {100 * v.spread:.1f}"
+                lines.append(f"| {v.checkpoint} | {v.label} | {100 * v.mean:.1f} vs {100 * v.backbone:.1f} | "
+                             f"{v.margin:+.1f} ({spread}) | {files} |")  # fmt: skip
+    if len(lines) == 2:
+        return "Every checkpoint of the zoo table beats its backbone on every headline task."
     return "\n".join(lines)
 
 

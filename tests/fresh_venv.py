@@ -4,41 +4,24 @@ see a chosen site folder (``tests/test_wheel.py``, ``tests/spaces/test_space_bui
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
-import sys
+import venv
 from pathlib import Path
 
 from phrasezoo.core.files import REPO_ROOT
-
-#: what ``pip wheel .`` reads from the repository
-BUILD_FOLDERS = ("src", "hub_configs", "model_cards")
-BUILD_FILES = ("pyproject.toml", "setup.py", "MANIFEST.in", "README.md")
+from phrasezoo.hub import space
 
 
 def build_wheel(tmp: Path) -> Path:
-    """The phrasezoo wheel built from a clean copy of the checkout (no build/ leftovers, no build/ litter in the
-    checkout), offline: ``--no-build-isolation`` uses this venv's setuptools."""
-    source = tmp / "source"
-    skip = shutil.ignore_patterns("__pycache__", "*.egg-info")
-    for folder in BUILD_FOLDERS:
-        shutil.copytree(REPO_ROOT / folder, source / folder, ignore=skip)
-    for file in BUILD_FILES:
-        shutil.copy2(REPO_ROOT / file, source / file)
-    subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", str(source), "--no-deps", "--no-build-isolation", "-q",
-         "--disable-pip-version-check", "-w", str(tmp / "dist")],
-        check=True, cwd=tmp,
-    )  # fmt: skip
-    return next((tmp / "dist").glob("phrasezoo-*.whl"))
+    """The phrasezoo wheel built from a clean copy of the checkout, offline (what ``phrasezoo push`` of a Space
+    uploads: :func:`phrasezoo.hub.space.build_wheel`), in ``tmp/dist``."""
+    return space.build_wheel(tmp / "dist", REPO_ROOT)
 
 
 def make_venv(env_dir: Path, visible: Path | str) -> Path:
     """A venv without pip (this interpreter's pip installs into it with ``--python``) whose interpreter also sees the
     packages in ``visible``, as a plain path: ``.pth`` files there (e.g. an editable install) stay inactive. Returns
     its bin folder."""
-    import venv
-
     venv.EnvBuilder(with_pip=False).create(env_dir)
     bin_dir = env_dir / ("Scripts" if os.name == "nt" else "bin")
     target = subprocess.run(

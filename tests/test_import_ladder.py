@@ -272,13 +272,13 @@ def test_rules(importer, imported, ok):
 
 #: Modules that may import a module whose name they compute (``importlib.import_module`` / ``__import__`` with a
 #: name that is not a constant string), which the ladder cannot see: the registry (a method's modules, through
-#: ``Method.load`` and its discovery), ``data/__init__`` (lazy exports of its own modules), ``resources``
+#: ``Method.load`` and its discovery), ``data/__init__`` (lazy exports of its own modules), ``resources.packages``
 #: (``require_module``: optional third-party libraries) and the GPU job's codec (rebuilding a task from its state).
 #: Everything else imports by name, or goes through the registry (``get_method(name).load("module")``).
 COMPUTED_IMPORTS = (
     "phrasezoo.zoo.registry",
     "phrasezoo.data",
-    "phrasezoo.resources",
+    "phrasezoo.resources.packages",
     "phrasezoo.gpu_job.codec",
 )
 

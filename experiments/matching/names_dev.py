@@ -48,7 +48,8 @@ from matching_dev import (  # noqa: E402
     threshold_rows,
 )
 
-from phrasezoo.data.name_benchmark import DOMAINS, load_name_task  # noqa: E402
+from phrasezoo.data.name_benchmark import DOMAINS  # noqa: E402
+from phrasezoo.evaluation.datasets.names import load_name_task  # noqa: E402
 from phrasezoo.evaluation.tasks.autofj import JoinTable, autofj_names, read_autofj  # noqa: E402
 from phrasezoo.match.features.pairs import FEATURES  # noqa: E402
 from phrasezoo.match.model.combinations import BLEND, Combination  # noqa: E402

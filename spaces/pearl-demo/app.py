@@ -2,13 +2,17 @@
 
 The model is loaded exactly as users load it: ``AutoModel.from_pretrained(MODEL, trust_remote_code=True)``, with
 ``MODEL`` from the ``PHRASEZOO_MODEL`` environment variable (a Hub id or a local exported folder; by default the zoo's
-``phrasezoo/pearl-mini``, the ``repo_id`` of ``hub_configs/pearl-mini.yaml``). When it cannot be loaded (not
-published yet, or no Hub), the page says so instead of crashing.
+``phrasezoo/pearl-mini``, the ``repo_id`` of ``hub_configs/pearl-mini.yaml``; any other PEARL checkpoint works, the
+conversions of the authors' releases by ``phrasezoo convert`` included). When it cannot be loaded (not published
+yet, or no Hub), the page says so instead of crashing. A model without a phrase-type head (the authors' releases
+have none: ``predict_type`` raises ``ValueError``) is served with the types shown as unavailable, and a note.
 
-The fuzzy-join tab runs phrasezoo's default matcher (``phrasezoo.match.join``, model ``"hybrid"``) with this model as
-its encoder: candidates from embedding and character TF-IDF neighbours, reranked by the combination learned on
-AutoFJ's dev datasets, whose score is a match probability. The threshold is ``"auto"``: the one that kept the chosen
-precision on AutoFJ's dev datasets, shown next to the join with the recall it kept there.
+The entity-matching tab ranks the candidates twice: by the encoder's cosine (how similar the phrases are) and by
+phrasezoo's default matcher (how likely each is the same entity). The fuzzy-join tab runs that matcher
+(``phrasezoo.match.join``, model ``"hybrid"``) with this model as its encoder: candidates from embedding and
+character TF-IDF neighbours, reranked by the combination learned on AutoFJ's dev datasets, whose score is a match
+probability. The threshold is ``"auto"``: the one that kept the chosen precision on AutoFJ's dev datasets, shown
+next to the join with the recall it kept there.
 """
 
 from __future__ import annotations
@@ -21,6 +25,9 @@ import os
 import gradio as gr
 import numpy as np
 
+from phrasezoo.match import Matcher, join
+from phrasezoo.match.scoring.hybrid import HybridScorer
+
 #: the zoo checkpoints this Space serves by default (``repo_id`` of ``hub_configs/*.yaml``; README ``models:``)
 ZOO_MODELS = ("phrasezoo/pearl-mini",)
 MODEL = os.environ.get("PHRASEZOO_MODEL", ZOO_MODELS[0])
@@ -31,6 +38,17 @@ EXAMPLE_QUERY = "The New York Times"
 EXAMPLE_CANDIDATES = "nytimes.com\nNYTimes\nNew-York Daily Times\nNew York Post\nNew York"
 EXAMPLE_LEFT = "2012 Wisconsin Badgers football team\nUniversity of Wisconsin–Madison\nMilwaukee Brewers"
 EXAMPLE_RIGHT = "2012 Wisconsin Badgers football season\nUW Madison\nBrewers (baseball)"
+UNAVAILABLE = "unavailable"
+#: under the two rankings: what each is for (README.md says the same)
+WHICH_RANKING = (
+    "**Which ranking to use.** The encoder's **cosine** says how *similar* two phrases are: use it to find related "
+    "phrases, cluster them or search by meaning. It does not say whether two names are the *same entity*: on the "
+    'example, pearl-mini scores "New York Post", another newspaper, above "NYTimes". The **default matcher** '
+    "(`phrasezoo.match`: this encoder's cosine with character n-grams and acronym, number and word clues, combined "
+    "by a model learned on matching data) gives the probability that two names are the same entity: use it to link, "
+    "join or deduplicate names, with a threshold (the Fuzzy join tab). It scores its shortlist of likely candidates "
+    "only; the others have no probability."
+)
 
 
 def _malloc_trim():
@@ -103,42 +121,55 @@ def _lines(text: str, what: str) -> list[str]:
     return items
 
 
-def build_demo(model, note: str = "") -> gr.Blocks:
-    """The Blocks app around an already loaded model (tests pass a small one); ``model=None`` shows ``note``."""
-    if model is None:
-        with gr.Blocks(title="PEARL phrase embeddings") as demo:
-            gr.Markdown(f"# PEARL phrase embeddings\n{note}")
-        return demo
+def _query(text: str) -> str:
+    if not (text or "").strip():
+        raise gr.Error("Enter a phrase to match.")
+    return text.strip()
+
+
+def types_note(model) -> str:
+    """Empty when ``model`` predicts phrase types; else the page's one-line note. The authors' released PEARL
+    checkpoints (``phrasezoo convert``) have no type head, and their ``predict_type`` raises ``ValueError``."""
+    try:
+        model.predict_type(["The New York Times"])
+    except ValueError:
+        return (f"**Phrase types: {UNAVAILABLE}.** This model has no phrase-type head (the authors' released PEARL "
+                "checkpoints include none); matching and joins work as usual.")  # fmt: skip
+    return ""
+
+
+def matcher_for(model, reference: list[str]) -> Matcher:
+    """phrasezoo's default matcher (the hybrid scorer) with ``model`` as its encoder, fitted on ``reference``."""
+    return Matcher(HybridScorer(model, progress=False), progress=False).fit(reference)
+
+
+def ranking_handlers(model, typed: bool):
+    """The entity-matching tab's two rankings of the candidates: the encoder's cosine (with each candidate's
+    predicted type, or "unavailable") and the default matcher's match probability."""
 
     @releasing_memory
     def rank(query: str, candidates: str):
-        if not (query or "").strip():
-            raise gr.Error("Enter a phrase to match.")
-        items = _lines(candidates, "candidate")
-        vectors = model.encode([query.strip(), *items])
+        query, items = _query(query), _lines(candidates, "candidate")
+        vectors = model.encode([query, *items])
         scores = vectors[1:] @ vectors[0]
-        types = model.predict_type(items)
+        types = [t[0][0] for t in model.predict_type(items)] if typed else [UNAVAILABLE] * len(items)
         order = np.argsort(-scores)
-        return [[i + 1, items[j], round(float(scores[j]), 4), types[j][0][0]] for i, j in enumerate(order)]
-
-    from phrasezoo.match import Matcher, join
-    from phrasezoo.match.scoring.hybrid import HybridScorer
-
-    def matcher_for(left_items: list[str]) -> Matcher:
-        scorer = HybridScorer(model, progress=False)  # this model as the encoder of the default hybrid matcher
-        return Matcher(scorer, progress=False).fit(left_items)
+        return [[i + 1, items[j], round(float(scores[j]), 4), types[j]] for i, j in enumerate(order)]
 
     @releasing_memory
-    def join_tables(left: str, right: str, target_precision: float):
-        left_items, right_items = _lines(left, "left value"), _lines(right, "right value")
-        matcher = matcher_for(left_items)
-        threshold = matcher.threshold_for(float(target_precision))
-        joined = join(left_items, right_items, threshold="auto", target_precision=float(target_precision),
-                      keep_unmatched=True, matcher=matcher)  # fmt: skip
-        rows = [[r.right, r.left if isinstance(r.left, str) else "(no match)",
-                 round(float(r.score), 4) if r.score == r.score else None] for r in joined.itertuples()]  # fmt: skip
-        note = threshold_note(matcher, float(target_precision), threshold, joined)
-        return rows, note
+    def match_rank(query: str, candidates: str):
+        query, items = _query(query), _lines(candidates, "candidate")
+        scores, ids = matcher_for(model, items).search([query], top_k=len(items))
+        ranked = [(int(j), float(score)) for score, j in zip(scores[0], ids[0]) if j >= 0]
+        rows = [[i + 1, items[j], round(score, 4)] for i, (j, score) in enumerate(ranked)]
+        shortlisted = {j for j, _ in ranked}  # the matcher scores only its shortlist of neighbours
+        return rows + [[None, item, None] for j, item in enumerate(items) if j not in shortlisted]
+
+    return rank, match_rank
+
+
+def join_handler(model):
+    """The fuzzy-join tab: the default matcher's join at the threshold that kept the target precision on AutoFJ."""
 
     def threshold_note(matcher: Matcher, target: float, threshold: float, joined) -> str:
         dev_recall = dict((row[0], row[2]) for row in matcher.scorer.combination.calibration if len(row) > 2)
@@ -150,36 +181,84 @@ def build_demo(model, note: str = "") -> gr.Blocks:
                 "than forced onto their nearest neighbour.")  # fmt: skip
 
     @releasing_memory
+    def join_tables(left: str, right: str, target_precision: float):
+        left_items, right_items = _lines(left, "left value"), _lines(right, "right value")
+        matcher = matcher_for(model, left_items)
+        threshold = matcher.threshold_for(float(target_precision))
+        joined = join(left_items, right_items, threshold="auto", target_precision=float(target_precision),
+                      keep_unmatched=True, matcher=matcher)  # fmt: skip
+        rows = [[r.right, r.left if isinstance(r.left, str) else "(no match)",
+                 round(float(r.score), 4) if r.score == r.score else None] for r in joined.itertuples()]  # fmt: skip
+        return rows, threshold_note(matcher, float(target_precision), threshold, joined)
+
+    return join_tables
+
+
+def entity_matching_tab(model, typed: bool, note: str) -> None:
+    """Phrase and candidates in; the cosine ranking and the matcher's ranking side by side, and which to use."""
+    rank, match_rank = ranking_handlers(model, typed)
+    query = gr.Textbox(label="Phrase", value=EXAMPLE_QUERY)
+    candidates = gr.Textbox(label="Candidates (one per line)", value=EXAMPLE_CANDIDATES, lines=6)
+    button = gr.Button("Rank", variant="primary")
+    with gr.Row():
+        ranked = gr.Dataframe(headers=["rank", "candidate", "cosine", "predicted type"],
+                              label="Encoder cosine: how similar the phrases are")  # fmt: skip
+        matched = gr.Dataframe(headers=["rank", "candidate", "match probability"],
+                               label="Default matcher: how likely the same entity")  # fmt: skip
+    gr.Markdown(WHICH_RANKING + (f"\n\n{note}" if note else ""))
+    button.click(rank, [query, candidates], ranked, api_name="rank")
+    button.click(match_rank, [query, candidates], matched, api_name="match_rank")
+
+
+def fuzzy_join_tab(model) -> None:
+    join_tables = join_handler(model)
+    gr.Markdown("phrasezoo's default matcher (embedding + character TF-IDF + number and acronym clues) with "
+                "this model; the threshold keeps the chosen precision on AutoFJ's dev datasets.")  # fmt: skip
+    with gr.Row():
+        left = gr.Textbox(label="Left table (reference)", value=EXAMPLE_LEFT, lines=6)
+        right = gr.Textbox(label="Right table (to match)", value=EXAMPLE_RIGHT, lines=6)
+    precision = gr.Dropdown(PRECISIONS, value=0.9, label="Target precision (sets the threshold)")
+    joined = gr.Dataframe(headers=["right", "best left match", "match probability"], label="Join")
+    note = gr.Markdown()
+    gr.Button("Join").click(join_tables, [left, right, precision], [joined, note], api_name="join_tables")
+
+
+def phrase_types_tab(model, note: str) -> None:
+    if note:  # no type head: the note instead of a tool that cannot answer
+        gr.Markdown(note)
+        return
+
+    @releasing_memory
     def phrase_types(phrases: str):
         items = _lines(phrases, "phrase")
         return [[p, ", ".join(f"{label} ({prob:.2f})" for label, prob in ranked)]
                 for p, ranked in zip(items, model.predict_type(items, top_k=3))]  # fmt: skip
 
+    phrases = gr.Textbox(label="Phrases (one per line)", value="The New York Times\nvery difficult", lines=4)
+    typed = gr.Dataframe(headers=["phrase", "top-3 types"], label="Types")
+    gr.Button("Predict").click(phrase_types, phrases, typed, api_name="phrase_types")
+
+
+def build_demo(model, note: str = "") -> gr.Blocks:
+    """The Blocks app around an already loaded model (tests pass a small one); ``model=None`` shows ``note``."""
+    if model is None:
+        with gr.Blocks(title="PEARL phrase embeddings") as demo:
+            gr.Markdown(f"# PEARL phrase embeddings\n{note}")
+        return demo
+    missing_types = types_note(model)
+    spelling = (" Cosine similarity mixes the phrase encoder and a character encoder that sees spelling variants."
+                if getattr(model.config, "use_char_encoder", False) else "")  # fmt: skip
     with gr.Blocks(title="PEARL phrase embeddings") as demo:
         gr.Markdown(
             "# PEARL phrase embeddings\nContext-free phrase embeddings for entity matching and fuzzy joins "
-            f"(model `{getattr(model, 'name_or_path', MODEL)}`). Cosine similarity mixes the phrase encoder and "
-            "a character encoder that sees spelling variants."
+            f"(model `{getattr(model, 'name_or_path', MODEL)}`).{spelling}"
         )
         with gr.Tab("Entity matching"):
-            query = gr.Textbox(label="Phrase", value=EXAMPLE_QUERY)
-            candidates = gr.Textbox(label="Candidates (one per line)", value=EXAMPLE_CANDIDATES, lines=6)
-            ranked = gr.Dataframe(headers=["rank", "candidate", "cosine", "predicted type"], label="Ranking")
-            gr.Button("Rank").click(rank, [query, candidates], ranked, api_name="rank")
+            entity_matching_tab(model, not missing_types, missing_types)
         with gr.Tab("Fuzzy join"):
-            gr.Markdown("phrasezoo's default matcher (embedding + character TF-IDF + number and acronym clues) with "
-                        "this model; the threshold keeps the chosen precision on AutoFJ's dev datasets.")  # fmt: skip
-            with gr.Row():
-                left = gr.Textbox(label="Left table (reference)", value=EXAMPLE_LEFT, lines=6)
-                right = gr.Textbox(label="Right table (to match)", value=EXAMPLE_RIGHT, lines=6)
-            precision = gr.Dropdown(PRECISIONS, value=0.9, label="Target precision (sets the threshold)")
-            joined = gr.Dataframe(headers=["right", "best left match", "match probability"], label="Join")
-            note = gr.Markdown()
-            gr.Button("Join").click(join_tables, [left, right, precision], [joined, note], api_name="join_tables")
+            fuzzy_join_tab(model)
         with gr.Tab("Phrase types"):
-            phrases = gr.Textbox(label="Phrases (one per line)", value="The New York Times\nvery difficult", lines=4)
-            typed = gr.Dataframe(headers=["phrase", "top-3 types"], label="Types")
-            gr.Button("Predict").click(phrase_types, phrases, typed, api_name="phrase_types")
+            phrase_types_tab(model, missing_types)
     return demo
 
 

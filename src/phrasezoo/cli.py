@@ -142,8 +142,9 @@ def _add_push_command(sub) -> None:
         help="upload an exported folder to the Hugging Face Hub (needs a token)",
         description="Upload the exported files of a folder (a model, its sentence-transformers copy or a saved topic "
         "model) in one commit; checkpoints, soup ingredients, optimizer state, logs and scratch files stay here. "
-        "An unchanged folder makes no commit. The endpoint and token are huggingface_hub's (HF_ENDPOINT, HF_TOKEN "
-        "or `hf auth login`).",
+        "An unchanged folder makes no commit. A Space folder (spaces/<name>/) goes to a Space repository with the "
+        "phrasezoo wheel its requirements.txt names (./wheels/...): built from this checkout, or --wheel. The "
+        "endpoint and token are huggingface_hub's (HF_ENDPOINT, HF_TOKEN or `hf auth login`).",
     )
     push.add_argument("folder", help="exported folder, e.g. outputs/pearl-mini")
     push.add_argument("--repo-id", required=True, help="target repository, e.g. my-org/pearl-mini")
@@ -151,6 +152,7 @@ def _add_push_command(sub) -> None:
     push.add_argument("--message", help="commit message (default: 'Upload <kind> with phrasezoo')")
     push.add_argument("--keep-remote-files", action="store_true", help="keep remote files the export does not have")
     push.add_argument("--dry-run", action="store_true", help="list what would be uploaded and left out; upload nothing")
+    push.add_argument("--wheel", help="a Space's phrasezoo wheel to upload (default: built from this checkout)")
 
 
 def _add_convert_command(sub) -> None:
@@ -250,6 +252,8 @@ def _push(args) -> int:
     if args.dry_run:
         for name in plan.files:
             print(f"   upload  {name}")
+        for name in plan.wheels:
+            print(f"   upload  {name}  ({args.wheel or 'built from this checkout'}; requirements.txt points at it)")
         for name in plan.ignored:
             print(f"   skip    {name}")
         return 0
@@ -260,6 +264,7 @@ def _push(args) -> int:
             private=args.private,
             commit_message=args.message,
             delete_stale=not args.keep_remote_files,
+            wheel=args.wheel,
         )
     except HfHubHTTPError as err:
         status = err.response.status_code if err.response is not None else None
@@ -270,7 +275,7 @@ def _push(args) -> int:
         )
         print(f"error: the Hub refused the push of {args.folder} to {args.repo_id}{hint}: {err}", file=sys.stderr)
         return 2
-    except (OSError, ValueError) as err:  # no connection, bad card metadata reported by the Hub
+    except (OSError, ValueError, RuntimeError) as err:  # no connection, bad card metadata, a wheel that did not build
         print(f"error: pushing {args.folder} to {args.repo_id} failed: {err}", file=sys.stderr)
         return 2
     if result.deleted:

@@ -1,9 +1,9 @@
-"""The name benchmark: its sources' readers, the variants it makes, and the built benchmark's split guarantees."""
+"""The name benchmark: its sources' readers, its entity splits and queries, and the built benchmark's split
+guarantees."""
 
 from __future__ import annotations
 
 import gzip
-import random
 
 import pytest
 
@@ -73,15 +73,6 @@ def test_acronyms_and_short_forms():
     assert not nb.ambiguous("C. Dickens", "initial", "Monica Dickens")
 
 
-def test_noisy_variant_changes_the_name_and_keeps_it_recognisable():
-    rng = random.Random(3)
-    for name in ["International Business Machines Corporation", "University of Chicago", "Leonardo da Vinci"]:
-        variant = nb.noisy_variant(name, random.Random(rng.random()))
-        assert variant is not None and normalize(variant) != normalize(name)
-    assert nb.noisy_variant("Bo", random.Random(0)) is None  # nothing to corrupt
-    assert nb.ABBREVIATIONS["international"] == "Intl"
-
-
 def test_split_entities_keep_strings_in_one_split():
     a = ns.NameEntity("s", "a", "Alpha Beta", [("AB", "acronym")])
     b = ns.NameEntity("t", "b", "Alpha Beta Gamma", [("AB", "acronym")])
@@ -98,17 +89,6 @@ def built():
         pytest.skip(str(err))
 
 
-@pytest.fixture(scope="module")
-def train_entities(built) -> list:
-    """The train entities (reading the sources takes ~20 s: once per module)."""
-    return nb.training_entities()
-
-
-@pytest.fixture(scope="module")
-def train_strings(train_entities) -> set[str]:
-    return {s for e in train_entities for s in nb.entity_strings(e)}
-
-
 @pytest.mark.slow
 def test_built_benchmark_splits_are_disjoint_and_sized(built):
     for domain in nb.DOMAINS:
@@ -123,44 +103,3 @@ def test_built_benchmark_splits_are_disjoint_and_sized(built):
             assert not {normalize(q) for q in task.queries} & {normalize(n) for n in task.kb}
         assert len(dev.queries) >= 300, domain
     assert len(built["names-acronyms-test"].queries) >= 1000
-
-
-@pytest.mark.slow
-def test_training_entities_hold_no_dev_or_test_string(built, train_strings):
-    scored = {normalize(s) for task in built.values() for s in task.queries + task.gold}
-    assert nb.scored_strings() == scored
-    assert train_strings and not scored & train_strings
-
-
-@pytest.mark.slow
-def test_calibration_split_holds_only_train_entities_and_no_scored_string(built, train_entities, train_strings):
-    scored = nb.scored_strings()
-    train = train_strings
-    tasks = nb.build_calibration(train_entities)  # what load_name_task(domain, "calib") caches
-    for domain in nb.DOMAINS:
-        task = tasks[f"names-{domain}-{nb.CALIB}"]
-        strings = {normalize(s) for s in task.queries + task.gold}
-        assert not strings & scored, domain  # no dev or test query or gold
-        assert {normalize(g) for g in task.gold} <= train, domain  # golds are train entities' names
-        assert set(task.gold) <= set(task.kb) and len(task.queries) >= 1000, domain
-    with pytest.raises(ValueError, match="dev, test, calib"):
-        nb.load_name_task("acronyms", "train")
-
-
-def test_sibling_mining_does_not_depend_on_the_hash_seed():
-    """Equally rare words once went in set order, so two processes could mine different siblings (and builds of
-    the benchmark differed by a few KB names)."""
-    import subprocess
-    import sys
-
-    code = (
-        "from phrasezoo.data.name_benchmark import SiblingMiner\n"
-        "pool = ['amber birch', 'amber cedar', 'birch delta', 'cedar ember', 'delta fjord', 'ember fjord']\n"
-        "print(SiblingMiner(pool).sharing_words('amber birch cedar delta ember fjord', 2))"  # six words, all tied
-    )
-    outputs = {
-        subprocess.run([sys.executable, "-c", code], env={**__import__("os").environ, "PYTHONHASHSEED": seed},
-                       capture_output=True, text=True, check=True).stdout
-        for seed in ("1", "2", "3", "4", "5")
-    }  # fmt: skip
-    assert len(outputs) == 1

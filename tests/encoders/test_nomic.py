@@ -13,11 +13,12 @@ from phrasezoo.core.errors import MissingResourceError
 from phrasezoo.encoders import nomic
 
 gguf = pytest.importorskip("gguf")
+nomic_gguf = pytest.importorskip("phrasezoo.encoders.nomic_gguf")
 
 
 def test_wordpiece_vocabulary_undoes_llama_cpp_spelling():
     tokens = ["[PAD]", "[CLS]", "\u2581the", "cat", "\u2581a", "a"]
-    assert nomic.wordpiece_vocabulary(tokens) == ["[PAD]", "[CLS]", "the", "##cat", "a", "##a"]
+    assert nomic_gguf.wordpiece_vocabulary(tokens) == ["[PAD]", "[CLS]", "the", "##cat", "a", "##a"]
 
 
 def _split_zip(tmp_path, member: bytes, part_bytes: int, parts: tuple[int, ...]):
@@ -92,7 +93,7 @@ def test_conversion_loads_natively_and_keeps_the_weights(tmp_path):
     from transformers import AutoModel, AutoTokenizer
 
     arrays = _tiny_gguf(tmp_path / "tiny.gguf")
-    folder = nomic.convert_gguf(tmp_path / "tiny.gguf", tmp_path / "tiny")
+    folder = nomic_gguf.convert_gguf(tmp_path / "tiny.gguf", tmp_path / "tiny")
     model = AutoModel.from_pretrained(folder).eval()
     tokenizer = AutoTokenizer.from_pretrained(folder)
     assert next(model.parameters()).dtype == torch.float32  # fp16 on disk, fp32 compute

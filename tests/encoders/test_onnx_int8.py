@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 from phrasezoo.encoders import MissingRuntimeError, load_encoder
-from phrasezoo.encoders.onnx_int8 import cache_key, encoding_of, require_runtime, split_backend
+from phrasezoo.encoders.backends import require_runtime, split_backend
+from phrasezoo.encoders.onnx_int8 import cache_key, encoding_of
 
 HAS_RUNTIME = importlib.util.find_spec("onnxruntime") is not None and importlib.util.find_spec("onnx") is not None
 NAMES = ["International Business Machines", "IBM", "New York City", "NYC", "Interstate 165", "2012 Wisconsin Badgers"]

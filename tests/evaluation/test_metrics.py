@@ -141,7 +141,7 @@ def test_every_metric_is_a_local_evaluate_module():
 
     for name in METRICS:
         path = metric_path(name)
-        assert (path / f"{name}.py").is_file()
+        assert path.is_file() and path.name == f"{name}.py" and path.with_name("metric_base.py").is_file()
         module = load_metric(name)
         assert isinstance(module, evaluate.Metric) and module.name == name
 

@@ -17,6 +17,10 @@ hub-ci.huggingface.co), so this one answers, on ``http://127.0.0.1:<port>`` (poi
 - ``HEAD``/``GET /<repo>/resolve/<rev>/<path>`` with ``X-Repo-Commit``, ``ETag`` and, for LFS files,
   ``X-Linked-Etag``/``X-Linked-Size`` (what ``hf_hub_download``, hence ``ModelCard.load``, reads).
 
+Space repositories take the same calls under their prefixes (``/api/spaces/<repo>/...``, ``/spaces/<repo>.git/...``,
+``/spaces/<repo>/resolve/...``; created with ``"type": "space"``), so a Space is pushed and downloaded as the Hub
+does it. Nothing builds or runs it (the Hub's Space builder is not imitated here).
+
 Write calls need ``Authorization: Bearer <token>`` (:attr:`token`); reads do not. :attr:`log` records each request.
 
 What it does NOT check (the real Hub does): the Xet storage protocol (tests set ``HF_HUB_DISABLE_XET=1``, so
@@ -113,6 +117,7 @@ class FakeHub:
     def __init__(self, token: str = "hf_test_token"):
         self.token = token
         self.repos: dict[str, Repo] = {}
+        self.spaces: dict[str, Repo] = {}
         self.lfs: dict[str, bytes] = {}
         self.log: list[tuple[str, str]] = []
         self.lock = threading.Lock()
@@ -130,33 +135,38 @@ class FakeHub:
 
     # ------------------------------------------------------------------------------------------------ routes
     def route(self, method: str, path: str, headers, body: bytes, query: dict | None = None) -> tuple[int, dict, bytes]:
+        api, prefix = r"/api/(?P<kind>models|spaces)", r"/(?:(?P<space>spaces)/)?"
         routes = [
             ("POST", r"/api/repos/create", self.create_repo, True),
             ("POST", r"/api/validate-yaml", self.validate_yaml, False),
-            ("POST", rf"/api/models/{REPO}/preupload/(?P<rev>[^/]+)", self.preupload, True),
-            ("POST", rf"/api/models/{REPO}/commit/(?P<rev>[^/]+)", self.commit, True),
-            ("GET", rf"/api/models/{REPO}/commits/(?P<rev>[^/]+)", self.list_commits, False),
-            ("GET", rf"/api/models/{REPO}/tree/(?P<rev>[^/]+)(?:/(?P<path>.*))?", self.tree, False),
-            ("GET", rf"/api/models/{REPO}(?:/revision/(?P<rev>[^/]+))?", self.model_info, False),
-            ("POST", rf"/{REPO}\.git/info/lfs/objects/batch", self.lfs_batch, True),
+            ("POST", rf"{api}/{REPO}/preupload/(?P<rev>[^/]+)", self.preupload, True),
+            ("POST", rf"{api}/{REPO}/commit/(?P<rev>[^/]+)", self.commit, True),
+            ("GET", rf"{api}/{REPO}/commits/(?P<rev>[^/]+)", self.list_commits, False),
+            ("GET", rf"{api}/{REPO}/tree/(?P<rev>[^/]+)(?:/(?P<path>.*))?", self.tree, False),
+            ("GET", rf"{api}/{REPO}(?:/revision/(?P<rev>[^/]+))?", self.model_info, False),
+            ("POST", rf"{prefix}{REPO}\.git/info/lfs/objects/batch", self.lfs_batch, True),
             ("PUT", r"/lfs-objects/(?P<oid>[0-9a-f]{64})/(?P<signature>[0-9a-f]+)", self.lfs_put, False),
             ("POST", r"/lfs-objects/(?P<oid>[0-9a-f]{64})/verify", self.lfs_verify, True),
-            ("GET", rf"/{REPO}/resolve/(?P<rev>[^/]+)/(?P<path>.+)", self.resolve, False),
-            ("HEAD", rf"/{REPO}/resolve/(?P<rev>[^/]+)/(?P<path>.+)", self.resolve, False),
+            ("GET", rf"{prefix}{REPO}/resolve/(?P<rev>[^/]+)/(?P<path>.+)", self.resolve, False),
+            ("HEAD", rf"{prefix}{REPO}/resolve/(?P<rev>[^/]+)/(?P<path>.+)", self.resolve, False),
         ]
         for verb, pattern, handler, write in routes:
             match = re.fullmatch(pattern, path)
             if verb == method and match:
                 if write and headers.get("Authorization") != f"Bearer {self.token}":
                     raise HubError(401, "Invalid credentials in Authorization header")
+                groups = {k: unquote(v) for k, v in match.groupdict().items() if v is not None}
+                if groups.pop("space", None):
+                    groups["kind"] = "spaces"
                 with self.lock:
-                    return handler(body=body, **{k: unquote(v) for k, v in match.groupdict().items() if v is not None})
+                    return handler(body=body, **groups)
         raise HubError(404, f"no route for {method} {path}")
 
-    def _repo(self, repo: str) -> Repo:
-        if repo not in self.repos:
+    def _repo(self, repo: str, kind: str = "models") -> Repo:
+        store = self.spaces if kind == "spaces" else self.repos
+        if repo not in store:
             raise HubError(404, f"Repository {repo} not found", "RepoNotFound")
-        return self.repos[repo]
+        return store[repo]
 
     def _commit_at(self, repo: Repo, rev: str | None) -> Commit:
         for commit in reversed(repo.commits):
@@ -171,12 +181,17 @@ class FakeHub:
     def create_repo(self, body: bytes):
         payload = json.loads(body)
         repo_id = f"{payload.get('organization') or 'user'}/{payload['name']}"
-        url = f"{self.url}/{repo_id}"
-        if repo_id in self.repos:
-            return self._json({"error": "You already created this model repo", "url": url}, 409)
+        space = payload.get("type") == "space"
+        if space and not payload.get("sdk"):
+            raise HubError(400, "a Space needs an sdk (gradio, docker or static)")
+        store = self.spaces if space else self.repos
+        url = f"{self.url}/{'spaces/' if space else ''}{repo_id}"
+        if repo_id in store:
+            return self._json({"error": f"You already created this {'space' if space else 'model'} repo", "url": url},
+                              409)  # fmt: skip
         repo = Repo(repo_id, payload.get("visibility") == "private" or bool(payload.get("private")))
         repo.commit("initial commit", "", {".gitattributes": Blob(GITATTRIBUTES, lfs=False)})
-        self.repos[repo_id] = repo
+        store[repo_id] = repo
         return self._json({"url": url, "name": repo_id, "id": repo_id})
 
     def validate_yaml(self, body: bytes):
@@ -190,8 +205,8 @@ class FakeHub:
             return self._json({"errors": [{"message": "metadata must be a YAML mapping"}]}, 400)
         return self._json({"warnings": []})
 
-    def preupload(self, repo: str, rev: str, body: bytes):
-        head = self._commit_at(self._repo(repo), rev)
+    def preupload(self, repo: str, rev: str, body: bytes, kind: str = "models"):
+        head = self._commit_at(self._repo(repo, kind), rev)
         files = []
         for item in json.loads(body)["files"]:
             lfs = item["size"] >= LFS_MIN_SIZE or any(fnmatch.fnmatch(item["path"], p) for p in LFS_PATTERNS)
@@ -201,8 +216,8 @@ class FakeHub:
                           "oid": oid})  # fmt: skip
         return self._json({"files": files, "commitOid": head.oid})
 
-    def lfs_batch(self, repo: str, body: bytes):
-        self._repo(repo)
+    def lfs_batch(self, repo: str, body: bytes, kind: str = "models"):
+        self._repo(repo, kind)
         payload = json.loads(body)
         objects = []
         for obj in payload["objects"]:
@@ -231,8 +246,8 @@ class FakeHub:
             raise HubError(422, f"LFS object {oid} missing or of another size")
         return self._json({"success": True})
 
-    def commit(self, repo: str, rev: str, body: bytes):
-        target = self._repo(repo)
+    def commit(self, repo: str, rev: str, body: bytes, kind: str = "models"):
+        target = self._repo(repo, kind)
         head = self._commit_at(target, rev)
         files = dict(head.files)
         header = None
@@ -265,11 +280,15 @@ class FakeHub:
             raise HubError(400, "the commit has no header line")
         commit = target.commit(header["summary"], header.get("description", ""), files)
         return self._json(
-            {"success": True, "commitOid": commit.oid, "commitUrl": f"{self.url}/{repo}/commit/{commit.oid}"}
+            {
+                "success": True,
+                "commitOid": commit.oid,
+                "commitUrl": f"{self.url}/{'spaces/' if kind == 'spaces' else ''}{repo}/commit/{commit.oid}",
+            }
         )
 
-    def model_info(self, repo: str, body: bytes, rev: str | None = None):
-        target = self._repo(repo)
+    def model_info(self, repo: str, body: bytes, rev: str | None = None, kind: str = "models"):
+        target = self._repo(repo, kind)
         head = self._commit_at(target, rev)
         info = {"_id": repo, "id": repo, "modelId": repo, "sha": head.oid, "private": target.private,
                 "disabled": False, "gated": False, "downloads": 0, "likes": 0, "lastModified": head.date,
@@ -281,16 +300,16 @@ class FakeHub:
             info["tags"] = info["cardData"].get("tags", [])
         return self._json(info)
 
-    def list_commits(self, repo: str, rev: str, body: bytes):
-        target = self._repo(repo)
+    def list_commits(self, repo: str, rev: str, body: bytes, kind: str = "models"):
+        target = self._repo(repo, kind)
         head = self._commit_at(target, rev)
         history = target.commits[: target.commits.index(head) + 1]
         return self._json([{"id": c.oid, "title": c.title, "message": c.message, "date": c.date,
                             "authors": [{"user": "system" if i == 0 else "user"}]}
                            for i, c in reversed(list(enumerate(history)))])  # fmt: skip
 
-    def tree(self, repo: str, rev: str, body: bytes, path: str = ""):
-        head = self._commit_at(self._repo(repo), rev)
+    def tree(self, repo: str, rev: str, body: bytes, path: str = "", kind: str = "models"):
+        head = self._commit_at(self._repo(repo, kind), rev)
         prefix = path.strip("/") + "/" if path.strip("/") else ""
         entries = []
         for name, blob in sorted(head.files.items()):
@@ -301,8 +320,8 @@ class FakeHub:
                 entries.append(entry)
         return self._json(entries)
 
-    def resolve(self, repo: str, rev: str, path: str, body: bytes):
-        head = self._commit_at(self._repo(repo), rev)
+    def resolve(self, repo: str, rev: str, path: str, body: bytes, kind: str = "models"):
+        head = self._commit_at(self._repo(repo, kind), rev)
         if path not in head.files:
             raise HubError(404, f"Entry not found: {path}", "EntryNotFound")
         blob = head.files[path]

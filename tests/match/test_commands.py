@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pandas as pd
+import pytest
+
+from phrasezoo.match import calibrate, join, read_calibration
+from phrasezoo.match.commands import main
+from tests.match.conftest import GOLD, LEFT, RIGHT
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess:
@@ -112,3 +119,83 @@ def test_fit_once_then_apply_to_new_names(tmp_path):
     assert matched["left_index"].tolist() == ["Q1", "Q3"] and "skipped 1 queries row(s)" in done.stderr
     done = run_cli("apply", "--matcher", str(tmp_path), "--queries", str(queries), "-o", str(output))
     assert done.returncode == 2 and "no saved matcher" in done.stderr
+
+
+# ------------------------------------------------------------------ labels: --calibration, the estimate, --plot
+# (in this process, with the default matcher given a hand-made decision: tests/match/conftest.py)
+
+
+@pytest.fixture
+def labelled(tmp_path, decision_scorer) -> dict[str, Path]:
+    """The gold tables as files, and a calibration of the default matcher's answers on them."""
+    files = {name: tmp_path / f"{name}.csv" for name in ("left", "right", "names")}
+    pd.DataFrame({"qid": [f"Q{i}" for i in range(len(LEFT))], "name": LEFT}).to_csv(files["left"], index=False)
+    pd.DataFrame({"vendor": RIGHT}).to_csv(files["right"], index=False)
+    pd.DataFrame({"name": LEFT + RIGHT}).to_csv(files["names"], index=False)
+    result = join(LEFT, RIGHT, model=decision_scorer)
+    labels = result.assign(label=[GOLD[r] == a for r, a in zip(result["right"], result["left"])])
+    files["calibration"] = calibrate(LEFT, RIGHT, labels, model=decision_scorer).save(tmp_path / "calibration.json")
+    return files
+
+
+def in_process(capsys, *args: str) -> tuple[int, str]:
+    status = main([*args, "--no-progress"])
+    return status, capsys.readouterr().err
+
+
+def test_join_streams_with_the_calibrations_threshold_and_plots_the_whole_files_estimate(
+    labelled, tmp_path, decision_cli, capsys
+):
+    join_args = ("join", "--left", str(labelled["left"]), "--right", str(labelled["right"]), "--left-column", "name",
+                 "--right-column", "vendor", "--threshold", "auto", "--calibration", str(labelled["calibration"]))  # fmt: skip
+    status, err = in_process(capsys, *join_args, "--chunk-rows", "3", "--plot", str(tmp_path / "e.png"), "-o",
+                             str(tmp_path / "chunked.csv"))  # fmt: skip
+    assert status == 0, err
+    cut = read_calibration(labelled["calibration"]).stored_cut(0.9)
+    assert f">> threshold {cut:.4f} (auto: target precision 0.90 on the calibration file's labelled join)" in err
+    assert re.search(r">> estimate: threshold \d\.\d{3} keeps \d+ of 10 queries", err)  # the file's, not a chunk's
+    assert (tmp_path / "e.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and "wrote the estimate's plot" in err
+    status, err = in_process(capsys, *join_args, "-o", str(tmp_path / "whole.csv"))
+    assert status == 0 and (tmp_path / "whole.csv").read_text() == (tmp_path / "chunked.csv").read_text()
+
+
+def test_link_apply_and_dedupe_take_the_calibration_too(labelled, tmp_path, decision_cli, capsys):
+    calibration = ("--threshold", "auto", "--calibration", str(labelled["calibration"]))
+    status, err = in_process(capsys, "link", "--mentions", str(labelled["right"]), "--kb", str(labelled["left"]),
+                             "--kb-id-column", "qid", *calibration, "-o", str(tmp_path / "links.csv"))  # fmt: skip
+    assert status == 0 and "on the calibration file's labelled join" in err and ">> estimate:" in err, err
+    status, err = in_process(capsys, "fit", "--reference", str(labelled["left"]), "--column", "name", "-o",
+                             str(tmp_path / "m"))  # fmt: skip
+    status, err = in_process(capsys, "apply", "--matcher", str(tmp_path / "m"), "--queries", str(labelled["right"]),
+                             *calibration, "-o", str(tmp_path / "applied.csv"))  # fmt: skip
+    assert status == 0 and "on the calibration file's labelled join" in err, err
+    status, err = in_process(capsys, "dedupe", "--input", str(labelled["names"]), *calibration, "--plot",
+                             str(tmp_path / "d.png"), "-o", str(tmp_path / "clusters.csv"))  # fmt: skip
+    assert status == 0 and re.search(r">> estimate: threshold \d\.\d{3} keeps \d+ of \d+ pairs", err), err
+    assert (tmp_path / "d.png").is_file()
+
+
+def test_calibration_and_label_errors_say_what_to_do(labelled, tmp_path, decision_cli, capsys):
+    join_args = ("join", "--left", str(labelled["left"]), "--right", str(labelled["right"]), "--left-column", "name",
+                 "--right-column", "vendor", "-o", str(tmp_path / "out.csv"))  # fmt: skip
+    other = tmp_path / "other.json"
+    other.write_text(labelled["calibration"].read_text().replace('"format_version": 1', '"format_version": 2'))
+    for extra, message in (
+        (("--calibration", str(other)), "format_version 2; this phrasezoo reads 1. Label again"),
+        (("--model", "rapidfuzz:ratio", "--calibration", str(labelled["calibration"])), "needs the default matcher"),
+        (("--threshold", "auto", "--target-precision", "0.3", "--calibration", str(labelled["calibration"])),
+         "target precisions 0.5 to 0.99, not 0.3"),
+    ):  # fmt: skip
+        status, err = in_process(capsys, *join_args, *extra)
+        assert status == 2 and message in err, err
+    one = tmp_path / "one.csv"
+    pd.DataFrame({"name": ["apple pie"]}).to_csv(one, index=False)
+    label_args = ("label", "--right", str(labelled["right"]), "-o", str(tmp_path / "c.json"))
+    for extra, message in ((("--left", str(one)), "1 distinct row(s); calibration needs at least two distinct"),
+                           (("--left", str(labelled["names"]), "--model", "rapidfuzz:ratio"), "has no decision"),
+                           ((), "needs --left and --right (the tables of a join) or --kb and --mentions")):  # fmt: skip
+        status, err = in_process(capsys, *label_args, *extra)
+        assert status == 2 and message in err, err
+    with pytest.raises(SystemExit):
+        main(["label", "--help"])
+    assert "run the same command again to resume" in capsys.readouterr().out

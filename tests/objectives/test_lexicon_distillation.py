@@ -94,11 +94,7 @@ def test_lexicon_options_complete_defaults_and_refuse_unknown_keys():
 
 
 def test_max_strings_draws_a_seeded_subset_before_the_teacher_embeds_it(monkeypatch):
-    import phrasezoo.data.benchmark_filter as benchmark_filter
-    import phrasezoo.data.dev_sets as dev_sets
     import phrasezoo.objectives.lexicon_distillation as lexicon
-    import phrasezoo.objectives.lexicon_vocabulary as vocabulary
-    import phrasezoo.resources as resources
 
     class NoBlocklist:
         def matches(self, text, mode):
@@ -114,10 +110,10 @@ def test_max_strings_draws_a_seeded_subset_before_the_teacher_embeds_it(monkeypa
         vectors = torch.nn.functional.normalize(torch.randn(len(strings), 4), dim=-1)
         return TeacherNeighbourhoods(sorted(strings), vectors, [[(i + 1) % len(strings)] for i in range(len(strings))])
 
-    monkeypatch.setattr(benchmark_filter, "load_blocklist", NoBlocklist)
-    monkeypatch.setattr(dev_sets, "dev_set_strings", lambda progress=True: {"held out"})
-    monkeypatch.setattr(vocabulary, "lexicon_strings", lambda sources, wordnet=None: [f"w{i}" for i in range(50)])
-    monkeypatch.setattr(resources, "load_wordnet", lambda: None)
+    monkeypatch.setattr(lexicon, "load_blocklist", NoBlocklist)
+    monkeypatch.setattr(lexicon, "dev_set_strings", lambda progress=True: {"held out"})
+    monkeypatch.setattr(lexicon, "lexicon_strings", lambda sources, wordnet=None: [f"w{i}" for i in range(50)])
+    monkeypatch.setattr(lexicon, "load_wordnet", lambda: None)
     monkeypatch.setattr(lexicon, "teacher_neighbourhoods", fake_neighbourhoods)
     term = lexicon.build_lexicon_distillation({"max_strings": 12, "neighbours": 1}, "teacher", None, progress=False)
     again = lexicon.build_lexicon_distillation({"max_strings": 12, "neighbours": 1}, "teacher", None, progress=False)

@@ -64,13 +64,29 @@ def publish_to_cache(hub_cache: Path, repo_id: str, folder: Path | str) -> Path:
 
 
 @contextmanager
+def hub_endpoint(url: str, cache: Path | None = None) -> Iterator[str]:
+    """``url`` set as huggingface_hub's endpoint for this process, online (and ``cache`` as its Hub cache, when
+    given), as ``HF_ENDPOINT`` and ``HF_HUB_CACHE`` would set it; restored afterwards."""
+    from huggingface_hub import constants
+
+    saved = constants.ENDPOINT, constants.HUGGINGFACE_CO_URL_TEMPLATE, constants.HF_HUB_OFFLINE, constants.HF_HUB_CACHE
+    constants.ENDPOINT, constants.HF_HUB_OFFLINE = url, False
+    constants.HUGGINGFACE_CO_URL_TEMPLATE = url + "/{repo_id}/resolve/{revision}/{filename}"
+    constants.HF_HUB_CACHE = str(cache) if cache is not None else constants.HF_HUB_CACHE
+    try:
+        yield url
+    finally:
+        constants.ENDPOINT, constants.HUGGINGFACE_CO_URL_TEMPLATE, constants.HF_HUB_OFFLINE, constants.HF_HUB_CACHE = (
+            saved
+        )
+
+
+@contextmanager
 def hub_without_repositories() -> Iterator[str]:
     """A local Hub endpoint that answers every request as the Hub answers for a repository that does not exist
     (404, ``X-Error-Code: RepoNotFound``), set as huggingface_hub's endpoint for this process; yields its URL."""
     import http.server
     import threading
-
-    from huggingface_hub import constants
 
     class NotFound(http.server.BaseHTTPRequestHandler):
         def answer(self) -> None:
@@ -91,16 +107,26 @@ def hub_without_repositories() -> Iterator[str]:
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), NotFound)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
-    url = f"http://127.0.0.1:{server.server_port}"
-    saved = constants.ENDPOINT, constants.HUGGINGFACE_CO_URL_TEMPLATE, constants.HF_HUB_OFFLINE
-    constants.ENDPOINT, constants.HF_HUB_OFFLINE = url, False
-    constants.HUGGINGFACE_CO_URL_TEMPLATE = url + "/{repo_id}/resolve/{revision}/{filename}"
     try:
-        yield url
+        with hub_endpoint(f"http://127.0.0.1:{server.server_port}") as url:
+            yield url
     finally:
-        constants.ENDPOINT, constants.HUGGINGFACE_CO_URL_TEMPLATE, constants.HF_HUB_OFFLINE = saved
         server.shutdown()
         server.server_close()
+
+
+@contextmanager
+def hub_serving(folders: dict[str, Path | str], cache: Path) -> Iterator[str]:
+    """A local Hub (:class:`tests.recipes_offline.served_hub.ServedHub`) serving each folder as model repository
+    ``repo_id`` over HTTP, set as huggingface_hub's endpoint for this process, downloads cached in ``cache``."""
+    from tests.recipes_offline.served_hub import ServedHub
+
+    server = ServedHub()
+    for repo_id, folder in folders.items():
+        files = {p.relative_to(folder).as_posix(): p.read_bytes() for p in Path(folder).rglob("*") if p.is_file()}
+        server.add(repo_id, files)
+    with server, hub_endpoint(server.url, cache) as url:
+        yield url
 
 
 def closure(requirements) -> dict[str, object]:
@@ -131,11 +157,20 @@ def closure(requirements) -> dict[str, object]:
 
 
 def read_requirements(space: str) -> tuple[list[str], list]:
-    """``(option lines, Requirements)`` of ``spaces/<space>/requirements.txt`` (comments and blank lines dropped)."""
+    """``(option lines, Requirements)`` of ``spaces/<space>/requirements.txt`` (comments and blank lines dropped); a
+    wheel slot (``./wheels/<name>-<version>-...whl``) reads as ``<name> @ file:<the slot's path in the folder>``."""
     from packaging.requirements import Requirement
 
+    from phrasezoo.hub.space import wheel_slots
+
+    text = (SPACES / space / "requirements.txt").read_text()
+    slots = {slot.index: slot for slot in wheel_slots(text)}
     options, requirements = [], []
-    for line in (SPACES / space / "requirements.txt").read_text().splitlines():
+    for index, line in enumerate(text.splitlines()):
+        if index in slots:
+            path = SPACES / space / slots[index].path
+            requirements.append(Requirement(f"{slots[index].name} @ {path.as_uri()}"))
+            continue
         line = line.split(" #", 1)[0].strip()
         if not line or line.startswith("#"):
             continue

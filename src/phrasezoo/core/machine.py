@@ -10,7 +10,13 @@ is many times slower than in float32, so a recipe's ``bf16`` falls back to float
 from __future__ import annotations
 
 import os
+import platform
 from typing import TYPE_CHECKING
+
+try:  # psutil is optional: it estimates free memory where /proc/meminfo is missing (off Linux)
+    import psutil
+except ImportError:  # pragma: no cover
+    psutil = None
 
 if TYPE_CHECKING:  # torch is imported where a device is asked about: counting cores (the matcher's) needs no torch
     import torch
@@ -18,8 +24,6 @@ if TYPE_CHECKING:  # torch is imported where a device is asked about: counting c
 
 def cpu_name() -> str:
     """The CPU's model name (``/proc/cpuinfo`` on Linux), else what ``platform`` knows: for benchmark records."""
-    import platform
-
     try:
         with open("/proc/cpuinfo", encoding="utf8") as handle:
             for line in handle:
@@ -55,11 +59,11 @@ def available_memory() -> int | None:
     see; reclaimable page cache counts as free there too); psutil's estimate off Linux."""
     free = _meminfo_available()
     if free is None:
+        if psutil is None:
+            return None
         try:
-            import psutil
-
             free = int(psutil.virtual_memory().available)
-        except (ImportError, OSError):
+        except OSError:
             return None
     headroom = _cgroup_headroom()
     return free if headroom is None else min(free, headroom)
@@ -143,7 +147,7 @@ def has_fast_bf16(device: torch.device) -> bool:
     vs 3.4 s for a uctopic-mini pretraining step on an AVX2-only AMD EPYC).
     """
     if device.type == "cuda":
-        import torch
+        import torch  # lazy: keeps torch off core (the matcher counts cores without it)
 
         return bool(torch.cuda.is_bf16_supported())
     if device.type != "cpu":

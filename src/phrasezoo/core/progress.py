@@ -8,6 +8,8 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from tqdm.auto import tqdm
+
 
 def progress_enabled(requested: bool = True) -> bool:
     """Whether to show a bar: the caller asked for one and the environment does not switch bars off."""
@@ -17,8 +19,6 @@ def progress_enabled(requested: bool = True) -> bool:
 def row_bar(total: int, desc: str, enabled: bool = True, min_rows: int = 2000):
     """A tqdm bar over ``total`` rows (``update(n)`` per chunk), shown when bars are on and the work has at least
     ``min_rows`` rows: short work stays quiet."""
-    from tqdm.auto import tqdm
-
     return tqdm(total=total, desc=desc, unit="row", disable=not progress_enabled(enabled) or total < min_rows,
                 leave=False)  # fmt: skip
 

@@ -142,7 +142,7 @@ def autofj_root() -> Path:
 
 
 def _autofj(_root: Path) -> tuple[list[str], list[tuple[str, str]], list[str]]:
-    import pandas as pd
+    import pandas as pd  # lazy: pandas, for the AutoFJ tables only
 
     strings: list[str] = []
     pairs: list[tuple[str, str]] = []

@@ -9,48 +9,19 @@ entries instead of silently serving stale data.
 
 from __future__ import annotations
 
-import ast
-import hashlib
-import inspect
 import json
 import os
 import shutil
-import textwrap
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from pathlib import Path
-from types import ModuleType
 
 from datasets import Dataset, load_from_disk
 
 from phrasezoo.resources import cache_dir
 
+from .cache_keys import cache_key, code_version, corpus_fingerprint
 
-def code_version(version: str, modules: Iterable[ModuleType | Callable]) -> str:
-    """``version`` plus a short digest of the code of ``modules`` (modules, functions or classes: the code that
-    shapes a cached dataset).
-
-    The digest is taken over the parsed syntax tree, so reformatting or editing comments keeps cache entries valid
-    while any change of code (or docstrings) invalidates them.
-    """
-    digest = hashlib.sha256()
-    for module in modules:
-        digest.update(ast.dump(ast.parse(textwrap.dedent(inspect.getsource(module)))).encode())
-    return f"{version}-{digest.hexdigest()[:10]}"
-
-
-def cache_key(params: dict) -> str:
-    """Stable 16-hex-digit hash of JSON-serialisable parameters (keys sorted)."""
-    blob = json.dumps(params, sort_keys=True, default=str)
-    return hashlib.sha256(blob.encode()).hexdigest()[:16]
-
-
-def corpus_fingerprint(corpus: str) -> str | dict:
-    """What identifies a corpus in a cache key: its name, plus size and mtime when it is a local file."""
-    path = Path(corpus)
-    if path.is_file():
-        stat = path.stat()
-        return {"path": str(path.resolve()), "size": stat.st_size, "mtime": int(stat.st_mtime)}
-    return corpus
+__all__ = ["cache_key", "cached_dataset", "code_version", "corpus_fingerprint", "dataset_cache_path"]
 
 
 def dataset_cache_path(stage: str, params: dict) -> Path:

@@ -5,8 +5,9 @@ Hyper-parameters, checkpoints and mixing weights are chosen on these sets, never
 
 * ``pivot``: the dev split of the dict-de-en bilingual-pivot table (:func:`phrasezoo.data.pivot.is_dev_pivot_pair`;
   training uses the ``"train"`` split, which shares no phrase with it), multi-word pairs first, one pair per phrase;
-* ``wiki``: the wiki-leads articles whose title hashes into the dev split (:func:`is_dev_title`): title ->
-  one-line description, title -> topic, and realistically corrupted titles (:func:`corrupt_title`) -> clean title;
+* ``wiki``: the wiki-leads articles whose title hashes into the dev split
+  (:func:`phrasezoo.resources.splits.is_dev_title`): title -> one-line description, title -> topic, and
+  realistically corrupted titles (:func:`phrasezoo.data.name_generators.corrupt_title`) -> clean title;
 * ``wordsim``: WordSim-353 and SimLex-999 as shipped in gensim's test data;
 * ``compound``: WordNet two-word compounds -> their one-word synonym among five candidates, Turney's format
   (:mod:`phrasezoo.data.dev_compound`; training synonym tables leave these synsets out);
@@ -18,6 +19,10 @@ Every item passes :func:`phrasezoo.data.benchmark_filter.remove_benchmark_items`
 an item equals a benchmark string, single words included, and no item holds a benchmark pair). Splits and caps use
 stable hashes (BLAKE2b of the normalised key), so two builds are identical on any machine. Built sets are cached as
 JSON under ``<cache>/dev_suite/`` keyed by :data:`VERSION`, the cap and the source files' size and time.
+
+The sets are built here, on the shared level, and not in the evaluation workflow that scores on them
+(:mod:`phrasezoo.evaluation.dev.suite`): training must leave out exactly their strings
+(:func:`phrasezoo.data.held_out.dev_set_strings`), so it must be able to build them.
 """
 
 from __future__ import annotations
@@ -27,17 +32,25 @@ import importlib.util
 import json
 import logging
 import os
-import random
-import re
 import tempfile
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..core.errors import MissingResourceError
-from ..resources import cache_dir
-from ..resources.splits import ALIAS_DEV_MODULUS, WIKI_DEV_MODULUS, is_dev_title, stable_hash  # noqa: F401  (re-exported: the dev-set API)
-from .benchmark_filter import BenchmarkBlocklist, load_blocklist, normalize, remove_benchmark_items
+from phrasezoo.core.errors import MissingResourceError
+from phrasezoo.resources import cache_dir, corpora, load_wordnet, wordnet_install_hint
+from phrasezoo.resources.splits import ALIAS_DEV_MODULUS, is_dev_title, stable_hash
+
+from . import pivot
+from .benchmark_filter import (
+    BenchmarkBlocklist,
+    default_benchmarks_dir,
+    load_blocklist,
+    normalize,
+    remove_benchmark_items,
+)
+from .dev_compound import build_compound_dev
+from .name_generators import corrupt_title
+from .wiki_links import clean_alias_pairs, link_pairs, resolve_wiki_dump
 
 logger = logging.getLogger(__name__)
 
@@ -68,12 +81,10 @@ def build_pivot_dev(
     Returns ``{"left": [...], "right": [...], "links": [[i, j], ...], "filter": report}``: ``left[i]`` and
     ``right[i]`` are a pair; ``links`` are extra (left i, right j) paraphrase pairs.
     """
-    from .pivot import is_dev_pivot_pair
-
     pool = [
         p
         for p in table.pairs
-        if p.score >= min_score and is_dev_pivot_pair(p.phrase, p.paraphrase) and normalize(p.phrase)
+        if p.score >= min_score and pivot.is_dev_pivot_pair(p.phrase, p.paraphrase) and normalize(p.phrase)
     ]
     pool, report = remove_benchmark_items(
         pool, benchmarks_dir, key=lambda p: (p.phrase, p.paraphrase), blocklist=blocklist, mode="strict", log=False
@@ -110,101 +121,6 @@ def build_pivot_dev(
         if i != j:
             links.add((i, j))
     return {"left": left, "right": right, "links": sorted([i, j] for i, j in links), "filter": report.as_dict()}
-
-
-# ------------------------------------------------------------------------------------------- title corruption
-_QUALIFIER = re.compile(r"\s*\([^()]*\)\s*$")
-_SMALL_WORDS = {"of", "the", "and", "in", "on", "for", "a", "an", "to", "de", "la", "von", "van", "der", "du"}
-_KEYBOARD = "qwertyuiopasdfghjklzxcvbnm"
-
-
-def _drop_qualifier(title: str, rng: random.Random) -> str | None:
-    """ "Nut (fruit)" -> "Nut"."""
-    out = _QUALIFIER.sub("", title).strip()
-    return out if out and out != title else None
-
-
-def _comma_swap(title: str, rng: random.Random) -> str | None:
-    """ "Paris, Texas" -> "Texas Paris"."""
-    if title.count(",") != 1:
-        return None
-    head, tail = (part.strip() for part in title.split(","))
-    return f"{tail} {head}" if head and tail else None
-
-
-def _abbreviate(title: str, rng: random.Random) -> str | None:
-    """One word that is not the last becomes its initial: "Arthur C. Clarke" -> "A. C. Clarke" (only when the other
-    words keep five letters or more, so the title stays recognisable: not "Sagittarius A*" -> "S. A*")."""
-    words = title.split()
-    letters = [sum(c.isalpha() for c in w) for w in words]
-    choices = [
-        i
-        for i, w in enumerate(words[:-1])
-        if len(w) >= 3 and w[0].isalpha() and w.lower() not in _SMALL_WORDS and sum(letters) - letters[i] >= 5
-    ]
-    if not choices:
-        return None
-    i = rng.choice(choices)
-    words[i] = words[i][0].upper() + "."
-    return " ".join(words)
-
-
-def _typo(title: str, rng: random.Random) -> str | None:
-    """One keyboard slip in a word of four or more letters: deletion, swap, substitution or doubling."""
-    words = title.split()
-    choices = [i for i, w in enumerate(words) if sum(c.isalpha() for c in w) >= 4]
-    if not choices:
-        return None
-    i = rng.choice(choices)
-    word = words[i]
-    positions = [k for k, c in enumerate(word) if c.isalpha() and k > 0]
-    if not positions:
-        return None
-    k = rng.choice(positions)
-    kind = rng.choice(("delete", "swap", "substitute", "double"))
-    if kind == "delete":
-        word = word[:k] + word[k + 1 :]
-    elif kind == "swap" and k + 1 < len(word) and word[k + 1].isalpha() and word[k + 1] != word[k]:
-        word = word[:k] + word[k + 1] + word[k] + word[k + 2 :]
-    elif kind == "double":
-        word = word[:k] + word[k] + word[k:]
-    else:
-        replacement = rng.choice([c for c in _KEYBOARD if c != word[k].lower()])
-        word = word[:k] + replacement + word[k + 1 :]
-    words[i] = word
-    return " ".join(words)
-
-
-def _case_punct(title: str, rng: random.Random) -> str | None:
-    """Lower case with hyphens, dashes and dots as spaces and apostrophes/commas dropped ("Wi-Fi" -> "wi fi")."""
-    out = re.sub(r"[-–—.]", " ", title.lower())
-    out = " ".join(re.sub(r"[,'’\"]", "", out).split())
-    return out if out and out != title else None
-
-
-_STRUCTURAL: tuple[Callable[[str, random.Random], str | None], ...] = (_drop_qualifier, _comma_swap, _abbreviate)
-
-
-def corrupt_title(title: str) -> str:
-    """A realistic noisy form of a title, the same on every run (seeded by the title's stable hash).
-
-    One structural change when one applies (drop a trailing parenthetical qualifier, swap around a comma, a word to
-    its initial), a typo with probability 0.3 (always when no structural change applied), then lower case and
-    punctuation changes with probability 1/2. The result always differs from the title after normalisation, unless
-    the title is too short for any change (then it is returned unchanged; callers drop those).
-    """
-    rng = random.Random(stable_hash(title, "fuzzy"))
-    out = title
-    structural = [f for f in _STRUCTURAL if f(title, random.Random(0)) is not None]
-    if structural:
-        out = rng.choice(structural)(out, rng) or out
-    if out == title or rng.random() < 0.3:
-        out = _typo(out, rng) or out
-    if rng.random() < 0.5:
-        out = _case_punct(out, rng) or out
-    if normalize(out) == normalize(title):
-        out = _typo(out, rng) or out
-    return out
 
 
 def build_wiki_dev(
@@ -336,8 +252,6 @@ def build_alias_dev(
     candidate that query ``i`` links to; ``filter`` is the benchmark filter's report, ``dropped`` counts the pairs
     (queries, for ``ambiguous``) that the other rules dropped.
     """
-    from .wiki_links import clean_alias_pairs
-
     valid, report, dropped = clean_alias_pairs(pairs, blocklist, split=split)
     dropped["ambiguous"] = 0
     spellings: dict[str, set[str]] = {}
@@ -375,25 +289,19 @@ def _file_signature(path: Path) -> str:
 def _source_signature(source: str) -> str:
     """Identifies the input files of one source (raises MissingResourceError with the install hint if absent)."""
     if source == "pivot":
-        from . import pivot
-
         if not pivot.DICT_PATH.is_file():
             raise MissingResourceError(
                 f"dev_paraphrase needs the German-English dictionary {pivot.DICT_PATH}: {pivot.INSTALL_HINT}"
             )
         return f"{_file_signature(pivot.DICT_PATH)}:pivot-v{pivot.VERSION}:mod{pivot.DEV_MODULUS}"
     if source == "wiki":
-        from ..resources.corpora import wiki_leads_path
-
-        return _file_signature(wiki_leads_path())
+        return _file_signature(corpora.wiki_leads_path())
     if source == "wordsim":
         folder = wordsim_dir()
         return "|".join(_file_signature(folder / name) for name in WORDSIM_FILES.values())
     if source == "compound":
         return _file_signature(WORDNET_DIR / "data.noun")
     if source == "alias":
-        from .wiki_links import resolve_wiki_dump
-
         try:
             return f"{_file_signature(resolve_wiki_dump('embedded'))}:dev-titles-of-{ALIAS_DEV_MODULUS}"
         except FileNotFoundError as err:
@@ -403,25 +311,16 @@ def _source_signature(source: str) -> str:
 
 def _build(source: str, max_items: int | None, blocklist: BenchmarkBlocklist, progress: bool) -> dict[str, Any]:
     if source == "pivot":
-        from . import pivot
-
         table = pivot.load_pivot_table(pivot.DICT_PATH, progress=progress)
         return build_pivot_dev(table, max_pairs=max_items or PIVOT_MAX_PAIRS, blocklist=blocklist)
     if source == "wiki":
-        from ..resources.corpora import load_wiki_leads
-
-        return build_wiki_dev(load_wiki_leads(), max_items=max_items, blocklist=blocklist)
+        return build_wiki_dev(corpora.load_wiki_leads(), max_items=max_items, blocklist=blocklist)
     if source == "compound":
-        from ..resources import load_wordnet, wordnet_install_hint
-        from .dev_compound import build_compound_dev
-
         wordnet = load_wordnet(str(WORDNET_DIR))
         if wordnet is None:
             raise MissingResourceError(f"The 'compound' dev set needs WordNet. {wordnet_install_hint()}")
         return build_compound_dev(wordnet, blocklist, max_items=max_items)
     if source == "alias":
-        from .wiki_links import link_pairs
-
         return build_alias_dev(link_pairs("embedded", progress=progress), blocklist, max_items=max_items)
     return build_wordsim_dev(max_items=max_items, blocklist=blocklist)
 
@@ -443,8 +342,6 @@ def load_dev_set(
         raise ValueError(f"Unknown dev source {source!r}; use one of {SOURCES}.")
     if max_items is not None and max_items < 1:
         raise ValueError(f"max_items must be a positive number or None, got {max_items}.")
-    from .benchmark_filter import default_benchmarks_dir
-
     bench = Path(benchmarks_dir) if benchmarks_dir is not None else default_benchmarks_dir()
     key = f"{VERSION}|{source}|{max_items}|{_source_signature(source)}|{bench.resolve()}"
     digest = hashlib.sha1(key.encode()).hexdigest()[:12]
@@ -461,27 +358,3 @@ def load_dev_set(
     os.replace(tmp, target)
     logger.info("dev suite: %s dev sets cached in %s", source, target)
     return sets
-
-
-def _strings(value: Any, out: set[str]) -> None:
-    if isinstance(value, str):
-        out.add(normalize(value))
-    elif isinstance(value, dict):
-        for item in value.values():
-            _strings(item, out)
-    elif isinstance(value, (list, tuple)):
-        for item in value:
-            _strings(item, out)
-
-
-def dev_set_strings(
-    sources: tuple[str, ...] = SOURCES, benchmarks_dir: str | os.PathLike | None = None, progress: bool = False
-) -> frozenset[str]:
-    """The normal forms of every string in the given sources' dev sets (queries, candidates, pairs, passages): what
-    a training source that is not split like the dev sets (e.g. :mod:`phrasezoo.methods.pearl.wordnet_names`) must not touch,
-    so that checkpoints chosen on the dev suite were never trained on its items."""
-    out: set[str] = set()
-    for source in sources:
-        _strings(load_dev_set(source, benchmarks_dir=benchmarks_dir, progress=progress), out)
-    out.discard("")
-    return frozenset(out)

@@ -43,12 +43,18 @@ def wikimedia_sha1sums_url(url: str) -> str | None:
     return f"{base}/{match['wiki']}-{match['date']}-sha1sums.txt"
 
 
+def _http_get(url: str, handle, **options) -> None:
+    """huggingface_hub's HTTP GET into an open file (resume offset, progress bar, proxies and retries as the Hub
+    client does them)."""
+    from huggingface_hub.file_download import http_get  # lazy: about a second to import, for downloads only
+
+    http_get(url, handle, **options)
+
+
 def listed_sha1(sums_url: str, name: str) -> str:
     """The sha1 that a Wikimedia ``sha1sums.txt`` (``<sha1>  <file name>`` per line) lists for ``name``."""
-    from huggingface_hub.file_download import http_get
-
     buffer = io.BytesIO()
-    http_get(sums_url, buffer, displayed_filename=sums_url.rsplit("/", 1)[-1])
+    _http_get(sums_url, buffer, displayed_filename=sums_url.rsplit("/", 1)[-1])
     for line in buffer.getvalue().decode("utf-8").splitlines():
         parts = line.split()
         if len(parts) == 2 and parts[1].lstrip("*") == name:
@@ -64,8 +70,6 @@ def download(url: str, target: str | Path, sha1: str | None = None, sha256: str 
     (:func:`wikimedia_sha1sums_url`); other URLs without a digest are taken as they come. On a mismatch the
     ``.part`` file is renamed ``<target>.bad`` (so the next call starts over) and :class:`ChecksumError` is raised.
     """
-    from huggingface_hub.file_download import http_get
-
     target = Path(target)
     if target.exists():
         return target
@@ -75,7 +79,7 @@ def download(url: str, target: str | Path, sha1: str | None = None, sha256: str 
         sha1 = listed_sha1(sums, url.rstrip("/").rsplit("/", 1)[-1])
     resume = part.stat().st_size if part.exists() else 0
     with open(part, "ab") as handle:
-        http_get(url, handle, resume_size=resume, displayed_filename=target.name)
+        _http_get(url, handle, resume_size=resume, displayed_filename=target.name)
     algorithm, expected = ("sha256", sha256) if sha256 else ("sha1", sha1)
     if expected is not None:
         actual = file_digest(part, algorithm)

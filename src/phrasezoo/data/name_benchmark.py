@@ -20,8 +20,12 @@ query, and names sharing the gold's rarest content words: the hard cases, not ra
 :data:`MIN_KB` names with the split's canonical names nearest to the golds. A query that names another KB entry as
 well (an acronym spelling another name's initials, a surname another KB person has) is ambiguous and dropped.
 
-The build is deterministic and cached (``cache_dir()/name-benchmark/v<VERSION>``); :func:`load_name_task` returns a
-:class:`NameTask` (queries, golds, KB), :func:`training_entities` the ``train`` bucket for training recipes.
+The build is deterministic and cached (``cache_dir()/name-benchmark/v<VERSION>``): :func:`load_benchmark` returns
+every :class:`NameTask` (queries, golds, KB). The benchmark is built on the shared level, not in the evaluation
+workflow, because training must leave out exactly its scored strings (:mod:`phrasezoo.data.held_out`:
+``scored_strings``, ``training_entities``); the evaluation reads a domain's split and the ``calib`` split through
+:mod:`phrasezoo.evaluation.datasets.names`. The name variants and the sibling miner are
+:mod:`phrasezoo.data.name_generators`.
 """
 
 from __future__ import annotations
@@ -30,14 +34,17 @@ import json
 import random
 import re
 from collections import Counter, defaultdict
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 
-import numpy as np
-
-from phrasezoo.resources import cache_dir
+from phrasezoo.resources import cache_dir, load_wordnet
+from phrasezoo.resources.corpora import load_wiki_leads
 from phrasezoo.resources.splits import normalize, stable_hash
 
-from .name_sources import STOP_WORDS, WORD, NameEntity, initials, is_acronym
+from . import name_sources as sources
+from .name_generators import SiblingMiner, company_variant, noisy_variant, person_short
+from .name_sources import NameEntity, initials, is_acronym
 
 VERSION = "3"
 DOMAINS = ("acronyms", "aliases", "short-names", "noisy")
@@ -93,100 +100,6 @@ def split_entities(entities: list[NameEntity]) -> dict[str, list[NameEntity]]:
 
 
 # ----------------------------------------------------------------------------------------------------- queries
-#: abbreviations of words as catalogues write them (the ``noisy`` domain)
-ABBREVIATIONS = {"international": "Intl", "corporation": "Corp", "company": "Co.", "university": "Univ.",
-                 "association": "Assn", "department": "Dept.", "incorporated": "Inc", "limited": "Ltd",
-                 "national": "Natl", "institute": "Inst.", "technology": "Tech", "saint": "St.", "mount": "Mt.",
-                 "brothers": "Bros.", "manufacturing": "Mfg", "services": "Svcs", "systems": "Sys.",
-                 "management": "Mgmt", "government": "Govt", "american": "Amer.", "european": "Eur.",
-                 "laboratory": "Lab", "laboratories": "Labs", "engineering": "Eng.", "development": "Dev.",
-                 "communications": "Comms", "research": "Res.", "society": "Soc.", "general": "Gen.",
-                 "center": "Ctr", "centre": "Ctr", "federal": "Fed.", "network": "Netw.", "standard": "Std",
-                 "protocol": "Proto.", "information": "Info", "computer": "Comp.", "interface": "Intf.",
-                 "professional": "Prof.", "doctor": "Dr.", "william": "Wm.", "charles": "Chas.",
-                 "thomas": "Thos.", "and": "&", "processing": "Proc.", "electronic": "Elec.",
-                 "electronics": "Elec."}  # fmt: skip
-_KEYBOARD = ["qwertyuiop", "asdfghjkl", "zxcvbnm"]
-
-
-def _neighbour_key(char: str, rng: random.Random) -> str:
-    for row in _KEYBOARD:
-        i = row.find(char.lower())
-        if i >= 0:
-            options = [row[j] for j in (i - 1, i + 1) if 0 <= j < len(row)]
-            return rng.choice(options)
-    return char
-
-
-def typo(word: str, rng: random.Random) -> str:
-    """One keyboard typo in a word of 4+ letters: swapped, dropped, doubled or neighbouring-key letter."""
-    if len(word) < 4:
-        return word
-    i = rng.randrange(1, len(word) - 1)
-    op = rng.randrange(4)
-    if op == 0:
-        return word[:i] + word[i + 1] + word[i] + word[i + 2 :]
-    if op == 1:
-        return word[:i] + word[i + 1 :]
-    if op == 2:
-        return word[:i] + word[i] + word[i:]
-    return word[:i] + _neighbour_key(word[i], rng) + word[i + 1 :]
-
-
-def noisy_variant(name: str, rng: random.Random) -> str | None:
-    """``name`` with one or two corruptions: abbreviated words, a typo, a dropped word (of 3+), case folded."""
-    words = name.split()
-    ops = ["typo", "abbreviate", "drop", "typo2"]
-    rng.shuffle(ops)
-    done = 0
-    for op in ops:
-        if done == 2:
-            break
-        if op == "abbreviate":
-            hits = [i for i, w in enumerate(words) if w.lower().strip(",") in ABBREVIATIONS]
-            for i in hits:
-                words[i] = ABBREVIATIONS[words[i].lower().strip(",")]
-            done += bool(hits)
-        elif op == "drop" and len(words) >= 3:
-            words.pop(rng.randrange(1, len(words)))
-            done += 1
-        elif op.startswith("typo"):
-            long = [i for i, w in enumerate(words) if len(w) >= 4 and w.isalpha()]
-            if long:
-                i = rng.choice(long)
-                words[i] = typo(words[i], rng)
-                done += 1
-    if rng.random() < 0.2:
-        words = [w.lower() for w in words]
-    variant = " ".join(words)
-    return variant if done and normalize(variant) != normalize(name) else None
-
-
-def _person_short(name: str, rng: random.Random, nicknames: dict[str, list[str]]) -> tuple[str, str] | None:
-    """A short form of a person's full name: the surname, initials and surname, or a nickname and surname."""
-    words = name.split()
-    if len(words) < 2:
-        return None
-    first, last = words[0], words[-1]
-    options = [(last, "short"), (f"{first[0]}. {last}", "initial")]
-    nick = nicknames.get(first.lower())
-    if nick:
-        options.append((f"{rng.choice(nick).title()} {last}", "nickname"))
-    if len(words) >= 3:
-        options.append((f"{first} {last}", "short"))
-    return rng.choice(options)
-
-
-def _company_variant(name: str, rng: random.Random, forms: tuple[str, ...]) -> tuple[str, str]:
-    """``name`` without its legal form when it has one ("Apple Inc." -> "Apple"), else with one added."""
-    lowered = name.lower().rstrip(".")
-    for form in sorted(forms, key=len, reverse=True):
-        tail = form.lower().rstrip(".")
-        if lowered.endswith(" " + tail) or lowered.endswith(", " + tail):
-            return name[: len(name) - len(form)].rstrip(" ,.") if len(name) > len(form) + 2 else name, "legal-form"
-    return f"{name} {rng.choice(forms)}", "legal-form"
-
-
 def domain_queries(domain: str, entity: NameEntity, extras: dict) -> tuple[str, str] | None:
     """The query ``(string, kind)`` an entity gives ``domain`` (``None`` when it gives none): one per entity,
     chosen by a seed of the entity, so that every entity counts once."""
@@ -199,10 +112,10 @@ def domain_queries(domain: str, entity: NameEntity, extras: dict) -> tuple[str, 
     elif domain == "short-names":
         found = [(n, k) for n, k in entity.aliases if k == "short"]
         if entity.kind == "person":  # WordNet's short lemmas and the written forms: initial, nickname, first + last
-            made = _person_short(entity.canonical, rng, extras["nicknames"])
+            made = person_short(entity.canonical, rng, extras["nicknames"])
             found += [made] if made else []
         elif not found and entity.kind == "company" and len(entity.canonical) >= 3:
-            found = [_company_variant(entity.canonical, rng, extras["legal_forms"])]
+            found = [company_variant(entity.canonical, rng, extras["legal_forms"])]
     else:
         if len(entity.canonical.split()) < 2 or len(entity.canonical) > 80:
             return None
@@ -221,47 +134,6 @@ def ambiguous(query: str, kind: str, name: str) -> bool:
         q, n = normalize(query).split(), normalize(name).split()
         return bool(q) and len(n) > len(q) and n[-1] == q[-1] and (len(q) == 1 or n[0][0] == q[0][0])
     return False
-
-
-# ------------------------------------------------------------------------------------------------ siblings
-def _content_words(text: str) -> list[str]:
-    return [w for w in WORD.findall(text.lower()) if w not in STOP_WORDS and len(w) > 1]
-
-
-class SiblingMiner:
-    """Look-alike siblings from a pool of names: character TF-IDF neighbours and names sharing rare words."""
-
-    def __init__(self, pool: list[str]) -> None:
-        from sklearn.feature_extraction.text import TfidfVectorizer
-
-        self.pool = pool
-        self.vectorizer = TfidfVectorizer(analyzer="char_wb", ngram_range=(2, 4), sublinear_tf=True, dtype=np.float32)
-        self.matrix = self.vectorizer.fit_transform(pool).tocsr()
-        self.by_word: dict[str, list[int]] = defaultdict(list)
-        for i, name in enumerate(pool):
-            for word in set(_content_words(name)):
-                self.by_word[word].append(i)
-
-    def nearest(self, texts: list[str], k: int) -> list[list[int]]:
-        """The ``k`` pool rows nearest each text by character TF-IDF cosine."""
-        out = []
-        queries = self.vectorizer.transform(texts)
-        for start in range(0, len(texts), 512):
-            sims = (queries[start : start + 512] @ self.matrix.T).toarray()
-            top = np.argsort(-sims, axis=1, kind="stable")[:, :k]
-            out.extend([[int(j) for j in row if sims[r, j] > 0] for r, row in enumerate(top)])
-        return out
-
-    def sharing_words(self, text: str, k: int) -> list[int]:
-        """Up to ``k`` pool rows sharing the rarest content words of ``text`` (most shared words first)."""
-        # ties between equally rare words go by the word itself: a set's order follows Python's hash seed
-        words = sorted(set(_content_words(text)), key=lambda w: (len(self.by_word.get(w, ())), w))
-        counts: Counter = Counter()
-        for word in words[:3]:
-            rows = self.by_word.get(word, ())
-            if 1 < len(rows) <= 200:
-                counts.update(rows)
-        return [row for row, _ in counts.most_common(k)]
 
 
 # --------------------------------------------------------------------------------------------------- build
@@ -333,11 +205,6 @@ def build_task(domain: str, split: str, entities: list[NameEntity], pool: list[s
 
 def all_entities() -> list[NameEntity]:
     """Every entity of every source, in a fixed order."""
-    from phrasezoo.resources import load_wordnet
-    from phrasezoo.resources.corpora import load_wiki_leads
-
-    from . import name_sources as sources
-
     wordnet = load_wordnet()
     if wordnet is None:
         raise sources.SourceMissing(
@@ -348,11 +215,15 @@ def all_entities() -> list[NameEntity]:
     return entities
 
 
-def build_benchmark() -> dict[str, NameTask]:
-    """Every domain's dev and test task (uncached; :func:`load_name_task` caches)."""
-    from . import name_sources as sources
+def query_extras() -> dict:
+    """What :func:`domain_queries` needs beyond an entity: the given names' nicknames and the companies' legal
+    forms (read from their packages)."""
+    return {"nicknames": sources.nickname_table(), "legal_forms": sources.legal_forms()}
 
-    extras = {"nicknames": sources.nickname_table(), "legal_forms": sources.legal_forms()}
+
+def build_benchmark() -> dict[str, NameTask]:
+    """Every domain's dev and test task (uncached; :func:`load_benchmark` caches)."""
+    extras = query_extras()
     buckets = split_entities(all_entities())
     out: dict[str, NameTask] = {}
     taken: set[str] = set()  # made queries (a surname, an initial) may repeat across splits: the first split keeps it
@@ -366,11 +237,11 @@ def build_benchmark() -> dict[str, NameTask]:
     return out
 
 
-def _cache_file():
+def _cache_file() -> Path:
     return cache_dir() / "name-benchmark" / f"v{VERSION}.json"
 
 
-def _cached_tasks(path, build) -> dict[str, NameTask]:
+def cached_tasks(path: Path, build: Callable[[], dict[str, NameTask]]) -> dict[str, NameTask]:
     """Tasks read from the JSON cache ``path``, or built by ``build()`` and written there atomically."""
     if path.exists():
         return {name: NameTask(**row) for name, row in json.loads(path.read_text()).items()}
@@ -384,47 +255,4 @@ def _cached_tasks(path, build) -> dict[str, NameTask]:
 
 def load_benchmark() -> dict[str, NameTask]:
     """Every task, built once and cached as JSON."""
-    return _cached_tasks(_cache_file(), build_benchmark)
-
-
-def load_name_task(domain: str, split: str) -> NameTask:
-    """One domain's ``dev``, ``test`` or ``calib`` task (see :data:`DOMAINS` and :func:`load_calibration`)."""
-    if domain not in DOMAINS:
-        raise ValueError(f"Unknown name domain {domain!r}; use one of {', '.join(DOMAINS)}.")
-    if split == CALIB:
-        return load_calibration()[f"names-{domain}-{split}"]
-    if split not in SPLITS:
-        raise ValueError(f"Name benchmark split must be one of {', '.join(SPLITS + (CALIB,))}, got {split!r}.")
-    return load_benchmark()[f"names-{domain}-{split}"]
-
-
-def build_calibration(entities: list[NameEntity] | None = None) -> dict[str, NameTask]:
-    """Every domain's ``calib`` task: built as dev and test are, from :func:`training_entities` (no dev or test
-    string), for calibrating a matcher's thresholds on names it never fitted. A model trained on the train entities
-    (a PEARL ``names`` recipe) must not be calibrated on it. ``entities``: :func:`training_entities`' result, when
-    the caller has it already."""
-    from . import name_sources as sources
-
-    extras = {"nicknames": sources.nickname_table(), "legal_forms": sources.legal_forms()}
-    entities = training_entities() if entities is None else entities
-    pool = list({normalize(e.canonical): e.canonical for e in entities}.values())
-    taken, miner = scored_strings(), SiblingMiner(pool)
-    return {(t := build_task(domain, CALIB, entities, pool, extras, taken, miner)).name: t for domain in DOMAINS}
-
-
-def load_calibration() -> dict[str, NameTask]:
-    """The ``calib`` tasks, built once and cached as JSON beside the benchmark."""
-    return _cached_tasks(cache_dir() / "name-benchmark" / f"calib-v{VERSION}.json", build_calibration)
-
-
-def training_entities() -> list[NameEntity]:
-    """The ``train`` bucket: entities a training recipe may read (no dev or test entity, no dev or test string: an
-    entity one of whose names is a made dev or test query, a surname or a typo, is left out too)."""
-    scored = scored_strings()
-    return [e for e in split_entities(all_entities())["train"] if not entity_strings(e) & scored]
-
-
-def scored_strings() -> frozenset[str]:
-    """The normal forms of every dev and test query and gold: training data made from ``training_entities()`` (a
-    generated short name, a typo) must leave these out."""
-    return frozenset(normalize(s) for task in load_benchmark().values() for s in task.queries + task.gold)
+    return cached_tasks(_cache_file(), build_benchmark)

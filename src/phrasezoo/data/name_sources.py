@@ -25,6 +25,15 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+try:  # the name benchmark's optional sources: hand-curated nicknames, company legal forms (small packages)
+    from nicknames import NickNamer
+except ImportError:  # pragma: no cover
+    NickNamer = None
+try:
+    from cleanco import termdata
+except ImportError:  # pragma: no cover
+    termdata = None
+
 DICTD = Path("/usr/share/dictd")
 _B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
 WORD = re.compile(r"[^\W_]+", re.UNICODE)
@@ -197,10 +206,8 @@ def _short_of(short: str, full: str) -> bool:
 # ------------------------------------------------------------------------------------------- people, companies
 def nickname_table() -> dict[str, list[str]]:
     """Given name -> its nicknames, from the PyPI ``nicknames`` package (lower case)."""
-    try:
-        from nicknames import NickNamer
-    except ImportError as err:
-        raise SourceMissing("The name benchmark needs the PyPI package nicknames: pip install nicknames") from err
+    if NickNamer is None:
+        raise SourceMissing("The name benchmark needs the PyPI package nicknames: pip install nicknames")
     namer = NickNamer()
     return {name: sorted(namer.nicknames_of(name)) for name in namer._nickname_lookup}  # noqa: SLF001
 
@@ -212,10 +219,8 @@ LEGAL_FORMS = ("Inc.", "Corp.", "Corporation", "Ltd", "Limited", "LLC", "plc", "
 
 def legal_forms() -> tuple[str, ...]:
     """:data:`LEGAL_FORMS`, each checked against cleanco's table (so the list stays that of a maintained library)."""
-    try:
-        from cleanco import termdata
-    except ImportError as err:
-        raise SourceMissing("The name benchmark needs the PyPI package cleanco: pip install cleanco") from err
+    if termdata is None:
+        raise SourceMissing("The name benchmark needs the PyPI package cleanco: pip install cleanco")
     known = {t.strip().lower() for terms in termdata.terms_by_type.values() for t in terms}
     known |= {t.strip().lower() for terms in termdata.terms_by_country.values() for t in terms}
     return tuple(form for form in LEGAL_FORMS if form.lower() in known or form.lower().rstrip(".") in known)

@@ -27,8 +27,10 @@ from collections.abc import Sequence
 from functools import lru_cache
 from typing import Protocol, runtime_checkable
 
+import torch
 from tqdm.auto import tqdm
 
+from . import cache_keys, pivot
 from .synonyms import STOP_WORDS, SynonymTable, _stemmer
 from .wordnet import get_wordnet
 
@@ -154,8 +156,7 @@ class HubParaphraser:
         """Load whatever was not given (tokenizer, model), pick the device, switch to eval mode (once)."""
         if self._ready:
             return
-        import torch
-        from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
+        from transformers import AutoModelForSeq2SeqLM, AutoTokenizer  # lazy: seq2seq models, for Hub paraphrasers
 
         if self.tokenizer is None:
             self.tokenizer = AutoTokenizer.from_pretrained(self.model_id)
@@ -168,8 +169,6 @@ class HubParaphraser:
 
     def paraphrase(self, phrases: list[str]) -> list[list[str]]:
         """Beam-search paraphrases of each phrase, cleaned (see :func:`clean_paraphrases`)."""
-        import torch
-
         phrases = list(phrases)
         if not phrases:
             return []
@@ -240,8 +239,6 @@ class ConstrainedHubParaphraser(HubParaphraser):
         return [list(ids) for ids in sorted(banned)]
 
     def paraphrase(self, phrases: list[str]) -> list[list[str]]:
-        import torch
-
         phrases = list(phrases)
         if not phrases:
             return []
@@ -506,9 +503,7 @@ class DiverseLexicalParaphraser:
 
     @property
     def cache_key(self) -> str:
-        from .cache import cache_key  # imports datasets: only when a dataset cache asks for the key
-
-        common = None if self.common_words is None else cache_key({"w": sorted(self.common_words)})
+        common = None if self.common_words is None else cache_keys.cache_key({"w": sorted(self.common_words)})
         return f"diverse-lexical:v2:{self.num_candidates}:{self.seed}:{common}:{sorted(self.synonyms.params.items())}"
 
     def paraphrase(self, phrases: list[str]) -> list[list[str]]:
@@ -609,13 +604,9 @@ def get_paraphraser(spec: str | Paraphraser | None, synonyms: SynonymTable | Non
     if isinstance(spec, Paraphraser) and not isinstance(spec, str):
         return spec
     if spec == "pivot":
-        from .pivot import PivotParaphraser
-
-        return PivotParaphraser(progress=kwargs.get("progress", True))
+        return pivot.PivotParaphraser(progress=kwargs.get("progress", True))
     if isinstance(spec, str) and "+" in spec:
-        from .pivot import ChainParaphraser
-
-        return ChainParaphraser([get_paraphraser(part.strip(), synonyms, **kwargs) for part in spec.split("+")])
+        return pivot.ChainParaphraser([get_paraphraser(part.strip(), synonyms, **kwargs) for part in spec.split("+")])
     if spec == "offline":
         return LexicalParaphraser(synonyms, **kwargs)
     if spec == "hub":

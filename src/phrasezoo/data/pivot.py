@@ -41,9 +41,11 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
+from rapidfuzz.distance import Levenshtein
 from tqdm.auto import tqdm
 
 from ..resources import MissingResourceError, cache_dir
+from .benchmark_filter import normalize, remove_benchmark_items
 
 logger = logging.getLogger(__name__)
 
@@ -180,7 +182,7 @@ _SPELLING = [
 
 @lru_cache(maxsize=1)
 def _stemmer():
-    from nltk.stem.porter import PorterStemmer
+    from nltk.stem.porter import PorterStemmer  # lazy: NLTK takes seconds to import, for pivot tables only
 
     return PorterStemmer()
 
@@ -213,8 +215,6 @@ def is_surface_variant(a: str, b: str) -> bool:
         return True
     ja, jb = "".join(ta), "".join(tb)
     if min(len(ja), len(jb)) >= 5 and abs(len(ja) - len(jb)) <= 1:
-        from rapidfuzz.distance import Levenshtein
-
         return Levenshtein.distance(ja, jb) <= 1
     return False
 
@@ -224,8 +224,6 @@ def is_surface_variant(a: str, b: str) -> bool:
 def is_dev_phrase(phrase: str) -> bool:
     """Whether a phrase belongs to the dev split: stable hash of its normalised form (case, punctuation and spacing
     do not matter) divisible by :data:`DEV_MODULUS`; independent of Python's per-process ``hash()``."""
-    from .benchmark_filter import normalize
-
     digest = hashlib.blake2b(f"pivot:{normalize(phrase)}".encode(), digest_size=8).digest()
     return int.from_bytes(digest, "big") % DEV_MODULUS == 0
 
@@ -423,8 +421,6 @@ def pivot_pairs(
         raise ValueError(f"Unknown split {split!r}; use one of {SPLITS}.")
     pairs = split_pairs([p for p in load_pivot_table(**table_kwargs).pairs if p.score >= min_score], split)
     if exclude_benchmarks:
-        from .benchmark_filter import remove_benchmark_items
-
         pairs, _report = remove_benchmark_items(
             pairs, benchmarks_dir, key=lambda p: (p.phrase, p.paraphrase), mode=filter_mode
         )
@@ -470,8 +466,6 @@ class PivotParaphraser:
         pairs = split_pairs([p for p in table.pairs if p.score >= min_score], split)
         self.filter_report = None
         if exclude_benchmarks:
-            from .benchmark_filter import remove_benchmark_items
-
             pairs, self.filter_report = remove_benchmark_items(
                 pairs, benchmarks_dir, key=lambda p: (p.phrase, p.paraphrase), mode=filter_mode
             )

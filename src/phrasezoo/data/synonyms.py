@@ -45,7 +45,7 @@ _INFLECTIONS = ("s", "es", "ed", "d", "ing", "er", "est", "r", "st", "ly", "ies"
 
 def _stop_words() -> frozenset[str]:
     try:
-        from spacy.lang.en.stop_words import STOP_WORDS
+        from spacy.lang.en.stop_words import STOP_WORDS  # lazy: optional here (a short list stands in without it)
     except ImportError:  # spaCy is a hard dependency of the zoo, but keep this module usable without it
         STOP_WORDS = {"the", "a", "an", "of", "and", "or", "to", "in", "on", "at", "for", "with", "by", "is", "was"}
     return frozenset(STOP_WORDS)
@@ -57,7 +57,7 @@ STOP_WORDS = _stop_words()
 @lru_cache(maxsize=1)
 def _stemmer():
     try:
-        from nltk.stem import PorterStemmer
+        from nltk.stem import PorterStemmer  # lazy: NLTK takes seconds to import, at the first stem
 
         return PorterStemmer()
     except ImportError:
@@ -329,7 +329,7 @@ def _ranked_synsets(wn, lemma_key: str) -> list:
 def _wordnet_synonyms(keys: list[str], wn, max_senses: int) -> dict[str, list[str]]:
     """Lemmas of the ``max_senses`` most frequent synsets of each key ("new york" -> "New York City"); the synsets
     of the compound dev set (:func:`phrasezoo.data.dev_compound.compound_dev_synsets`) give none."""
-    from .dev_compound import compound_dev_synsets
+    from .dev_compound import compound_dev_synsets  # lazy: kept in place, this module's code keys cached tables
 
     held_out = compound_dev_synsets(wn)
     out: dict[str, list[str]] = {}

@@ -15,9 +15,11 @@ from pathlib import Path
 
 from tqdm.auto import tqdm
 
+from phrasezoo.data.benchmark_filter import normalize, remove_benchmark_items
 from phrasezoo.data.download import download
 from phrasezoo.data.text import split_paragraphs
-from phrasezoo.resources import cache_dir
+from phrasezoo.resources import _gensim_test_data, cache_dir
+from phrasezoo.resources.splits import is_dev_alias_title
 
 #: ``[[Target]]``, ``[[Target|anchor]]``, ``[[Target#Section|anchor]]`` plus a link trail ("[[dog]]s" reads "dogs").
 _WIKILINK = re.compile(r"\[\[([^\[\]|#]*)(?:#[^\[\]|]*)?(?:\|([^\[\]]*))?\]\]([a-z]*)")
@@ -30,10 +32,7 @@ def resolve_wiki_dump(spec: str, sha1: str | None = None) -> Path:
     by :func:`phrasezoo.data.download.download`: resumable (``.part`` kept), and checked against ``sha1``, else the
     sha1 the Wikimedia dump directory lists in its ``<wiki>-<date>-sha1sums.txt``."""
     if spec == "embedded":
-        import gensim
-
-        path = Path(gensim.__file__).parent / "test" / "test_data"
-        path = path / "enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2"
+        path = _gensim_test_data() / "enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2"
         if not path.exists():
             raise FileNotFoundError(f"{path} is missing; reinstall gensim: pip install --force-reinstall gensim")
         return path
@@ -58,7 +57,7 @@ def link_target(target: str) -> str | None:
 def wikitext_with_links(wikitext: str) -> tuple[str, list[tuple[int, str, str]]]:
     """Plain text of a page with its article links marked: returns the text (gensim's ``filter_wiki`` markup removal)
     where every kept link reads ``ZQLINK<i>QZ``, and ``links[i] = (i, anchor text, target title)``."""
-    from gensim.corpora.wikicorpus import filter_wiki
+    from gensim.corpora.wikicorpus import filter_wiki  # lazy: gensim takes seconds to import
 
     links: list[tuple[int, str, str]] = []
 
@@ -85,8 +84,8 @@ def wiki_link_sentences(
     embedded corpus), cleaned into paragraphs with :func:`phrasezoo.data.split_paragraphs`, and split into sentences
     with spaCy's rule-based sentencizer. Only sentences holding at least one link are yielded.
     """
-    import spacy
-    from gensim.corpora.wikicorpus import extract_pages
+    import spacy  # lazy: spaCy's sentencizer, for reading a dump only
+    from gensim.corpora.wikicorpus import extract_pages  # lazy: gensim takes seconds to import
 
     sentencizer = spacy.blank("en")
     sentencizer.add_pipe("sentencizer")
@@ -157,10 +156,6 @@ def clean_alias_pairs(pairs, blocklist, split: str | None = None) -> tuple[list[
     filter on the anchor, the title and the pair). ``split`` keeps the ``"dev"`` or ``"train"`` titles only
     (:func:`phrasezoo.resources.splits.is_dev_alias_title`; ``None``: both).
     """
-    from phrasezoo.resources.splits import is_dev_alias_title
-
-    from .benchmark_filter import normalize, remove_benchmark_items
-
     if split not in (None, "dev", "train"):
         raise ValueError(f"split must be 'dev', 'train' or None, got {split!r}.")
     dropped = {"short": 0, "numeric": 0, "same_text": 0, "other_split": 0}

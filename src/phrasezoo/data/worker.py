@@ -22,7 +22,7 @@ def init_worker(spacy_model: str, options: MiningOptions, threads: int | None = 
     """Load the spaCy pipeline once per process; ``threads`` caps BLAS threads so workers do not oversubscribe."""
     if threads is not None:
         try:
-            from threadpoolctl import threadpool_limits
+            from threadpoolctl import threadpool_limits  # lazy: optional (comes with scikit-learn)
 
             _STATE["limits"] = threadpool_limits(threads)
         except ImportError:  # threadpoolctl comes with scikit-learn; without it BLAS threads stay unlimited

@@ -1,14 +1,21 @@
 """Anything that embeds, behind one interface: zoo folders, zoo models in memory, ``baseline:<id>`` mean pooling
 and the ``baseline:char-jaccard`` string similarity. :func:`load_encoder` is the one loader; see :mod:`.base`.
+
+``import phrasezoo.encoders`` does not import torch: the encoders that run torch models
+(:class:`MeanPoolingEncoder`, :class:`ModelEncoder`, in :mod:`.torch_encoders`) are imported on first use, so the
+similarity-only and static baselines run without it.
 """
 
 from __future__ import annotations
 
-import logging
 import os
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
+from phrasezoo.resources import potion_dir, resolve_backbone
+
+from .backends import BACKENDS, MissingRuntimeError, split_backend
 from .base import (
     DEFAULT_BATCH_SIZE,
     MENTIONS,
@@ -16,8 +23,6 @@ from .base import (
     TOKENS,
     VECTORS,
     Encoder,
-    MeanPoolingEncoder,
-    ModelEncoder,
     l2_normalize,
     model_digest,
     model_display_name,
@@ -27,9 +32,7 @@ from .base import (
     weights_digest,
 )
 from .char_jaccard import CharJaccardEncoder
-from .onnx_int8 import BACKENDS, MissingRuntimeError, split_backend
-
-logger = logging.getLogger(__name__)
+from .nomic import nomic_dir
 
 __all__ = [
     "BACKENDS",
@@ -53,6 +56,21 @@ __all__ = [
     "supported",
     "weights_digest",
 ]
+#: the encoders of :mod:`.torch_encoders`, read from it on first use (PEP 562)
+TORCH_ENCODERS = ("MeanPoolingEncoder", "ModelEncoder")
+
+
+def _torch_encoders() -> ModuleType:
+    """:mod:`.torch_encoders`, imported when an encoder that runs a torch model is first asked for."""
+    from . import torch_encoders  # lazy: keeps torch and transformers off 'import phrasezoo.encoders'
+
+    return torch_encoders
+
+
+def __getattr__(name: str) -> Any:
+    if name in TORCH_ENCODERS:
+        return getattr(_torch_encoders(), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 # ----------------------------------------------------------------------------------------------- spec strings
@@ -89,7 +107,7 @@ def load_encoder(
             spec.name = name
         return spec
     if not isinstance(spec, (str, os.PathLike)):
-        return ModelEncoder(spec, name=name, batch_size=batch_size, progress=progress)
+        return _torch_encoders().ModelEncoder(spec, name=name, batch_size=batch_size, progress=progress)
     spec = os.fspath(spec)
     spec, backend = split_backend(spec)
     if backend != "torch":
@@ -97,24 +115,18 @@ def load_encoder(
     if spec.startswith("baseline:"):
         target = spec[len("baseline:") :]
         if target in NOMIC_MODELS:
-            from phrasezoo.encoders.nomic import nomic_dir
-
-            return MeanPoolingEncoder(
+            return _torch_encoders().MeanPoolingEncoder(
                 str(nomic_dir()), name=name or spec, batch_size=batch_size, device=device, progress=progress
             )
         if target in STATIC_MODELS:
-            from phrasezoo.resources import potion_dir
-
-            from .static import StaticEncoder
+            from .static import StaticEncoder  # lazy: tokenizers and safetensors, for the static baseline only
 
             return StaticEncoder(potion_dir(), name=name or spec, progress=progress)
         if target in ("char-jaccard", "char_jaccard", "jaccard"):
             encoder = CharJaccardEncoder(progress=progress)
             encoder.name = name or encoder.name
             return encoder
-        from phrasezoo.resources import resolve_backbone
-
-        return MeanPoolingEncoder(
+        return _torch_encoders().MeanPoolingEncoder(
             resolve_backbone(target), name=name or spec, batch_size=batch_size, device=device, progress=progress
         )
     path = Path(spec)
@@ -134,7 +146,7 @@ def load_encoder(
 def _load_fast(spec: str, backend: str, name: str | None, batch_size: int, progress: bool,
                device: str | None) -> Encoder:  # fmt: skip
     """``baseline:<model>@onnx-int8``: the int8 ONNX Runtime copy of a mean-pooling baseline (CPU only)."""
-    from .onnx_int8 import OnnxInt8Encoder
+    from .onnx_int8 import OnnxInt8Encoder  # lazy: torch, transformers and onnx, for this backend only
 
     target = spec[len("baseline:") :] if spec.startswith("baseline:") else None
     if target is None or target in STATIC_MODELS or target in ("char-jaccard", "char_jaccard", "jaccard"):
@@ -142,14 +154,7 @@ def _load_fast(spec: str, backend: str, name: str | None, batch_size: int, progr
                          f"not {spec!r}.")  # fmt: skip
     if device not in (None, "cpu"):
         raise ValueError(f"The {backend} backend runs on the CPU; drop the @{backend} suffix to use {device}.")
-    if target in NOMIC_MODELS:
-        from phrasezoo.encoders.nomic import nomic_dir
-
-        path = str(nomic_dir())
-    else:
-        from phrasezoo.resources import resolve_backbone
-
-        path = resolve_backbone(target)
+    path = str(nomic_dir()) if target in NOMIC_MODELS else resolve_backbone(target)
     encoder = OnnxInt8Encoder(path, name=spec, batch_size=batch_size, progress=progress)
     if name:
         encoder.name = name
@@ -158,17 +163,6 @@ def _load_fast(spec: str, backend: str, name: str | None, batch_size: int, progr
 
 def _load_folder(path: Path, name: str | None, batch_size: int, progress: bool, device: str | None) -> Encoder:
     """An exported zoo folder through ``trust_remote_code``; a plain transformers folder falls back to mean pooling."""
-    from transformers import AutoModel
-
     if not (path / "config.json").exists():
         raise FileNotFoundError(f"{path} has no config.json; it is not an exported model folder.\n{SPEC_HELP}")
-    model = AutoModel.from_pretrained(str(path), trust_remote_code=True)
-    if device:
-        model.to(device)
-    if not callable(getattr(model, "encode", None)):
-        logger.warning("%s has no encode(); evaluating it as a mean-pooling baseline (baseline:%s).", path, path)
-        return MeanPoolingEncoder(str(path), name=name, batch_size=batch_size, device=device, progress=progress)
-    model.eval()
-    return ModelEncoder(
-        model, name=name or path.name, revision=weights_digest(path), batch_size=batch_size, progress=progress
-    )
+    return _torch_encoders().folder_encoder(path, name, batch_size, progress, device)

@@ -35,7 +35,7 @@ class CharJaccardEncoder(Encoder):
 
     def _sets(self, *groups: Sequence[str]) -> list[sparse.csr_matrix]:
         """Binary n-gram indicator matrices for each group of strings, over one shared vocabulary."""
-        from sklearn.feature_extraction.text import CountVectorizer
+        from sklearn.feature_extraction.text import CountVectorizer  # lazy: keeps scikit-learn off the package import
 
         vectorizer = CountVectorizer(
             analyzer="char_wb", ngram_range=(self.n, self.n), lowercase=self.lowercase, binary=True, dtype=np.float32

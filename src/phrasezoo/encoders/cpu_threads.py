@@ -13,13 +13,13 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+import torch
+
 
 class ThreadTuner:
     """Chooses between 1 and the default number of torch threads per batch (a tiny two-armed bandit)."""
 
     def __init__(self, explore_every: int = 40, smoothing: float = 0.3) -> None:
-        import torch
-
         self.default = torch.get_num_threads()
         self.options = sorted({1, self.default})
         self.rate: dict[int, float | None] = dict.fromkeys(self.options)
@@ -47,8 +47,6 @@ class ThreadTuner:
     @contextmanager
     def batch(self, units: float) -> Iterator[int]:
         """Run one batch of ``units`` work (e.g. padded tokens) with the chosen thread count, then restore it."""
-        import torch
-
         threads = self.choose()
         previous = torch.get_num_threads()
         torch.set_num_threads(threads)

@@ -1,7 +1,7 @@
 """A faster CPU path for mean-pooling encoders (issue 47): the model exported to ONNX, its weights quantised to int8.
 
 ``baseline:minilm-l6@onnx-int8`` (any ``baseline:<model>`` spec takes the suffix; ``@torch`` is the plain path) loads
-the same tokenizer and pooling as :class:`~phrasezoo.encoders.base.MeanPoolingEncoder` but runs the transformer in
+the same tokenizer and pooling as :class:`~phrasezoo.encoders.torch_encoders.MeanPoolingEncoder` but runs the transformer in
 ONNX Runtime with every weight MatMul in int8: weights per output channel, activations per token
 (:func:`quantise_per_token`), so a string's vector is the same in any batch. On one CPU thread it encodes about 2.4x
 as many strings per second as the torch fp32 model; its vectors keep a cosine of about 0.997 with the fp32 ones (the
@@ -28,32 +28,24 @@ import re
 import tempfile
 import warnings
 from pathlib import Path
+from typing import Any
 
 import numpy as np
+import onnx
+import torch
+from onnx import TensorProto, helper, numpy_helper
+from transformers import AutoModel, AutoTokenizer
 
-from .base import DEFAULT_BATCH_SIZE, MeanPoolingEncoder
+from phrasezoo.resources import cache_dir
 
-BACKENDS = ("torch", "onnx-int8")
+from .backends import require_runtime
+from .torch_encoders import MeanPoolingEncoder
+
 RECIPE_VERSION = 2  # bump when the export or quantisation settings change: old cache entries are then ignored
 ENCODE_VERSION = 3  # 1: batches, dynamic int8 (vectors depended on batch-mates); 2: one string per run; 3: per token
 ENCODINGS = {1: "batches of strings (ENCODE_VERSION 1)", 2: "one string per run",
              3: "batches, activations scaled per token"}  # fmt: skip
 SCHEMES = ("per-token", "dynamic")
-INSTALL_HINT = "pip install onnxruntime==1.32.0 onnx==1.23.2  (core dependencies of phrasezoo: reinstall it)"
-
-
-class MissingRuntimeError(ImportError):
-    """The ``onnx-int8`` backend was asked for but ONNX Runtime (or onnx, to build the model) is not installed."""
-
-
-def split_backend(spec: str) -> tuple[str, str]:
-    """``"baseline:minilm-l6@onnx-int8"`` -> ``("baseline:minilm-l6", "onnx-int8")``; no suffix -> ``"torch"``."""
-    base, at, backend = spec.rpartition("@")
-    if not at or not base or "/" in backend:
-        return spec, "torch"
-    if backend not in BACKENDS:
-        raise ValueError(f"Unknown encoder backend {backend!r} in {spec!r}; use one of {', '.join(BACKENDS)}.")
-    return base, backend
 
 
 def _version(package: str) -> str:
@@ -61,22 +53,6 @@ def _version(package: str) -> str:
         return importlib.metadata.version(package)
     except importlib.metadata.PackageNotFoundError:
         return "none"
-
-
-def require_runtime(export: bool = False):
-    """Import onnxruntime (and onnx when the model has to be built), or say how to install them."""
-    try:
-        import onnxruntime
-
-        if export:
-            import onnx  # noqa: F401  (the quantiser reads and writes onnx protos)
-    except ImportError as error:
-        raise MissingRuntimeError(
-            f"The onnx-int8 encoder backend needs ONNX Runtime ({error.name} is not installed). Install it with:\n"
-            f"  {INSTALL_HINT}\nor use the torch backend: drop the '@onnx-int8' suffix, or for the default matcher "
-            "model='hybrid:baseline:minilm-l6'."
-        ) from error
-    return onnxruntime
 
 
 def encoding_of(revision: str) -> str:
@@ -102,8 +78,6 @@ def integer_gemm_is_exact() -> bool:
     Without VNNI (AVX2 only: e.g. AMD Zen 2/3, older Intel), its kernel adds pairs of u8 x s8 products in 16 bits,
     which saturate past 32,767: a token's codes near 255 against weights near 127 (our full-range per-token codes)
     come out wrong by up to 80% (seen on an AVX2-only AMD EPYC). Tried once per process on such a worst case."""
-    from onnx import TensorProto, helper, numpy_helper  # lazy: onnx is only read where an int8 model is loaded
-
     ort = require_runtime()
     codes = np.full((1, 4), 255, dtype=np.uint8)
     weights = np.full((4, 1), 127, dtype=np.int8)
@@ -123,9 +97,6 @@ def float_integer_matmuls(path: Path) -> bytes:
     float MatMul of the same integers: exact while the sums stay below 2**24 (a 1,536-long dot product of codes and
     weights of at most 127 stays below it unless nearly every product is near its maximum), so the vectors are those
     of the integer kernel on a CPU where it is exact. Returned as serialised bytes for ONNX Runtime."""
-    import onnx  # lazy: onnx is only read where an int8 model is loaded
-    from onnx import TensorProto, helper, numpy_helper  # lazy: likewise
-
     model = onnx.load(str(path))
     graph = model.graph
     initializers = {w.name: w for w in graph.initializer}
@@ -174,9 +145,6 @@ def quantise_per_token(fp32: Path, target: Path) -> int:
     Rows that feed several MatMuls (an attention layer's query, key and value) are quantised once. Returns the number
     of MatMuls rewritten.
     """
-    import onnx
-    from onnx import TensorProto, helper, numpy_helper
-
     model = onnx.load(str(fp32))
     graph = model.graph
     weights = {w.name: w for w in graph.initializer if len(w.dims) == 2}
@@ -223,9 +191,6 @@ def export_int8(model_path: str, target: Path, fp32_target: Path | None = None, 
     """Export the transformer with masked mean pooling to ONNX and quantise it to int8 (``scheme``: "per-token", see
     :func:`quantise_per_token`, or "dynamic", ONNX Runtime's dynamic quantisation), written atomically; with
     ``fp32_target`` the unquantised export is kept there too (for studies of other quantisation schemes)."""
-    import torch
-    from transformers import AutoModel, AutoTokenizer
-
     if scheme not in SCHEMES:
         raise ValueError(f"Unknown int8 scheme {scheme!r}; use one of {', '.join(SCHEMES)}.")
     require_runtime(export=True)
@@ -255,7 +220,7 @@ def export_int8(model_path: str, target: Path, fp32_target: Path | None = None, 
                               dynamic_axes={**{k: {0: "batch", 1: "tokens"} for k in inputs},
                                             "pooled": {0: "batch"}})  # fmt: skip
         if scheme == "dynamic":  # only the screens use it: its quantiser is imported only for them
-            from onnxruntime.quantization import QuantType, quantize_dynamic
+            from onnxruntime.quantization import QuantType, quantize_dynamic  # lazy: its quantiser, for the screens
 
             quantize_dynamic(str(fp32), str(int8), weight_type=QuantType.QInt8, per_channel=True)
         else:
@@ -268,20 +233,11 @@ def export_int8(model_path: str, target: Path, fp32_target: Path | None = None, 
 class OnnxInt8Encoder(MeanPoolingEncoder):
     """:class:`MeanPoolingEncoder` whose ``encode`` runs an int8 ONNX Runtime copy of the model (see the module)."""
 
-    def __init__(
-        self,
-        model_name_or_path: str,
-        name: str | None = None,
-        batch_size: int = DEFAULT_BATCH_SIZE,
-        max_length: int | None = None,
-        progress: bool = True,
-        threads: int | None = None,
-    ) -> None:
-        import torch
-
+    def __init__(self, model_name_or_path: str, threads: int | None = None, **options: Any) -> None:
+        """``options``: :class:`MeanPoolingEncoder`'s (``name``, ``batch_size``, ``max_length``, ``progress``); the
+        model runs on the CPU, on ``threads`` intra-op threads (default: torch's count)."""
         require_runtime()  # stop with the install hint before the torch model is loaded
-        super().__init__(model_name_or_path, name=name, batch_size=batch_size, max_length=max_length, device="cpu",
-                         progress=progress)  # fmt: skip
+        super().__init__(model_name_or_path, device="cpu", **options)
         self.name = f"{self.name}@onnx-int8"
         self.path = self.model_file(model_name_or_path)
         self.revision = f"{self.revision}+onnx-int8-ort{_version('onnxruntime')}-r{RECIPE_VERSION}-e{ENCODE_VERSION}"
@@ -290,8 +246,6 @@ class OnnxInt8Encoder(MeanPoolingEncoder):
 
     def model_file(self, model_name_or_path: str) -> Path:
         """The cached int8 model, built on first use."""
-        from phrasezoo.resources import cache_dir
-
         path = cache_dir() / "onnx" / cache_key(self.name, self.revision) / "model-int8.onnx"
         if not path.is_file():
             export_int8(model_name_or_path, path)

@@ -12,6 +12,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+from safetensors.numpy import load_file
+from tokenizers import Tokenizer
 
 from .base import SIMILARITY, VECTORS, Encoder, l2_normalize, weights_digest
 
@@ -24,9 +26,6 @@ class StaticEncoder(Encoder):
     capabilities = frozenset({VECTORS, SIMILARITY})
 
     def __init__(self, folder: str | Path, name: str | None = None, progress: bool = True) -> None:
-        from safetensors.numpy import load_file
-        from tokenizers import Tokenizer
-
         folder = Path(folder)
         if not (folder / "model.safetensors").exists() or not (folder / "tokenizer.json").exists():
             raise FileNotFoundError(f"{folder} is not a static-embedding folder (model.safetensors, tokenizer.json).")

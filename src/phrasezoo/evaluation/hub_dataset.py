@@ -29,6 +29,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from datasets import load_dataset
+
 HUB_DATASET = "Lihuchen/pearl_benchmark"
 CONFIGS = ("bird", "turney", "conll", "bc5cdr", "autofj", "ppdb", "ppdb_filtered", "yago", "umls", "kb")
 DEFAULT_SPLITS = {"umls": "umls"}
@@ -36,8 +38,6 @@ DEFAULT_SPLITS = {"umls": "umls"}
 
 def load_hub_rows(config: str, split: str | None = None, path: str = HUB_DATASET, **load_kwargs: Any):
     """The raw ``datasets.Dataset`` of one config and split."""
-    from datasets import load_dataset  # here: a second or two to import, for the Hub path only
-
     if config not in CONFIGS:
         raise ValueError(f"Unknown config {config!r} of {path}; known: {', '.join(CONFIGS)}.")
     if config == "kb" and split not in ("yago", "umls"):

@@ -66,7 +66,7 @@ def _recipe_file(recipe) -> dict[str, Any]:
 def build_card(recipe, facts: dict[str, Any], results: CardResults | None = None, usage: str | None = None):
     """A :class:`huggingface_hub.ModelCard` for a trained model; ``usage``: what its usage snippet loads (default
     the recipe's repo id; :func:`usage_id` for an export)."""
-    from huggingface_hub import ModelCard, ModelCardData
+    from huggingface_hub import ModelCard, ModelCardData  # lazy: ~1 s, off 'phrasezoo --help'
 
     template = get_method(recipe.method).card_template
     if not template.exists():

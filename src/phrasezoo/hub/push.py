@@ -6,13 +6,25 @@ them out at any depth, applied with huggingface_hub's own ``filter_repo_objects`
 ``/``), so :func:`plan_push` shows exactly what :func:`push_folder` uploads. The push is one ``create_commit`` with
 every planned file (``upload_folder`` may split a large folder into several commits), plus deletions of remote files
 the export no longer has; huggingface_hub drops unchanged files, so pushing an unchanged folder makes no commit.
+
+A Space folder (``spaces/<name>/``: app.py, requirements.txt and a Space card) goes to a Space repository, with the
+phrasezoo wheel its requirements install uploaded beside it (:mod:`phrasezoo.hub.space`).
 """
 
 from __future__ import annotations
 
+import tempfile
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+from huggingface_hub.utils import filter_repo_objects
+
+from phrasezoo.hub.space import SPACE_FILES, space_sdk, stage_space, wheel_slots
+
+if TYPE_CHECKING:
+    from huggingface_hub import HfApi
 
 #: what never leaves the machine, written relative to a folder; :func:`_anywhere` makes each match at any depth
 TRAINING_STATE = (
@@ -61,6 +73,7 @@ class ExportKind:
     required: tuple[str, ...]
     weights: tuple[str, ...] = ()
     written_by: str = ""
+    repo_type: str = "model"
 
     def matches(self, files: set[str]) -> bool:
         return all(name in files for name in self.required)
@@ -84,6 +97,7 @@ EXPORT_KINDS = (
         "phrasezoo train / phrasezoo export",
     ),
     ExportKind("topic model", ("pntm.json", "pntm.safetensors"), (), "PNTM.save, phrasezoo topics pntm --save-dir"),
+    ExportKind("Gradio Space", SPACE_FILES, (), "spaces/<name>/ of this repository", "space"),
 )
 
 
@@ -95,6 +109,8 @@ class PushPlan:
     kind: ExportKind
     files: list[str]
     ignored: list[str]
+    #: a Space's wheel slots (``wheels/<file>.whl``) that the push fills (:mod:`phrasezoo.hub.space`)
+    wheels: list[str] = field(default_factory=list)
 
     @property
     def size(self) -> int:
@@ -120,8 +136,6 @@ class PushResult:
 def plan_push(folder: str | Path) -> PushPlan:
     """Every file of ``folder`` that a push uploads, after :data:`IGNORE_PATTERNS`; raises a clear error for a folder
     that is not an export (no known kind, no weights) or that holds pickled files."""
-    from huggingface_hub.utils import filter_repo_objects
-
     folder = Path(folder)
     if not folder.is_dir():
         raise FileNotFoundError(f"{folder} is not a folder; give an exported folder, e.g. outputs/pearl-mini.")
@@ -143,6 +157,10 @@ def plan_push(folder: str | Path) -> PushPlan:
             f"{folder} holds pickled files ({', '.join(pickles)}); phrasezoo publishes safetensors only. Remove them "
             "or export again."
         )
+    if kind.repo_type == "space":
+        space_sdk(folder)  # a Space card, or a clear error before any upload
+        wheels = [slot.path for slot in wheel_slots((folder / "requirements.txt").read_text())]
+        return PushPlan(folder, kind, [f for f in files if f not in wheels], ignored, wheels)
     if "README.md" in kept:
         _check_card(folder / "README.md")
     return PushPlan(folder, kind, files, ignored)
@@ -150,7 +168,7 @@ def plan_push(folder: str | Path) -> PushPlan:
 
 def _check_card(path: Path) -> None:
     """Fail before any upload when the card's YAML header does not parse as Hub metadata."""
-    from huggingface_hub import ModelCard
+    from huggingface_hub import ModelCard  # lazy: keeps huggingface_hub's card machinery off 'phrasezoo --help'
 
     try:
         ModelCard.load(path)
@@ -166,26 +184,45 @@ def push_folder(
     token: str | None = None,
     commit_message: str | None = None,
     delete_stale: bool = True,
+    wheel: str | Path | None = None,
 ) -> PushResult:
     """Create ``repo_id`` if needed and commit the planned files of ``folder`` to it in one commit.
 
     ``delete_stale``: also delete remote files that the export no longer has (except ``.gitattributes``), so that
-    the repository holds exactly the exported files. The endpoint is huggingface_hub's (``HF_ENDPOINT``).
+    the repository holds exactly the exported files. The endpoint is huggingface_hub's (``HF_ENDPOINT``). A Space
+    folder goes to a Space repository with its wheel slots filled (``wheel``, else the copy in the folder, else one
+    built from this checkout) and its requirements pointing at them (:func:`phrasezoo.hub.space.stage_space`).
     """
-    from huggingface_hub import CommitOperationAdd, CommitOperationDelete, HfApi
+    from huggingface_hub import HfApi  # lazy: ~1 s, off 'phrasezoo --help'
 
     plan = plan_push(folder)
     api = HfApi(token=token)
-    repo_url = str(api.create_repo(repo_id, private=private, exist_ok=True))
-    head = api.model_info(repo_id, revision=revision)
+    if plan.kind.repo_type != "space":
+        return _commit(api, plan, plan.folder, plan.files, repo_id, private, revision, commit_message, delete_stale)
+    with tempfile.TemporaryDirectory(prefix="phrasezoo-space-") as tmp:
+        staged = Path(tmp) / "repo"
+        files = stage_space(plan.folder, plan.files, staged, repo_id, api.endpoint, wheel, revision)
+        return _commit(api, plan, staged, files, repo_id, private, revision, commit_message, delete_stale)
+
+
+def _commit(api: HfApi, plan: PushPlan, folder: Path, files: list[str], repo_id: str, private: bool,
+            revision: str | None, commit_message: str | None, delete_stale: bool) -> PushResult:  # fmt: skip
+    """One commit of ``files`` (relative to ``folder``) to ``repo_id``, created as the plan's kind of repository."""
+    from huggingface_hub import CommitOperationAdd, CommitOperationDelete  # lazy: ~1 s, off 'phrasezoo --help'
+
+    repo_type = plan.kind.repo_type
+    sdk = {"space_sdk": space_sdk(plan.folder)} if repo_type == "space" else {}
+    repo_url = str(api.create_repo(repo_id, private=private, repo_type=repo_type, exist_ok=True, **sdk))
+    head = api.repo_info(repo_id, repo_type=repo_type, revision=revision)
     remote = {s.rfilename for s in head.siblings or []}
-    stale = sorted(remote - set(plan.files) - set(KEEP_REMOTE)) if delete_stale else []
+    stale = sorted(remote - set(files) - set(KEEP_REMOTE)) if delete_stale else []
     operations = [CommitOperationDelete(path_in_repo=path) for path in stale]
-    operations += [CommitOperationAdd(path_in_repo=f, path_or_fileobj=str(plan.folder / f)) for f in plan.files]
+    operations += [CommitOperationAdd(path_in_repo=f, path_or_fileobj=str(folder / f)) for f in files]
     info = api.create_commit(
         repo_id,
         operations,
         commit_message=commit_message or f"Upload {plan.kind.name} with phrasezoo",
         revision=revision,
+        repo_type=repo_type,
     )
-    return PushResult(repo_url, info.oid, info.oid != head.sha, plan.files, stale)
+    return PushResult(repo_url, info.oid, info.oid != head.sha, files, stale)

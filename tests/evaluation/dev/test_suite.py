@@ -11,16 +11,10 @@ import pytest
 import torch
 
 from phrasezoo.data import dev_sets
+from phrasezoo.data import name_generators as ng
 from phrasezoo.data.benchmark_filter import load_blocklist, normalize
-from phrasezoo.data.dev_sets import (
-    build_pivot_dev,
-    build_wiki_dev,
-    build_wordsim_dev,
-    corrupt_title,
-    is_dev_title,
-    load_dev_set,
-    stable_hash,
-)
+from phrasezoo.data.dev_sets import build_pivot_dev, build_wiki_dev, build_wordsim_dev, load_dev_set
+from phrasezoo.data.name_generators import corrupt_title
 from phrasezoo.data.pivot import PivotPair, PivotParaphraser, PivotTable, is_dev_phrase, is_dev_pivot_pair
 from phrasezoo.encoders import ModelEncoder
 from phrasezoo.evaluation.dev.suite import (
@@ -32,6 +26,7 @@ from phrasezoo.evaluation.dev.suite import (
     spearman,
     top1_accuracy,
 )
+from phrasezoo.resources.splits import is_dev_title, stable_hash
 
 
 @pytest.fixture(scope="module")
@@ -111,11 +106,11 @@ def test_builds_are_deterministic_and_cached(benchmarks_dir, synthetic_table, bl
 
 
 def test_title_corruptions_are_realistic_and_seeded():
-    assert dev_sets._drop_qualifier("Nut (fruit)", None) == "Nut"
-    assert dev_sets._comma_swap("Paris, Texas", None) == "Texas Paris"
-    assert dev_sets._abbreviate("Arthur Clarke", __import__("random").Random(0)) == "A. Clarke"
-    assert dev_sets._abbreviate("Sagittarius A*", __import__("random").Random(0)) is None
-    assert dev_sets._case_punct("Wi-Fi Alliance", None) == "wi fi alliance"
+    assert ng._drop_qualifier("Nut (fruit)", None) == "Nut"
+    assert ng._comma_swap("Paris, Texas", None) == "Texas Paris"
+    assert ng._abbreviate("Arthur Clarke", __import__("random").Random(0)) == "A. Clarke"
+    assert ng._abbreviate("Sagittarius A*", __import__("random").Random(0)) is None
+    assert ng._case_punct("Wi-Fi Alliance", None) == "wi fi alliance"
     for title in ("Nut (fruit)", "Arthur C. Clarke", "Mars", "Paris, Texas", "World Wide Web"):
         noisy = corrupt_title(title)
         assert noisy == corrupt_title(title) and normalize(noisy) != normalize(title)

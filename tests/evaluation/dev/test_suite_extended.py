@@ -11,7 +11,8 @@ import pytest
 from phrasezoo.data.benchmark_filter import load_blocklist
 from phrasezoo.data.dev_compound import build_compound_dev, compound_dev_synsets
 from phrasezoo.encoders import MENTIONS
-from phrasezoo.evaluation.dev.suite import DEV_TASKS, evaluate_dev, load_benchmark_dev
+from phrasezoo.evaluation.datasets.benchmark_dev import load_benchmark_dev
+from phrasezoo.evaluation.dev.suite import DEV_TASKS, evaluate_dev
 from phrasezoo.resources import load_wordnet
 
 

@@ -33,7 +33,10 @@ def digest(combinations: dict) -> str:
 
 def test_the_data_file_holds_the_numbers_of_the_literal_it_replaces():
     shipped = shipped_learned()
-    assert digest(shipped) == SHIPPED_DIGEST
+    # round 9 added a decision to the default's entry (open_world.py fit); everything the literal held is unchanged
+    without_decisions = {key: {k: v for k, v in entry.items() if k != "decision"} for key, entry in shipped.items()}
+    assert digest(without_decisions) == SHIPPED_DIGEST
+    assert shipped["baseline:minilm-l6@onnx-int8"]["decision"]["inputs"][0] == "score"
     # a few of the literal's numbers, spelled out
     torch_path, default = shipped["baseline:minilm-l6"], shipped["baseline:minilm-l6@onnx-int8"]
     assert torch_path["weights"][0] == 1.3590645310244618 and torch_path["weights"][-1] == 1.7609528438220727

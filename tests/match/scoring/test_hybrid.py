@@ -42,7 +42,8 @@ def test_numbers_acronyms_and_cores_decide_between_close_names(fitted):
 
 
 def test_neighbourhood_is_computed_for_candidate_rows_only_and_equals_the_full_one():
-    matcher = Matcher(progress=False).fit(LEFT)
+    without_decision = {k: v for k, v in shipped_learned()["baseline:minilm-l6@onnx-int8"].items() if k != "decision"}
+    matcher = Matcher(model=HybridScorer(combination=without_decision, progress=False), progress=False).fit(LEFT)
     hub = matcher.scorer.hub
     assert set(hub) == {"emb_hub", "char_hub"} and np.isnan(hub["char_hub"]).all()  # nothing paid at fit time
     matcher.transform(["2013 Wisconsin Badgers football"])
@@ -173,3 +174,28 @@ def test_a_combination_learned_on_other_weights_of_the_same_name_warns():
             combination, SimpleNamespace(name="zoo-model", encoder=SimpleNamespace(revision="sha256:aaa"))
         )
         _warn_on_other_weights(Combination(["emb"], [1.0]), vectors)  # no revision recorded: nothing to compare
+
+
+def test_the_decision_scores_answers_without_reordering_the_ranking(fitted, tmp_path):
+    """The default's score is its decision's probability (round 9): the top answers are the ranking's, the table
+    level is measured at fit and saved with the matcher, and threshold='auto' is the decision's cut."""
+    scorer = fitted.scorer
+    assert scorer.decision is not None and scorer.table_level is not None
+    queries = ["2013 Wisconsin Badgers football", "FBI", "NY Times", "Chicago Tribune"]
+    scores, ids = fitted.search(queries, 3)
+    ranking_only = {k: v for k, v in shipped_learned()["baseline:minilm-l6@onnx-int8"].items() if k != "decision"}
+    plain = Matcher(model=HybridScorer(combination=ranking_only, progress=False), progress=False).fit(LEFT)
+    assert (plain.search(queries, 1)[1][:, 0] == ids[:, 0]).all()  # same top answers
+    assert (np.diff(scores, axis=1) <= 0).all() and ((scores >= 0) & (scores <= 1)).all()
+    assert fitted.threshold_for(0.9) == pytest.approx(scorer.decision.cut_for(0.9))
+    fitted.save(tmp_path / "m")
+    again = Matcher.load(tmp_path / "m")
+    assert again.scorer.table_level == pytest.approx(scorer.table_level)
+    np.testing.assert_allclose(again.search(queries, 3)[0], scores, atol=1e-6)
+
+
+def test_auto_reports_what_the_join_expects_of_its_threshold(fitted):
+    out = fitted.transform(["FBI", "NY Times", "Los Angeles Lakers"], threshold="auto")
+    estimate = out.attrs["estimate"]
+    assert estimate["queries"] == 3 and estimate["threshold"] == pytest.approx(fitted.threshold_for(0.9))
+    assert estimate["kept"] == len(out) and set(estimate) >= {"estimated_precision", "estimated_recall", "warning"}

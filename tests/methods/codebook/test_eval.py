@@ -113,10 +113,8 @@ def test_reconstruction_finds_the_held_out_examples_through_the_registry(monkeyp
     """Without examples in the options, the task reads them from the recipe's method (``Method.load("data")``)."""
     from types import SimpleNamespace
 
-    import phrasezoo.core.recipes
-
     recipe = SimpleNamespace(method="codebook", name="codebook-tiny")
-    monkeypatch.setattr(phrasezoo.core.recipes, "load_recipe", lambda name: recipe)
+    monkeypatch.setattr(R, "load_recipe", lambda name: recipe)
     calls = []
     monkeypatch.setattr(cb, "heldout_examples", lambda *args, **kwargs: calls.append((args, kwargs)) or "examples")
     assert R.heldout_examples(SimpleNamespace(name="codebook-tiny"), TaskContext(seed=3)) == "examples"

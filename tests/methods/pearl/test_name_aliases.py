@@ -36,10 +36,8 @@ def no_benchmarks():
 
 @pytest.fixture
 def benchmark(monkeypatch):
-    from phrasezoo.data import name_benchmark
-
-    monkeypatch.setattr(name_benchmark, "training_entities", lambda: list(ENTITIES))
-    monkeypatch.setattr(name_benchmark, "scored_strings", lambda: SCORED)
+    monkeypatch.setattr(name_aliases, "training_entities", lambda: list(ENTITIES))
+    monkeypatch.setattr(name_aliases, "scored_strings", lambda: SCORED)
 
 
 def test_pairs_hold_the_stated_aliases_and_a_noisy_variant_never_a_scored_string():

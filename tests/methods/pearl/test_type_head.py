@@ -66,7 +66,7 @@ def test_the_typed_table_is_the_recipe_table_after_its_filter(monkeypatch):
     from phrasezoo.zoo import assembly
 
     table = Dataset.from_dict({"phrase": ["London", "very difficult"], "type_label": ["NP-GPE", "NP-OTHER"]})
-    monkeypatch.setattr(assembly, "build_dataset", lambda declared, recipe: table)
+    monkeypatch.setattr(type_head, "build_dataset", lambda declared, recipe: table)
     recipe = load_recipe("pearl-mini", ["data.benchmark_filter=null"])
     assert type_head.typed_table(recipe) == (["London", "very difficult"], ["NP-GPE", "NP-OTHER"])
     from phrasezoo.methods.pearl import assembly as pearl_assembly

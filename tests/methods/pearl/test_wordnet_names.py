@@ -92,15 +92,3 @@ def test_real_wordnet_names_skip_the_compound_dev_synsets(wordnet):
     for a, b in pairs[:300]:
         shared = [s for s in wordnet.synsets(a.replace(" ", "_"), "n") if b.replace(" ", "_") in s.lemma_names()]
         assert shared and not {s.name() for s in shared} <= held_out
-
-
-def test_dev_set_strings_are_the_normal_forms_of_every_dev_string(monkeypatch):
-    from phrasezoo.data import dev_sets
-
-    fake = {
-        "alias": {"queries": ["I-20"], "candidates": ["Interstate 20 in Alabama"], "gold": [[0]]},
-        "wordsim": {"simlex": {"pairs": [["Old  Car", "vehicle", 3.5]]}},
-    }
-    monkeypatch.setattr(dev_sets, "load_dev_set", lambda source, **_: fake[source])
-    strings = dev_sets.dev_set_strings(("alias", "wordsim"))
-    assert strings == {"i 20", "interstate 20 in alabama", "old car", "vehicle"}

@@ -217,6 +217,7 @@ def test_build_phrase_bert_data_end_to_end(tiny_corpus):
 def test_pivot_and_offline_paraphrasers_chain(monkeypatch: pytest.MonkeyPatch):
     """``"pivot+offline"`` merges the pivot table's candidates (first) with the offline substitutions per phrase."""
     from phrasezoo.data import pivot
+    from phrasezoo.methods.phrase_bert import data as phrase_bert_data
 
     class FakePivot:
         cache_key = "fake-pivot"
@@ -227,7 +228,7 @@ def test_pivot_and_offline_paraphrasers_chain(monkeypatch: pytest.MonkeyPatch):
         def paraphrase(self, phrases: list[str]) -> list[list[str]]:
             return [["chief of government"] if p == "prime minister" else [] for p in phrases]
 
-    monkeypatch.setattr(pivot, "PivotParaphraser", FakePivot)
+    monkeypatch.setattr(phrase_bert_data, "PivotParaphraser", FakePivot)
     chain = get_diverse_paraphraser("pivot+offline", synonyms=TABLE, progress=False)
     assert isinstance(chain, pivot.ChainParaphraser)
     assert [type(p) for p in chain.paraphrasers] == [FakePivot, DiverseLexicalParaphraser]

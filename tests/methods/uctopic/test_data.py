@@ -12,7 +12,6 @@ from phrasezoo.methods.uctopic.data import (
     build_uctopic_dataset,
     corpus_mentions,
     link_target,
-    positive_candidates,
     resolve_wiki_dump,
     select_instances,
     strip_leading_determiner,
@@ -20,6 +19,7 @@ from phrasezoo.methods.uctopic.data import (
     wiki_link_sentences,
     wikitext_with_links,
 )
+from phrasezoo.methods.uctopic.task import positive_candidates
 
 pytestmark = pytest.mark.usefixtures("fresh_cache")  # every test starts from an empty cache
 

@@ -67,17 +67,18 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from scipy.stats import spearmanr
 
 from phrasezoo.core.errors import InputError, MissingResourceError
 from phrasezoo.core.files import atomic_write_text, read_user_json
 from phrasezoo.core.progress import progress_enabled
-from phrasezoo.data.benchmark_filter import default_benchmarks_dir
 from phrasezoo.data.dev_sets import VERSION, load_dev_set
 from phrasezoo.encoders import MENTIONS, VECTORS, Encoder, ModelEncoder, load_encoder
 
+from ..datasets.benchmark_dev import BENCHMARK_DEV_SETS, load_benchmark_dev
+from ..tasks.clustering import kmeans_clusters
 from ..tasks.clustering import kmeans_nmi as benchmark_kmeans_nmi
-from ..tasks.clustering import read_ner_jsonl
-from ..tasks.context_clustering import cluster_scores, read_ner_mentions
+from ..tasks.context_clustering import cluster_scores
 from ..tasks.similarity import MultipleChoiceData, multiple_choice_accuracy
 
 logger = logging.getLogger(__name__)
@@ -111,22 +112,19 @@ def top1_accuracy(scores: np.ndarray, gold: Sequence[int | set[int] | Sequence[i
 def kmeans_nmi(
     vectors: np.ndarray, labels: Sequence[str], seed: int = KMEANS_SEED, n_init: int = KMEANS_N_INIT
 ) -> float:
-    """NMI between KMeans clusters (k = number of distinct labels, fixed seed and restarts) and the labels."""
-    # scikit-learn here, not at the top: half a second to import, for the clustering tasks only
-    from sklearn.cluster import KMeans
-    from sklearn.metrics import normalized_mutual_info_score
+    """NMI between KMeans clusters (k = number of distinct labels, fixed seed and restarts, the machine's threads) and
+    the labels."""
+    from sklearn.metrics import normalized_mutual_info_score  # lazy: keeps scikit-learn off the evaluation's import
 
     k = len(set(labels))
     if k < 2 or len(labels) < k:
         raise ValueError(f"kmeans_nmi needs at least 2 labels and as many items as labels (got {k}, {len(labels)}).")
-    clusters = KMeans(n_clusters=k, n_init=n_init, random_state=seed).fit_predict(np.asarray(vectors, np.float64))
+    clusters = kmeans_clusters(np.asarray(vectors, np.float64), k, seed=seed, n_init=n_init, one_thread=False)
     return float(normalized_mutual_info_score(list(labels), clusters))
 
 
 def spearman(predicted: Sequence[float], gold: Sequence[float]) -> float:
     """Spearman's rho (0.0 when either side is constant)."""
-    from scipy.stats import spearmanr  # scipy.stats here, not at the top: slow to import, for this metric only
-
     if len(predicted) != len(gold) or len(gold) < 2:
         raise ValueError(f"spearman needs two equal sequences of 2+ values, got {len(predicted)} and {len(gold)}.")
     rho = spearmanr(np.asarray(predicted, np.float64), np.asarray(gold, np.float64)).statistic
@@ -204,8 +202,6 @@ def _phrase_clustering(encoder: Encoder, data: Any) -> tuple[float, int, dict[st
 
 #: the source of the tasks that read the benchmarks' own dev splits (not cached: they are read as they are)
 BENCHMARK_DEV = "benchmark-dev"
-#: benchmark folder, its types (the test task's), for the dev-split tasks
-BENCHMARK_DEV_SETS = {"conll2003": ["PER", "LOC", "ORG"], "bc5cdr": ["Chemical", "Disease"]}
 
 
 def benchmark_dev_task(folder: str, label: str, in_context: bool) -> DevTask:
@@ -225,23 +221,6 @@ def benchmark_dev_task(folder: str, label: str, in_context: bool) -> DevTask:
     return DevTask(
         f"dev_{short}", BENCHMARK_DEV, "nmi", description, run, needs_vectors=True, needs_mentions=in_context
     )
-
-
-def load_benchmark_dev(benchmarks_dir: str | os.PathLike | None = None) -> dict[str, Any]:
-    """The dev splits of the clustering benchmarks: ``{"<folder>_mentions": MentionClusteringData, "<folder>":
-    ClusteringData}`` per folder of :data:`BENCHMARK_DEV_SETS` (``FileNotFoundError`` names the folder to set)."""
-    bench = Path(benchmarks_dir) if benchmarks_dir is not None else default_benchmarks_dir()
-    out: dict[str, Any] = {}
-    for folder, types in BENCHMARK_DEV_SETS.items():
-        path = bench / folder / "dev.jsonl"
-        if not path.is_file():
-            raise FileNotFoundError(
-                f"{path} not found: the benchmark-dev tasks read the benchmarks' dev splits; point benchmarks_dir "
-                "or $PHRASEZOO_BENCHMARKS at the folder holding conll2003/ and bc5cdr/ (e.g. ../shared/benchmarks)."
-            )
-        out[f"{folder}_mentions"] = read_ner_mentions(path, types)
-        out[folder] = read_ner_jsonl(path, types)
-    return out
 
 
 DEV_TASKS: dict[str, DevTask] = {

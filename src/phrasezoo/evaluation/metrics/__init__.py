@@ -1,8 +1,10 @@
-"""The benchmark suite's metrics as local ``evaluate`` modules: one folder per metric, each an ``evaluate.Metric``
-script (``<name>/<name>.py``), loaded by path with ``evaluate.load(<folder>)``, never from the Hub, so they work
-with ``HF_HUB_OFFLINE=1``. The folders are subpackages of ``phrasezoo.evaluation``, so the wheel ships them like any
-module (nothing to copy at build time, unlike the top-level ``hub_configs/``); :func:`metric_path` finds them in a
-checkout and in an installed wheel alike.
+"""The benchmark suite's metrics as local ``evaluate`` modules: one ``evaluate.Metric`` script per metric
+(``<name>.py`` in this folder), loaded by path with ``evaluate.load(<script>)``, never from the Hub, so they work
+with ``HF_HUB_OFFLINE=1``. What every script shares (its metric info) is :mod:`.metric_base`, which ``evaluate``
+copies next to a script it loads (a script may import a module of its own folder only, so the scripts share one
+folder). The scripts are modules of ``phrasezoo.evaluation.metrics``, so the wheel ships them like any module
+(nothing to copy at build time, unlike the top-level ``hub_configs/``); :func:`metric_path` finds them in a checkout
+and in an installed wheel alike.
 
     from phrasezoo.evaluation.metrics import compute
     compute("pearson", predictions=[0.1, 0.9, 0.4], references=[1.0, 4.5, 2.0])   # {"pearson": 0.99...}
@@ -17,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 METRICS_DIR = Path(__file__).resolve().parent
-#: every metric module, by folder name
+#: every metric script, by module name
 METRICS = (
     "accuracy",
     "tie_split_accuracy",
@@ -33,17 +35,17 @@ _lock = threading.Lock()
 
 
 def metric_path(name: str) -> Path:
-    """The folder of metric ``name`` (what ``evaluate.load`` is given)."""
+    """The script of metric ``name`` (what ``evaluate.load`` is given)."""
     if name not in METRICS:
         raise ValueError(f"Unknown metric {name!r}; phrasezoo's metrics: {', '.join(METRICS)}.")
-    return METRICS_DIR / name
+    return METRICS_DIR / f"{name}.py"
 
 
 def load_metric(name: str):
     """The ``evaluate.EvaluationModule`` of ``name``, loaded once per process (in memory: no cache files)."""
     with _lock:
         if name not in _loaded:
-            import evaluate  # here: `evaluate` is slow to import, and only the first compute needs it
+            import evaluate  # lazy: `evaluate` takes seconds to import, and only the first compute needs it
 
             _loaded[name] = evaluate.load(str(metric_path(name)), keep_in_memory=True)
         return _loaded[name]

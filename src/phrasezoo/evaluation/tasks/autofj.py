@@ -50,7 +50,7 @@ class JoinTable:
 
 def autofj_root() -> Path:
     try:  # an optional dependency: only the AutoFJ task needs it
-        import autofj
+        import autofj  # lazy: an optional package (the error names it)
     except ImportError as err:
         raise FileNotFoundError("AutoFJ needs the PyPI package `autofj`: pip install autofj==0.0.6") from err
     return Path(autofj.__file__).parent / "benchmark"

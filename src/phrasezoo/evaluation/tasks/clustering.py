@@ -8,9 +8,13 @@ normalised mutual information between clusters and gold types. CoNLL keeps PER/L
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import nullcontext
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 from phrasezoo.encoders import VECTORS, Encoder
 
@@ -29,9 +33,9 @@ class ClusteringData:
     types: list[str]
 
 
-def read_ner_jsonl(path, types: list[str]) -> ClusteringData:
-    """``{"sentences": [[tokens]], "ner": [[[start, end_inclusive, TYPE], ...]]}`` per line -> typed mentions."""
-    phrases, labels = [], []
+def ner_spans(path: str | Path, types: list[str]) -> Iterator[tuple[list[str], int, int, str]]:
+    """``(sentence tokens, start, end inclusive, type)`` of every mention of one of ``types`` in a NER JSON-lines
+    file (``{"sentences": [[tokens]], "ner": [[[start, end_inclusive, TYPE], ...]]}`` per line), in file order."""
     keep = set(types)
     with open(path, encoding="utf8") as handle:
         for line in handle:
@@ -41,20 +45,30 @@ def read_ner_jsonl(path, types: list[str]) -> ClusteringData:
             for tokens, spans in zip(obj["sentences"], obj["ner"]):
                 for start, end, label in spans:
                     if label in keep:
-                        phrases.append(" ".join(tokens[start : end + 1]))
-                        labels.append(label)
+                        yield tokens, start, end, label
+
+
+def read_ner_jsonl(path, types: list[str]) -> ClusteringData:
+    """A NER JSON-lines file (:func:`ner_spans`) -> typed mentions, each as its tokens joined by spaces."""
+    phrases, labels = [], []
+    for tokens, start, end, label in ner_spans(path, types):
+        phrases.append(" ".join(tokens[start : end + 1]))
+        labels.append(label)
     return ClusteringData(phrases, labels, list(types))
 
 
-def kmeans_nmi(vectors: np.ndarray, labels: list[str], k: int, seed: int = 0) -> float:
-    """NMI of KMeans clusters vs gold labels. One thread: as fast here, and immune to a busy machine."""
-    # scikit-learn here, not at the top: half a second to import, for the clustering tasks only
-    from sklearn.cluster import KMeans
-    from threadpoolctl import threadpool_limits
+def kmeans_clusters(vectors: np.ndarray, k: int, seed: int = 0, n_init: int = 10, one_thread: bool = True) -> list:
+    """KMeans cluster ids (k clusters, ``random_state`` seed). One thread by default: as fast here, and immune to a
+    busy machine."""
+    from sklearn.cluster import KMeans  # lazy: keeps scikit-learn (seconds) off 'import phrasezoo.evaluation'
 
-    with threadpool_limits(limits=1):
-        clusters = KMeans(n_clusters=k, random_state=seed, n_init=10).fit_predict(vectors)
-    return compute("nmi", predictions=clusters.tolist(), references=list(labels))["nmi"]
+    with threadpool_limits(limits=1) if one_thread else nullcontext():
+        return KMeans(n_clusters=k, random_state=seed, n_init=n_init).fit_predict(vectors).tolist()
+
+
+def kmeans_nmi(vectors: np.ndarray, labels: list[str], k: int, seed: int = 0) -> float:
+    """NMI of KMeans clusters (n_init 10, one thread) vs gold labels."""
+    return compute("nmi", predictions=kmeans_clusters(vectors, k, seed), references=list(labels))["nmi"]
 
 
 class _Clustering(Task):

@@ -19,7 +19,6 @@ reader and scoring (:func:`read_ner_mentions`, :func:`cluster_scores`).
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 
 import numpy as np
@@ -29,6 +28,7 @@ from phrasezoo.encoders import MENTIONS, Encoder
 from ..metrics import compute
 from ..results import TaskResult
 from .base import Task, TaskContext, register_task
+from .clustering import kmeans_clusters, ner_spans
 
 Mention = tuple[str, tuple[int, int]]
 
@@ -47,22 +47,13 @@ class MentionClusteringData:
 
 
 def read_ner_mentions(path, types: list[str]) -> MentionClusteringData:
-    """``{"sentences": [[tokens]], "ner": [[[start, end_inclusive, TYPE], ...]]}`` per line -> typed mentions with
-    their sentence (tokens joined by spaces) and character span."""
+    """A NER JSON-lines file (:func:`~phrasezoo.evaluation.tasks.clustering.ner_spans`) -> typed mentions with their
+    sentence (tokens joined by spaces) and character span."""
     mentions, labels = [], []
-    keep = set(types)
-    with open(path, encoding="utf8") as handle:
-        for line in handle:
-            if not line.strip():
-                continue
-            obj = json.loads(line)
-            for tokens, spans in zip(obj["sentences"], obj["ner"]):
-                sentence = " ".join(tokens)
-                starts = np.cumsum([0] + [len(t) + 1 for t in tokens[:-1]]).tolist()
-                for start, end, label in spans:
-                    if label in keep:
-                        mentions.append((sentence, (starts[start], starts[end] + len(tokens[end]))))
-                        labels.append(label)
+    for tokens, start, end, label in ner_spans(path, types):
+        starts = np.cumsum([0] + [len(t) + 1 for t in tokens[:-1]]).tolist()
+        mentions.append((" ".join(tokens), (starts[start], starts[end] + len(tokens[end]))))
+        labels.append(label)
     return MentionClusteringData(mentions, labels, list(types))
 
 
@@ -74,15 +65,10 @@ def hungarian_accuracy(labels, clusters) -> float:
 
 def cluster_scores(vectors: np.ndarray, labels: list[str], k: int, seed: int = 0) -> dict[str, float]:
     """``{"acc": ..., "nmi": ...}`` of KMeans (k clusters, random_state ``seed``, n_init 10, one thread)."""
-    # scikit-learn here, not at the top: half a second to import, for the clustering tasks only
-    from sklearn.cluster import KMeans
-    from threadpoolctl import threadpool_limits
-
-    with threadpool_limits(limits=1):
-        clusters = KMeans(n_clusters=k, random_state=seed, n_init=10).fit_predict(vectors)
+    clusters = kmeans_clusters(vectors, k, seed)
     return {
-        "acc": hungarian_accuracy(labels, clusters.tolist()),
-        "nmi": compute("nmi", predictions=clusters.tolist(), references=list(labels))["nmi"],
+        "acc": hungarian_accuracy(labels, clusters),
+        "nmi": compute("nmi", predictions=clusters, references=list(labels))["nmi"],
     }
 
 

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from phrasezoo.data.name_benchmark import DOMAINS, SPLITS, NameTask, load_name_task
+from phrasezoo.data.name_benchmark import DOMAINS, SPLITS, NameTask
 from phrasezoo.encoders import VECTORS, Encoder
 
+from ..datasets.names import load_name_task
 from ..results import TaskResult
 from .base import Task, TaskContext, register_task
 

@@ -20,6 +20,7 @@ The same steps run on Spark in :func:`phrasezoo.match.spark.dedupe_spark`; both 
 
 from __future__ import annotations
 
+import os
 import warnings
 from collections import Counter
 from typing import Any
@@ -30,9 +31,11 @@ from phrasezoo.core.progress import row_bar
 
 from ..features.lexical import normal_form
 from ..io.inputs import as_column
+from ..model.calibration import Calibration, as_calibration, labelled_cut
 from ..scoring.hybrid import HybridScorer
 from ..scoring.index import top_k_rows
 from ..scoring.scorers import DEFAULT_MODEL
+from .estimate import estimate_of, score_tally
 from .matcher import Matcher
 from .results import check_top_k
 
@@ -223,6 +226,7 @@ def dedupe(
     index: str = "auto",
     batch_size: int | None = None,
     progress: bool = True,
+    calibration: Calibration | str | os.PathLike | None = None,
 ):
     """Cluster the rows of one list that name the same entity.
 
@@ -238,8 +242,15 @@ def dedupe(
     ``cluster_size``; an empty list (or one whose values are all skipped) gives an empty result. Rows with the same normal form always share a cluster. ``attrs["report"]``: clusters by size,
     the largest cluster's size and share of rows, the threshold and method used, and the labels of rows left out
     (missing values with ``on_missing="skip"``); every input row is in the result or in ``report["skipped"]``.
+
+    ``calibration`` (labels of the default matcher's answers, from ``phrasezoo match label`` or
+    :func:`phrasezoo.match.calibrate`): the pairs' scores are recalibrated by its shift and, with ``"auto"``, the
+    threshold is the lowest at which the kept pairs' expected precision reaches the target (a labelled pair, in
+    either order, counts as labelled). With ``"auto"`` and a matcher whose scores are probabilities,
+    ``report["estimate"]`` says what the pairs' own scores expect of the threshold (as :func:`~phrasezoo.match.join`).
     """
     top_k = check_dedupe_arguments(threshold, method, top_k, target_precision)
+    calibration = as_calibration(calibration)
     col = as_column(names, column, what="names", on_missing=on_missing, allow_empty=True)
     n_input = len(col) + len(col.skipped)
     distinct, group = distinct_names(col.values)
@@ -249,23 +260,48 @@ def dedupe(
     elif matcher.reference != distinct:
         raise ValueError("The matcher was fitted on other names; fit it on this list's distinct names "
                          "(phrasezoo.match.engine.dedupe.distinct_names) or pass matcher=None.")  # fmt: skip
+    decision = getattr(matcher.scorer, "decision", None) if matcher is not None else None
+    if calibration is not None and matcher is not None:
+        calibration.check_matcher(matcher.name, decision.to_dict() if decision is not None else None)
     cut = resolve_threshold(matcher, threshold, target_precision) if matcher is not None else None
+    auto = {}
     if len(distinct) > 1:
         i, j, score = neighbour_pairs(matcher, distinct, np.arange(len(distinct)), top_k, progress)
-        edges = kept_edges(i, j, score, cut)
+        pairs = kept_edges(i, j, calibration.apply(score) if calibration is not None else score, -np.inf)
+        if threshold == "auto":
+            cut, auto = auto_threshold(pairs, distinct, cut, target_precision, calibration, decision is not None)
+        edges = {pair: s for pair, s in pairs.items() if s >= cut}
         labels = cluster_pairs(len(distinct), edges, cut, method)
     else:
         edges, labels = {}, np.zeros(len(distinct), dtype=np.int64)
     frame = rows_frame(col, group, labels)
     frame.attrs["report"] = size_report(frame["cluster"].to_numpy(), n_input, col.skipped, threshold=cut,
                                         method=method, top_k=top_k, pairs_kept=len(edges),
-                                        distinct_names=len(distinct))  # fmt: skip
+                                        distinct_names=len(distinct), **auto)  # fmt: skip
     if threshold == "auto":
         frame.attrs["report"]["target_precision"] = float(target_precision)
     if col.skipped:
         warnings.warn(f"Skipped {len(col.skipped)} row(s) with missing values (on_missing='skip'); their labels are "
                       "in result.attrs['report']['skipped'].", stacklevel=2)  # fmt: skip
     return frame
+
+
+def auto_threshold(pairs: dict[tuple[int, int], float], names: list[str], cut: float, target_precision: float,
+                   calibration: Calibration | None, estimate: bool) -> tuple[float, dict[str, Any]]:  # fmt: skip
+    """``threshold="auto"`` over the candidate ``pairs`` (each undirected pair's best score): the matcher's cut, or
+    with a calibration the lowest score whose kept pairs' expected precision reaches the target (labelled pairs as
+    labelled); and, for scores that are probabilities (``estimate``), the report's ``estimate`` and its tally."""
+    scores = np.fromiter(pairs.values(), dtype=np.float64, count=len(pairs))
+    if calibration is not None:
+        first, second = [names[a] for a, _ in pairs], [names[b] for _, b in pairs]
+        cut = labelled_cut(scores, *calibration.known_either(first, second), target_precision)
+    if not estimate:
+        return cut, {}
+    tally = score_tally(scores, cut)
+    report = {"estimate": estimate_of(tally, target_precision, calibration is not None), "estimate_tally": tally}
+    if calibration is not None:
+        report["calibration"] = {"shift": calibration.shift, "labels": len(calibration.labels)}
+    return cut, report
 
 
 def rows_frame(col, group: np.ndarray, labels: np.ndarray):

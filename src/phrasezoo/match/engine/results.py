@@ -16,7 +16,7 @@ import numpy as np
 
 from ..io.inputs import Column
 from ..model.calibration import Calibration, as_calibration
-from .estimate import estimate_at
+from .estimate import estimate_of, score_tally
 
 JOIN_COLUMNS = ["right_index", "right", "left_index", "left", "score", "rank"]
 LINK_COLUMNS = ["mention_index", "mention", "entity_id", "entity", "score", "rank"]
@@ -103,13 +103,8 @@ def match_rows(
     frame = _frame(rows, columns)
     frame.attrs["threshold"] = None if cut is None else float(cut)
     if threshold == "auto":
-        frame.attrs["target_precision"] = float(target_precision)
-        if calibration is not None:
-            frame.attrs["calibration"] = {"shift": calibration.shift, "labels": len(calibration.labels)}
-        if decision is not None and len(queries):
-            frame.attrs["estimate"] = estimate_at(scores[:, 0], cut, target_precision)
-            if frame.attrs["estimate"]["warning"]:
-                warnings.warn(frame.attrs["estimate"]["warning"], stacklevel=3)
+        auto_report(frame, scores[:, 0] if decision is not None and len(queries) else None, target_precision,
+                    calibration)  # fmt: skip
     frame.attrs["unmatched"] = unmatched
     frame.attrs["skipped"] = {k: v for k, v in (skipped or {}).items() if v}
     if frame.attrs["skipped"]:
@@ -117,6 +112,22 @@ def match_rows(
         warnings.warn(f"Skipped {counts} with missing values (on_missing='skip'); their labels are in "
                       "result.attrs['skipped'].", stacklevel=3)  # fmt: skip
     return frame
+
+
+def auto_report(frame, answer_scores: np.ndarray | None, target_precision: float,
+                calibration: Calibration | None) -> None:  # fmt: skip
+    """The ``attrs`` of a ``threshold="auto"`` result: the target, the calibration used, and (for a matcher whose
+    scores are probabilities, ``answer_scores`` not None) the join's own estimate and its tally, with a warning when
+    the estimate falls short of the target."""
+    frame.attrs["target_precision"] = float(target_precision)
+    if calibration is not None:
+        frame.attrs["calibration"] = {"shift": calibration.shift, "labels": len(calibration.labels),
+                                      "stored_cut": calibration.use_stored_cuts}  # fmt: skip
+    if answer_scores is not None:
+        frame.attrs["estimate_tally"] = score_tally(answer_scores, frame.attrs["threshold"])
+        frame.attrs["estimate"] = estimate_of(frame.attrs["estimate_tally"], target_precision, calibration is not None)
+        if frame.attrs["estimate"]["warning"]:
+            warnings.warn(frame.attrs["estimate"]["warning"], stacklevel=4)
 
 
 def _frame(rows: list[tuple], columns: list[str]):

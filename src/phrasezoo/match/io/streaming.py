@@ -21,7 +21,7 @@ from .tables import TableWriter
 def stream_matches(chunks: Iterator[Any], match: Callable[[Any], Any], output: str) -> dict[str, Any]:
     """Match each chunk with ``match`` (a query DataFrame -> result DataFrame with the ``attrs`` report of
     :func:`phrasezoo.match.join`) and write the results; returns the merged report: ``rows_read``, ``rows_written``,
-    ``threshold`` (and ``target_precision``), ``unmatched`` and ``skipped`` labels."""
+    ``threshold`` (and ``target_precision``, ``calibration``), ``unmatched`` and ``skipped`` labels."""
     writer = TableWriter(output)
     report: dict[str, Any] = {"rows_read": 0, "unmatched": [], "skipped": {}, "threshold": None}
     try:
@@ -42,8 +42,9 @@ def stream_matches(chunks: Iterator[Any], match: Callable[[Any], Any], output: s
                 else:  # the reference's skipped rows are the same in every chunk
                     report["skipped"][table] = list(labels)
             report["threshold"] = frame.attrs.get("threshold")
-            if "target_precision" in frame.attrs:
-                report["target_precision"] = frame.attrs["target_precision"]
+            for key in ("target_precision", "calibration"):
+                if key in frame.attrs:
+                    report[key] = frame.attrs[key]
             frame.attrs = {}
             writer.write(frame)
     except BaseException:

@@ -8,8 +8,11 @@ then read from the join itself: the lowest score whose kept answers are expected
 ones counting as labelled and the others by their recalibrated probability (docs/experiments/matching.md, rule 35).
 
 A calibration file (JSON) holds the labels and the shift, and names the matcher and the decision they were made with:
-another matcher or decision is refused, since the shift means nothing on other scores. Written by ``phrasezoo match
-label`` and :func:`phrasezoo.match.calibrate`; read by ``--calibration`` and ``calibration=``.
+another matcher or decision is refused, since the shift means nothing on other scores. It also holds ``cuts``: the
+threshold the labelled join itself gives each target precision (:data:`CUT_TARGETS`). A join that sees its queries
+in chunks (the CLI streams its input) cannot read its threshold from the whole join, so it uses these
+(``use_stored_cuts``): one threshold whatever the chunking. Written by ``phrasezoo match label`` and
+:func:`phrasezoo.match.calibrate`; read by ``--calibration`` and ``calibration=``.
 """
 
 from __future__ import annotations
@@ -30,6 +33,8 @@ FORMAT_VERSION = 1
 KIND = "phrasezoo.match calibration"
 #: the prior's standard deviation of the log-odds shift: a shift of 1.5 (odds x 4.5) is one standard deviation
 PRIOR_SCALE = 1.5
+#: the target precisions whose threshold a calibration file keeps (besides the one it was labelled for)
+CUT_TARGETS = (0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95, 0.99)
 
 
 class CalibrationError(ValueError):
@@ -64,12 +69,25 @@ def shifted(probabilities: np.ndarray, shift: float) -> np.ndarray:
     return np.where(np.isfinite(p), out, p).astype(np.float32)
 
 
+def expected_right(answer_scores: np.ndarray, known: np.ndarray, right: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(scores, expected)``: the scores with no answer as ``-inf``, and how right each answer is expected to be: a
+    labelled answer (``known``) counts as right or wrong, the others by their score (a probability)."""
+    p = np.asarray(answer_scores, dtype=np.float64)
+    p = np.where(np.isfinite(p), p, -np.inf)
+    return p, np.where(known, np.asarray(right, dtype=np.float64), np.clip(p, 0.0, 1.0))
+
+
+def expected_precision(answer_scores: np.ndarray, known: np.ndarray, right: np.ndarray, cut: float) -> float | None:
+    """The expected precision of the answers kept at ``cut`` (see :func:`expected_right`); ``None`` when none is."""
+    p, expected = expected_right(answer_scores, known, right)
+    keep = p >= cut
+    return float(expected[keep].mean()) if keep.any() else None
+
+
 def labelled_cut(answer_scores: np.ndarray, known: np.ndarray, right: np.ndarray, target: float) -> float:
     """The lowest score whose kept answers' expected precision reaches ``target``: a labelled answer (``known``)
     counts as right or wrong, the others by their score (a probability). ``inf`` when no cut reaches it."""
-    p = np.asarray(answer_scores, dtype=np.float64)
-    p = np.where(np.isfinite(p), p, -np.inf)
-    expected = np.where(known, np.asarray(right, dtype=np.float64), np.clip(p, 0.0, 1.0))
+    p, expected = expected_right(answer_scores, known, right)
     order = np.argsort(-p, kind="stable")
     order = order[np.isfinite(p[order])]
     if not order.size:
@@ -96,6 +114,11 @@ class Calibration:
     shift: float = 0.0
     target_precision: float | None = None
     meta: dict[str, Any] = field(default_factory=dict)
+    #: [target precision, threshold] rows of the labelled join, by rising target (threshold None: none reaches it)
+    cuts: list[list[float | None]] = field(default_factory=list)
+    #: threshold="auto" takes the stored cut (:meth:`stored_cut`) instead of reading it from the join: for joins that
+    #: see their queries in chunks; not saved
+    use_stored_cuts: bool = field(default=False, compare=False)
 
     @classmethod
     def from_labels(cls, matcher_name: str, decision: dict[str, Any], labels: list[dict[str, Any]],
@@ -131,17 +154,56 @@ class Calibration:
             (row["query"], row["answer"]): bool(row["right"]) for row in self.labels if row.get("right") is not None
         }
         found = [table.get((q, a)) for q, a in zip(queries, answers)]
-        return np.array([v is not None for v in found]), np.array([bool(v) for v in found])
+        return np.array([v is not None for v in found], dtype=bool), np.array([bool(v) for v in found], dtype=bool)
+
+    def known_either(self, first: list[str], second: list[str]) -> tuple[np.ndarray, np.ndarray]:
+        """Like :meth:`known` for pairs of one list's rows (dedupe), a label given in either order; the order given
+        first wins where both were labelled."""
+        known, right = self.known(first, second)
+        back, back_right = self.known(second, first)
+        return known | back, np.where(known, right, back_right)
 
     def cut_for(self, answer_scores: np.ndarray, queries: list[str], answers: list[str | None], target: float) -> float:
-        """The threshold of this join for ``target`` (``answer_scores`` already recalibrated; see the module)."""
+        """The threshold of this join for ``target`` (``answer_scores`` already recalibrated; see the module), or the
+        stored one with ``use_stored_cuts``."""
+        if self.use_stored_cuts:
+            return self.stored_cut(target)
         known, right = self.known(queries, answers)
         return labelled_cut(answer_scores, known, right, target)
 
+    def with_cuts(self, answer_scores: np.ndarray, queries: list[str], answers: list[str | None]) -> Calibration:
+        """Store the labelled join's threshold for each of :data:`CUT_TARGETS` and this calibration's target, from
+        its answers' decision probabilities (``answer_scores``, not yet recalibrated); returns ``self``."""
+        scores = self.apply(answer_scores)
+        known, right = self.known(queries, answers)
+        targets = sorted({*CUT_TARGETS, *([self.target_precision] if self.target_precision else [])})
+        cuts = [labelled_cut(scores, known, right, t) for t in targets]
+        self.cuts = [[float(t), float(c) if np.isfinite(c) else None] for t, c in zip(targets, cuts)]
+        return self
+
+    def stored_cut(self, target: float) -> float:
+        """The labelled join's threshold for ``target`` (interpolated between stored targets; ``inf`` where no
+        threshold reached it)."""
+        if not self.cuts:
+            raise CalibrationError(
+                "This calibration holds no thresholds (it was made without its join); write it with 'phrasezoo match "
+                "label' or phrasezoo.match.calibrate, or pass a number as the threshold."
+            )
+        targets = [row[0] for row in self.cuts]
+        if not targets[0] <= target <= targets[-1]:
+            raise CalibrationError(f"This calibration holds thresholds for target precisions {targets[0]} to "
+                                   f"{targets[-1]}, not {target}: choose one in that range, or pass a number as the "
+                                   "threshold.")  # fmt: skip
+        cuts = np.array([np.inf if row[1] is None else row[1] for row in self.cuts], dtype=np.float64)
+        at = int(np.searchsorted(targets, target))
+        if targets[at] == target or not np.isfinite(cuts[at]):
+            return float(cuts[at])
+        return float(np.interp(target, targets[at - 1 : at + 1], cuts[at - 1 : at + 1]))
+
     def to_dict(self) -> dict[str, Any]:
         return {"format_version": FORMAT_VERSION, "kind": KIND, "matcher": self.matcher, "decision": self.decision,
-                "shift": self.shift, "target_precision": self.target_precision, "labels": self.labels,
-                "meta": self.meta}  # fmt: skip
+                "shift": self.shift, "target_precision": self.target_precision, "cuts": self.cuts,
+                "labels": self.labels, "meta": self.meta}  # fmt: skip
 
     def save(self, path: str | os.PathLike) -> Path:
         path = Path(path)
@@ -182,8 +244,14 @@ def read_calibration(path: str | os.PathLike) -> Calibration:
         )
     labels = data.get("labels") or []
     check_labels(labels)
+    cuts = data.get("cuts") or []
+    if any(not isinstance(row, list) or len(row) != 2 for row in cuts) or [r[0] for r in cuts] != sorted(
+        r[0] for r in cuts
+    ):
+        raise CalibrationError(f"{path}: its cuts are not [target precision, threshold] rows by rising target; "
+                               "label again (phrasezoo match label) to write a sound file.")  # fmt: skip
     return Calibration(data["matcher"], data["decision"], labels, float(data.get("shift", 0.0)),
-                       data.get("target_precision"), data.get("meta") or {})  # fmt: skip
+                       data.get("target_precision"), data.get("meta") or {}, cuts)  # fmt: skip
 
 
 def as_calibration(calibration: Calibration | str | os.PathLike | None) -> Calibration | None:

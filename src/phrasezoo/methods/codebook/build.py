@@ -12,14 +12,15 @@ from typing import Any
 import numpy as np
 
 from phrasezoo.models.codebook.modeling_codebook import CodebookSeq2Embeddings
+from phrasezoo.resources.corpora import word_frequencies
+
+from .vectors import lookup_vectors
 
 MIN_PROB = 1e-9
 
 
 def word_probabilities(words: list[str]) -> np.ndarray:
     """p(w) of each word from ``wordfreq`` (large English list), floored at :data:`MIN_PROB`."""
-    from phrasezoo.resources.corpora import word_frequencies
-
     return np.maximum(np.asarray(word_frequencies(words), dtype=np.float64), MIN_PROB)
 
 
@@ -28,8 +29,6 @@ def build_model(vocabulary: list[str], word_vectors: str, kind: str, seed: int |
 
     Phrase models keep the *last* words of an over-long phrase (the official code keeps the last five).
     """
-    from .vectors import lookup_vectors
-
     found = lookup_vectors(word_vectors, vocabulary)
     missing = [w for w in vocabulary if w not in found]
     if missing:

@@ -33,18 +33,24 @@ import re
 import unicodedata
 import zlib
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from datasets import Dataset, Features, List, Value, concatenate_datasets
+from threadpoolctl import threadpool_limits
 from tqdm.auto import tqdm
 
+from phrasezoo.data.benchmark_filter import BENCHMARKS, default_benchmarks_dir, load_blocklist
 from phrasezoo.data.cache import cached_dataset, code_version, corpus_fingerprint
+from phrasezoo.data.synonyms import STOP_WORDS
 from phrasezoo.data.text import split_paragraphs
 from phrasezoo.methods.codebook.wiki_articles import embedded_wiki_articles, summarization_articles
-from phrasezoo.resources import iter_corpus
+from phrasezoo.resources import iter_corpus, load_spacy_tagger
+from phrasezoo.resources.corpora import CORPUS_GROUPS, iter_wiki_leads
+
+from .vectors import lookup_vectors, most_frequent_words
 
 #: Bump when the meaning of the cached tables changes (the source digest covers plain code edits).
 DATA_VERSION = "1"
@@ -78,8 +84,6 @@ EXAMPLE_FEATURES = Features(
 
 def stop_words() -> frozenset[str]:
     """spaCy's English stop-word list (the official list of the paper is not published), lowercased."""
-    from spacy.lang.en.stop_words import STOP_WORDS
-
     return frozenset(w.lower() for w in STOP_WORDS)
 
 
@@ -127,8 +131,6 @@ def load_evaluation_items(
     A missing benchmark file raises ``FileNotFoundError`` naming the folder to point ``benchmarks_dir`` at: a guard
     that silently skipped a benchmark would let its items into training.
     """
-    from phrasezoo.data.benchmark_filter import BENCHMARKS, default_benchmarks_dir, load_blocklist
-
     names = tuple(benchmarks) if benchmarks is not None else BENCHMARKS
     blocklist = load_blocklist(benchmarks_dir, names)
     reversed_bigrams: set[str] = set()
@@ -148,10 +150,6 @@ def iter_documents(corpus: str, max_documents: int | None = None) -> Iterator[tu
     ``source`` names the part of a corpus group (``embedded-wiki``, ``wiki-leads``, ...). Excluded: the embedded
     Wikipedia articles of :func:`summarization_articles` and the vital-article leads with the same titles.
     """
-    try:
-        from phrasezoo.resources.corpora import CORPUS_GROUPS
-    except ImportError:  # older checkouts without the extra corpora
-        CORPUS_GROUPS = {}
     groups = {"embedded": ("embedded-wiki", "embedded-news"), **CORPUS_GROUPS}
     held = summarization_articles()
     held_texts = {a.text for a in held}
@@ -159,8 +157,6 @@ def iter_documents(corpus: str, max_documents: int | None = None) -> Iterator[tu
     count = 0
     for part in groups.get(corpus, (corpus,)):
         if part == "wiki-leads":
-            from phrasezoo.resources.corpora import iter_wiki_leads
-
             docs: Iterable[str] = (lead.lead for lead in iter_wiki_leads() if lead.title.lower() not in held_titles)
         else:
             docs = iter_corpus(part)
@@ -184,19 +180,12 @@ _TAGGER: dict[str, Any] = {}
 
 def _init_tagger(spacy_model: str, threads: int | None) -> None:
     if threads is not None:
-        try:
-            from threadpoolctl import threadpool_limits
-
-            _TAGGER["limits"] = threadpool_limits(threads)
-        except ImportError:
-            pass
+        _TAGGER["limits"] = threadpool_limits(threads)
     _TAGGER["nlp"] = load_tagger(spacy_model)
 
 
 def load_tagger(spacy_model: str = "en_core_web_sm"):
     """A spaCy pipeline with the tagger and the statistical sentence splitter only (see ``load_spacy_tagger``)."""
-    from phrasezoo.resources import load_spacy_tagger
-
     return load_spacy_tagger(spacy_model)
 
 
@@ -330,8 +319,6 @@ def build_vocabulary(
     texts: Iterable[str], word_vectors: str, min_count: int = 2, progress: bool = False, lowercase: bool = True
 ) -> tuple[list[str], dict[str, int]]:
     """Words (model pre-tokenization) seen at least ``min_count`` times that have a vector, most frequent first."""
-    from .vectors import lookup_vectors
-
     counts: Counter = Counter()
     for text in tqdm(texts, desc="counting words", unit="text", disable=not progress):
         counts.update(word_tokens(text, lowercase))
@@ -367,34 +354,15 @@ def _add_example(
     out.append({**example, "targets": _sample(targets, max_targets, rng)})
 
 
-def _examples(
-    tagged: Dataset, kind: str, found, vocab: set[str], max_targets: int, seed: int, progress: bool, lowercase: bool
-) -> tuple[list[dict], Counter]:
-    """The examples of one kind: ``found(columns, i, drops)`` yields ``(text, context words, position)`` for each
-    candidate of tagged sentence ``i`` (counting in ``drops`` what it skips and why); each candidate becomes an
-    example with the content words of its context as targets."""
-    stops = stop_words()
-    drops: Counter = Counter()
-    out: list[dict] = []
-    cols = tagged[:]  # plain lists: per-row access to dataset columns is slow
-    for i in tqdm(range(len(cols["text"])), desc=f"{kind} examples", unit="sent", disable=not progress):
-        for text, context, position in found(cols, i, drops):
-            example = {"doc_id": cols["doc_id"][i], "split": cols["split"][i], "text": text}
-            _add_example(out, drops, example, _content(context, vocab, stops, lowercase), max_targets, seed, position)
-    return out, drops
+#: ``found(columns, i, drops)``: the candidates of tagged sentence ``i`` as ``(text, context words, position)``,
+#: counting in ``drops`` what it skips and why
+Finder = Callable[[dict[str, list], int, Counter], Iterator[tuple[str, list[str], int]]]
 
 
-def sentence_examples(
-    tagged: Dataset,
-    vocab: set[str],
-    items: EvaluationItems,
-    max_sentence_words: int = 49,
-    max_targets: int = 30,
-    seed: int = 0,
-    progress: bool = False,
-    lowercase: bool = True,
-) -> tuple[list[dict], Counter]:
-    """One example per sentence with its neighbours' content words (see the module docstring)."""
+def sentence_finder(items: EvaluationItems, options: Mapping[str, Any]) -> Finder:
+    """One candidate per sentence of at most ``max_sentence_words`` words, its context the neighbouring sentences'
+    words (see the module docstring)."""
+    max_sentence_words, lowercase = options["max_sentence_words"], options["lowercase"]
 
     def found(cols: dict[str, list], i: int, drops: Counter) -> Iterator[tuple[str, list[str], int]]:
         docs, texts, words = cols["doc_id"], cols["text"], cols["words"]
@@ -412,21 +380,13 @@ def sentence_examples(
         neighbours = [w for j in (i - 1, i + 1) if 0 <= j < len(texts) and docs[j] == docs[i] for w in words[j]]
         yield texts[i], neighbours, i
 
-    return _examples(tagged, "sentence", found, vocab, max_targets, seed, progress, lowercase)
+    return found
 
 
-def phrase_examples(
-    tagged: Dataset,
-    vocab: set[str],
-    items: EvaluationItems,
-    window: int = 5,
-    max_phrase_words: int = 5,
-    max_targets: int = 30,
-    seed: int = 0,
-    progress: bool = False,
-    lowercase: bool = True,
-) -> tuple[list[dict], Counter]:
-    """One example per noun-phrase occurrence with the content words of its +-``window`` context."""
+def phrase_finder(items: EvaluationItems, options: Mapping[str, Any]) -> Finder:
+    """One candidate per noun-phrase occurrence (its last ``max_phrase_words`` words), its context the +-``window``
+    words around it."""
+    window, max_phrase_words, lowercase = options["window"], options["max_phrase_words"], options["lowercase"]
 
     def found(cols: dict[str, list], i: int, drops: Counter) -> Iterator[tuple[str, list[str], int]]:
         sent_words = cols["words"][i]
@@ -442,15 +402,39 @@ def phrase_examples(
             context = sent_words[max(0, start - window) : start] + sent_words[end : end + window]
             yield phrase, context, i * 101 + start
 
-    return _examples(tagged, "phrase", found, vocab, max_targets, seed, progress, lowercase)
+    return found
+
+
+#: the candidate finder of each example kind
+FINDERS: dict[str, Callable[[EvaluationItems, Mapping[str, Any]], Finder]] = {
+    "sentence": sentence_finder,
+    "phrase": phrase_finder,
+}
+
+
+def kind_examples(
+    tagged: Dataset, vocab: set[str], items: EvaluationItems, options: Mapping[str, Any], seed: int, progress: bool
+) -> tuple[list[dict], Counter]:
+    """The examples of ``options["kind"]``: every candidate its finder (:data:`FINDERS`) yields becomes an example
+    with the content words of its context as targets (at most ``max_targets``); also what was dropped and why."""
+    kind, lowercase = options["kind"], options["lowercase"]
+    found = FINDERS[kind](items, options)
+    stops = stop_words()
+    drops: Counter = Counter()
+    out: list[dict] = []
+    cols = tagged[:]  # plain lists: per-row access to dataset columns is slow
+    for i in tqdm(range(len(cols["text"])), desc=f"{kind} examples", unit="sent", disable=not progress):
+        for text, context, position in found(cols, i, drops):
+            example = {"doc_id": cols["doc_id"][i], "split": cols["split"][i], "text": text}
+            targets = _content(context, vocab, stops, lowercase)
+            _add_example(out, drops, example, targets, options["max_targets"], seed, position)
+    return out, drops
 
 
 def extra_words(vocab: set[str], word_vectors: str, extra_vocabulary: int, lowercase: bool = True) -> list[str]:
     """The words among the ``extra_vocabulary`` most frequent of ``word_vectors`` that ``vocab`` lacks and the
     tokenizer can produce (GloVe also lists "'s", "u.s." or "<unk>", which it splits): common words a small corpus
     leaves out of a min-count vocabulary."""
-    from .vectors import most_frequent_words
-
     top = most_frequent_words(word_vectors, extra_vocabulary)
     return [w for w in top if w not in vocab and word_tokens(w, lowercase) == [w]]
 
@@ -469,10 +453,10 @@ def examples_cache_key(tagged: Dataset, options: dict[str, Any], items: Evaluati
                 noun_phrases,
                 _content,
                 _add_example,
-                _examples,
                 _sample,
-                sentence_examples,
-                phrase_examples,
+                sentence_finder,
+                phrase_finder,
+                kind_examples,
                 build_vocabulary,
             ],
         ),
@@ -491,15 +475,8 @@ def build_examples(
 ) -> Dataset:
     """The examples of ``options["kind"]`` (guarded against the benchmarks), counting what was dropped and why into
     ``drops``; a corpus that gives none raises ``ValueError``."""
-    kind, lowercase, max_targets = options["kind"], options["lowercase"], options["max_targets"]
-    if kind == "sentence":
-        rows, found = sentence_examples(
-            tagged, vocab, items, options["max_sentence_words"], max_targets, seed, progress, lowercase
-        )
-    else:
-        rows, found = phrase_examples(
-            tagged, vocab, items, options["window"], options["max_phrase_words"], max_targets, seed, progress, lowercase
-        )
+    kind = options["kind"]
+    rows, found = kind_examples(tagged, vocab, items, options, seed, progress)
     drops.update(found)
     if not rows:
         raise ValueError(

@@ -16,6 +16,8 @@ from pathlib import Path
 
 import numpy as np
 
+from phrasezoo.resources import load_word_vectors
+
 
 def _glove_lines(path: Path) -> Iterator[str]:
     if path.suffix == ".zip":
@@ -63,8 +65,6 @@ def lookup_vectors(name: str, words: Iterable[str]) -> dict[str, np.ndarray]:
     words = list(dict.fromkeys(words))
     if Path(name).suffix in (".txt", ".zip"):
         return read_glove_text(name, words)
-    from phrasezoo.resources import load_word_vectors
-
     table = load_word_vectors(name)
     index = table.index
     return {w: np.asarray(table.vectors[index[w]], dtype=np.float32) for w in words if w in index}
@@ -81,6 +81,4 @@ def most_frequent_words(name: str, n: int) -> list[str]:
             if len(words) >= n:
                 break
         return list(words)
-    from phrasezoo.resources import load_word_vectors
-
     return load_word_vectors(name, max_words=n).words

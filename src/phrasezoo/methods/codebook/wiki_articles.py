@@ -39,7 +39,7 @@ class WikiArticle:
 @lru_cache(maxsize=1)
 def embedded_wiki_articles() -> tuple[WikiArticle, ...]:
     """The embedded Wikipedia sample (gensim's shortened dump) with titles, same cleaning and order as the corpus."""
-    from gensim.corpora.wikicorpus import extract_pages, filter_wiki
+    from gensim.corpora.wikicorpus import extract_pages, filter_wiki  # lazy: keeps gensim off the registry's scan
 
     path = _gensim_test_data() / "enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2"
     articles = []

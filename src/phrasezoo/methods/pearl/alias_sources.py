@@ -7,14 +7,21 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from phrasezoo.data.dev_compound import wordnet_training_pairs
+from phrasezoo.data.held_out import dev_set_strings
+from phrasezoo.data.wiki_links import clean_alias_pairs, link_pairs
+from phrasezoo.resources import load_wordnet
 from phrasezoo.zoo.assembly import Context, Stage
+
+from .data import add_alias_rows, mine_alias_negatives
+from .lead_aliases import lead_alias_pairs
+from .name_aliases import name_alias_rows
+from .wordnet_names import sample_pairs, wordnet_name_pairs
 
 ALIAS_SOURCES = ("links", "leads", "wordnet", "wordnet-names", "names")
 
 
 def _wordnet(source: str):
-    from phrasezoo.resources import load_wordnet
-
     wordnet = load_wordnet()
     if wordnet is None:
         raise ValueError(f"data.alias_pairs.sources has {source!r} but WordNet is not installed (wordnet-base).")
@@ -35,10 +42,6 @@ def collect_alias_pairs(alias: Mapping, blocklist, dev_strings=None) -> tuple[li
     ``names`` (the name benchmark's training entities, :mod:`.name_aliases`) is not collected here: its rows come with
     hard negatives of their own (:class:`AliasRows`).
     """
-    from phrasezoo.data.wiki_links import clean_alias_pairs, link_pairs
-
-    from .lead_aliases import lead_alias_pairs
-
     sources = list(alias.get("sources", ["links", "leads"]))
     unknown = set(sources) - set(ALIAS_SOURCES)
     if unknown:
@@ -49,16 +52,11 @@ def collect_alias_pairs(alias: Mapping, blocklist, dev_strings=None) -> tuple[li
     dropped = report.get("dropped", 0)
     counts: dict[str, int] = {}
     if "wordnet" in sources:
-        from phrasezoo.data.dev_compound import wordnet_training_pairs
-
         # not split by title: the dev set's synsets are already left out (compound_dev_synsets)
         extra, extra_report, _ = clean_alias_pairs(wordnet_training_pairs(_wordnet("wordnet")), blocklist, split=None)
         pairs += extra
         dropped += extra_report.get("dropped", 0)
     if "wordnet-names" in sources:
-        from phrasezoo.data.dev_sets import dev_set_strings
-        from phrasezoo.methods.pearl.wordnet_names import sample_pairs, wordnet_name_pairs
-
         exclude = (dev_strings or dev_set_strings)()
         names = wordnet_name_pairs(_wordnet("wordnet-names"), exclude)
         extra, extra_report, _ = clean_alias_pairs(names, blocklist, split=None)
@@ -79,10 +77,6 @@ class AliasRows:
     data_keys: tuple[str, ...] = ("alias_pairs",)
 
     def apply(self, dataset: Any, recipe: Any, context: Context) -> tuple[Any, dict[str, Any]]:
-        from phrasezoo.data.dev_sets import dev_set_strings
-
-        from .data import add_alias_rows, mine_alias_negatives
-
         alias = recipe.data.get("alias_pairs")
         if not alias:
             return dataset, {}
@@ -111,9 +105,5 @@ class AliasRows:
     def names(alias, context: Context) -> tuple[list[tuple[str, str]], dict[str, list[str]], dict[str, Any]]:
         """The ``names`` source: the name benchmark's training entities as pairs, their look-alike siblings and
         facts (:func:`.name_aliases.name_alias_rows`), built with the main process first."""
-        from phrasezoo.data.dev_sets import dev_set_strings
-
-        from .name_aliases import name_alias_rows
-
         with context.main_process_first():
             return name_alias_rows(alias, context.blocklist(), lambda: dev_set_strings(progress=context.progress))

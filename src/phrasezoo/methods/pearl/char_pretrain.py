@@ -16,6 +16,7 @@ import torch.nn.functional as F
 from tqdm.auto import tqdm
 
 from phrasezoo.models.pearl.modeling_pearl import PearlModel
+from phrasezoo.resources import load_word_vectors
 
 #: ``training.method_args.char_pretrain`` keys of a PEARL recipe and their defaults.
 CHAR_PRETRAIN_DEFAULTS = {
@@ -39,8 +40,6 @@ def pretrain_char_encoder(
     options = {**CHAR_PRETRAIN_DEFAULTS, **options}
     if model.char_encoder is None or not options["steps"]:
         return {}
-    from phrasezoo.resources import load_word_vectors
-
     table = load_word_vectors(options["word_vectors"])
     if table.dim != model.config.char_word_dim:
         raise ValueError(

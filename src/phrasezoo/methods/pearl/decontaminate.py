@@ -15,6 +15,8 @@ from collections.abc import Callable
 
 from datasets import Dataset
 
+from phrasezoo.data.benchmark_filter import remove_benchmark_items
+
 
 def row_strings(row: dict) -> list[str]:
     """The strings one table row trains on: its phrase, paraphrases and hard negatives."""
@@ -23,8 +25,6 @@ def row_strings(row: dict) -> list[str]:
 
 def filter_table(dataset: Dataset, blocklist, mode: str) -> tuple[Dataset, dict]:
     """The table without the rows that touch a benchmark item, and the filter's report (``as_dict()``)."""
-    from phrasezoo.data.benchmark_filter import remove_benchmark_items
-
     columns = {name: dataset[name] for name in ("phrase", "paraphrases", "hard_negatives")}
     rows = [dict(zip(columns, values, strict=True)) for values in zip(*columns.values(), strict=True)]
     indices, report = remove_benchmark_items(

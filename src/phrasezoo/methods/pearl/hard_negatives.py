@@ -29,6 +29,9 @@ from collections.abc import Callable, Sequence
 import numpy as np
 from tqdm.auto import tqdm
 
+from phrasezoo.encoders import MeanPoolingEncoder
+from phrasezoo.resources import resolve_backbone
+
 Encoder = Callable[[list[str]], np.ndarray]
 _NON_ALNUM = re.compile(r"[\W_]+")
 _ARTICLES = re.compile(r"^(?:the|a|an)\s+", re.IGNORECASE)
@@ -80,9 +83,6 @@ class MiningEncoder:
         if not texts:
             return np.zeros((0, 0), dtype=np.float32)
         if self._encoder is None:
-            from phrasezoo.encoders import MeanPoolingEncoder
-            from phrasezoo.resources import resolve_backbone
-
             self._encoder = MeanPoolingEncoder(
                 resolve_backbone(self.model_name),
                 name=f"baseline:{self.model_name}",
@@ -106,7 +106,7 @@ def edit_candidates(
 
     Duplicates by :func:`duplicate_key` and the phrase's entries in ``exclude`` (its paraphrases) are removed.
     """
-    from rapidfuzz import fuzz, process
+    from rapidfuzz import fuzz, process  # lazy: keeps rapidfuzz off the registry's scan
 
     lowered = [" ".join(p.lower().split()) for p in phrases]
     keys = [duplicate_key(p) for p in phrases]

@@ -13,6 +13,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 
+from phrasezoo.resources.corpora import load_wiki_leads
+from phrasezoo.resources.splits import is_dev_title
+
 _ACRONYM = re.compile(r"\(([A-Z][A-Za-z.&-]{1,9})\)")
 _NAMED = re.compile(
     r"\b(?:known as|called|referred to as|abbreviated(?: as)?)\s+(?:the\s+)?"
@@ -51,11 +54,7 @@ def lead_aliases(title: str, lead: str) -> list[str]:
 
 def lead_alias_pairs(leads: Iterable | None = None) -> Iterator[tuple[str, str]]:
     """``(alias, title)`` for the training articles of the wiki leads (``leads``: default all 10,033)."""
-    from phrasezoo.resources.splits import is_dev_title
-
     if leads is None:
-        from phrasezoo.resources.corpora import load_wiki_leads
-
         leads = load_wiki_leads()
     for lead in leads:
         if is_dev_title(lead.title):

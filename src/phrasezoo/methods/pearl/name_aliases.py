@@ -1,15 +1,15 @@
 """Name aliases for PEARL's training (``data.alias_pairs.sources: [..., names]``): the name benchmark's training
 entities as alias positives, with look-alike siblings as their hard negatives.
 
-* **Positives.** Each training entity of :func:`phrasezoo.data.name_benchmark.training_entities` (the ``train``
+* **Positives.** Each training entity of :func:`phrasezoo.data.held_out.training_entities` (the ``train``
   bucket: no dev or test entity, no dev or test string) gives ``(variant, canonical)`` pairs: its acronyms, other
   names and short names as its sources state them, and one noisy variant of a multiword name (typos, a dropped word,
   abbreviated words, drawn by a seed of the entity that differs from the benchmark's). A pair that touches a scored
-  string of the benchmark (:func:`~phrasezoo.data.name_benchmark.scored_strings`, checked again here) or a dev-suite
+  string of the benchmark (:func:`~phrasezoo.data.held_out.scored_strings`, checked again here) or a dev-suite
   string is dropped and counted; so is one the benchmark filter drops. At most ``names_max`` pairs are kept, chosen
   by a stable hash of the pair.
 * **Hard negatives.** For each name of a kept pair, the look-alike siblings the benchmark mines for its knowledge
-  bases (:class:`~phrasezoo.data.name_benchmark.SiblingMiner`: character TF-IDF neighbours, then names sharing its
+  bases (:class:`~phrasezoo.data.name_generators.SiblingMiner`: character TF-IDF neighbours, then names sharing its
   rarest words) among the training entities' canonical names, never a name of its own alias group (the gold alias
   itself, or any name linked to it through a pair), a scored string or a benchmark item.
 """
@@ -20,7 +20,13 @@ import random
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from phrasezoo.data.held_out import scored_strings, training_entities
+from phrasezoo.data.name_generators import SiblingMiner, noisy_variant
+from phrasezoo.data.wiki_links import clean_alias_pairs
 from phrasezoo.resources.splits import normalize, stable_hash
+
+from .data import alias_groups
+from .wordnet_names import sample_pairs
 
 #: salt of the noisy variants drawn for training (the benchmark draws its own with other salts)
 NOISY_SALT = "pearl-names-noisy"
@@ -30,8 +36,6 @@ DEFAULT_SIBLINGS = 4
 
 def entity_pairs(entity) -> list[tuple[str, str]]:
     """``(variant, canonical)`` pairs of one entity: its stated aliases, and a noisy variant of a multiword name."""
-    from phrasezoo.data.name_benchmark import noisy_variant
-
     pairs = [(name, entity.canonical) for name, _ in entity.aliases]
     if len(entity.canonical.split()) >= 2 and len(entity.canonical) <= 80:
         variant = noisy_variant(
@@ -56,13 +60,12 @@ def name_pairs(entities: Iterable, excluded: frozenset[str] | set[str]) -> tuple
 
 
 def cap_pairs(pairs: list[tuple[str, str]], max_pairs: int | None) -> list[tuple[str, str]]:
-    """At most ``max_pairs`` pairs (``None``: all), chosen by a stable hash of the pair; the kept stay in order."""
-    if max_pairs is not None and int(max_pairs) < 1:
+    """At most ``max_pairs`` pairs (``None``: all), chosen by a stable hash of the pair (salted for this source:
+    :func:`.wordnet_names.sample_pairs`); the kept stay in order."""
+    cap = None if max_pairs is None else int(max_pairs)
+    if cap is not None and cap < 1:
         raise ValueError(f"data.alias_pairs.names_max must be a positive number or null, got {max_pairs}.")
-    if max_pairs is None or len(pairs) <= int(max_pairs):
-        return list(pairs)
-    keep = set(sorted(pairs, key=lambda p: (stable_hash(f"{p[0]} | {p[1]}", "pearl-names"), p))[: int(max_pairs)])
-    return [p for p in pairs if p in keep]
+    return sample_pairs(pairs, cap, salt="pearl-names")
 
 
 def mine_siblings(
@@ -70,10 +73,6 @@ def mine_siblings(
 ) -> dict[str, list[str]]:
     """Per name of ``pairs``, up to ``per_name`` look-alike siblings from ``pool`` (character TF-IDF neighbours
     first, then names sharing its rarest words), none in its alias group and none that ``refuse`` rejects."""
-    from phrasezoo.data.name_benchmark import SiblingMiner
-
-    from .data import alias_groups
-
     if per_name < 1 or not pairs or not pool:
         return {}
     groups = alias_groups(pairs)
@@ -98,9 +97,6 @@ def name_alias_rows(
 ) -> tuple[list[tuple[str, str]], dict[str, list[str]], dict[str, Any]]:
     """``(pairs, siblings, facts)`` of the ``names`` source (see the module docstring) for the recipe's
     ``alias_pairs`` section (``names_max``, ``names_siblings``)."""
-    from phrasezoo.data.name_benchmark import scored_strings, training_entities
-    from phrasezoo.data.wiki_links import clean_alias_pairs
-
     entities = training_entities()
     scored = scored_strings()
     excluded = scored | frozenset(dev_strings())

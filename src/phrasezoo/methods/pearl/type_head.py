@@ -19,6 +19,10 @@ from typing import Any
 import numpy as np
 import torch
 
+from phrasezoo.zoo.assembly import Context, Stage, build_dataset
+
+from .assembly import ASSEMBLY
+
 #: the head's training rows (a seeded sample of the table's typed phrases)
 DEFAULT_MAX_ROWS = 30_000
 #: the share of those rows whose entity type is OTHER (the table's commonest: most phrases are not names)
@@ -58,7 +62,7 @@ def fit_type_head(
 ) -> dict[str, Any]:
     """Fit ``model.type_head`` on ``phrases`` with their type ``labels`` (names of ``model.config.type_labels``;
     unknown or empty labels are left out); returns facts for the model card."""
-    from sklearn.linear_model import LogisticRegression
+    from sklearn.linear_model import LogisticRegression  # lazy: keeps scikit-learn off the registry's scan
 
     known = {name: i for i, name in enumerate(model.config.type_labels)}
     usable = [i for i, label in enumerate(labels) if label in known]
@@ -100,10 +104,6 @@ def refit_after_training(model, recipe) -> dict[str, Any]:
 def typed_table(recipe) -> tuple[list[str], list[str]]:
     """The recipe's phrase table after its benchmark filter: ``(phrases, type labels)`` (alias rows are untyped and
     added later, so they are not here)."""
-    from phrasezoo.zoo.assembly import Context, Stage, build_dataset
-
-    from .assembly import ASSEMBLY
-
     dataset = build_dataset(ASSEMBLY, recipe)
     context = Context(recipe, None, None, {})
     for part in ASSEMBLY.parts:

@@ -7,7 +7,7 @@ dump's links (about 28k pairs after the filters, against 3.5k link and lead alia
 
 Left out: the synsets ``dev_compound`` is built from, pairs with a digit, names over six words, taxonomic wrappers
 ("genus Crocodylus" / "Crocodylus": the same name) and pairs that touch a string of the dev suite (``exclude``, the
-normal forms of :func:`phrasezoo.data.dev_sets.dev_set_strings`), so no dev item is trained on. Benchmark items are
+normal forms of :func:`phrasezoo.data.held_out.dev_set_strings`), so no dev item is trained on. Benchmark items are
 removed by the caller's filter.
 """
 
@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import re
 
+from phrasezoo.data.benchmark_filter import normalize
+from phrasezoo.data.dev_compound import compound_dev_synsets
 from phrasezoo.resources.splits import stable_hash
 
 #: a taxonomic rank word in front of a name ("genus Crocodylus", "family Lardizabalaceae")
@@ -34,9 +36,6 @@ def wordnet_name_pairs(wordnet, exclude: frozenset[str] = frozenset()) -> list[t
     """``(name, other name)`` pairs of the WordNet noun synsets that hold a capitalised lemma (see the module doc), in
     WordNet order; ``exclude`` holds normal forms (:func:`phrasezoo.data.benchmark_filter.normalize`) a pair may not
     touch."""
-    from phrasezoo.data.benchmark_filter import normalize
-    from phrasezoo.data.dev_compound import compound_dev_synsets
-
     held_out = compound_dev_synsets(wordnet)
     pairs: list[tuple[str, str]] = []
     for synset in wordnet.all_synsets("n"):
@@ -50,12 +49,15 @@ def wordnet_name_pairs(wordnet, exclude: frozenset[str] = frozenset()) -> list[t
     return pairs
 
 
-def sample_pairs(pairs: list[tuple[str, str]], max_pairs: int | None) -> list[tuple[str, str]]:
-    """At most ``max_pairs`` of ``pairs`` (``None``: all), chosen by a stable hash of the pair, so the same pairs on
-    every machine and a larger cap keeps every pair of a smaller one; the kept pairs stay in their order."""
+def sample_pairs(
+    pairs: list[tuple[str, str]], max_pairs: int | None, salt: str = "wordnet-names"
+) -> list[tuple[str, str]]:
+    """At most ``max_pairs`` of ``pairs`` (``None``: all), chosen by a stable hash of the pair salted with ``salt``,
+    so the same pairs on every machine and a larger cap keeps every pair of a smaller one; the kept pairs stay in
+    their order. The ``names`` source caps its pairs with it too (:func:`.name_aliases.cap_pairs`)."""
     if max_pairs is not None and max_pairs < 1:
         raise ValueError(f"data.alias_pairs.wordnet_names_max must be a positive number or null, got {max_pairs}.")
     if max_pairs is None or len(pairs) <= max_pairs:
         return list(pairs)
-    keep = set(sorted(pairs, key=lambda p: (stable_hash(f"{p[0]} | {p[1]}", "wordnet-names"), p))[:max_pairs])
+    keep = set(sorted(pairs, key=lambda p: (stable_hash(f"{p[0]} | {p[1]}", salt), p))[:max_pairs])
     return [p for p in pairs if p in keep]

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from phrasezoo.data.benchmark_filter import remove_benchmark_items
 from phrasezoo.models.phrase_bert.modeling_phrase_bert import PhraseBertModel
 from phrasezoo.zoo.assembly import Assembly, BenchmarkFilter, Context, LexiconTerm, TeacherDistillation, assemble
 
@@ -35,8 +36,6 @@ def drop_benchmark_triples(triples: Triples, blocklist, mode: str) -> tuple[Trip
     """Both triple lists without the triples that touch a test-benchmark item in ``mode`` of
     :mod:`phrasezoo.data.benchmark_filter` (a paraphrase triple's three phrases and their pairs; a context triple's
     phrase and contexts, by equality and by containment of benchmark sentences), and how many went from each."""
-    from phrasezoo.data.benchmark_filter import remove_benchmark_items
-
     paraphrase, p_report = remove_benchmark_items(triples.paraphrase, blocklist=blocklist, mode=mode, log=False)
     context, c_report = remove_benchmark_items(triples.context, blocklist=blocklist, mode=mode, log=False)
     dropped = f"paraphrase {p_report.dropped} of {p_report.total}, context {c_report.dropped} of {c_report.total}"

@@ -28,6 +28,7 @@ from __future__ import annotations
 import logging
 import random
 import re
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -50,8 +51,11 @@ from phrasezoo.data.paraphrase import (
     phrase_seed,
 )
 from phrasezoo.data.phrases import parse_corpus, parse_params, phrase_contexts, phrase_table
+from phrasezoo.data.pivot import ChainParaphraser, PivotParaphraser
 from phrasezoo.data.spans import MiningOptions
+from phrasezoo.data.synonym_tables import load_synonym_table
 from phrasezoo.data.synonyms import STOP_WORDS, SynonymTable
+from phrasezoo.resources import load_word_vectors
 
 logger = logging.getLogger(__name__)
 
@@ -77,13 +81,9 @@ def get_diverse_paraphraser(
             raise TypeError(f"Cannot use {spec!r} as a paraphraser: it has no paraphrase(phrases) method.")
         return spec
     if "+" in spec:
-        from phrasezoo.data.pivot import ChainParaphraser
-
         parts = [get_diverse_paraphraser(p.strip(), synonyms, seed, progress, **kwargs) for p in spec.split("+")]
         return ChainParaphraser(parts, max_paraphrases=PIVOT_CHAIN_CANDIDATES)
     if spec == "pivot":
-        from phrasezoo.data.pivot import PivotParaphraser
-
         return PivotParaphraser(progress=progress)
     if spec == "offline":
         if synonyms is None:
@@ -445,8 +445,6 @@ def paraphrase_engine(
     synonyms = None
     parts = paraphraser.split("+") if isinstance(paraphraser, str) else []
     if "offline" in parts:
-        from phrasezoo.data.synonym_tables import load_synonym_table
-
         synonyms = load_synonym_table(phrases, glove, use_wordnet, synonym_options, cache=cache)
     options = dict(paraphraser_options or {})
     max_word_rank = options.pop("max_word_rank", None)
@@ -489,8 +487,6 @@ def common_words(vectors: str | None, max_rank: int) -> frozenset[str]:
     """The ``max_rank`` most frequent words of a word-vector table (GloVe rows are in frequency order)."""
     if not vectors:
         raise ValueError("max_word_rank needs word vectors (glove) to rank words by frequency.")
-    from phrasezoo.resources import load_word_vectors
-
     return frozenset(load_word_vectors(vectors).words[:max_rank])
 
 
@@ -504,6 +500,4 @@ def random_word_vocabulary(synonyms: SynonymTable | None, phrases: Sequence[str]
 
 
 def _this_module():
-    import sys
-
     return sys.modules[__name__]

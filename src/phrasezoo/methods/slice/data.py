@@ -39,11 +39,16 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from datasets import Dataset, Features, Value
+from datasets import Dataset, Features, Value, load_dataset
 
 from phrasezoo.data import paraphrase as _paraphrase_module
+from phrasezoo.data.benchmark_filter import remove_benchmark_items
 from phrasezoo.data.cache import cached_dataset, code_version
+from phrasezoo.data.paraphrase import LexicalParaphraser
+from phrasezoo.data.phrases import parse_corpus, parse_params
+from phrasezoo.data.pivot import PivotParaphraser
 from phrasezoo.data.spans import MiningOptions
+from phrasezoo.data.synonym_tables import load_synonym_table
 from phrasezoo.data.synonyms import STOP_WORDS
 
 logger = logging.getLogger(__name__)
@@ -76,7 +81,7 @@ _EDGE_PUNCT = re.compile(r"^[^\w]+|[^\w]+$")
 # ------------------------------------------------------------------------------------------------- text helpers
 @lru_cache(maxsize=1)
 def _stemmer():
-    from nltk.stem import PorterStemmer
+    from nltk.stem import PorterStemmer  # lazy: keeps NLTK off the registry's scan
 
     return PorterStemmer()
 
@@ -221,7 +226,7 @@ class QueryParaphraser:
         also hold rare or archaic words ("macerals", "adduced") that no real query would use."""
         if self.min_zipf is None:
             return True
-        from wordfreq import zipf_frequency
+        from wordfreq import zipf_frequency  # lazy: keeps wordfreq off the registry's scan
 
         return all(zipf_frequency(t, "en") >= self.min_zipf for t in _TOKEN.findall(text) if not t.isdigit())
 
@@ -299,14 +304,9 @@ def make_query_paraphraser(
         raise ValueError(f"Unknown SLICE paraphrasers {sorted(unknown)}; use 'lexical' and/or 'pivot'.")
     synonyms = lexical = pivot = None
     if "lexical" in paraphrasers:
-        from phrasezoo.data.paraphrase import LexicalParaphraser
-        from phrasezoo.data.synonym_tables import load_synonym_table
-
         synonyms = load_synonym_table(list(targets), glove, use_wordnet, cache=cache)
         lexical = LexicalParaphraser(synonyms, progress=False)
     if "pivot" in paraphrasers:
-        from phrasezoo.data.pivot import PivotParaphraser
-
         pivot = PivotParaphraser(
             min_score=pivot_min_score, benchmarks_dir=benchmarks_dir, progress=progress, exclude_benchmarks=True
         ).table
@@ -560,8 +560,6 @@ def _synthetic_data(
 ) -> SliceData:
     """The ``synthetic`` source of :func:`build_slice_data` (same arguments): triplets from the offline corpora,
     benchmark-filtered, shuffled and capped, cached under all the options and this module's code."""
-    from phrasezoo.data.phrases import parse_corpus, parse_params
-
     options = MiningOptions(max_tokens=max(10, int(target_words[1])))
     params = {
         "corpora": {n: parse_params(n, spacy_model, cap, options) for n, cap in sorted(corpora.items())},
@@ -619,8 +617,6 @@ def filter_and_cap(
 ) -> list[dict]:
     """``rows`` without the triplets that touch a test benchmark (query, target, both passages), shuffled (seeded),
     the training split capped at ``max_triplets``: the filter runs first, so the cap counts clean triplets only."""
-    from phrasezoo.data.benchmark_filter import remove_benchmark_items
-
     kept, filter_report = remove_benchmark_items(
         rows, benchmarks_dir, key=lambda r: (r["query"], r["target"], r["positive"], r["negative"]), mode=filter_mode
     )
@@ -644,8 +640,6 @@ def load_msmarco_triplets(
     * a ``.tsv`` / ``.tsv.gz`` file: the official ``triples.train.small.tsv`` layout (query, positive, negative,
       tab-separated, no header).
     """
-    from datasets import load_dataset
-
     path = Path(dataset)
     if path.suffix in (".tsv", ".gz") and path.is_file():
         rows = load_dataset("csv", data_files=str(path), delimiter="\t", column_names=["query", "positive", "negative"],

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
+from phrasezoo.data.benchmark_filter import remove_benchmark_items
 from phrasezoo.models.uctopic.modeling_uctopic import UCTopicModel
 from phrasezoo.zoo.assembly import Assembly, BenchmarkFilter, Context, LexiconTerm, assemble
 
@@ -20,8 +21,6 @@ def drop_benchmark_instances(dataset, blocklist, mode: str):
     """The mention instances whose mention and sentence touch no test-benchmark item in ``mode`` of
     :mod:`phrasezoo.data.benchmark_filter` (a mention equal to a benchmark string; a sentence that contains a
     benchmark sentence), and the card's fact (``"<dropped> of <total>"``)."""
-    from phrasezoo.data.benchmark_filter import remove_benchmark_items
-
     items = [
         (sentence[int(start) : int(end)], sentence)
         for sentence, start, end in zip(dataset["sentence"], dataset["start"], dataset["end"], strict=True)

@@ -20,21 +20,24 @@ model with ``prepare_mentions``/``collate`` (or ``tokenize_mentions``) whose for
 
 from __future__ import annotations
 
+import copy
 import logging
 import math
 import random
 from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
 from contextlib import nullcontext
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 import torch
+from threadpoolctl import threadpool_limits
 from tqdm.auto import tqdm
 
 from phrasezoo.core.machine import has_fast_bf16
 from phrasezoo.objectives.losses import info_nce
+from phrasezoo.objectives.weight_averaging import soup_state_dicts
 
 logger = logging.getLogger(__name__)
 
@@ -166,13 +169,12 @@ class CCLResult:
 # ------------------------------------------------------------------------------------------------ pseudo labels
 def kmeans(embeddings: np.ndarray, n_clusters: int, seed: int = 0, n_init: int = 10) -> tuple[np.ndarray, np.ndarray]:
     """KMeans on L2-normalised rows (single-threaded, deterministic); returns assignments and normalised centroids."""
-    from sklearn.cluster import KMeans
-    from threadpoolctl import threadpool_limits
+    from sklearn.cluster import KMeans  # lazy: keeps scikit-learn off 'phrasezoo --help'
 
-    vectors = _normalize(embeddings)
+    vectors = unit_rows(embeddings)
     with threadpool_limits(limits=1):
         model = KMeans(n_clusters=n_clusters, random_state=seed, n_init=n_init).fit(vectors)
-    return model.labels_.astype(np.int64), _normalize(model.cluster_centers_)
+    return model.labels_.astype(np.int64), unit_rows(model.cluster_centers_)
 
 
 def select_confident(
@@ -182,7 +184,7 @@ def select_confident(
     non-empty cluster, sorted."""
     if not 0 < top_fraction <= 1:
         raise ValueError(f"top_fraction must be in (0, 1], got {top_fraction}.")
-    similarity = _normalize(embeddings) @ _normalize(centroids).T
+    similarity = unit_rows(embeddings) @ unit_rows(centroids).T
     chosen = []
     for cluster in range(centroids.shape[0]):
         members = np.flatnonzero(assignments == cluster)
@@ -226,9 +228,9 @@ def pseudo_labels(
         raise ValueError(f"{len(keys)} keys for {len(embeddings)} embeddings.")
     if centroids is None or assignments is None:
         assignments, centroids = kmeans(embeddings, n_clusters, seed=seed)
-    centroids = _normalize(centroids)
+    centroids = unit_rows(centroids)
     confident = select_confident(embeddings, centroids, assignments, top_fraction)
-    confidence = (_normalize(embeddings) * centroids[assignments]).sum(1)
+    confidence = (unit_rows(embeddings) * centroids[assignments]).sum(1)
     by_key = majority_vote(keys, assignments, confident, confidence)
     return PseudoLabels(np.asarray(assignments), centroids, confident, by_key)
 
@@ -467,11 +469,6 @@ def ccl_soup(
     that seed) and batches. ``monitor_for(seed, labels)`` gives a run its monitor (needed with
     ``config.check_every``; the best-check restore applies to each run before averaging).
     """
-    import copy
-    from dataclasses import replace
-
-    from phrasezoo.objectives.weight_averaging import soup_state_dicts
-
     seeds = list(config.soup_seeds or [config.seed])
     results, all_labels, states = [], [], []
     tuned = None
@@ -511,7 +508,7 @@ def silhouette_monitor(
     "silhouette_held_out"][, "vectors"]}``; ``all_vectors`` encodes every mention and returns their vectors (what
     ``recluster`` needs).
     """
-    from sklearn.metrics import silhouette_score
+    from sklearn.metrics import silhouette_score  # lazy: keeps scikit-learn off 'phrasezoo --help'
 
     mentions = list(mentions)
     keys = list(keys)
@@ -528,12 +525,12 @@ def silhouette_monitor(
     def score(model) -> dict:
         report: dict[str, Any] = {}
         if all_vectors:
-            everything = _normalize(model.encode(mentions, batch_size=batch_size, show_progress_bar=False))
+            everything = unit_rows(model.encode(mentions, batch_size=batch_size, show_progress_bar=False))
             vectors = everything[sample]
             report["vectors"] = everything
         else:
             chosen = [mentions[i] for i in sample]
-            vectors = _normalize(model.encode(chosen, batch_size=batch_size, show_progress_bar=False))
+            vectors = unit_rows(model.encode(chosen, batch_size=batch_size, show_progress_bar=False))
         assignments, _ = kmeans(vectors, n_clusters, seed=seed)
         report["silhouette_all"] = round(silhouette(vectors, assignments), 6)
         report["score"] = report["silhouette_all"]
@@ -587,6 +584,7 @@ def _autocast(mixed_precision: str, device: torch.device):
     return torch.autocast(device_type=device.type, dtype=torch.bfloat16)
 
 
-def _normalize(matrix: np.ndarray) -> np.ndarray:
+def unit_rows(matrix: np.ndarray) -> np.ndarray:
+    """``matrix`` as float32 with L2-normalised rows (the last axis; zero rows stay zero)."""
     matrix = np.asarray(matrix, dtype=np.float32)
     return matrix / np.maximum(np.linalg.norm(matrix, axis=-1, keepdims=True), 1e-12)

@@ -20,12 +20,15 @@ mention (``sentence``, ``start``, ``end`` character offsets, ``key``, ``source``
 
 from __future__ import annotations
 
+import inspect
 import random
 import re
+import sys
 import zlib
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import Any
 
 from datasets import Dataset, Features, Value
 
@@ -177,29 +180,15 @@ def select_instances(
     return selected
 
 
-def positive_candidates(keys: Sequence[str], sentence_ids: Sequence[int]) -> list[list[int]]:
-    """For every mention, the indices of the other mentions of its phrase that are in a different sentence."""
-    by_key: dict[str, list[int]] = defaultdict(list)
-    for index, key in enumerate(keys):
-        by_key[key].append(index)
-    return [[j for j in by_key[key] if sentence_ids[j] != sentence_ids[i]] for i, key in enumerate(keys)]
-
-
 # ------------------------------------------------------------------------------------------------- entry point
-def uctopic_params(
-    corpus: str = "embedded",
-    sources: Sequence[str] = ("entities", "noun_phrases"),
-    wiki_dump: str | None = None,
-    spacy_model: str = "en_core_web_sm",
-    entity_labels: Sequence[str] = DEFAULT_ENTITY_LABELS,
-    min_sentences: int = 2,
-    max_instances_per_phrase: int | None = 10,
-    max_documents: int | None = None,
-    seed: int = 0,
-) -> dict:
-    """Everything that determines the output of :func:`build_uctopic_dataset` (its cache key)."""
-    import sys
-
+def uctopic_params(**options: Any) -> dict:
+    """Everything that determines the output of ``build_uctopic_dataset(**options)`` (its cache key): its arguments,
+    defaults filled in from its signature (the one list of them), less the dump's checksum, caching and progress."""
+    bound = inspect.signature(build_uctopic_dataset).bind(**options)
+    bound.apply_defaults()
+    args = bound.arguments
+    corpus, sources, wiki_dump, spacy_model = args["corpus"], args["sources"], args["wiki_dump"], args["spacy_model"]
+    max_documents = args["max_documents"]
     unknown = set(sources) - set(SOURCES)
     if unknown:
         raise ValueError(f"Unknown UCTopic phrase sources {sorted(unknown)}; use some of {SOURCES}.")
@@ -215,11 +204,11 @@ def uctopic_params(
         "parsed": parsed,
         "sources": sorted(sources),
         "wiki_dump": corpus_fingerprint(dump) if dump else None,
-        "entity_labels": sorted(entity_labels),
-        "min_sentences": min_sentences,
-        "max_instances_per_phrase": max_instances_per_phrase,
+        "entity_labels": sorted(args["entity_labels"]),
+        "min_sentences": args["min_sentences"],
+        "max_instances_per_phrase": args["max_instances_per_phrase"],
         "max_documents": max_documents,
-        "seed": seed,
+        "seed": args["seed"],
         "code": code_version(UCTOPIC_DATA_VERSION, [sys.modules[__name__], wiki_links]),
     }
 
@@ -253,10 +242,7 @@ def build_uctopic_dataset(
         wiki_dump_sha1: sha1 a downloaded ``wiki_dump`` URL must have (default: the one the Wikimedia dump
             directory lists in its ``sha1sums.txt``; see :func:`phrasezoo.data.download.download`).
     """
-    params = uctopic_params(
-        corpus, sources, wiki_dump, spacy_model, entity_labels, min_sentences, max_instances_per_phrase,
-        max_documents, seed,
-    )  # fmt: skip
+    params = uctopic_params(**locals())  # the arguments as given: nothing else is bound yet
 
     def build() -> Dataset:
         mentions: list[tuple[str, int, int, str, str]] = []

@@ -2,7 +2,7 @@
 
 CCL's options (steps, stopping rule, confident share) must not be chosen on the CoNLL-2003/BC5CDR labels it is scored
 on. This set stands in for them: the named entities that ``en_core_web_sm`` finds in the leads of the wiki-leads
-articles of the dev split (:func:`phrasezoo.data.dev_sets.is_dev_title`, 1 article in 10), typed PER (``PERSON``),
+articles of the dev split (:func:`phrasezoo.resources.splits.is_dev_title`, 1 article in 10), typed PER (``PERSON``),
 LOC (``GPE``/``LOC``) or ORG (``ORG``), like CoNLL's three types. The types are spaCy's predictions (silver labels),
 good enough to compare finetuning recipes; mentions are capped per article and overall (stable order), and the
 build is cached as JSON.
@@ -13,7 +13,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from phrasezoo.resources import cache_dir
+from tqdm.auto import tqdm
+
+from phrasezoo.core.progress import progress_enabled
+from phrasezoo.resources import cache_dir, load_spacy
+from phrasezoo.resources.corpora import iter_wiki_leads
+from phrasezoo.resources.splits import is_dev_title
 
 SPACY_TYPES = {"PERSON": "PER", "GPE": "LOC", "LOC": "LOC", "ORG": "ORG"}
 DEV_TYPES = ["PER", "LOC", "ORG"]
@@ -28,13 +33,6 @@ def build_dev_mentions(
     Each lead is split into sentences; an entity keeps its sentence as context, offsets relative to it. At most
     ``per_article`` mentions per article so a few long leads do not dominate.
     """
-    from tqdm.auto import tqdm
-
-    from phrasezoo.core.progress import progress_enabled
-    from phrasezoo.data.dev_sets import is_dev_title
-    from phrasezoo.resources import load_spacy
-    from phrasezoo.resources.corpora import iter_wiki_leads
-
     leads = [lead.lead for lead in iter_wiki_leads() if is_dev_title(lead.title)]
     nlp = load_spacy(spacy_model)
     mentions, labels = [], []

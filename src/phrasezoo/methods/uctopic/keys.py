@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from phrasezoo.resources import load_spacy
+
 LEADING_DETERMINERS = frozenset(
     {"a", "an", "the", "this", "that", "these", "those", "my", "his", "her", "its", "our", "their", "your"}
 )
@@ -17,8 +19,6 @@ def lemma_keys(texts: Iterable[str], spacy_model: str = "en_core_web_sm", batch_
 
     Used where mentions come with their spans already (benchmark entities): each distinct string is lemmatized once.
     """
-    from phrasezoo.resources import load_spacy
-
     texts = list(texts)
     unique = list(dict.fromkeys(texts))
     nlp = load_spacy(spacy_model, disable=("parser", "ner"))

@@ -20,6 +20,8 @@ CCL finetuning (section 3.2) is in :mod:`.ccl` (used by topic mining and the CCL
 from __future__ import annotations
 
 import random
+from collections import defaultdict
+from collections.abc import Sequence
 from typing import Any
 
 import torch
@@ -57,6 +59,14 @@ def mask_tokens(
     return inputs, labels
 
 
+def positive_candidates(keys: Sequence[str], sentence_ids: Sequence[int]) -> list[list[int]]:
+    """For every mention, the indices of the other mentions of its phrase that are in a different sentence."""
+    by_key: dict[str, list[int]] = defaultdict(list)
+    for index, key in enumerate(keys):
+        by_key[key].append(index)
+    return [[j for j in by_key[key] if sentence_ids[j] != sentence_ids[i]] for i, key in enumerate(keys)]
+
+
 class UCTopicTask:
     """Batches and loss of UCTopic pretraining over a mention dataset (see the module docstring)."""
 
@@ -75,8 +85,6 @@ class UCTopicTask:
         terms: TeacherTerms | None = None,
         facts: dict[str, Any] | None = None,
     ):
-        from .data import positive_candidates  # here: .data needs datasets, which the GPU job's machine lacks
-
         if mlm_weight and model.lm_head is None:
             raise ValueError("mlm_weight > 0 needs an MLM head: set model.use_mlm_head: true in the recipe.")
         self.model = model

@@ -168,6 +168,7 @@ class UCTopicModel(UCTopicPreTrainedModel):
 
     def _load_mlm_head(self, backbone: str) -> None:
         """Copy the backbone checkpoint's MLM head (BERT ``cls.predictions.*`` or RoBERTa/LUKE ``lm_head.*``)."""
+        # lazy: the auto classes are read only when a model is built from a backbone
         from transformers import AutoModelForMaskedLM
 
         try:

@@ -12,12 +12,14 @@ measured numbers support it (and, where a bootstrap interval exists, whether it 
 from __future__ import annotations
 
 import argparse
+import json
 import math
 from pathlib import Path
 from typing import Any
 
 from phrasezoo.core.files import write_readme_table
-from phrasezoo.evaluation.results import read_results, write_results
+from phrasezoo.core.recipes import load_recipe
+from phrasezoo.evaluation.results import get_value, read_results, write_results
 
 #: which results files a section reads: {"sentence": (K = 10 name, K = 1 name), "phrase": (...)}; set by main()
 RECIPES: dict[str, tuple[str, str]] = {"sentence": ("", ""), "phrase": ("", "")}
@@ -50,8 +52,7 @@ def entry(doc: dict | None, task: str, metric: str) -> dict | None:
 
 
 def value(doc: dict | None, task: str, metric: str) -> float | None:
-    item = entry(doc, task, metric)
-    return None if item is None else item["value"]
+    return get_value(doc or {}, task, metric)
 
 
 def pct(x: float | None, digits: int = 1) -> str:
@@ -190,8 +191,6 @@ def phrase_table(docs: dict[str, dict | None]) -> tuple[list[str], list[str]]:
 def dev_curve_table(path: Path | None) -> list[str]:
     """The phrase model's Emb on the dev suite by training step, next to the GloVe average, from the JSON lines of
     ``experiments/codebook/dev_curve.py`` (empty without a file)."""
-    import json
-
     if path is None or not path.exists():
         return []
     rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
@@ -285,8 +284,6 @@ def facets_section(results_dir: str | Path = "results/codebook", dev_curve: str 
 
 def merge_training_facts(results_dir: Path, outputs_dir: Path, names: list[str]) -> None:
     """Copy ``outputs_dir/<name>/training_facts.json`` into ``results_dir/<name>.json`` under ``training``."""
-    import json
-
     for name in names:
         facts_file, results_file = outputs_dir / name / "training_facts.json", results_dir / f"{name}.json"
         if facts_file.exists() and results_file.exists():
@@ -295,8 +292,6 @@ def merge_training_facts(results_dir: Path, outputs_dir: Path, names: list[str])
             doc["training"] = {k: facts[k] for k in TRAINING_KEYS if k in facts}
             n_facets = facts.get("n_facets")
             if n_facets is None:  # facts written before the task recorded K: read it from the recipe
-                from phrasezoo.core.recipes import load_recipe
-
                 n_facets = load_recipe(name).model.get("n_facets")
             doc["training"]["n_facets"] = n_facets
             write_results(doc, results_file)

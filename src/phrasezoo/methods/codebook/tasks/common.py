@@ -10,16 +10,18 @@ word probabilities, so that rows of a table differ only in what they claim to di
 
 from __future__ import annotations
 
-import re
-import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
 import numpy as np
+import torch
 
 from phrasezoo.encoders import Encoder
 from phrasezoo.evaluation.tasks.base import Task
+from phrasezoo.methods.codebook.data import word_tokens
+from phrasezoo.resources import load_spacy_tagger, load_word_vectors
+from phrasezoo.resources.corpora import word_frequency
 
 #: Capability of encoders wrapping a FACETS model (``facets()``); the facets tasks require it.
 FACETS = "facets"
@@ -73,8 +75,6 @@ class WordSpace:
 @lru_cache(maxsize=2)
 def word_space(name: str = "glove-6b-50d") -> WordSpace:
     """The frozen target space (GloVe 6B 50-d by default), unit-normalised once and cached."""
-    from phrasezoo.resources import load_word_vectors
-
     table = load_word_vectors(name)
     vectors = np.asarray(table.vectors, dtype=np.float32)
     vectors = vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
@@ -83,18 +83,7 @@ def word_space(name: str = "glove-6b-50d") -> WordSpace:
 
 @lru_cache(maxsize=200_000)
 def _word_probability(word: str) -> float:
-    from phrasezoo.resources.corpora import word_frequency
-
     return float(word_frequency(word, "en", wordlist="large"))
-
-
-_WORD = re.compile(r"\w+|[^\w\s]+")
-
-
-def word_tokens(text: str) -> list[str]:
-    """A word-level model's pre-tokenization: NFKC, lowercase, runs of word characters or of punctuation (the
-    ``tokenizers`` NFKC + Lowercase normaliser and ``Whitespace`` pre-tokenizer)."""
-    return _WORD.findall(unicodedata.normalize("NFKC", text).lower())
 
 
 def text_words(text: str, space: WordSpace) -> list[str]:
@@ -196,8 +185,6 @@ def solve_nnsc(
 
     ``facets`` (n, K, d), ``targets`` (n, m, d), ``mask`` (n, m). Runs in chunks to bound memory.
     """
-    import torch
-
     errors = []
     for start in range(0, len(facets), chunk):
         _, er = model.nnsc(
@@ -212,6 +199,4 @@ def solve_nnsc(
 
 def sentence_splitter(spacy_model: str = "en_core_web_sm"):
     """spaCy with the tagger and the statistical sentence splitter only (see ``load_spacy_tagger``)."""
-    from phrasezoo.resources import load_spacy_tagger
-
     return load_spacy_tagger(spacy_model)

@@ -24,6 +24,8 @@ from typing import Any
 
 import numpy as np
 
+from phrasezoo.core.recipes import load_recipe
+from phrasezoo.data.synonyms import STOP_WORDS
 from phrasezoo.encoders import Encoder
 from phrasezoo.evaluation.results import TaskResult
 from phrasezoo.evaluation.tasks.base import TaskContext, register_task
@@ -40,8 +42,6 @@ def heldout_examples(encoder: Encoder, ctx: TaskContext) -> Any:
     """Held-out examples for the model behind ``encoder`` (see the module docstring)."""
     if ctx.options.get("heldout_examples") is not None:
         return ctx.options["heldout_examples"]
-    from phrasezoo.core.recipes import load_recipe
-
     try:
         recipe = load_recipe(encoder.name)
     except FileNotFoundError as err:
@@ -82,8 +82,6 @@ class FacetsReconstruction(FacetsTask):
         return None  # the held-out data depends on the model's recipe: read in score()
 
     def score(self, encoder: Encoder, data: None, ctx: TaskContext) -> list[TaskResult]:
-        from spacy.lang.en.stop_words import STOP_WORDS
-
         model = facets_model(encoder)
         try:
             held = heldout_examples(encoder, ctx)

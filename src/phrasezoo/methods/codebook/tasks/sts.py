@@ -31,6 +31,7 @@ from phrasezoo.encoders import Encoder
 from phrasezoo.evaluation.results import TaskResult
 from phrasezoo.evaluation.tasks.base import TaskContext, register_task
 from phrasezoo.methods.codebook.tasks.common import FacetsTask
+from phrasezoo.resources import iter_corpus
 
 from .common import (
     ALPHA,
@@ -43,6 +44,7 @@ from .common import (
     model_sc,
     pearson,
     remove_first_pc,
+    sentence_splitter,
     text_words,
     unit,
     weighted_mean,
@@ -79,10 +81,6 @@ def low_half(gold: np.ndarray) -> np.ndarray:
 
 def reference_sentences(n: int = SIF_REFERENCE_SENTENCES, seed: int = 0) -> list[str]:
     """``n`` sentences (3..50 words, seeded sample) of the embedded news corpus for SIF's principal component."""
-    from phrasezoo.resources import iter_corpus
-
-    from .common import sentence_splitter
-
     nlp = sentence_splitter()
     texts = [s.text.strip() for doc in nlp.pipe(iter_corpus("embedded-news"), batch_size=32) for s in doc.sents]
     texts = [t for t in texts if 3 <= len(t.split()) <= 50]

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from phrasezoo.data.text import split_paragraphs
 from phrasezoo.encoders import Encoder
 from phrasezoo.evaluation.results import TaskResult
 from phrasezoo.evaluation.tasks.base import TaskContext, register_task
@@ -47,8 +48,6 @@ RANDOM_SEEDS = 10
 
 def body_sentences(body: str) -> list[str]:
     """The body's prose sentences of at least :data:`MIN_SENTENCE_WORDS` words, in order (headings dropped)."""
-    from phrasezoo.data.text import split_paragraphs
-
     nlp = sentence_splitter()
     out = []
     for doc in nlp.pipe(list(split_paragraphs(body, max_chars=5_000)), batch_size=32):
@@ -101,7 +100,7 @@ class FacetsSummarization(FacetsTask):
         return [(lead, sents) for lead, sents in articles if len(sents) > SUMMARY_SENTENCES]
 
     def score(self, encoder: Encoder, data: list[tuple[str, list[str]]], ctx: TaskContext) -> list[TaskResult]:
-        from rouge_score import rouge_scorer
+        from rouge_score import rouge_scorer  # lazy: keeps rouge-score off 'phrasezoo --help' (it imports tasks)
 
         model = facets_model(encoder)
         space = word_space()

@@ -76,7 +76,7 @@ class LDABaseline:
         self.counts: csr_matrix | None = None
 
     def fit(self, documents: Sequence[str], vocabulary: Vocabulary | None = None) -> LDABaseline:
-        from sklearn.decomposition import LatentDirichletAllocation
+        from sklearn.decomposition import LatentDirichletAllocation  # lazy: keeps scikit-learn off 'phrasezoo --help'
 
         self.vocabulary = vocabulary or self.vocabulary
         if self.vocabulary is None:

@@ -16,6 +16,21 @@ from typing import Any
 
 import numpy as np
 
+from phrasezoo.core.files import write_readme_table
+
+from .baselines import LDABaseline
+from .corpus import load_topic_corpus
+from .metrics import (
+    DocumentIndex,
+    neighbour_lexical_diversity,
+    sample_query_phrases,
+    token_diversity,
+    topic_coherence,
+    topic_diversity,
+)
+from .topic_model import PNTM
+from .visualize import visualize_topics
+
 EPILOG = """\
 examples:
   phrasezoo topics pntm --model phrase-bert-mini --model baseline:minilm-l6 --corpus embedded --k 20 \\
@@ -110,8 +125,6 @@ def run_pntm_command(args: argparse.Namespace) -> int:
     print(format_table(doc))
     print(f">> wrote {output}" + (f" and {args.plot}" if args.plot else ""))
     if args.readme:
-        from phrasezoo.core.files import write_readme_table
-
         write_readme_table(Path(args.readme), f"Generated from `{output}`.\n\n{format_table(doc)}", block="pntm")
     return 0
 
@@ -142,8 +155,6 @@ def compare_topic_models(
 
     ``topic_corpus`` (a :class:`~.corpus.TopicCorpus`) replaces loading ``corpus``, e.g. for tests.
     """
-    from .corpus import load_topic_corpus
-
     started = time.monotonic()
     data = topic_corpus or load_topic_corpus(
         corpus,
@@ -197,8 +208,6 @@ class _Measures:
 
     @classmethod
     def of(cls, data, baseline, top_n: int, n_queries: int, n_neighbours: int, seed: int) -> _Measures:
-        from .metrics import DocumentIndex, sample_query_phrases
-
         vocabulary = data.vocabulary
         index = DocumentIndex(data.documents)
         readable = vocabulary.select(("word", "phrase"))
@@ -213,8 +222,6 @@ class _Measures:
 
     def row(self, topics: list[list[str]], term_vectors) -> dict[str, Any]:
         """A model's topic metrics and the lexical diversity of its terms' nearest neighbours."""
-        from .metrics import neighbour_lexical_diversity
-
         row = _topic_metrics(topics, self.index, self.top_n)
         diversity = neighbour_lexical_diversity(self.pool_terms, term_vectors, self.queries, self.n_neighbours)
         return {**row, **_prefix(diversity)}
@@ -222,8 +229,6 @@ class _Measures:
 
 def _fit_lda(data, k: int, lda_iter: int, seed: int, progress: bool):
     """LDA with K topics over the comparison's documents and vocabulary, and the seconds its fit took."""
-    from .baselines import LDABaseline
-
     readable = data.vocabulary.select(("word", "phrase"))
     _say(progress, f">> LDA, K={k}, {len(data.documents)} documents, {len(readable)} terms")
     t0 = time.monotonic()
@@ -234,9 +239,6 @@ def _fit_lda(data, k: int, lda_iter: int, seed: int, progress: bool):
 def _measure_pntm(spec, data, measures: _Measures, pntm: dict[str, Any], plot, save_dir, progress: bool):
     """Train PNTM with the encoder ``spec`` and measure it: its results row and its topics (top ``top_n`` terms);
     plots its topics to ``plot`` and saves it under ``save_dir`` when given."""
-    from .topic_model import PNTM
-    from .visualize import visualize_topics
-
     name = spec if isinstance(spec, str) else type(spec).__name__
     _say(progress, f">> PNTM with {name}: encoding {len(data.documents)} documents and {len(data.vocabulary)} terms")
     t0 = time.monotonic()
@@ -258,8 +260,6 @@ def _measure_pntm(spec, data, measures: _Measures, pntm: dict[str, Any], plot, s
 
 def _measure_lda(baseline, seconds: float, data, measures: _Measures, k: int, plot):
     """The LDA baseline's results row and topics; plots its topics beside ``plot`` (``*-lda.png``) when given."""
-    from .visualize import visualize_topics
-
     lda_topics = [[t for t, _ in topic] for topic in baseline.get_topics(top_n=max(25, measures.top_n))]
     row = {"model": "LDA (same vocabulary)", "encoder": None, "seconds": round(seconds, 1)}
     row.update(measures.row(lda_topics, baseline.term_vectors()[measures.pool]))
@@ -297,8 +297,6 @@ def _results_document(settings, data, measures: _Measures, rows, topics, started
 
 
 def _topic_metrics(topics: list[list[str]], index, top_n: int) -> dict[str, float]:
-    from .metrics import token_diversity, topic_coherence, topic_diversity
-
     coherence = topic_coherence(topics, index, top_n)
     shown = [t for topic in topics for t in topic[:top_n]]
     return {

@@ -13,13 +13,16 @@ Every comparison of terms and documents (topic coherence, the LDA baseline's cou
 
 from __future__ import annotations
 
+import random
 import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from phrasezoo.core.errors import InputError
+from phrasezoo.data.phrases import mentions_table, parse_corpus, parse_texts
 from phrasezoo.data.synonyms import STOP_WORDS
+from phrasezoo.data.text import split_paragraphs
 
 PHRASE_CLASSES = ("NP", "VP", "ADJP", "ADVP")
 _TOKEN = re.compile(r"[^\W_]+")
@@ -145,8 +148,6 @@ def build_vocabulary(
         counts.append(count)
         seen.add(phrase)
     if n_sentences:
-        import random
-
         pool = [s for s in dict.fromkeys(" ".join(s.split()) for s in sentences) if s not in seen]
         for sentence in random.Random(seed).sample(pool, min(n_sentences, len(pool))):
             terms.append(sentence)
@@ -157,8 +158,6 @@ def build_vocabulary(
 
 def mined_phrase_counts(sentences_dataset, classes: Sequence[str] = PHRASE_CLASSES) -> Counter:
     """Lower-cased, whitespace-normalised phrase -> mention count, over mentions of ``classes``."""
-    from phrasezoo.data.phrases import mentions_table
-
     table = mentions_table(sentences_dataset)
     counts: Counter = Counter()
     wanted = set(classes)
@@ -191,8 +190,6 @@ def load_topic_corpus(
 ) -> TopicCorpus:
     """Parse ``corpus`` (cached by :func:`phrasezoo.data.parse_corpus`), chunk it into documents and build the
     vocabulary (see the module docstring)."""
-    from phrasezoo.data.phrases import parse_corpus
-
     parsed = parse_corpus(corpus, spacy_model, max_documents=max_documents, progress=progress)
     sentences = list(parsed["sentence"])
     documents = documents_from_sentences(list(parsed["doc_id"]), sentences, max_words, min_words)
@@ -221,9 +218,6 @@ def vocabulary_from_documents(
 ) -> Vocabulary:
     """Parse ``documents`` with spaCy (not cached) and build their vocabulary: what ``PNTM.fit`` does when it is
     given documents only."""
-    from phrasezoo.data.phrases import parse_texts
-    from phrasezoo.data.text import split_paragraphs
-
     paragraphs = [(d, p, text) for d, doc in enumerate(documents) for p, text in enumerate(split_paragraphs(doc))]
     parsed = parse_texts(paragraphs, spacy_model, progress=progress)
     sentences = list(parsed["sentence"])

@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from itertools import combinations
 
 import numpy as np
+from rapidfuzz.distance import Levenshtein
 
 from .corpus import tokenize
 
@@ -126,18 +127,7 @@ def longest_common_substring(a: str, b: str) -> int:
 
 def levenshtein(a: str, b: str) -> int:
     """Character edit distance (insertions, deletions, substitutions of cost 1)."""
-    try:
-        from rapidfuzz.distance import Levenshtein
-
-        return int(Levenshtein.distance(a, b))
-    except ImportError:  # pragma: no cover - rapidfuzz is a dependency
-        previous = list(range(len(b) + 1))
-        for i, ca in enumerate(a, start=1):
-            current = [i]
-            for j, cb in enumerate(b, start=1):
-                current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (ca != cb)))
-            previous = current
-        return previous[-1]
+    return int(Levenshtein.distance(a, b))
 
 
 def lexical_diversity(query: str, neighbours: Sequence[str]) -> dict[str, float]:

@@ -24,7 +24,10 @@ from typing import Any
 
 import numpy as np
 import torch
+from safetensors.torch import load_file, save_file
 from tqdm.auto import tqdm
+
+from phrasezoo.encoders import load_encoder, supported
 
 from .corpus import Vocabulary, vocabulary_from_documents
 from .model import TopicAutoencoder, contrastive_hinge_loss, orthogonality_penalty
@@ -37,15 +40,11 @@ def as_encode_fn(encoder: Any, batch_size: int = 64, progress: bool = True) -> C
     """A function ``texts -> unit-length float32 rows`` from a zoo spec string, a suite ``Encoder``, or any object
     with ``encode(texts)`` (zoo models get ``batch_size`` and a progress bar)."""
     if isinstance(encoder, (str, os.PathLike)):
-        from phrasezoo.encoders import load_encoder
-
         encoder = load_encoder(os.fspath(encoder), batch_size=batch_size, progress=progress)
     if not callable(getattr(encoder, "encode", None)):
         raise TypeError(f"{type(encoder).__name__} cannot encode texts: give a zoo spec or an object with encode().")
 
     def encode(texts: list[str]) -> np.ndarray:
-        from phrasezoo.encoders import supported
-
         # zoo models take batch_size and a progress bar; suite encoders and plain objects only the texts
         options = supported(encoder.encode, {"batch_size": batch_size, "show_progress_bar": progress})
         vectors = encoder.encode(texts, **options)
@@ -251,8 +250,6 @@ class PNTM:
     def save(self, path: str | os.PathLike) -> Path:
         """Write ``pntm.safetensors`` (topic matrix, vocabulary vectors) and ``pntm.json`` (settings, vocabulary,
         training history) into folder ``path``; each file is written aside and moved into place."""
-        from safetensors.torch import save_file
-
         network = self._require_fit()
         path = Path(path)
         path.mkdir(parents=True, exist_ok=True)
@@ -281,8 +278,6 @@ class PNTM:
     def load(cls, path: str | os.PathLike, encoder: Any = None) -> PNTM:
         """Read a folder written by :meth:`save`. ``encoder`` overrides the saved encoder spec (needed for
         :meth:`transform` when the model was trained with an in-memory encoder)."""
-        from safetensors.torch import load_file
-
         path = Path(path)
         if not (path / CONFIG_FILE).exists() or not (path / WEIGHTS_FILE).exists():
             raise FileNotFoundError(f"{path} holds no saved PNTM ({CONFIG_FILE} and {WEIGHTS_FILE} expected).")

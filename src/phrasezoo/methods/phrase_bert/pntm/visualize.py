@@ -23,10 +23,10 @@ def visualize_topics(
     ``get_topics``. Phrases are drawn in a second colour so the word/phrase mixture is visible at a glance.
     ``topic_ids`` picks which topics to draw (default: all). Returns the path of the PNG.
     """
-    import matplotlib
+    import matplotlib  # lazy: keeps matplotlib off 'phrasezoo --help' (which imports pntm)
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # lazy: matplotlib (as above), once Agg is set
 
     if hasattr(topics, "get_topics"):
         topics = topics.get_topics(top_n=top_n)

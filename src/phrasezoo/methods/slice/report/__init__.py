@@ -23,8 +23,18 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from phrasezoo.evaluation.results import read_results
+import numpy as np
+import yaml
+
+from phrasezoo.core.files import write_readme_table
+from phrasezoo.encoders import l2_normalize, load_encoder
+from phrasezoo.evaluation.harness import check_benchmarks_dir
+from phrasezoo.evaluation.results import TaskResult, get_value, make_document, read_results, write_results
+from phrasezoo.evaluation.tasks import TaskContext, default_benchmarks_dir, get_task
+from phrasezoo.evaluation.tasks.stsb_context import correlations, pooled_spans
 from phrasezoo.methods.slice.report.significance import williams_from_scores
+from phrasezoo.resources import resolve_backbone
+from phrasezoo.zoo.registry import get_method
 
 TASK = "stsb_context"
 #: (metric suffix, label) of the paper's three setups, in Table 1's order
@@ -53,11 +63,6 @@ def evaluate_stsb(
     progress: bool = True,
 ) -> dict[str, Any]:
     """Run STS-B-Context (A, C, localisation; B on ``per_span_sample`` passages, 0 = none) and write the results."""
-    from phrasezoo.encoders import load_encoder
-    from phrasezoo.evaluation.harness import check_benchmarks_dir
-    from phrasezoo.evaluation.results import make_document, write_results
-    from phrasezoo.evaluation.tasks import TaskContext, default_benchmarks_dir, get_task
-
     ctx = TaskContext(
         benchmarks_dir=Path(benchmarks_dir) if benchmarks_dir is not None else default_benchmarks_dir(),
         progress=progress,
@@ -84,13 +89,6 @@ def sweep_max_words(
     """The paper's MAX_SIZE sweep of setup (C): Pearson/Spearman of the single-pass search with spans of
     1..``k`` words for each ``k`` (one forward pass per passage, reused for every ``k``); result entries
     ``pearson_spans_single_pass_max{k}`` (per-item scores in ``details``) and ``spearman_...``."""
-    import numpy as np
-
-    from phrasezoo.encoders import l2_normalize, load_encoder
-    from phrasezoo.evaluation.results import TaskResult
-    from phrasezoo.evaluation.tasks import TaskContext, default_benchmarks_dir, get_task
-    from phrasezoo.evaluation.tasks.stsb_context import correlations, pooled_spans
-
     ctx = TaskContext(benchmarks_dir=Path(benchmarks_dir) if benchmarks_dir is not None else default_benchmarks_dir())
     data = get_task(TASK).load(ctx)
     encoder = load_encoder(model, batch_size=batch_size, progress=progress)
@@ -145,8 +143,7 @@ def _entry(doc: dict, metric: str) -> dict | None:
 
 
 def _value(doc: dict, metric: str) -> float | None:
-    entry = _entry(doc, metric)
-    return None if entry is None else entry["value"]
+    return get_value(doc, TASK, metric)
 
 
 def _fmt(value: float | None, digits: int = 3) -> str:
@@ -253,8 +250,6 @@ def williams_table(docs: list[dict], gold: list[float], pairs: list[tuple[str, s
 
 def load_gold(benchmarks_dir: str | Path | None = None) -> list[float]:
     """The gold scores of STS-B-Context, in file order (what the per-item scores are aligned with)."""
-    from phrasezoo.evaluation.tasks import TaskContext, default_benchmarks_dir, get_task
-
     ctx = TaskContext(benchmarks_dir=Path(benchmarks_dir) if benchmarks_dir is not None else default_benchmarks_dir())
     return get_task(TASK).load(ctx).gold
 
@@ -264,11 +259,6 @@ def untrained_model(spec: str, model_args: list[str] | None = None):
 
     ``model_args`` are ``key=value`` strings (YAML values) for the method's config, e.g. ``max_seq_length=256``.
     """
-    import yaml
-
-    from phrasezoo.resources import resolve_backbone
-    from phrasezoo.zoo.registry import get_method
-
     _, method_name, backbone = (spec.split(":", 2) + ["", ""])[:3]
     if not method_name or not backbone:
         raise ValueError(f"Expected untrained:METHOD:BACKBONE (e.g. untrained:slice:minilm-l6), got {spec!r}.")
@@ -334,8 +324,6 @@ def main(argv: list[str] | None = None) -> int:
         print(f"results written to {args.output}")
         return 0
     if args.command == "sweep":
-        from phrasezoo.evaluation.results import write_results
-
         doc = read_results(args.results)
         model = untrained_model(args.model, args.model_arg) if args.model.startswith("untrained:") else args.model
         sizes = tuple(int(k) for k in args.sizes.split(","))
@@ -357,7 +345,5 @@ def main(argv: list[str] | None = None) -> int:
     text = slice_table(docs, pairs, load_gold(args.benchmarks_dir), include_reference=not args.no_reference)
     print(text)
     if args.readme:
-        from phrasezoo.core.files import write_readme_table
-
         write_readme_table(Path(args.readme), text, block=args.block)
     return 0

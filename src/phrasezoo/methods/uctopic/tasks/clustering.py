@@ -16,7 +16,7 @@ The tasks register themselves when the evaluation workflow imports the methods' 
 from __future__ import annotations
 
 import time
-from dataclasses import replace
+from dataclasses import fields, replace
 from typing import Any, ClassVar
 
 import numpy as np
@@ -25,11 +25,16 @@ from phrasezoo.encoders import Encoder
 from phrasezoo.evaluation.results import TaskResult
 from phrasezoo.evaluation.tasks.base import TaskContext, register_task
 from phrasezoo.evaluation.tasks.context_clustering import (
+    Bc5cdrContext,
+    Conll2003Context,
     ContextClusteringTask,
     Mention,
     MentionClusteringData,
     cluster_scores,
 )
+from phrasezoo.methods.uctopic.keys import lemma_keys
+
+from ..ccl import CCLConfig, build_monitor, ccl_soup, is_ccl_trainable
 
 #: CCL settings of the ``_ccl`` tasks (CPU-sized): the paper's procedure (KMeans pseudo labels, top 10% per cluster,
 #: majority vote per lemmatized phrase, lr 1e-5, tau 0.05) with three changes, all chosen on the benchmarks' own dev
@@ -63,10 +68,6 @@ def ccl_options(overrides: dict[str, Any] | None = None) -> dict[str, Any]:
     """The ``_ccl`` tasks' options: :data:`CCL_OPTIONS` updated with ``overrides`` (a recipe's ``eval.ccl`` block,
     chosen on dev data for that recipe), checked against :class:`~phrasezoo.methods.uctopic.ccl.CCLConfig` so a
     misspelt key fails before any model is loaded."""
-    from dataclasses import fields
-
-    from ..ccl import CCLConfig
-
     options = {**CCL_OPTIONS, **(overrides or {})}
     unknown = sorted(set(options) - {f.name for f in fields(CCLConfig)})
     if unknown:
@@ -83,10 +84,6 @@ def ccl_vectors(model, mentions: list[Mention], start_vectors: np.ndarray, k: in
     Takes no labels: pseudo labels come from KMeans on ``start_vectors`` (the model's own vectors of ``mentions``)
     and phrase keys from the lemmatized mention text. Returns ``(vectors, details)``.
     """
-    from phrasezoo.methods.uctopic.keys import lemma_keys
-
-    from ..ccl import CCLConfig, build_monitor, ccl_soup
-
     config = CCLConfig(**options)
     keys = lemma_keys([sentence[start:end] for sentence, (start, end) in mentions])
 
@@ -128,8 +125,6 @@ class _ContextClusteringCCL(ContextClusteringTask):
         return ccl_options(values)
 
     def score(self, encoder: Encoder, data: MentionClusteringData, ctx: TaskContext) -> list[TaskResult]:
-        from ..ccl import CCLConfig, is_ccl_trainable
-
         model = getattr(encoder, "model", None)
         if not is_ccl_trainable(model):
             return self.skipped(f"{encoder.name} is not a UCTopic-style model (CCL needs trainable mention inputs)")
@@ -158,8 +153,7 @@ class Conll2003ContextCCL(_ContextClusteringCCL):
     column_order = 11.5  # beside its plain variant
     description = "CoNLL-2003 context clustering after unsupervised CCL finetuning on its mentions (UCTopic)"
     columns = (("nmi", "CoNLL ctx+CCL NMI"), ("acc", "CoNLL ctx+CCL ACC"))
-    folder = "conll2003"
-    types = ["PER", "LOC", "ORG"]
+    folder, types = Conll2003Context.folder, Conll2003Context.types  # the plain variant's mentions
 
 
 @register_task
@@ -169,5 +163,4 @@ class Bc5cdrContextCCL(_ContextClusteringCCL):
     column_order = 12.5
     description = "BC5CDR context clustering after unsupervised CCL finetuning on its mentions (UCTopic)"
     columns = (("nmi", "BC5CDR ctx+CCL NMI"), ("acc", "BC5CDR ctx+CCL ACC"))
-    folder = "bc5cdr"
-    types = ["Chemical", "Disease"]
+    folder, types = Bc5cdrContext.folder, Bc5cdrContext.types  # the plain variant's mentions

@@ -10,6 +10,15 @@ import sys
 import time
 from pathlib import Path
 
+from transformers import AutoModel
+
+from phrasezoo.core.recipes import list_recipes
+from phrasezoo.resources import iter_corpus
+
+from ..ccl import CCLConfig
+from .miner import TopicMiner
+from .visualize import visualize_topics
+
 EPILOG = """\
 examples:
   phrasezoo topics mine --model uctopic-mini --corpus embedded --k auto --output outputs/topics-embedded
@@ -52,10 +61,6 @@ def add_mining_commands(sub) -> None:
 
 def load_topic_model(spec: str):
     """The UCTopic model named by ``spec``: a folder, ``outputs/<recipe>``, or a Hub id (needs a network)."""
-    from transformers import AutoModel
-
-    from phrasezoo.core.recipes import list_recipes
-
     path = Path(spec)
     if not path.is_dir() and (Path("outputs") / spec).is_dir():
         path = Path("outputs") / spec
@@ -74,12 +79,6 @@ def load_topic_model(spec: str):
 
 
 def run_mine(args: argparse.Namespace) -> int:
-    from phrasezoo.resources import iter_corpus
-
-    from ..ccl import CCLConfig
-    from .miner import TopicMiner
-    from .visualize import visualize_topics
-
     started = time.perf_counter()
     try:
         low, high = (int(x) for x in args.k_range.split(":"))
@@ -126,8 +125,6 @@ def run_mine(args: argparse.Namespace) -> int:
 
 
 def run_show(args: argparse.Namespace) -> int:
-    from .miner import TopicMiner
-
     try:
         miner = TopicMiner.load(args.folder, load_model=False, progress=False)
     except FileNotFoundError as err:

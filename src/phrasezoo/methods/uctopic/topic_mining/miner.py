@@ -31,10 +31,14 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import torch
+from threadpoolctl import threadpool_limits
+from transformers import AutoModel
 
 from phrasezoo.core.errors import InputError
+from phrasezoo.encoders import supported
 
-from ..ccl import CCLConfig, CCLResult, ccl_finetune, kmeans, pseudo_labels
+from ..ccl import CCLConfig, CCLResult, ccl_finetune, kmeans, pseudo_labels, unit_rows
 from .phrases import NounPhraseExtractor, PhraseExtractor, PhraseMention
 
 logger = logging.getLogger(__name__)
@@ -155,7 +159,7 @@ class TopicMiner:
         self.n_topics_ = k
         if k == 1:
             assignments = np.zeros(len(sample), dtype=np.int64)
-            centroids = _normalize(sample_vectors.mean(0, keepdims=True))
+            centroids = unit_rows(sample_vectors.mean(0, keepdims=True))
         else:
             assignments, centroids = kmeans(sample_vectors, k, seed=self.seed)
         labels = pseudo_labels(
@@ -184,10 +188,10 @@ class TopicMiner:
         if tuned:
             vectors = self._encode(model, mentions)
             sample_tuned = vectors[indices]
-            centroids = np.stack([_normalize(sample_tuned[assignments == c].mean(0)) for c in range(k)])
+            centroids = np.stack([unit_rows(sample_tuned[assignments == c].mean(0)) for c in range(k)])
         else:
             vectors = self._encode(model, mentions, known=dict(zip(indices, sample_vectors)))
-        self.centroids_ = _normalize(centroids)
+        self.centroids_ = unit_rows(centroids)
         self.mentions_ = mentions
         probabilities = self._distributions(vectors)
         self.mention_probabilities_ = probabilities
@@ -291,8 +295,6 @@ class TopicMiner:
             raise FileNotFoundError(f"{folder} holds no saved topic miner ({STATE_FILE} is missing).")
         state = json.loads(state_path.read_text())
         if model is None and load_model:
-            from transformers import AutoModel
-
             if not (folder / MODEL_DIR / "config.json").exists():
                 raise FileNotFoundError(f"{folder / MODEL_DIR} holds no model; pass model= to TopicMiner.load.")
             model = AutoModel.from_pretrained(str(folder / MODEL_DIR), trust_remote_code=True).eval()
@@ -336,8 +338,6 @@ class TopicMiner:
         for i, document in enumerate(documents):
             if not isinstance(document, str):
                 raise ValueError(f"Document {i} is a {type(document).__name__}, not a string.")
-        from phrasezoo.encoders import supported
-
         # an injected extractor may not take the progress keyword
         return list(self.phrase_extractor(documents, **supported(self.phrase_extractor, {"progress": self.progress})))
 
@@ -351,7 +351,7 @@ class TopicMiner:
                 vectors = model.encode_mentions(
                     [mentions[i].mention for i in todo], batch_size=self.batch_size, show_progress_bar=self.progress
                 )
-            vectors = _normalize(np.asarray(vectors, dtype=np.float32))
+            vectors = unit_rows(np.asarray(vectors, dtype=np.float32))
             out = np.zeros((len(mentions), vectors.shape[1]), dtype=np.float32)
             out[todo] = vectors
         elif known:
@@ -382,8 +382,7 @@ class TopicMiner:
                 warn=True,
             )
             return k, {}
-        from sklearn.metrics import silhouette_score
-        from threadpoolctl import threadpool_limits
+        from sklearn.metrics import silhouette_score  # lazy: keeps scikit-learn off 'phrasezoo --help'
 
         scores = {}
         for k in range(low, high + 1):
@@ -430,7 +429,7 @@ class TopicMiner:
                 key, text, len(members), topic, float(distribution[topic]), [round(float(p), 6) for p in distribution]
             )
             if len(members) >= self.min_frequency:
-                self.phrase_vectors_[key] = _normalize(vectors[members].mean(0))
+                self.phrase_vectors_[key] = unit_rows(vectors[members].mean(0))
 
     def _assignments(self, mentions, topics, probabilities, n_documents: int) -> list[list[TopicAssignment]]:
         out: list[list[TopicAssignment]] = [[] for _ in range(n_documents)]
@@ -463,12 +462,5 @@ class TopicMiner:
 def _autocast(mixed_precision: str, model):
     if mixed_precision in (None, "no", "fp32"):
         return nullcontext()
-    import torch
-
     device = next(model.parameters()).device if hasattr(model, "parameters") else torch.device("cpu")
     return torch.autocast(device_type=device.type, dtype=torch.bfloat16)
-
-
-def _normalize(matrix: np.ndarray) -> np.ndarray:
-    matrix = np.asarray(matrix, dtype=np.float32)
-    return matrix / np.maximum(np.linalg.norm(matrix, axis=-1, keepdims=True), 1e-12)

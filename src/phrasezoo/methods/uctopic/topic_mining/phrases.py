@@ -14,7 +14,9 @@ from dataclasses import asdict, dataclass
 
 from tqdm.auto import tqdm
 
+from phrasezoo.data.text import chunk_text
 from phrasezoo.methods.uctopic.keys import LEADING_DETERMINERS, lemma_keys  # noqa: F401  (lemma_keys: part of this API)
+from phrasezoo.resources import load_spacy
 
 
 @dataclass(frozen=True)
@@ -78,9 +80,6 @@ class NounPhraseExtractor:
         self.max_chars = max_chars
 
     def __call__(self, documents: Sequence[str], progress: bool = True) -> list[PhraseMention]:
-        from phrasezoo.data.text import chunk_text
-        from phrasezoo.resources import load_spacy
-
         nlp = load_spacy(self.spacy_model, disable=("ner",))
         pieces = [
             (doc_id, piece)

@@ -16,10 +16,10 @@ def visualize_topics(miner, path: str | Path | None = None, top_n: int = 3, max_
 
     At most ``max_points`` phrases are drawn (a seeded sample, top phrases always kept).
     """
-    import matplotlib
+    import matplotlib  # lazy: keeps matplotlib off 'phrasezoo --help' (which imports topic_mining)
 
     matplotlib.use("Agg", force=False)
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # lazy: matplotlib (as above), once Agg is set
 
     miner._check_fitted()
     topics = miner.get_topics(top_n=top_n)

@@ -1,0 +1,25 @@
+"""Accuracy: the share of predictions equal to their reference (labels or strings, e.g. the predicted KB name
+of a mention against its gold name).
+
+An ``evaluate`` metric script, loaded by path (``phrasezoo.evaluation.metrics.load_metric("accuracy")``), never from
+the Hub; the benchmark suite computes its numbers through it.
+"""
+
+import numpy as np
+
+from .metric_base import SuiteMetric, columns
+
+
+class Accuracy(SuiteMetric):
+    INPUTS = """
+Args:
+    predictions: predicted labels (strings or integers).
+    references: gold labels, of the same type.
+Returns:
+    accuracy: the share of exact matches, in [0, 1].
+"""
+    COLUMNS = (columns(predictions="string", references="string"), columns(predictions="int64", references="int64"))
+
+    def _compute(self, predictions, references) -> dict[str, float]:
+        matches = np.asarray(predictions, dtype=object) == np.asarray(references, dtype=object)
+        return {"accuracy": float(np.mean(matches))}

@@ -1,1 +1,0 @@
-"""The ``accuracy`` metric: an ``evaluate`` script in this folder, loaded by path."""

@@ -1,1 +1,0 @@
-"""The ``fuzzy_join_accuracy`` metric: an ``evaluate`` script in this folder, loaded by path."""

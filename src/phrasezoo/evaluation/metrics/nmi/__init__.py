@@ -1,1 +1,0 @@
-"""The ``nmi`` metric: an ``evaluate`` script in this folder, loaded by path."""

@@ -1,1 +1,0 @@
-"""The ``pearson`` metric: an ``evaluate`` script in this folder, loaded by path."""

@@ -1,1 +1,0 @@
-"""The ``tie_split_accuracy`` metric: an ``evaluate`` script in this folder, loaded by path."""

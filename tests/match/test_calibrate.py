@@ -1,0 +1,109 @@
+"""``phrasezoo.match.calibrate``: a calibration from labels you have, and every input it refuses, with what to do."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+
+from phrasezoo.match import Calibration, CalibrationError, calibrate, dedupe, join, read_calibration
+from tests.match.conftest import GOLD, LEFT, RIGHT
+
+
+def gold_labels(result: pd.DataFrame) -> pd.DataFrame:
+    """A join result with the user's label column added."""
+    return result.assign(label=[GOLD[r] == a for r, a in zip(result["right"], result["left"])])
+
+
+@pytest.fixture(scope="module")
+def calibrated(decision_scorer) -> tuple[pd.DataFrame, Calibration]:
+    result = join(LEFT, RIGHT, model=decision_scorer)
+    return result, calibrate(LEFT, RIGHT, gold_labels(result), model=decision_scorer)
+
+
+def test_a_labelled_join_result_gives_a_calibration_the_join_uses(calibrated, decision_scorer, tmp_path):
+    result, calibration = calibrated
+    assert calibration.matcher == decision_scorer.name and len(calibration.labels) == len(RIGHT)
+    assert [row["probability"] for row in calibration.labels] == pytest.approx(result["score"].tolist(), rel=1e-6)
+    assert read_calibration(calibration.save(tmp_path / "c.json")) == calibration
+    joined = join(LEFT, RIGHT, model=decision_scorer, threshold="auto", calibration=tmp_path / "c.json")
+    assert joined.attrs["threshold"] == calibration.stored_cut(0.9)
+    assert joined.attrs["calibration"]["labels"] == len(RIGHT) and "estimate" in joined.attrs
+
+
+def test_labels_as_dicts_of_y_and_n_of_any_rank(decision_scorer):
+    scores, ids = join(LEFT, ["JP Morgan"], model=decision_scorer, top_k=2)[["score", "left"]].T.values
+    labels = [{"right": "JP Morgan", "left": "JPMorgan Chase", "right_match": "y"},
+              {"right": "JP Morgan", "left": "Morgan Stanley", "right_match": "n"},
+              {"right": "JP Morgan", "left": "Morgan Stanley", "right_match": "no"},  # the same label twice: once
+              {"right": "cherry tart", "left": "apple pie", "right_match": ""}]  # fmt: skip
+    calibration = calibrate(LEFT, RIGHT, labels, model=decision_scorer, target_precision=0.8)
+    assert [(row["answer"], row["right"]) for row in calibration.labels] == [
+        ("JPMorgan Chase", True), ("Morgan Stanley", False), ("apple pie", None)]  # fmt: skip
+    assert [row["probability"] for row in calibration.labels[:2]] == pytest.approx(list(scores), rel=1e-6)
+    assert calibration.target_precision == 0.8 and [0.8, calibration.stored_cut(0.8)] in calibration.cuts
+
+
+def test_dedupe_recalibrates_its_pairs_and_reads_labels_in_either_order(calibrated, decision_scorer):
+    _, calibration = calibrated
+    names = LEFT + ["NY Times", "JP Morgan", "LA Times", "cherry tart"]
+    plain = dedupe(names, model=decision_scorer)
+    found = dedupe(names, model=decision_scorer, calibration=calibration)
+    report = found.attrs["report"]
+    assert report["calibration"]["labels"] == len(RIGHT) and report["threshold"] != plain.attrs["report"]["threshold"]
+    assert report["estimate"]["queries"] == report["estimate_tally"]["queries"] > 0
+    assert found.loc[found["name"] == "JP Morgan", "cluster"].item() == found.loc[
+        found["name"] == "JPMorgan Chase", "cluster"].item()  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("left", "labels", "message"),
+    [
+        (LEFT, [{"right": "NY Time", "left": "The New York Times", "label": "y"}],
+         r"Unknown rows: 1 labelled right value\(s\) are not in the right table \('NY Time'\)"),
+        (LEFT, [{"right": "NY Times", "left": "New York Times", "label": "y"}],
+         "Unknown rows: 1 labelled left value.*pass the left table the labels were made on"),
+        ([], [{"right": "NY Times", "left": "x", "label": "y"}], "0 distinct row.*at least two distinct reference rows"),
+        (["apple pie"], [], "1 distinct row.*at least two distinct reference rows"),
+        (["apple pie", "apple pie"], [], "1 distinct row"),
+        (LEFT, [{"right": "NY Times", "answer": "x"}], "need the columns right .*, left .* and label"),
+        (LEFT, [{"right": "NY Times", "left": "The New York Times", "label": "maybe"}], "'maybe' is not a label"),
+        (LEFT, [{"right": "NY Times", "left": None, "label": "y"}], "Label row 0 has no left value"),
+    ],
+)  # fmt: skip
+def test_bad_labels_and_references_are_refused_before_anything_is_encoded(left, labels, message):
+    with pytest.raises(CalibrationError, match=message):
+        calibrate(left, RIGHT, labels, model="hybrid:no-such-encoder")  # never loaded: refused before
+
+
+def test_labels_that_contradict_or_say_nothing_are_refused(decision_scorer):
+    pair = {"right": "NY Times", "left": "The New York Times"}
+    with pytest.raises(CalibrationError, match="labelled both right and wrong; keep one answer"):
+        calibrate(LEFT, RIGHT, [{**pair, "label": "y"}, {**pair, "label": False}], model=decision_scorer)
+    with pytest.raises(CalibrationError, match="No pair among the labels is labelled yes or no"):
+        calibrate(LEFT, RIGHT, [{**pair, "label": "s"}], model=decision_scorer)
+
+
+def test_a_matcher_without_a_decision_is_refused():
+    labels = [{"right": "NY Times", "left": "The New York Times", "label": "y"}]
+    with pytest.raises(CalibrationError, match="rapidfuzz:ratio has no decision.*Use the default model"):
+        calibrate(LEFT, RIGHT, labels, model="rapidfuzz:ratio")
+
+
+def test_a_file_of_another_matcher_decision_or_version_is_refused(calibrated, decision_scorer, tmp_path):
+    _, calibration = calibrated
+    for changes, message in (({"matcher": "hybrid:other"}, "made with hybrid:other"),
+                             ({"decision": "0123456789abcdef"}, "decision 0123456789abcdef.*label this matcher's")):  # fmt: skip
+        path = tmp_path / "other.json"
+        path.write_text(json.dumps({**calibration.to_dict(), **changes}))
+        with pytest.raises(CalibrationError, match=message):
+            join(LEFT, RIGHT, model=decision_scorer, threshold="auto", calibration=path)
+    path.write_text(json.dumps({**calibration.to_dict(), "format_version": 2}))
+    with pytest.raises(CalibrationError, match="format_version 2; this phrasezoo reads 1. Label again"):
+        join(LEFT, RIGHT, model=decision_scorer, calibration=path)
+    path.write_text(json.dumps({"format_version": 1}))
+    with pytest.raises(CalibrationError, match="is not a phrasezoo calibration file"):
+        read_calibration(path)
+    with pytest.raises(CalibrationError, match="needs the default matcher's decision; rapidfuzz:ratio has none"):
+        join(LEFT, RIGHT, model="rapidfuzz:ratio", calibration=calibration)
