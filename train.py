@@ -1,6 +1,8 @@
-"""Training entry point: ``accelerate launch train.py hub_configs/<name>.yaml`` (CPU, one GPU or many).
+"""Training entry point: ``accelerate launch --multi_gpu --num_processes 2 --num_machines 1 --mixed_precision no
+--dynamo_backend no train.py pearl-mini`` (several processes or GPUs; a wheel install, which has no train.py:
+``accelerate launch ... -m phrasezoo.cli train pearl-mini``).
 
-Plain ``python train.py hub_configs/pearl-mini.yaml`` works too (one process). See ``--help``.
+Plain ``python train.py pearl-mini`` works too (one process). See ``--help``.
 """
 
 from phrasezoo.train import main

@@ -62,7 +62,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     train = sub.add_parser(
         "train",
-        help="train a recipe in this process (use `accelerate launch train.py` for several)",
+        help="train a recipe in this process (several: accelerate launch ... -m phrasezoo.cli train, docs/training.md)",
         description="Train a model from its recipe; resumes from outputs/<name>/checkpoints; exports at the end.",
     )
     add_train_arguments(train)

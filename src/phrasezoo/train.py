@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import time
 
 from phrasezoo.core.errors import InputError
 from phrasezoo.core.recipes import Recipe, load_recipe
@@ -20,6 +21,8 @@ from phrasezoo.training.finalize import finalize_model
 from phrasezoo.training.loop import RunOptions, first_process
 from phrasezoo.training.recipe import TrainedModel, train_recipe
 
+#: seconds a process other than the first waits before it reports a bad recipe (:func:`train_command`)
+OTHER_PROCESS_WAIT_S = 10.0
 #: the values ``accelerate launch`` warns about when they are not given (two processes on one machine, the
 #: precision left to the recipe): the documented command passes them
 LAUNCH_FLAGS = "--multi_gpu --num_processes 2 --num_machines 1 --mixed_precision no --dynamo_backend no"
@@ -69,8 +72,14 @@ def train_command(args: argparse.Namespace) -> int:
     try:
         train_from_args(args)
     except (InputError, FileNotFoundError) as err:
-        if first_process():
-            print(f"error: {err}", file=sys.stderr, flush=True)
+        if not first_process():
+            # the launcher ends every process once one fails: were this one the first to exit, it would end the
+            # first process before that one said why. So it waits; if it is still running then, the first process
+            # did not fail (a file missing on this machine only), and it speaks for itself
+            time.sleep(OTHER_PROCESS_WAIT_S)
+            print(f"error (process {os.environ.get('RANK')}): {err}", file=sys.stderr, flush=True)
+            return 2
+        print(f"error: {err}", file=sys.stderr, flush=True)
         return 2
     return 0
 

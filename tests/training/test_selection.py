@@ -60,7 +60,9 @@ def test_a_dev_difference_inside_the_margin_keeps_the_releases_values(cfg, tmp_p
 def test_a_choice_beyond_the_margin_is_taken_and_said(cfg, tmp_path, capsys):
     clear_win = {**FRESH_CLONE, 0.0: 0.5900}
     model = _Model()
-    chosen, facts = select_on_dev(cfg, GRID, _dev(clear_win), model, tmp_path / "s.json", margin=0.006, released=RELEASED)
+    chosen, facts = select_on_dev(
+        cfg, GRID, _dev(clear_win), model, tmp_path / "s.json", margin=0.006, released=RELEASED
+    )
     assert chosen["chosen"] == {"weight_average": 0.0, "char_weight": 0.0} and model.config.char_weight == 0.0
     assert not chosen["release"]["kept"] and "not the release's choice" in facts
     said = [line for line in capsys.readouterr().out.splitlines() if "differs from the release" in line]
