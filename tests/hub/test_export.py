@@ -30,7 +30,7 @@ def test_training_facts_carry_no_local_absolute_path(tmp_path):
         "steps": 3,
         "corpus": str(corpus),
         "soup ingredients": [str(out / "ingredients" / f"seed-{s}" / "checkpoints" / "step-000003") for s in (1, 2)],
-        "dev-suite selection": "results/pearl/pearl-mini-dev-selection.json",
+        "dev-suite selection": "results/pearl/my-pearl-dev-selection.json",
     }
     export_model(get_method("pearl").tiny_model(), out, recipe, facts)
     text = (out / "training_facts.json").read_text()
@@ -38,4 +38,4 @@ def test_training_facts_carry_no_local_absolute_path(tmp_path):
     assert str(tmp_path) not in text and str(tmp_path) not in (out / "README.md").read_text()
     assert written["soup ingredients"] == [f"ingredients/seed-{s}/checkpoints/step-000003" for s in (1, 2)]
     assert written["corpus"] == "my-corpus.txt" and written["steps"] == 3
-    assert written["dev-suite selection"] == "results/pearl/pearl-mini-dev-selection.json"
+    assert written["dev-suite selection"] == "results/pearl/my-pearl-dev-selection.json"
