@@ -590,10 +590,12 @@ def fit(args) -> None:
     keys = VARIANTS["decision inputs"]
     model = fit_decision(train_answers, keys, c=args.c)
     cuts = table_cuts(train_answers, [model.probability(a) for a in train_answers], FIT_TARGETS)
-    rising, floor = [], 0.0
+    rising, floor, recall = [], 0.0, []
+    probabilities = [model.probability(a) for a in train_answers]
     for target in FIT_TARGETS:
         floor = max(floor, cuts[target])
         rising.append([float(target), round(floor, 6)])
+        recall.append([float(target), round(domain_mean(train_answers, probabilities, floor, "recall"), 4)])
     decision = Decision(
         inputs=[k.split(":", 1)[1] for k in keys], mean=model.mean.tolist(), scale=model.scale.tolist(),
         coef=model.coef.tolist(), intercept=model.intercept, cuts=rising,
@@ -601,11 +603,21 @@ def fit(args) -> None:
               "trained_on": "calib splits of acronyms, aliases, short-names, noisy and AutoFJ's dev-10 (scored by "
                             "rankings trained without their tables), closed and open worlds, domains weighted equally",
               "command": "OMP_NUM_THREADS=1 .venv/bin/python experiments/matching/open_world.py fit",
-              "encoder_revision": combination.meta.get("encoder_revision")},
+              "encoder_revision": combination.meta.get("encoder_revision"),
+              "recall": recall},
     )  # fmt: skip
     combination.decision = decision.to_dict()
     store_learned(DEFAULT_ENCODER, combination)
     print(json.dumps(decision.to_dict(), indent=1))
+
+
+def domain_mean(groups, probabilities, cut: float, key: str) -> float:
+    """A metric of the answers kept at ``cut``, averaged over the domains (each domain's joins by weight), as
+    table_cuts reads precision: the training recall at a cut (what the splink comparison's bands are sized by)."""
+    per: dict[str, list] = {}
+    for a, p in zip(groups, probabilities):
+        per.setdefault(a.domain, []).append((kept_metrics(a, p >= cut)[key], a.weight))
+    return float(np.mean([np.average([v for v, _ in r], weights=[w for _, w in r]) for r in per.values()]))
 
 
 LEVELS_FILE = "open-world-table-levels.json"
