@@ -195,3 +195,42 @@ def test_every_model_type_loads_by_repo_id_without_phrasezoo_then_offline(hub, p
         assert set(run["user_code"]) == set(user_code)
         for name, vectors in {**run["encoded"], **run["user_code"]}.items():
             np.testing.assert_allclose(vectors, expected[name], rtol=0, atol=1e-5, err_msg=name)
+
+
+EVALUATE_BY_REPO_ID = """
+import contextlib, io
+from phrasezoo.evaluation.commands import main
+out = {}
+for key, argv in runs.items():
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        out[key] = [main(argv), err.getvalue().strip()]
+"""
+
+
+def test_evaluate_takes_an_authors_repo_id_converts_it_and_names_its_results(hub, benchmarks_dir):
+    """``phrasezoo evaluate --model Lihuchen/pearl_small``: downloaded from the (local) Hub, converted into the cache,
+    scored, results under the name the zoo table reads; then offline from the cache; and with an empty cache and
+    ``HF_HUB_OFFLINE=1``, one line saying what to do."""
+    from phrasezoo.evaluation.hub_model import authors_results_path
+
+    repo = "Lihuchen/pearl_small"
+    home, out = hub.root / "home-evaluate", hub.root / "evaluated"
+    argv = ["evaluate", "--model", repo, "--tasks", "bird", "--benchmarks-dir", str(benchmarks_dir), "--no-progress"]
+    runs = {"online": [*argv, "--output", str(out / "online.json")]}
+    first = hub_python(hub, home, EVALUATE_BY_REPO_ID, runs=runs, timeout=300)
+    assert first["online"][0] == 0, first
+    offline = hub_python(hub, home, EVALUATE_BY_REPO_ID, runs={"cached": [*argv, "--output", str(out / "c.json")]},
+                         env={"HF_HUB_OFFLINE": "1"})  # fmt: skip
+    assert offline["cached"][0] == 0, offline
+    docs = [json.loads((out / name).read_text()) for name in ("online.json", "c.json")]
+    assert docs[0]["model"] == repo and docs[0]["results"][0]["value"] == docs[1]["results"][0]["value"] is not None
+    converted = list((home / "phrasezoo" / "converted" / "Lihuchen--pearl_small").glob("*/config.json"))
+    assert len(converted) == 1 and json.loads(converted[0].read_text())["converted_from"]["repo_id"] == repo
+    assert authors_results_path(repo) == Path("results/pearl/authors-pearl_small.json")
+
+    empty = hub_python(hub, hub.root / "home-empty", EVALUATE_BY_REPO_ID, runs={"none": argv},
+                       env={"HF_HUB_OFFLINE": "1"})  # fmt: skip
+    code, message = empty["none"]
+    assert code == 2 and message.count("\n") == 0 and message.startswith("error: cannot download " + repo)
+    assert "HF_HUB_OFFLINE" in message and "local folder" in message

@@ -15,11 +15,12 @@ from typing import Any
 
 from phrasezoo.core.errors import run_command
 from phrasezoo.core.files import write_readme_table
-from phrasezoo.core.recipes import results_path
-from phrasezoo.encoders import DEFAULT_BATCH_SIZE, SPEC_HELP
+from phrasezoo.core.recipes import results_file_name, results_path
+from phrasezoo.encoders import DEFAULT_BATCH_SIZE, SPEC_HELP, load_encoder
 
 from .dev.suite import evaluate_dev, format_dev_table, read_dev_results, resolve_dev_tasks
 from .harness import evaluate
+from .hub_model import authors_results_path, is_repo_id, release_of, resolve_hub_model
 from .report import format_report
 from .results import read_results
 from .tasks import check_task_options, default_benchmarks_dir, resolve_tasks
@@ -40,6 +41,9 @@ examples:
   phrasezoo evaluate --model baseline:minilm-l6 --tasks all --output results/baselines/baseline-minilm-l6.json
   phrasezoo evaluate --model outputs/pearl-mini --tasks pearl
   phrasezoo evaluate --model baseline:char-jaccard --tasks autofj,turney,bird
+  phrasezoo evaluate --model Lihuchen/pearl_small --tasks pearl
+      a Hub repo id: a zoo export, or an authors' checkpoint that `phrasezoo convert` knows (converted into the
+      cache first; results in results/<method>/authors-<name>.json, read by the zoo table and `report --authors`)
 """
 
 
@@ -241,11 +245,11 @@ def run_evaluate(args: argparse.Namespace) -> int:
         print(f"error: {err}", file=sys.stderr)
         return 2
     benchmarks_dir = Path(args.benchmarks_dir) if args.benchmarks_dir else default_benchmarks_dir()
-    output = Path(args.output) if args.output else results_path(args.model)
+    model, output = _model_and_output(args)
     started = time.perf_counter()
     try:
         doc = evaluate(
-            args.model,
+            model,
             tasks=args.tasks,
             benchmarks_dir=benchmarks_dir,
             output=output,
@@ -260,6 +264,20 @@ def run_evaluate(args: argparse.Namespace) -> int:
         return 2
     print(summary(doc, time.perf_counter() - started, output))
     return 0
+
+
+def _model_and_output(args: argparse.Namespace) -> tuple[Any, Path]:
+    """The model to evaluate and its results file: a Hub repo id is resolved to a local folder first (an authors'
+    checkpoint converted into the cache) and its results named after it."""
+    if not is_repo_id(args.model):
+        return args.model, Path(args.output) if args.output else results_path(args.model)
+    folder = resolve_hub_model(args.model)
+    model = load_encoder(str(folder), name=args.model, batch_size=args.batch_size, progress=not args.no_progress)
+    if args.output:
+        return model, Path(args.output)
+    if release_of(args.model):
+        return model, authors_results_path(args.model)
+    return model, results_path(str(folder)).with_name(f"{results_file_name(args.model)}.json")
 
 
 def run_report(args: argparse.Namespace) -> int:
