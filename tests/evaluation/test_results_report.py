@@ -137,3 +137,20 @@ def test_report_shows_only_the_tasks_present_and_the_reference_rows_that_have_th
     assert header == "| model | CoNLL ctx NMI | CoNLL ctx ACC | CoNLL ctx+CCL NMI | CoNLL ctx+CCL ACC |"
     paper = next(line for line in table.splitlines() if line.startswith("| UCTopic CCL (paper)† |"))
     assert paper.endswith("| – | – | 49.5 | 74.3 |") and "Turney" not in table
+
+
+def test_report_authors_rows_say_not_measured_until_their_results_file_exists(tmp_path, monkeypatch):
+    """`phrasezoo report --authors`: a row per authors' published checkpoint, empty and marked ¹ (with the note
+    saying why) until `phrasezoo evaluate --model <repo id>` has written its results file, then its numbers."""
+    monkeypatch.chdir(tmp_path)
+    doc = make_document("pearl-mini", "r", [TaskResult("turney", "accuracy", 0.55, 10, 1.0)])
+    table = format_report([doc], include_reference=False, authors=True)
+    row = next(line for line in table.splitlines() if line.startswith("| Lihuchen/pearl_small"))
+    assert row == "| Lihuchen/pearl_small (authors' checkpoint)¹ | – |"
+    assert "¹ An authors' published checkpoint" in table and "no network" not in row
+    measured = make_document("Lihuchen/pearl_small", "c", [TaskResult("turney", "accuracy", 0.5612, 10, 1.0)])
+    write_results(measured, tmp_path / "results" / "pearl" / "authors-pearl_small.json")
+    table = format_report([doc], include_reference=False, authors=True)
+    assert "| Lihuchen/pearl_small (authors' checkpoint) | 56.1 |" in table
+    assert "¹ An authors'" not in table or "(authors' checkpoint)¹" in table  # other releases may still be unmeasured
+    assert "Lihuchen/pearl_small" not in format_report([doc], include_reference=False)

@@ -198,39 +198,42 @@ def test_every_model_type_loads_by_repo_id_without_phrasezoo_then_offline(hub, p
 
 
 EVALUATE_BY_REPO_ID = """
-import contextlib, io
+from huggingface_hub import constants
 from phrasezoo.evaluation.commands import main
-out = {}
-for key, argv in runs.items():
-    err = io.StringIO()
-    with contextlib.redirect_stderr(err):
-        out[key] = [main(argv), err.getvalue().strip()]
+out = {"online": main(online)}
+constants.HF_HUB_OFFLINE = True  # the second run: offline, from the cache the first filled
+out["cached"] = main(cached)
 """
 
 
 def test_evaluate_takes_an_authors_repo_id_converts_it_and_names_its_results(hub, benchmarks_dir):
     """``phrasezoo evaluate --model Lihuchen/pearl_small``: downloaded from the (local) Hub, converted into the cache,
-    scored, results under the name the zoo table reads; then offline from the cache; and with an empty cache and
-    ``HF_HUB_OFFLINE=1``, one line saying what to do."""
+    scored, results under the name the zoo table reads; then offline from the cache."""
     from phrasezoo.evaluation.hub_model import authors_results_path
 
     repo = "Lihuchen/pearl_small"
     home, out = hub.root / "home-evaluate", hub.root / "evaluated"
     argv = ["evaluate", "--model", repo, "--tasks", "bird", "--benchmarks-dir", str(benchmarks_dir), "--no-progress"]
-    runs = {"online": [*argv, "--output", str(out / "online.json")]}
-    first = hub_python(hub, home, EVALUATE_BY_REPO_ID, runs=runs, timeout=300)
-    assert first["online"][0] == 0, first
-    offline = hub_python(hub, home, EVALUATE_BY_REPO_ID, runs={"cached": [*argv, "--output", str(out / "c.json")]},
-                         env={"HF_HUB_OFFLINE": "1"})  # fmt: skip
-    assert offline["cached"][0] == 0, offline
+    runs = {"online": [*argv, "--output", str(out / "online.json")], "cached": [*argv, "--output", str(out / "c.json")]}
+    codes = hub_python(hub, home, EVALUATE_BY_REPO_ID, timeout=300, **runs)
+    assert codes == {"online": 0, "cached": 0}
     docs = [json.loads((out / name).read_text()) for name in ("online.json", "c.json")]
     assert docs[0]["model"] == repo and docs[0]["results"][0]["value"] == docs[1]["results"][0]["value"] is not None
     converted = list((home / "phrasezoo" / "converted" / "Lihuchen--pearl_small").glob("*/config.json"))
     assert len(converted) == 1 and json.loads(converted[0].read_text())["converted_from"]["repo_id"] == repo
     assert authors_results_path(repo) == Path("results/pearl/authors-pearl_small.json")
 
-    empty = hub_python(hub, hub.root / "home-empty", EVALUATE_BY_REPO_ID, runs={"none": argv},
-                       env={"HF_HUB_OFFLINE": "1"})  # fmt: skip
-    code, message = empty["none"]
-    assert code == 2 and message.count("\n") == 0 and message.startswith("error: cannot download " + repo)
+
+def test_evaluate_by_repo_id_without_a_network_is_one_line_saying_what_to_do(tmp_path, monkeypatch, capsys):
+    from huggingface_hub import constants
+
+    from phrasezoo.evaluation.commands import main
+
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    assert main(["evaluate", "--model", "Lihuchen/pearl_small", "--tasks", "bird", "--no-progress"]) == 2
+    message = capsys.readouterr().err.strip()
+    assert message.count("\n") == 0 and message.startswith("error: cannot download Lihuchen/pearl_small")
     assert "HF_HUB_OFFLINE" in message and "local folder" in message
+    assert not (tmp_path / "hub").exists() or not list((tmp_path / "hub").rglob("config.json"))

@@ -104,6 +104,12 @@ def register(subparsers) -> None:
     report.add_argument("--no-reference", action="store_true", help="leave out the papers' reference rows")
     report.add_argument("--tasks", help="only these tasks or groups (e.g. 'pearl' or 'turney,bird')")
     report.add_argument(
+        "--authors",
+        action="store_true",
+        help="add a row per authors' published checkpoint (results/<method>/authors-<name>.json, written by "
+        "`phrasezoo evaluate --model <repo id>`; marked not measured until that file exists)",
+    )
+    report.add_argument(
         "--readme", metavar="FILE", help="also rewrite the <!-- BLOCK:start --> ... <!-- BLOCK:end --> block of FILE"
     )
     report.add_argument("--block", default="results", help="README block name for --readme (default: results)")
@@ -289,7 +295,7 @@ def run_report(args: argparse.Namespace) -> int:
     if args.tasks:
         keep = set(resolve_tasks(args.tasks))
         docs = [{**d, "results": [r for r in d["results"] if r["task"] in keep]} for d in docs]
-    table = format_report(docs, include_reference=not args.no_reference)
+    table = format_report(docs, include_reference=not args.no_reference, authors=args.authors)
     print(table)
     if args.readme:
         write_readme_table(Path(args.readme), table, block=args.block)
