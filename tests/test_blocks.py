@@ -56,14 +56,17 @@ def test_zoo_authors_column_is_not_measured_until_its_results_file_exists(tmp_pa
     `phrasezoo evaluate --model <repo id>` writes, the headline tasks' values once it exists, – without weights."""
     import json
 
-    row = {"authors": "Lihuchen/pearl_small", "tasks": [{"label": "Turney", "task": "turney"},
-                                                         {"label": "BiRD", "task": "bird"}]}  # fmt: skip
-    assert BLOCKS["authors_cell"](row, tmp_path) == "`Lihuchen/pearl_small`: not measured¹"
+    from phrasezoo.evaluation.hub_model import authors_results_path
+    from phrasezoo.zoo.registry import get_method, list_methods
+
+    repo = next(r.repo_id for m in list_methods() for r in get_method(m).releases)
+    row = {"authors": repo, "tasks": [{"label": "Turney", "task": "turney"}, {"label": "BiRD", "task": "bird"}]}
+    assert BLOCKS["authors_cell"](row, tmp_path) == f"`{repo}`: not measured¹"
     assert BLOCKS["authors_cell"]({"tasks": row["tasks"]}, tmp_path) == "–"
-    path = tmp_path / "results" / "pearl" / "authors-pearl_small.json"
+    path = tmp_path / authors_results_path(repo)
     path.parent.mkdir(parents=True)
     results = [{"task": "turney", "metric": "accuracy", "value": 0.5612, "n": 1, "seconds": 0.0, "notes": ""}]
-    doc = {"model": "Lihuchen/pearl_small", "model_revision": "x", "created": "2026-01-01", "results": results}
+    doc = {"model": repo, "model_revision": "x", "created": "2026-01-01", "results": results}
     path.write_text(json.dumps(doc))
-    assert BLOCKS["authors_cell"](row, tmp_path) == "`Lihuchen/pearl_small`: Turney: 56.1<br>BiRD: –"
+    assert BLOCKS["authors_cell"](row, tmp_path) == f"`{repo}`: Turney: 56.1<br>BiRD: –"
     assert "¹ Not measured" in BLOCKS["AUTHORS_NOTE"]

@@ -142,15 +142,17 @@ def test_report_shows_only_the_tasks_present_and_the_reference_rows_that_have_th
 def test_report_authors_rows_say_not_measured_until_their_results_file_exists(tmp_path, monkeypatch):
     """`phrasezoo report --authors`: a row per authors' published checkpoint, empty and marked ¹ (with the note
     saying why) until `phrasezoo evaluate --model <repo id>` has written its results file, then its numbers."""
+    from phrasezoo.evaluation.hub_model import authors_results_path
+    from phrasezoo.zoo.registry import get_method, list_methods
+
+    repo = next(r.repo_id for m in list_methods() for r in get_method(m).releases)
     monkeypatch.chdir(tmp_path)
-    doc = make_document("pearl-mini", "r", [TaskResult("turney", "accuracy", 0.55, 10, 1.0)])
+    doc = make_document("a-mini", "r", [TaskResult("turney", "accuracy", 0.55, 10, 1.0)])
     table = format_report([doc], include_reference=False, authors=True)
-    row = next(line for line in table.splitlines() if line.startswith("| Lihuchen/pearl_small"))
-    assert row == "| Lihuchen/pearl_small (authors' checkpoint)¹ | – |"
-    assert "¹ An authors' published checkpoint" in table and "no network" not in row
-    measured = make_document("Lihuchen/pearl_small", "c", [TaskResult("turney", "accuracy", 0.5612, 10, 1.0)])
-    write_results(measured, tmp_path / "results" / "pearl" / "authors-pearl_small.json")
+    assert f"| {repo} (authors' checkpoint)¹ | – |" in table.splitlines()
+    assert "¹ An authors' published checkpoint" in table
+    measured = make_document(repo, "c", [TaskResult("turney", "accuracy", 0.5612, 10, 1.0)])
+    write_results(measured, tmp_path / authors_results_path(repo))
     table = format_report([doc], include_reference=False, authors=True)
-    assert "| Lihuchen/pearl_small (authors' checkpoint) | 56.1 |" in table
-    assert "¹ An authors'" not in table or "(authors' checkpoint)¹" in table  # other releases may still be unmeasured
-    assert "Lihuchen/pearl_small" not in format_report([doc], include_reference=False)
+    assert f"| {repo} (authors' checkpoint) | 56.1 |" in table.splitlines()
+    assert repo not in format_report([doc], include_reference=False)

@@ -207,11 +207,11 @@ out["cached"] = main(cached)
 
 
 def test_evaluate_takes_an_authors_repo_id_converts_it_and_names_its_results(hub, benchmarks_dir):
-    """``phrasezoo evaluate --model Lihuchen/pearl_small``: downloaded from the (local) Hub, converted into the cache,
-    scored, results under the name the zoo table reads; then offline from the cache."""
+    """``phrasezoo evaluate --model <an authors' repo id>``: downloaded from the (local) Hub, converted, scored,
+    results under the name the zoo table reads; then offline from the Hub cache."""
     from phrasezoo.evaluation.hub_model import authors_results_path
 
-    repo = "Lihuchen/pearl_small"
+    method, repo = RELEASES[0]
     home, out = hub.root / "home-evaluate", hub.root / "evaluated"
     argv = ["evaluate", "--model", repo, "--tasks", "bird", "--benchmarks-dir", str(benchmarks_dir), "--no-progress"]
     runs = {"online": [*argv, "--output", str(out / "online.json")], "cached": [*argv, "--output", str(out / "c.json")]}
@@ -219,9 +219,8 @@ def test_evaluate_takes_an_authors_repo_id_converts_it_and_names_its_results(hub
     assert codes == {"online": 0, "cached": 0}
     docs = [json.loads((out / name).read_text()) for name in ("online.json", "c.json")]
     assert docs[0]["model"] == repo and docs[0]["results"][0]["value"] == docs[1]["results"][0]["value"] is not None
-    converted = list((home / "phrasezoo" / "converted" / "Lihuchen--pearl_small").glob("*/config.json"))
-    assert len(converted) == 1 and json.loads(converted[0].read_text())["converted_from"]["repo_id"] == repo
-    assert authors_results_path(repo) == Path("results/pearl/authors-pearl_small.json")
+    name = repo.split("/")[1]
+    assert authors_results_path(repo) == Path("results", method.replace("_", "-"), f"authors-{name}.json")
 
 
 def test_evaluate_by_repo_id_without_a_network_is_one_line_saying_what_to_do(tmp_path, monkeypatch, capsys):
@@ -232,8 +231,9 @@ def test_evaluate_by_repo_id_without_a_network_is_one_line_saying_what_to_do(tmp
     monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
     monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    assert main(["evaluate", "--model", "Lihuchen/pearl_small", "--tasks", "bird", "--no-progress"]) == 2
+    repo = RELEASES[0][1]
+    assert main(["evaluate", "--model", repo, "--tasks", "bird", "--no-progress"]) == 2
     message = capsys.readouterr().err.strip()
-    assert message.count("\n") == 0 and message.startswith("error: cannot download Lihuchen/pearl_small")
+    assert message.count("\n") == 0 and message.startswith(f"error: cannot download {repo}")
     assert "HF_HUB_OFFLINE" in message and "local folder" in message
     assert not (tmp_path / "hub").exists() or not list((tmp_path / "hub").rglob("config.json"))

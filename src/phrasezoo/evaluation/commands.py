@@ -42,8 +42,8 @@ examples:
   phrasezoo evaluate --model outputs/pearl-mini --tasks pearl
   phrasezoo evaluate --model baseline:char-jaccard --tasks autofj,turney,bird
   phrasezoo evaluate --model Lihuchen/pearl_small --tasks pearl
-      a Hub repo id: a zoo export, or an authors' checkpoint that `phrasezoo convert` knows (converted into the
-      cache first; results in results/<method>/authors-<name>.json, read by the zoo table and `report --authors`)
+      a Hub repo id: a zoo export, or an authors' checkpoint that `phrasezoo convert` knows (converted on the
+      fly; results in results/<method>/authors-<name>.json, read by the zoo table and `report --authors`)
 """
 
 
@@ -274,16 +274,17 @@ def run_evaluate(args: argparse.Namespace) -> int:
 
 def _model_and_output(args: argparse.Namespace) -> tuple[Any, Path]:
     """The model to evaluate and its results file: a Hub repo id is resolved to a local folder first (an authors'
-    checkpoint converted into the cache) and its results named after it."""
+    checkpoint converted in memory) and its results named after it."""
     if not is_repo_id(args.model):
         return args.model, Path(args.output) if args.output else results_path(args.model)
-    folder = resolve_hub_model(args.model)
-    model = load_encoder(str(folder), name=args.model, batch_size=args.batch_size, progress=not args.no_progress)
+    found = resolve_hub_model(args.model)
+    spec = str(found) if isinstance(found, Path) else found
+    model = load_encoder(spec, name=args.model, batch_size=args.batch_size, progress=not args.no_progress)
     if args.output:
         return model, Path(args.output)
     if release_of(args.model):
         return model, authors_results_path(args.model)
-    return model, results_path(str(folder)).with_name(f"{results_file_name(args.model)}.json")
+    return model, results_path(str(found)).with_name(f"{results_file_name(args.model)}.json")
 
 
 def run_report(args: argparse.Namespace) -> int:

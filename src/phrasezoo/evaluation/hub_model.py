@@ -2,8 +2,9 @@
 ``phrasezoo convert`` knows (``Method.releases``), resolved to a local model folder.
 
 A zoo export is downloaded (``huggingface_hub.snapshot_download``: ``HF_ENDPOINT``, ``HF_TOKEN``, ``HF_HUB_OFFLINE``
-and the Hub cache apply) and read in place. An authors' checkpoint is downloaded and converted once into the cache
-(``<HF_HOME>/phrasezoo/converted/<org>--<name>/<commit>``), then evaluated like any export; its results go to
+and the Hub cache apply) and read in place. An authors' checkpoint is downloaded into the Hub cache and converted in
+memory by its release's converter (what ``phrasezoo convert`` writes out; the evaluation workflow does not import the
+hub workflow), then evaluated like any export; its results go to
 ``results/<method>/authors-<name>.json`` (:func:`authors_results_path`), the file the zoo table's "authors'
 checkpoint" column and ``phrasezoo report --authors`` read. Without a network (and nothing cached) it fails with one
 line saying what to do.
@@ -14,6 +15,7 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
+from typing import Any
 
 from phrasezoo.core.errors import InputError
 from phrasezoo.core.recipes import RESULTS_DIR, results_file_name
@@ -45,12 +47,6 @@ def authors_results_path(repo_id: str) -> Path:
     return RESULTS_DIR / found[0].replace("_", "-") / f"authors-{results_file_name(repo_id)}.json"
 
 
-def converted_cache() -> Path:
-    """The folder the converted authors' checkpoints are kept in (beside the Hub cache)."""
-    home = os.environ.get("HF_HOME") or os.path.join(os.environ.get("XDG_CACHE_HOME", "~/.cache"), "huggingface")
-    return Path(home).expanduser() / "phrasezoo" / "converted"
-
-
 def _download(repo_id: str, revision: str | None) -> Path:
     """The repo's snapshot folder; a repo that cannot be reached or found is one :class:`InputError` line."""
     from huggingface_hub import snapshot_download  # lazy: keeps huggingface_hub off 'phrasezoo --help'
@@ -67,17 +63,13 @@ def _download(repo_id: str, revision: str | None) -> Path:
         ) from None
 
 
-def resolve_hub_model(repo_id: str, revision: str | None = None) -> Path:
-    """A local model folder for ``repo_id``: its snapshot (a zoo export), or, for an authors' checkpoint, its
-    conversion in :func:`converted_cache` (made on first use)."""
+def resolve_hub_model(repo_id: str, revision: str | None = None) -> Any:
+    """What to evaluate for ``repo_id``: its snapshot folder (a zoo export), or, for an authors' checkpoint, the zoo
+    model its release converts the snapshot into (in memory, ``config.converted_from`` naming the source)."""
     found = release_of(repo_id)
     snapshot = _download(repo_id, revision)
     if found is None:
         return snapshot
-    target = converted_cache() / repo_id.replace("/", "--") / snapshot.name
-    if not (target / "config.json").is_file():
-        from phrasezoo.hub.convert import convert_release  # lazy: the converters import torch and transformers
-
-        convert_release(found[0], str(snapshot), target, revision=snapshot.name, source_repo=repo_id,
-                        repo_id=repo_id, overwrite=True)  # fmt: skip
-    return target
+    model, _ = found[1].convert(snapshot)
+    model.config.converted_from = {"repo_id": repo_id, "revision": snapshot.name}
+    return model.eval()

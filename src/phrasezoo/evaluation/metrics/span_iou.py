@@ -17,7 +17,7 @@ def word_iou(a: tuple[int, int], b: tuple[int, int]) -> float:
     return inter / union if union > 0 else 0.0
 
 
-class SpanIoU(SuiteMetric):
+class SpanIou(SuiteMetric):
     INPUTS = """
 Args:
     predictions: per passage, the chosen word range [start, end).
