@@ -28,6 +28,7 @@ import time
 from pathlib import Path
 
 DEFAULT, TORCH, MINILM = "default (hybrid, int8 encoder)", "torch encoder (hybrid:baseline:minilm-l6)", "MiniLM alone"
+BEFORE = "default without its decision (before issue 64)"
 RATIOS = ((DEFAULT, MINILM), (TORCH, MINILM), (DEFAULT, TORCH))
 
 
@@ -55,6 +56,9 @@ def main() -> None:
     parser.add_argument("--extra", action="append", default=[], help="another matcher spec to time (repeatable)")
     parser.add_argument("--tables", type=int, default=0, help="only the first N AutoFJ dev tables (default: all 10)")
     parser.add_argument("--no-torch", action="store_true", help="leave the torch-encoder row out")
+    parser.add_argument("--before-decision", action="store_true",
+                        help="add the default without its open-world decision (the matcher before issue 64: same "
+                             "ranking, no self-join at fit, no neighbour inputs at search)")  # fmt: skip
     args = parser.parse_args()
     torch.set_num_threads(1)
     tables = read_autofj(autofj_names("dev"))
@@ -63,9 +67,12 @@ def main() -> None:
     if not args.no_torch:
         matchers[TORCH] = Matcher("hybrid:baseline:minilm-l6", progress=False)
     matchers[MINILM] = Matcher("baseline:minilm-l6", progress=False)
+    if args.before_decision:
+        matchers[BEFORE] = Matcher(progress=False)
+        matchers[BEFORE].scorer.decision = None
     for spec in args.extra:
         matchers[spec] = Matcher(spec, progress=False)
-    ratios = RATIOS + tuple((spec, DEFAULT) for spec in args.extra)
+    ratios = RATIOS + ((DEFAULT, BEFORE),) + tuple((spec, DEFAULT) for spec in args.extra)
     factories = {name: (lambda m=m: m) for name, m in matchers.items()}
     times: dict[str, list[float]] = {name: [] for name in factories}
     rows = 0
@@ -93,6 +100,7 @@ def main() -> None:
 def _flags(args) -> str:
     """The command line's options, for the report."""
     flags = [f"--repeats {args.repeats}"] + (["--no-torch"] if args.no_torch else [])
+    flags += ["--before-decision"] if args.before_decision else []
     flags += [f"--tables {args.tables}"] if args.tables else []
     flags += [f"--extra {spec}" for spec in args.extra]
     return " ".join(flags + [f"--output {args.output}" if args.output else ""]).strip()

@@ -227,13 +227,38 @@ def zoo_verdicts(row: dict) -> list[Verdict]:
     return verdicts
 
 
+AUTHORS_NOTE = (
+    "- Authors' checkpoint: the paper's published weights (`authors:` in docs/blocks.yaml), converted by `phrasezoo "
+    "convert` and scored here by `phrasezoo evaluate --model <repo id>` on the same tasks. ¹ Not measured: downloading "
+    "it needs a network, and the machine that made this table had none; that command writes "
+    "`results/<method>/authors-<name>.json` and the cell fills in. – : the paper published no weights."
+)
+
+
+def authors_cell(row: dict, root: Path | None = None) -> str:
+    """The zoo row's "authors' checkpoint" cell: its headline tasks measured on the authors' published weights, or
+    why they are not there (not measured: ¹; no published weights: –)."""
+    from phrasezoo.evaluation.hub_model import authors_results_path
+    from phrasezoo.evaluation.results import read_results
+
+    repo = row.get("authors")
+    if not repo:
+        return "–"
+    path = (root or ROOT) / authors_results_path(repo)
+    if not path.is_file():
+        return f"`{repo}`: not measured¹"
+    doc = read_results(path)
+    values = [(task["label"], _value(doc, task["task"], task.get("metric"))) for task in row["tasks"]]
+    return f"`{repo}`: " + "<br>".join(f"{label}: {'–' if v is None else f'{100 * v:.1f}'}" for label, v in values)
+
+
 def render_zoo(rows: list[dict]) -> str:
     """Markdown: one row per released checkpoint; per headline task, ours against the backbone measured in the same
     run and the paper's number, and whether the margin beats the seed spread (each task on its own line)."""
     lines = [
         "| checkpoint | backbone, measured in the same run | paper's model | per headline task: ours vs backbone "
-        "(paper) · beats the backbone by more than the seed spread? |",
-        "|---|---|---|---|",
+        "(paper) · beats the backbone by more than the seed spread? | authors' checkpoint, measured here |",
+        "|---|---|---|---|---|",
     ]
     for row in rows:
         cells = [f"{v.label}: **{100 * v.mean:.1f}** vs {100 * v.backbone:.1f} ({v.paper}) · {v.text()}"
@@ -243,7 +268,7 @@ def render_zoo(rows: list[dict]) -> str:
         lines.append(
             f"| **{row['checkpoint']}** ({runs}) | {row['backbone_label']} | {row['paper_label']} | "
             + "<br>".join(cells)
-            + " |"
+            + f" | {authors_cell(row)} |"
         )
     lines += [
         "",
@@ -254,6 +279,7 @@ def render_zoo(rows: list[dict]) -> str:
         "for reference, not re-run here. † UCTopic's paper reports only after CCL (all splits pooled, best score "
         "selected on gold labels). § The codebook paper's own split and GloVe 42B/840B 300-d vectors (our subset "
         "and GloVe 6B 50-d differ).",
+        AUTHORS_NOTE,
         "- Per-task tables, seeds and the dev-suite choices are on each method's docs page.",
     ]
     return "\n".join(lines)

@@ -49,3 +49,24 @@ def test_write_puts_a_drifted_block_back(tmp_path, monkeypatch):
     assert BLOCKS["block_text"](page.read_text(), block.name) != body
     BLOCKS["run_block"](block, page)
     assert BLOCKS["block_text"](page.read_text(), block.name) == body  # --write puts the generated text back
+
+
+def test_zoo_authors_column_is_not_measured_until_its_results_file_exists(tmp_path):
+    """The zoo table's "authors' checkpoint" column: ¹ (not measured, no network) without the results file that
+    `phrasezoo evaluate --model <repo id>` writes, the headline tasks' values once it exists, – without weights."""
+    import json
+
+    from phrasezoo.evaluation.hub_model import authors_results_path
+    from phrasezoo.zoo.registry import get_method, list_methods
+
+    repo = next(r.repo_id for m in list_methods() for r in get_method(m).releases)
+    row = {"authors": repo, "tasks": [{"label": "Turney", "task": "turney"}, {"label": "BiRD", "task": "bird"}]}
+    assert BLOCKS["authors_cell"](row, tmp_path) == f"`{repo}`: not measured¹"
+    assert BLOCKS["authors_cell"]({"tasks": row["tasks"]}, tmp_path) == "–"
+    path = tmp_path / authors_results_path(repo)
+    path.parent.mkdir(parents=True)
+    results = [{"task": "turney", "metric": "accuracy", "value": 0.5612, "n": 1, "seconds": 0.0, "notes": ""}]
+    doc = {"model": repo, "model_revision": "x", "created": "2026-01-01", "results": results}
+    path.write_text(json.dumps(doc))
+    assert BLOCKS["authors_cell"](row, tmp_path) == f"`{repo}`: Turney: 56.1<br>BiRD: –"
+    assert "¹ Not measured" in BLOCKS["AUTHORS_NOTE"]

@@ -491,6 +491,87 @@ def render_test(report: dict) -> str:
     return "\n".join(lines)
 
 
+RELIABILITY_BINS = np.array([0.0, 0.2, 0.4, 0.6, 0.8, 0.9, 0.95, 1.0001])
+
+
+def reliability(args) -> None:
+    """Predicted against observed precision of the top answers, per domain and world: each domain's training split
+    (name domains: calib; AutoFJ: dev tables under their fold rankings) scored by the decision trained on the other
+    domains only (leave-one-domain-out, as rule 32), the answers binned by probability. No test split is read."""
+    shipped = default_combination(DEFAULT_ENCODER)
+    names = shipped.features
+    data = load_all(ALL_DOMAINS)
+    report = {}
+    for held in ALL_DOMAINS:
+        ranking, fold_ranking, train = lodo_rankings(data, held, names, np.array(shipped.weights))
+        model = fit_decision(decision_answers(data, train, ranking, names, fold_ranking), VARIANTS["decision inputs"],
+                             c=args.c)  # fmt: skip
+        split = "dev" if held == "autofj" else "calib"
+        for world in WORLDS:
+            p, right, w = [], [], []
+            for a, weight, _ in scored_joins(data, held, split, world, ranking, fold_ranking):
+                has = a.top_row >= 0
+                p.append(model.probability(a)[has])
+                right.append(a.correct[has].astype(float))
+                w.append(np.full(int(has.sum()), weight / max(1, int(has.sum()))))
+            p, right, w = np.concatenate(p), np.concatenate(right), np.concatenate(w)
+            bins = []
+            for lo, hi in zip(RELIABILITY_BINS[:-1], RELIABILITY_BINS[1:]):
+                inside = (p >= lo) & (p < hi)
+                if inside.sum() >= 5:
+                    bins.append({"low": round(float(lo), 2), "high": round(float(min(hi, 1.0)), 2),
+                                 "predicted": round(float(np.average(p[inside], weights=w[inside])), 4),
+                                 "observed": round(float(np.average(right[inside], weights=w[inside])), 4),
+                                 "answers": int(inside.sum())})  # fmt: skip
+            report[f"{held}|{world}"] = bins
+            print(held, world, " ".join(f"{b['predicted']:.2f}->{b['observed']:.2f}({b['answers']})" for b in bins))
+    (RESULTS / "open-world-reliability.json").write_text(json.dumps(
+        {"command": "OMP_NUM_THREADS=1 .venv/bin/python experiments/matching/open_world.py reliability",
+         "splits": "name domains: calib; AutoFJ: dev (no test split read)", "protocol": "leave-one-domain-out",
+         "bins": report}, indent=1) + "\n")  # fmt: skip
+    print("wrote", plot_reliability(json.loads((RESULTS / "open-world-reliability.json").read_text()), args.plot))
+
+
+def plot_reliability(report: dict, out: Path) -> Path:
+    """One panel a domain: predicted precision (x) against observed (y), both worlds; the diagonal is calibrated."""
+    import matplotlib  # lazy: plotting only
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt  # lazy: plotting only
+
+    fig, axes = plt.subplots(1, len(ALL_DOMAINS), figsize=(3.2 * len(ALL_DOMAINS), 3.4), sharey=True)
+    for ax, domain in zip(axes, ALL_DOMAINS):
+        ax.plot([0, 1], [0, 1], color="grey", lw=0.8, ls="--")
+        for world, style in (("closed", "o-"), ("open", "s-")):
+            bins = report["bins"].get(f"{domain}|{world}", [])
+            ax.plot([b["predicted"] for b in bins], [b["observed"] for b in bins], style, label=world, ms=4)
+        ax.set_title(domain)
+        ax.set_xlim(0, 1)
+        ax.set_ylim(0, 1.02)
+        ax.set_xlabel("predicted probability")
+    axes[0].set_ylabel("observed share right")
+    axes[0].legend(loc="upper left", fontsize=8)
+    fig.suptitle("Is the top answer right? The decision's probability against what happened (leave-one-domain-out)",
+                 fontsize=10)  # fmt: skip
+    fig.tight_layout()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+    return out
+
+
+def render_reliability(report: dict) -> str:
+    """The reliability bins as a table: per domain and world, predicted -> observed (answers) per bin."""
+    lines = ["| domain | world | predicted -> observed (answers), per probability bin |", "|---|---|---|"]
+    for key, bins in report["bins"].items():
+        domain, world = key.split("|")
+        cells = ", ".join(f"{b['predicted']:.2f} -> {b['observed']:.2f} ({b['answers']})" for b in bins)
+        lines.append(f"| {domain} | {world} | {cells} |")
+    lines += ["", f"From `results/matching/experiments/open-world/open-world-reliability.json` (`{report['command']}`;"
+              f" {report['splits']}; {report['protocol']})."]  # fmt: skip
+    return "\n".join(lines)
+
+
 FIT_TARGETS = np.round(np.arange(0.5, 0.991, 0.01), 2)
 
 
@@ -509,10 +590,12 @@ def fit(args) -> None:
     keys = VARIANTS["decision inputs"]
     model = fit_decision(train_answers, keys, c=args.c)
     cuts = table_cuts(train_answers, [model.probability(a) for a in train_answers], FIT_TARGETS)
-    rising, floor = [], 0.0
+    rising, floor, recall = [], 0.0, []
+    probabilities = [model.probability(a) for a in train_answers]
     for target in FIT_TARGETS:
         floor = max(floor, cuts[target])
         rising.append([float(target), round(floor, 6)])
+        recall.append([float(target), round(domain_mean(train_answers, probabilities, floor, "recall"), 4)])
     decision = Decision(
         inputs=[k.split(":", 1)[1] for k in keys], mean=model.mean.tolist(), scale=model.scale.tolist(),
         coef=model.coef.tolist(), intercept=model.intercept, cuts=rising,
@@ -520,11 +603,21 @@ def fit(args) -> None:
               "trained_on": "calib splits of acronyms, aliases, short-names, noisy and AutoFJ's dev-10 (scored by "
                             "rankings trained without their tables), closed and open worlds, domains weighted equally",
               "command": "OMP_NUM_THREADS=1 .venv/bin/python experiments/matching/open_world.py fit",
-              "encoder_revision": combination.meta.get("encoder_revision")},
+              "encoder_revision": combination.meta.get("encoder_revision"),
+              "recall": recall},
     )  # fmt: skip
     combination.decision = decision.to_dict()
     store_learned(DEFAULT_ENCODER, combination)
     print(json.dumps(decision.to_dict(), indent=1))
+
+
+def domain_mean(groups, probabilities, cut: float, key: str) -> float:
+    """A metric of the answers kept at ``cut``, averaged over the domains (each domain's joins by weight), as
+    table_cuts reads precision: the training recall at a cut (what the splink comparison's bands are sized by)."""
+    per: dict[str, list] = {}
+    for a, p in zip(groups, probabilities):
+        per.setdefault(a.domain, []).append((kept_metrics(a, p >= cut)[key], a.weight))
+    return float(np.mean([np.average([v for v, _ in r], weights=[w for _, w in r]) for r in per.values()]))
 
 
 LEVELS_FILE = "open-world-table-levels.json"
@@ -587,12 +680,15 @@ def main() -> None:
     ts.add_argument("--budget", type=int, default=50)
     ft = sub.add_parser("fit", help="train the shipped decision on every domain and write it into learned.json")
     ft.add_argument("--c", type=float, default=1.0)
+    rl = sub.add_parser("reliability", help="predicted vs observed precision per domain and world (dev, LODO)")
+    rl.add_argument("--c", type=float, default=1.0)
+    rl.add_argument("--plot", type=Path, default=Path("docs/assets/reliability-open-world.png"))
     lv = sub.add_parser("levels", help="the product's table level of every cached join")
     lv.add_argument("--domains", nargs="+", default=list(ALL_DOMAINS), choices=ALL_DOMAINS)
     args = parser.parse_args()
     read_levels()
     commands = {"build": build, "baseline": baseline, "study": study, "labels": labels, "decide": decide,
-                "levels": levels, "fit": fit, "test": test}  # fmt: skip
+                "levels": levels, "fit": fit, "test": test, "reliability": reliability}  # fmt: skip
     commands[args.command](args)
 
 

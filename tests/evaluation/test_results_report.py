@@ -137,3 +137,22 @@ def test_report_shows_only_the_tasks_present_and_the_reference_rows_that_have_th
     assert header == "| model | CoNLL ctx NMI | CoNLL ctx ACC | CoNLL ctx+CCL NMI | CoNLL ctx+CCL ACC |"
     paper = next(line for line in table.splitlines() if line.startswith("| UCTopic CCL (paper)† |"))
     assert paper.endswith("| – | – | 49.5 | 74.3 |") and "Turney" not in table
+
+
+def test_report_authors_rows_say_not_measured_until_their_results_file_exists(tmp_path, monkeypatch):
+    """`phrasezoo report --authors`: a row per authors' published checkpoint, empty and marked ¹ (with the note
+    saying why) until `phrasezoo evaluate --model <repo id>` has written its results file, then its numbers."""
+    from phrasezoo.evaluation.hub_model import authors_results_path
+    from phrasezoo.zoo.registry import get_method, list_methods
+
+    repo = next(r.repo_id for m in list_methods() for r in get_method(m).releases)
+    monkeypatch.chdir(tmp_path)
+    doc = make_document("a-mini", "r", [TaskResult("turney", "accuracy", 0.55, 10, 1.0)])
+    table = format_report([doc], include_reference=False, authors=True)
+    assert f"| {repo} (authors' checkpoint)¹ | – |" in table.splitlines()
+    assert "¹ An authors' published checkpoint" in table
+    measured = make_document(repo, "c", [TaskResult("turney", "accuracy", 0.5612, 10, 1.0)])
+    write_results(measured, tmp_path / authors_results_path(repo))
+    table = format_report([doc], include_reference=False, authors=True)
+    assert f"| {repo} (authors' checkpoint) | 56.1 |" in table.splitlines()
+    assert repo not in format_report([doc], include_reference=False)

@@ -195,3 +195,45 @@ def test_every_model_type_loads_by_repo_id_without_phrasezoo_then_offline(hub, p
         assert set(run["user_code"]) == set(user_code)
         for name, vectors in {**run["encoded"], **run["user_code"]}.items():
             np.testing.assert_allclose(vectors, expected[name], rtol=0, atol=1e-5, err_msg=name)
+
+
+EVALUATE_BY_REPO_ID = """
+from huggingface_hub import constants
+from phrasezoo.evaluation.commands import main
+out = {"online": main(online)}
+constants.HF_HUB_OFFLINE = True  # the second run: offline, from the cache the first filled
+out["cached"] = main(cached)
+"""
+
+
+def test_evaluate_takes_an_authors_repo_id_converts_it_and_names_its_results(hub, benchmarks_dir):
+    """``phrasezoo evaluate --model <an authors' repo id>``: downloaded from the (local) Hub, converted, scored,
+    results under the name the zoo table reads; then offline from the Hub cache."""
+    from phrasezoo.evaluation.hub_model import authors_results_path
+
+    method, repo = RELEASES[0]
+    home, out = hub.root / "home-evaluate", hub.root / "evaluated"
+    argv = ["evaluate", "--model", repo, "--tasks", "bird", "--benchmarks-dir", str(benchmarks_dir), "--no-progress"]
+    runs = {"online": [*argv, "--output", str(out / "online.json")], "cached": [*argv, "--output", str(out / "c.json")]}
+    codes = hub_python(hub, home, EVALUATE_BY_REPO_ID, timeout=300, **runs)
+    assert codes == {"online": 0, "cached": 0}
+    docs = [json.loads((out / name).read_text()) for name in ("online.json", "c.json")]
+    assert docs[0]["model"] == repo and docs[0]["results"][0]["value"] == docs[1]["results"][0]["value"] is not None
+    name = repo.split("/")[1]
+    assert authors_results_path(repo) == Path("results", method.replace("_", "-"), f"authors-{name}.json")
+
+
+def test_evaluate_by_repo_id_without_a_network_is_one_line_saying_what_to_do(tmp_path, monkeypatch, capsys):
+    from huggingface_hub import constants
+
+    from phrasezoo.evaluation.commands import main
+
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    repo = RELEASES[0][1]
+    assert main(["evaluate", "--model", repo, "--tasks", "bird", "--no-progress"]) == 2
+    message = capsys.readouterr().err.strip()
+    assert message.count("\n") == 0 and message.startswith(f"error: cannot download {repo}")
+    assert "HF_HUB_OFFLINE" in message and "local folder" in message
+    assert not (tmp_path / "hub").exists() or not list((tmp_path / "hub").rglob("config.json"))

@@ -54,6 +54,22 @@ def test_each_right_row_gets_the_matchers_pick_and_missing_texts_get_nulls(score
     assert right[BEST_COLUMN][0] == 10 + int(ids[0, 0]) and right[SCORE_COLUMN][0] == pytest.approx(scores[0, 0])
 
 
+def test_the_default_matchers_bands_are_its_decisions_cuts(scored):
+    """The default matcher scores with its decision: the levels cut where threshold="auto" cuts (one decision
+    everywhere), not at the older calibration table's thresholds."""
+    _, _, matcher = scored
+    assert matcher.scorer.decision is not None
+    bands = score_bands(_rows(matcher))
+    for threshold, m, target in bands:
+        assert threshold == pytest.approx(matcher.threshold_for(target), abs=1e-6)
+        assert m > 0
+    assert sum(m for _, m, _ in bands) <= 1
+
+
+def _rows(matcher):
+    return matcher.scorer.decision.calibration_rows()
+
+
 def test_splink_probability_is_the_target_of_the_picks_score_band(scored):
     left, right, matcher = scored
     settings = SettingsCreator(
@@ -67,7 +83,7 @@ def test_splink_probability_is_the_target_of_the_picks_score_band(scored):
     assert sorted(predictions["unique_id_r"]) == [100, 101, 103, 104]  # the row without a text is not compared
     for row in predictions.itertuples():
         score = right.set_index("unique_id").loc[row.unique_id_r, SCORE_COLUMN]
-        expected = next((t for threshold, _, t in score_bands(default_combination().calibration)
+        expected = next((t for threshold, _, t in score_bands(_rows(matcher))
                          if score >= threshold), 1 / len(left))  # fmt: skip
         assert row.match_probability == pytest.approx(expected, rel=1e-6), (row.unique_id_r, score)
     assert (predictions["match_probability"] >= 0.5).any()

@@ -15,11 +15,12 @@ from typing import Any
 
 from phrasezoo.core.errors import run_command
 from phrasezoo.core.files import write_readme_table
-from phrasezoo.core.recipes import results_path
-from phrasezoo.encoders import DEFAULT_BATCH_SIZE, SPEC_HELP
+from phrasezoo.core.recipes import results_file_name, results_path
+from phrasezoo.encoders import DEFAULT_BATCH_SIZE, SPEC_HELP, load_encoder
 
 from .dev.suite import evaluate_dev, format_dev_table, read_dev_results, resolve_dev_tasks
 from .harness import evaluate
+from .hub_model import authors_results_path, is_repo_id, release_of, resolve_hub_model
 from .report import format_report
 from .results import read_results
 from .tasks import check_task_options, default_benchmarks_dir, resolve_tasks
@@ -40,6 +41,9 @@ examples:
   phrasezoo evaluate --model baseline:minilm-l6 --tasks all --output results/baselines/baseline-minilm-l6.json
   phrasezoo evaluate --model outputs/pearl-mini --tasks pearl
   phrasezoo evaluate --model baseline:char-jaccard --tasks autofj,turney,bird
+  phrasezoo evaluate --model Lihuchen/pearl_small --tasks pearl
+      a Hub repo id: a zoo export, or an authors' checkpoint that `phrasezoo convert` knows (converted on the
+      fly; results in results/<method>/authors-<name>.json, read by the zoo table and `report --authors`)
 """
 
 
@@ -99,6 +103,12 @@ def register(subparsers) -> None:
     report.add_argument("--output", metavar="FILE", help="also write the table to this file")
     report.add_argument("--no-reference", action="store_true", help="leave out the papers' reference rows")
     report.add_argument("--tasks", help="only these tasks or groups (e.g. 'pearl' or 'turney,bird')")
+    report.add_argument(
+        "--authors",
+        action="store_true",
+        help="add a row per authors' published checkpoint (results/<method>/authors-<name>.json, written by "
+        "`phrasezoo evaluate --model <repo id>`; marked not measured until that file exists)",
+    )
     report.add_argument(
         "--readme", metavar="FILE", help="also rewrite the <!-- BLOCK:start --> ... <!-- BLOCK:end --> block of FILE"
     )
@@ -241,11 +251,11 @@ def run_evaluate(args: argparse.Namespace) -> int:
         print(f"error: {err}", file=sys.stderr)
         return 2
     benchmarks_dir = Path(args.benchmarks_dir) if args.benchmarks_dir else default_benchmarks_dir()
-    output = Path(args.output) if args.output else results_path(args.model)
+    model, output = _model_and_output(args)
     started = time.perf_counter()
     try:
         doc = evaluate(
-            args.model,
+            model,
             tasks=args.tasks,
             benchmarks_dir=benchmarks_dir,
             output=output,
@@ -262,6 +272,21 @@ def run_evaluate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _model_and_output(args: argparse.Namespace) -> tuple[Any, Path]:
+    """The model to evaluate and its results file: a Hub repo id is resolved to a local folder first (an authors'
+    checkpoint converted in memory) and its results named after it."""
+    if not is_repo_id(args.model):
+        return args.model, Path(args.output) if args.output else results_path(args.model)
+    found = resolve_hub_model(args.model)
+    spec = str(found) if isinstance(found, Path) else found
+    model = load_encoder(spec, name=args.model, batch_size=args.batch_size, progress=not args.no_progress)
+    if args.output:
+        return model, Path(args.output)
+    if release_of(args.model):
+        return model, authors_results_path(args.model)
+    return model, results_path(str(found)).with_name(f"{results_file_name(args.model)}.json")
+
+
 def run_report(args: argparse.Namespace) -> int:
     missing = [p for p in args.results if not Path(p).is_file()]
     if missing:
@@ -271,7 +296,7 @@ def run_report(args: argparse.Namespace) -> int:
     if args.tasks:
         keep = set(resolve_tasks(args.tasks))
         docs = [{**d, "results": [r for r in d["results"] if r["task"] in keep]} for d in docs]
-    table = format_report(docs, include_reference=not args.no_reference)
+    table = format_report(docs, include_reference=not args.no_reference, authors=args.authors)
     print(table)
     if args.readme:
         write_readme_table(Path(args.readme), table, block=args.block)

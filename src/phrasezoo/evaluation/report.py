@@ -10,6 +10,7 @@ from typing import Any
 
 from phrasezoo.zoo.registry import get_method, list_methods
 
+from .hub_model import authors_results_path
 from .results import get_value, read_results
 from .tasks import GROUPS, TASKS
 
@@ -54,13 +55,34 @@ NOTES = [
     "† UCTopic's paper: all splits pooled and the best score seen during CCL finetuning (selected on the gold "
     "labels); ours: test split, CCL for a fixed number of steps chosen on the dev splits (no label decides "
     "when it stops).",
+    "¹ An authors' published checkpoint (converted by `phrasezoo convert`) not measured yet: downloading it needs a "
+    "network, and none was here. `phrasezoo evaluate --model <repo id>` writes results/<method>/authors-<name>.json "
+    "and the row fills in.",
     "PEARL avg (9): mean over the nine PEARL tasks, shown only when all nine are present (YAGO/UMLS with the "
     "gold-name KB). Avg w/o KB (7): the same without YAGO/UMLS, comparable with the (paper) rows.",
 ]
 
 
-def format_report(paths_or_docs: Any, include_reference: bool = True, columns: list[Column] | None = None) -> str:
-    """Markdown table: one row per results document (or file), one column per task's main metric, averages, notes."""
+def authors_rows(columns: list[Column], root: str | os.PathLike = ".") -> list[tuple[str, dict[str, float | None]]]:
+    """One row per published checkpoint of the methods (``Method.releases``), named ``<repo id> (authors'
+    checkpoint)``: its results file (:func:`~phrasezoo.evaluation.hub_model.authors_results_path`) when measured,
+    else empty cells and the mark ¹ (not measured: no network)."""
+    rows = []
+    for method in list_methods():
+        for release in get_method(method).releases:
+            path = os.path.join(root, authors_results_path(release.repo_id))
+            name = f"{release.repo_id} (authors' checkpoint)"
+            if os.path.isfile(path):
+                rows.append((name, _doc_values(read_results(path), columns)))
+            else:
+                rows.append((name + "¹", {_key(c): None for c in columns}))
+    return rows
+
+
+def format_report(paths_or_docs: Any, include_reference: bool = True, columns: list[Column] | None = None,
+                  authors: bool = False) -> str:  # fmt: skip
+    """Markdown table: one row per results document (or file), one column per task's main metric, averages, notes;
+    with ``authors``, a row per authors' published checkpoint (:func:`authors_rows`)."""
     docs = [_as_doc(item) for item in _as_list(paths_or_docs)]
     columns = columns or _columns_for(docs)
     suite, no_kb = suite_tasks(), no_kb_tasks()
@@ -74,6 +96,8 @@ def format_report(paths_or_docs: Any, include_reference: bool = True, columns: l
     rows: list[tuple[str, dict[str, float | None]]] = [
         (str(d.get("model", "?")), _doc_values(d, columns)) for d in docs
     ]
+    if authors:
+        rows += authors_rows(columns)
     if include_reference:  # reference rows with a number in at least one shown column
         for name, values in reference_rows():
             reference = _reference_values(values, columns)
@@ -94,7 +118,8 @@ def format_report(paths_or_docs: Any, include_reference: bool = True, columns: l
         NOTES[1]: any(TASKS[t].gold_name_kb for t in tasks if t in TASKS),
         NOTES[2]: any(name.endswith(("(paper)", "(paper)†")) for name in shown),
         NOTES[3]: any(name.endswith("†") for name in shown),
-        NOTES[4]: show_avgs,
+        NOTES[4]: any(name.endswith("¹") for name in shown),
+        NOTES[5]: show_avgs,
     }
     lines.extend(f"- {note}" for note in NOTES if wanted[note] and (include_reference or "(paper)" not in note))
     return "\n".join(lines)

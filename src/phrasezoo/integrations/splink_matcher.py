@@ -193,7 +193,8 @@ def matcher_comparison(
     """A splink comparison of the matcher's pick and score with fixed m and u (see the module docstring).
 
     ``matcher_or_calibration``: the fitted default matcher of :func:`add_matcher_scores` (or any object with a
-    ``threshold_for`` whose combination is calibrated) or its calibration rows. ``left_rows``: rows of the first
+    ``threshold_for`` whose combination is calibrated; with a decision, the decision's cuts and training recall) or
+    its calibration rows. ``left_rows``: rows of the first
     table (the prior ``lambda`` to use is ``1 / left_rows``).
     """
     if isinstance(left_rows, bool) or not isinstance(left_rows, (int, np.integer)) or left_rows < 2:
@@ -205,6 +206,9 @@ def matcher_comparison(
 def _calibration(source: Any) -> list:
     if isinstance(source, (list, tuple)):
         return list(source)
+    decision = getattr(getattr(source, "scorer", None), "decision", None)
+    if decision is not None:  # the matcher's scores are its decision's probabilities: its cuts decide
+        return decision.calibration_rows()
     combination = getattr(getattr(source, "scorer", None), "combination", None)
     if combination is None or not combination.calibration:
         raise ValueError("matcher_comparison needs the default matcher (a calibrated 'hybrid' one) or its "

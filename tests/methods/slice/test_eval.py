@@ -10,9 +10,10 @@ import pytest
 import torch
 
 from phrasezoo.encoders import ModelEncoder
+from phrasezoo.evaluation.metrics.span_iou import word_iou
 from phrasezoo.evaluation.results import make_document
 from phrasezoo.evaluation.tasks.base import TaskContext
-from phrasezoo.evaluation.tasks.span_localisation import localisation_metrics, locate_words, word_iou
+from phrasezoo.evaluation.tasks.span_localisation import localisation_metrics, locate_words
 from phrasezoo.evaluation.tasks.stsb_context import StsbContext, read_stsb_context
 from phrasezoo.methods.slice.report import slice_table, williams_between
 from phrasezoo.methods.slice.report.significance import williams_from_scores, williams_test

@@ -67,7 +67,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from scipy.stats import spearmanr
 
 from phrasezoo.core.errors import InputError, MissingResourceError
 from phrasezoo.core.files import atomic_write_text, read_user_json
@@ -76,6 +75,7 @@ from phrasezoo.data.dev_sets import VERSION, load_dev_set
 from phrasezoo.encoders import MENTIONS, VECTORS, Encoder, ModelEncoder, load_encoder
 
 from ..datasets.benchmark_dev import BENCHMARK_DEV_SETS, load_benchmark_dev
+from ..metrics import compute
 from ..tasks.clustering import kmeans_clusters
 from ..tasks.clustering import kmeans_nmi as benchmark_kmeans_nmi
 from ..tasks.context_clustering import cluster_scores
@@ -106,28 +106,28 @@ def top1_accuracy(scores: np.ndarray, gold: Sequence[int | set[int] | Sequence[i
         raise ValueError(f"scores must be (len(gold), n_candidates), got {scores.shape} for {len(gold)} queries.")
     if scores.shape[0] == 0:
         raise ValueError("top1_accuracy needs at least one query.")
-    return float(np.mean(top1_hits(scores.argmax(axis=1), gold)))
+    best = [int(b) for b in scores.argmax(axis=1)]
+    return compute("top1_accuracy", predictions=best, references=[sorted(gold_set(g)) for g in gold])["accuracy"]
 
 
 def kmeans_nmi(
     vectors: np.ndarray, labels: Sequence[str], seed: int = KMEANS_SEED, n_init: int = KMEANS_N_INIT
 ) -> float:
     """NMI between KMeans clusters (k = number of distinct labels, fixed seed and restarts, the machine's threads) and
-    the labels."""
-    from sklearn.metrics import normalized_mutual_info_score  # lazy: keeps scikit-learn off the evaluation's import
-
+    the labels (the ``nmi`` metric module)."""
     k = len(set(labels))
     if k < 2 or len(labels) < k:
         raise ValueError(f"kmeans_nmi needs at least 2 labels and as many items as labels (got {k}, {len(labels)}).")
     clusters = kmeans_clusters(np.asarray(vectors, np.float64), k, seed=seed, n_init=n_init, one_thread=False)
-    return float(normalized_mutual_info_score(list(labels), clusters))
+    return compute("nmi", predictions=[int(c) for c in clusters], references=list(labels))["nmi"]
 
 
 def spearman(predicted: Sequence[float], gold: Sequence[float]) -> float:
-    """Spearman's rho (0.0 when either side is constant)."""
+    """Spearman's rho (the ``spearman`` metric module; 0.0 when either side is constant)."""
     if len(predicted) != len(gold) or len(gold) < 2:
         raise ValueError(f"spearman needs two equal sequences of 2+ values, got {len(predicted)} and {len(gold)}.")
-    rho = spearmanr(np.asarray(predicted, np.float64), np.asarray(gold, np.float64)).statistic
+    predicted, gold = np.asarray(predicted, np.float64).tolist(), np.asarray(gold, np.float64).tolist()
+    rho = compute("spearman", predictions=predicted, references=gold)["spearman"]
     return 0.0 if not np.isfinite(rho) else float(rho)
 
 
@@ -377,7 +377,9 @@ def _dev_document(encoder: Encoder, results: dict[str, dict[str, Any]], started_
         "created": datetime.now(UTC).isoformat(timespec="seconds"),
         "seconds": round(time.perf_counter() - started_all, 2),
         "tasks": results,
-        "dev_avg": round(float(np.mean([results[n]["score"] for n in ran])), 6) if ran else None,
+        "dev_avg": round(compute("average", predictions=[results[n]["score"] for n in ran])["average"], 6)
+        if ran
+        else None,
         "dev_avg_tasks": ran,
     }
 

@@ -28,6 +28,11 @@ METRICS = (
     "nmi",
     "cluster_accuracy",
     "fuzzy_join_accuracy",
+    "ranking",
+    "top1_accuracy",
+    "span_iou",
+    "rouge",
+    "average",
 )
 
 _loaded: dict[str, Any] = {}

@@ -15,11 +15,15 @@ class Accuracy(SuiteMetric):
 Args:
     predictions: predicted labels (strings or integers).
     references: gold labels, of the same type.
+    dtype: "float64" (default), or "float32": the share in single precision, as a torch float32 mean gives it (the
+        PPDB probe's accuracy, kept bit-for-bit).
 Returns:
     accuracy: the share of exact matches, in [0, 1].
 """
     COLUMNS = (columns(predictions="string", references="string"), columns(predictions="int64", references="int64"))
 
-    def _compute(self, predictions, references) -> dict[str, float]:
+    def _compute(self, predictions, references, dtype: str = "float64") -> dict[str, float]:
         matches = np.asarray(predictions, dtype=object) == np.asarray(references, dtype=object)
+        if dtype == "float32":
+            return {"accuracy": float(np.float32(np.count_nonzero(matches)) / np.float32(len(matches)))}
         return {"accuracy": float(np.mean(matches))}

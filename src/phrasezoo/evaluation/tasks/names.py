@@ -15,6 +15,7 @@ from phrasezoo.data.name_benchmark import DOMAINS, SPLITS, NameTask
 from phrasezoo.encoders import VECTORS, Encoder
 
 from ..datasets.names import load_name_task
+from ..metrics import compute
 from ..results import TaskResult
 from .base import Task, TaskContext, register_task
 
@@ -53,8 +54,8 @@ class _Names(Task):
     def score(self, encoder: Encoder, data: NameTask, ctx: TaskContext) -> list[TaskResult]:
         row = {name: i for i, name in enumerate(data.kb)}
         ranks = rank_of_gold(name_scores(encoder, data), np.array([row[g] for g in data.gold]))
-        accuracy = float(np.mean(ranks == 1))
-        mrr = float(np.mean(np.where(ranks <= MRR_DEPTH, 1.0 / ranks, 0.0)))
+        ranking = compute("ranking", predictions=ranks.tolist(), depth=MRR_DEPTH)
+        accuracy, mrr = ranking["accuracy"], ranking["mrr"]
         notes = f"{len(data.queries)} queries against a KB of {len(data.kb)} names (look-alike siblings included)"
         return [self.result("accuracy", accuracy, len(data.queries), notes),
                 self.result("mrr10", mrr, len(data.queries), notes)]  # fmt: skip

@@ -36,6 +36,7 @@ from torch import nn
 from phrasezoo.encoders import VECTORS, Encoder
 
 from ..hub_dataset import HUB_DATASET, binary, text
+from ..metrics import compute
 from ..results import TaskResult
 from .base import Task, TaskContext, register_task
 
@@ -105,12 +106,15 @@ def _train(features: np.ndarray, labels: np.ndarray, seed: int, config: ProbeCon
     generator = torch.Generator().manual_seed(seed)
     train_idx = torch.as_tensor(train)
 
-    def accuracy(idx: np.ndarray) -> float:
+    def predict(idx: np.ndarray) -> torch.Tensor:
         probe.eval()
         with torch.inference_mode():
             logits = probe(x[idx]).squeeze(-1)
         probe.train()
-        return float(((logits >= 0).float() == y[idx]).float().mean())
+        return (logits >= 0).float()
+
+    def accuracy(idx: np.ndarray) -> float:  # the early-stopping signal on dev, part of training
+        return float((predict(idx) == y[idx]).float().mean())
 
     best_dev, best_state, bad_epochs, epoch = -1.0, copy.deepcopy(probe.state_dict()), 0, 0
     for epoch in range(1, config.max_epochs + 1):
@@ -126,7 +130,9 @@ def _train(features: np.ndarray, labels: np.ndarray, seed: int, config: ProbeCon
             if bad_epochs >= config.patience and epoch >= config.min_epochs:
                 break
     probe.load_state_dict(best_state)
-    return accuracy(test), best_dev, epoch
+    predicted, gold = predict(test).int().tolist(), y[test].int().tolist()
+    # the score: the `accuracy` metric module, in float32 as the probe's torch mean always gave it
+    return compute("accuracy", predictions=predicted, references=gold, dtype="float32")["accuracy"], best_dev, epoch
 
 
 class _Paraphrase(Task):
@@ -164,7 +170,8 @@ class _Paraphrase(Task):
             f"({seeds[0]}..{seeds[-1]}: split and initialisation), {PROBE_THREADS} thread, std {np.std(tests):.4f}"
         )
         n_test = len(data.labels) - math.ceil(len(data.labels) * 0.85)
-        return [self.result("accuracy", float(np.mean(tests)), n_test, notes, details=details)]
+        mean = compute("average", predictions=tests)["average"]
+        return [self.result("accuracy", mean, n_test, notes, details=details)]
 
 
 @register_task

@@ -15,6 +15,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ..metrics import compute
+
 WORD = re.compile(r"\S+")
 
 
@@ -35,24 +37,18 @@ def locate_words(passage: str, target: str) -> tuple[int, int] | None:
     return (inside[0], inside[-1] + 1) if inside else None
 
 
-def word_iou(a: tuple[int, int], b: tuple[int, int]) -> float:
-    """Intersection over union of two word ranges ``[start, end)``."""
-    inter = max(0, min(a[1], b[1]) - max(a[0], b[0]))
-    union = (a[1] - a[0]) + (b[1] - b[0]) - inter
-    return inter / union if union > 0 else 0.0
-
-
 def localisation_metrics(
     passages: Sequence[str], targets: Sequence[str], chosen: Sequence[tuple[int, int] | None]
 ) -> dict[str, object]:
-    """IoU statistics of the chosen spans against the located targets, and the chosen-length histogram.
+    """IoU statistics of the chosen spans against the located targets (the ``span_iou`` metric module), and the
+    chosen-length histogram.
 
     Returns ``{"iou_mean", "iou_at_least_0.5", "exact", "n_located", "chosen_words_median", "gold_words_median",
     "chosen_words_histogram"}``; IoU figures are over passages whose target was located and that have a chosen span.
     """
     if not len(passages) == len(targets) == len(chosen):
         raise ValueError("passages, targets and chosen spans must be aligned.")
-    ious, gold_lengths, lengths = [], [], []
+    chosen_spans, gold_spans, gold_lengths, lengths = [], [], [], []
     for passage, target, span in zip(passages, targets, chosen):
         if span is None or span[1] <= span[0]:
             continue
@@ -61,14 +57,15 @@ def localisation_metrics(
         if gold is None:
             continue
         gold_lengths.append(gold[1] - gold[0])
-        ious.append(word_iou(tuple(span), gold))
-    iou = np.asarray(ious, dtype=np.float64)
+        chosen_spans.append([int(span[0]), int(span[1])])
+        gold_spans.append(list(gold))
+    iou = {"iou_mean": None, "iou_at_least_0.5": None, "exact": None}
+    if gold_spans:
+        iou = compute("span_iou", predictions=chosen_spans, references=gold_spans)
     histogram = Counter(lengths)
     return {
-        "iou_mean": float(iou.mean()) if len(iou) else None,
-        "iou_at_least_0.5": float((iou >= 0.5).mean()) if len(iou) else None,
-        "exact": float((iou >= 1.0 - 1e-9).mean()) if len(iou) else None,
-        "n_located": len(iou),
+        **{key: iou[key] for key in ("iou_mean", "iou_at_least_0.5", "exact")},
+        "n_located": len(gold_spans),
         "chosen_words_median": float(np.median(lengths)) if lengths else None,
         "gold_words_median": float(np.median(gold_lengths)) if gold_lengths else None,
         "chosen_words_histogram": {str(k): histogram[k] for k in sorted(histogram)},

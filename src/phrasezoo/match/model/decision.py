@@ -118,6 +118,15 @@ class Decision:
             )
         return float(np.interp(target_precision, targets, [row[1] for row in self.cuts]))
 
+    def calibration_rows(self) -> list[list[float]]:
+        """``[target precision, probability cut, training recall]`` rows (the layout of a combination's calibration
+        table, which the splink comparison reads): the recall is the one ``fit`` measured on the training joins at
+        each cut (``meta["recall"]``)."""
+        recall = dict((float(t), float(r)) for t, r in self.meta.get("recall", []))
+        if not self.cuts or not recall:
+            raise ValueError("This decision has no cuts with their training recall (meta['recall']): re-fit it.")
+        return [[t, c, recall[t]] for t, c in self.cuts if t in recall]
+
     def to_dict(self) -> dict[str, Any]:
         return {"format_version": self.format_version, "inputs": list(self.inputs),
                 "mean": [float(v) for v in self.mean], "scale": [float(v) for v in self.scale],

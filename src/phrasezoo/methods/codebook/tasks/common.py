@@ -18,6 +18,7 @@ import numpy as np
 import torch
 
 from phrasezoo.encoders import Encoder
+from phrasezoo.evaluation.metrics import compute
 from phrasezoo.evaluation.tasks.base import Task
 from phrasezoo.methods.codebook.data import word_tokens
 from phrasezoo.resources import load_spacy_tagger, load_word_vectors
@@ -123,11 +124,9 @@ def first_pc(rows: np.ndarray) -> np.ndarray:
 
 
 def pearson(x: np.ndarray, y: np.ndarray) -> float:
-    x = np.asarray(x, dtype=np.float64)
-    y = np.asarray(y, dtype=np.float64)
-    if x.std() == 0 or y.std() == 0:
-        return float("nan")
-    return float(np.corrcoef(x, y)[0, 1])
+    """Pearson r by numpy.corrcoef (NaN when either side is constant): the ``pearson`` metric module's "corrcoef"."""
+    x, y = np.asarray(x, dtype=np.float64).tolist(), np.asarray(y, dtype=np.float64).tolist()
+    return compute("pearson", predictions=x, references=y, formula="corrcoef")["pearson"]
 
 
 def bootstrap_indices(n: int, rounds: int = 1000, seed: int = 0) -> np.ndarray:

@@ -23,6 +23,7 @@ import numpy as np
 
 from phrasezoo.data.text import split_paragraphs
 from phrasezoo.encoders import Encoder
+from phrasezoo.evaluation.metrics import compute
 from phrasezoo.evaluation.results import TaskResult
 from phrasezoo.evaluation.tasks.base import TaskContext, register_task
 from phrasezoo.methods.codebook.tasks.common import FacetsTask
@@ -100,14 +101,11 @@ class FacetsSummarization(FacetsTask):
         return [(lead, sents) for lead, sents in articles if len(sents) > SUMMARY_SENTENCES]
 
     def score(self, encoder: Encoder, data: list[tuple[str, list[str]]], ctx: TaskContext) -> list[TaskResult]:
-        from rouge_score import rouge_scorer  # lazy: keeps rouge-score off 'phrasezoo --help' (it imports tasks)
-
         model = facets_model(encoder)
         space = word_space()
-        scorer = rouge_scorer.RougeScorer(["rouge1", "rouge2"], use_stemmer=True)
-        scores: dict[str, dict[str, list[float]]] = {m: {"rouge1": [], "rouge2": [], "length": []} for m in METHODS}
+        summaries: dict[str, list[list[str]]] = {m: [] for m in METHODS}  # per method, per article: its summaries
         rng = np.random.default_rng(ctx.seed)
-        for lead, sentences in data:
+        for _, sentences in data:
             words = [text_words(s, space) for s in sentences]
             doc_words = [w for ws in words for w in ws]
             doc_vectors = space.rows(doc_words)
@@ -124,13 +122,11 @@ class FacetsSummarization(FacetsTask):
                 "lead3_body": list(range(SUMMARY_SENTENCES)),
             }
             for method, chosen in picks.items():
-                self._add(scores[method], scorer, lead, [sentences[i] for i in sorted(chosen)])
-            runs = {"rouge1": [], "rouge2": [], "length": []}
-            for _ in range(RANDOM_SEEDS):
-                chosen = rng.choice(len(sentences), SUMMARY_SENTENCES, replace=False)
-                self._add(runs, scorer, lead, [sentences[i] for i in sorted(chosen)])
-            for key, values in runs.items():
-                scores["random"][key].append(float(np.mean(values)))
+                summaries[method].append([" ".join(sentences[i] for i in sorted(chosen))])
+            draws = [rng.choice(len(sentences), SUMMARY_SENTENCES, replace=False) for _ in range(RANDOM_SEEDS)]
+            summaries["random"].append([" ".join(sentences[i] for i in sorted(chosen)) for chosen in draws])
+        leads = [lead for lead, _ in data]
+        scores = {method: self._scores(summaries[method], leads) for method in METHODS}
         n = len(data)
         resamples = bootstrap_indices(n, seed=ctx.seed)
         results = []
@@ -145,13 +141,17 @@ class FacetsSummarization(FacetsTask):
                         "minus_sent_emb_ci95": interval(diff[resamples].mean(axis=1)),
                     }
                 notes = f"{n} embedded-Wikipedia articles, lead = reference, 3 body sentences; rouge-score F1, stemming"
-                results.append(self.result(f"{metric}:{method}", float(values.mean()), n, notes, details=details))
+                value = scores[method]["mean"][metric]
+                results.append(self.result(f"{metric}:{method}", value, n, notes, details=details))
         return results
 
     @staticmethod
-    def _add(store: dict[str, list[float]], scorer, reference: str, summary: list[str]) -> None:
-        text = " ".join(summary)
-        rouge = scorer.score(reference, text)
-        store["rouge1"].append(rouge["rouge1"].fmeasure)
-        store["rouge2"].append(rouge["rouge2"].fmeasure)
-        store["length"].append(float(len(text.split())))
+    def _scores(summaries: list[list[str]], leads: list[str]) -> dict:
+        """Per article, the ROUGE-1/2 F1 of its summaries against its lead (the ``rouge`` metric module; the mean
+        over several summaries of an article) and their mean length in words; under ``mean`` their means over the
+        articles (ROUGE's from the metric module)."""
+        rouge = compute("rouge", predictions=summaries, references=leads, rouge_types=["rouge1", "rouge2"])
+        lengths = [float(np.mean([float(len(text.split())) for text in texts])) for texts in summaries]
+        means = {"rouge1": rouge["rouge1"], "rouge2": rouge["rouge2"], "length": float(np.mean(lengths))}
+        return {"rouge1": rouge["per_item"]["rouge1"], "rouge2": rouge["per_item"]["rouge2"], "length": lengths,
+                "mean": means}  # fmt: skip
