@@ -199,3 +199,25 @@ def test_auto_reports_what_the_join_expects_of_its_threshold(fitted):
     estimate = out.attrs["estimate"]
     assert estimate["queries"] == 3 and estimate["threshold"] == pytest.approx(fitted.threshold_for(0.9))
     assert estimate["kept"] == len(out) and set(estimate) >= {"estimated_precision", "estimated_recall", "warning"}
+
+
+def test_a_dedupe_reads_each_candidates_neighbourhood_without_the_query(fitted):
+    """In a dedupe the query is a row of the reference: "2013 ..."'s nearest other row is the query "2012 ..." itself,
+    so without the query it is the next one, as in a reference that lacks the query (the embedding channel, whose
+    cosines do not depend on the rest of the table)."""
+    scorer = fitted.scorer
+    query = [LEFT[0]]
+    vectors = scorer.encode(query)
+    candidates = scorer.candidate_ids(query, vectors)
+    candidates = np.where(candidates == 0, -1, candidates)
+    plain = scorer.features(query, candidates, vectors)
+    own = scorer.features_without_self(query, candidates, vectors, np.array([0]))
+    column = scorer.combination.features.index("emb_hub")
+    twin = list(candidates[0]).index(1)
+    assert plain[0, twin, column] == pytest.approx(scorer.hub["emb_hub"][1])  # the query itself, "2012 ..."
+    without = Matcher(progress=False).fit(LEFT[1:]).scorer
+    expected = without.neighbourhood(np.array([0]))["emb_hub"][0]  # "2013 ..." in a reference without "2012 ..."
+    assert own[0, twin, column] == pytest.approx(expected, abs=1e-5)
+    assert own[0, twin, column] < plain[0, twin, column]
+    others = [i for i, row in enumerate(candidates[0]) if row >= 0 and scorer.hub_detail["emb_hub_row"][row] != 0]
+    np.testing.assert_array_equal(own[0, others], plain[0, others])  # rows whose nearest is not the query: unchanged

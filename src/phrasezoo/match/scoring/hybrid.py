@@ -107,6 +107,7 @@ class HybridScorer:
         self.reference: list[str] = []
         self.char_matrix = self.char_matrix_t = None
         self.hub: dict[str, np.ndarray] = {}
+        self.hub_detail: dict[str, np.ndarray] = {}  # per row: its best other row and second-best cosine (dedupe)
         self.pairs: PairFeatures | None = None
         self.decision = self.combination.decision_model
         self.table_level: float | None = None  # the decision's self-join level of the fitted reference
@@ -129,6 +130,7 @@ class HybridScorer:
             self.word.fit(self.reference)
         # computed on demand, for the rows that turn up as candidates (see fill_neighbourhood): NaN = not yet
         self.hub = self.empty_neighbourhood() if NEEDS_HUB & set(self.combination.features) else {}
+        self.hub_detail = {}
         self._prepare()
         self.table_level = self.self_join_level() if self.decision is not None else None
 
@@ -160,9 +162,13 @@ class HybridScorer:
     def neighbourhood(self, rows: np.ndarray) -> dict[str, np.ndarray]:
         """The given reference rows' best embedding and character cosine to another row (over their own candidates):
         how crowded each row's neighbourhood is. A match to a row with a near twin ("... 2012 season" next to "...
-        2013 season") needs more evidence than a match to a row that stands alone."""
+        2013 season") needs more evidence than a match to a row that stands alone. Also, per channel, which row is
+        that best one (``<name>_hub_row``) and the second best cosine (``<name>_hub_next``): a dedupe, whose query
+        is itself a row of the reference, reads a candidate's neighbourhood without the query."""
         ref_vectors = self.vectors.vectors if self.vectors is not None else None
         out = {name: np.zeros(len(rows), dtype=np.float32) for name in NEEDS_HUB}
+        out |= {f"{name}_next": np.zeros(len(rows), dtype=np.float32) for name in NEEDS_HUB}
+        out |= {f"{name}_row": np.full(len(rows), -1, dtype=np.int64) for name in NEEDS_HUB}
         chunk = 4096
         for start in range(0, len(rows), chunk):
             ids = rows[start : start + chunk]
@@ -175,22 +181,57 @@ class HybridScorer:
             cands = np.where(cands == ids[:, None], -1, cands)  # not the row itself
             names = ["char"] + (["emb"] if qv is not None else [])
             feats = self.pairs.compute(names, part, cands, qv, ref_vectors)
+            done = slice(start, start + len(ids))
             for j, name in enumerate(names):
-                values = np.where(cands >= 0, feats[..., j], -np.inf).max(1)
-                out[f"{name}_hub"][start : start + len(ids)] = np.where(np.isfinite(values), values, 0.0)
+                values = np.where(cands >= 0, feats[..., j], -np.inf)
+                order = np.argsort(-values, axis=1, kind="stable")[:, :2]
+                top = np.take_along_axis(values, order, axis=1)
+                out[f"{name}_hub"][done] = np.where(np.isfinite(top[:, 0]), top[:, 0], 0.0)
+                out[f"{name}_hub_row"][done] = np.where(
+                    np.isfinite(top[:, 0]), np.take_along_axis(cands, order[:, :1], 1)[:, 0], -1
+                )
+                if top.shape[1] > 1:
+                    out[f"{name}_hub_next"][done] = np.where(np.isfinite(top[:, 1]), top[:, 1], 0.0)
         return out
 
-    def fill_neighbourhood(self, candidates: np.ndarray) -> None:
+    def fill_neighbourhood(self, candidates: np.ndarray, detail: bool = False) -> None:
         """Compute the neighbourhood statistics of the candidate rows that lack them. Only rows that turn up as some
         query's candidate are ever read, so a fit does not pay for the whole table's self-search (an n x n search in
-        two channels); each row's value is the same whenever it is computed."""
+        two channels); each row's value is the same whenever it is computed. ``detail``: also each row's best other
+        row and second-best cosine (not saved with the matcher: recomputed for a loaded one when asked)."""
         if not self.hub:
             return
         rows = np.unique(candidates[candidates >= 0])
-        missing = rows[np.isnan(self.hub["char_hub"][rows])]
+        lacking = np.isnan(self.hub["char_hub"][rows])
+        if detail:
+            if not self.hub_detail:
+                self.hub_detail = {f"{n}_row": np.full(len(self.reference), -2, np.int64) for n in NEEDS_HUB}
+                self.hub_detail |= {f"{n}_next": np.zeros(len(self.reference), np.float32) for n in NEEDS_HUB}
+            lacking |= self.hub_detail["char_hub_row"][rows] == -2
+        missing = rows[lacking]
         if len(missing):
             for name, values in self.neighbourhood(missing).items():
-                self.hub[name][missing] = values
+                if name in self.hub:
+                    self.hub[name][missing] = values
+                elif self.hub_detail:
+                    self.hub_detail[name][missing] = values
+
+    def features_without_self(self, queries: list[str], candidates: np.ndarray, query_vectors: np.ndarray | None,
+                              own_rows: np.ndarray, static_vectors: np.ndarray | None = None) -> np.ndarray:  # fmt: skip
+        """:meth:`features` for queries that are rows of the reference themselves (``own_rows``; a dedupe): a
+        candidate whose nearest other row is the query gets its second-nearest as its neighbourhood, so the pair
+        is scored as a search of the list without the query would score it."""
+        features = self.features(queries, candidates, query_vectors, static_vectors=static_vectors)
+        wanted = [name for name in self.combination.features if name in NEEDS_HUB]
+        if not wanted:
+            return features
+        self.fill_neighbourhood(candidates, detail=True)
+        safe = np.maximum(candidates, 0)
+        for name in wanted:
+            is_query = (self.hub_detail[f"{name}_row"][safe] == own_rows[:, None]) & (candidates >= 0)
+            column = self.combination.features.index(name)
+            features[..., column] = np.where(is_query, self.hub_detail[f"{name}_next"][safe], features[..., column])
+        return features
 
     def candidate_ids(self, queries: list[str], query_vectors: np.ndarray | None, extra: int = 0,
                       static_vectors: np.ndarray | None = None, initials: bool = True) -> np.ndarray:  # fmt: skip
@@ -299,6 +340,7 @@ class HybridScorer:
         self.char = channel_from_state(meta["char"], arrays, "char")
         self.word = channel_from_state(meta["word"], arrays, "word") if "word" in meta else None
         self.hub = {name: np.asarray(arrays[name], dtype=np.float32) for name in NEEDS_HUB if name in arrays}
+        self.hub_detail = {}
         self._prepare()
         self.table_level = meta.get("table_level")
 
