@@ -77,7 +77,7 @@ def cluster_all(matcher, names: list[str], top_k: int):
     i, j, s = neighbour_pairs(matcher, distinct, np.arange(len(distinct)), top_k)
 
     def clusters(target: float, method: str) -> np.ndarray:
-        cut = matcher.threshold_for(target)
+        cut = matcher.threshold_for(target, dedupe=True)
         return cluster_pairs(len(distinct), kept_edges(i, j, s, cut), cut, method)[group]
 
     return clusters
@@ -144,7 +144,7 @@ def main() -> None:
                      for m in ("precision", "recall", "f1")}  # fmt: skip
             big = largest[(target, method)]
             summary.append({"target_precision": target, "method": method, "threshold": round(float(
-                matcher.threshold_for(target)), 4), "micro": scores(*totals[(target, method)]), "macro": macro,
+                matcher.threshold_for(target, dedupe=True)), 4), "micro": scores(*totals[(target, method)]), "macro": macro,
                 "largest_cluster": big[0], "largest_share": big[1], "largest_in": big[2]})  # fmt: skip
     report = {
         "created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),

@@ -76,6 +76,19 @@ def test_cuts_interpolate_and_refuse_targets_outside_their_range():
         decision(cuts=[]).cut_for(0.9)
 
 
+
+def test_a_dedupe_reads_its_own_cuts_when_there_are_some_else_the_joins():
+    d = decision(dedupe_cuts=[[0.8, 0.9], [0.95, 0.99]])
+    assert d.cut_for(0.9, dedupe=True) == pytest.approx(0.9 + (0.99 - 0.9) * (0.1 / 0.15))
+    assert d.cut_for(0.9) == pytest.approx(0.75)  # a join: the join's cuts
+    assert decision().cut_for(0.9, dedupe=True) == pytest.approx(0.75)  # none of its own: the join's
+    assert Decision.from_dict(d.to_dict()) == d and "dedupe_cuts" not in decision().to_dict()
+    with pytest.raises(ValueError, match="rising target"):
+        decision(dedupe_cuts=[[0.9, 0.7], [0.8, 0.6]])
+    with pytest.raises(ValueError, match="calibrated range"):
+        d.cut_for(0.7, dedupe=True)
+
+
 def test_round_trip_and_clear_errors():
     d = decision()
     assert Decision.from_dict(d.to_dict()) == d

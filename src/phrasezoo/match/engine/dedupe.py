@@ -92,7 +92,7 @@ def check_dedupe_arguments(threshold: Any, method: Any, top_k: Any, target_preci
 
 def resolve_threshold(matcher: Matcher, threshold: float | str, target_precision: float) -> float:
     """The numeric score threshold: the number given, or the matcher's calibrated one for ``target_precision``."""
-    return float(matcher.threshold_for(target_precision)) if threshold == "auto" else float(threshold)
+    return float(matcher.threshold_for(target_precision, dedupe=True)) if threshold == "auto" else float(threshold)
 
 
 def neighbour_pairs(matcher: Matcher, names: list[str], ids: np.ndarray, top_k: int, progress: bool = False):

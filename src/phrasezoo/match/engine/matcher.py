@@ -102,10 +102,11 @@ class Matcher:
         self._blocks = BlockIndex(self.reference, self.blocking) if self.blocking is not None else None
         return self
 
-    def threshold_for(self, target_precision: float = 0.9) -> float:
+    def threshold_for(self, target_precision: float = 0.9, dedupe: bool = False) -> float:
         """The score threshold that kept matches at ``target_precision`` on the training joins (default matcher
         only: its score is a calibrated match probability): the decision's cut, or the combination's calibration
-        table for a combination without a decision."""
+        table for a combination without a decision. ``dedupe``: the decision's cut for a dedupe's pairs (set on
+        dedupe lists, where most rows are unique), when it has one."""
         combination = getattr(self.scorer, "combination", None)
         decision = getattr(self.scorer, "decision", None)
         if combination is None or not (decision is not None or combination.calibration):
@@ -120,7 +121,7 @@ class Matcher:
         ):
             raise ValueError(f"target_precision must be a number in (0, 1), got {target_precision!r}.")
         if decision is not None:
-            return decision.cut_for(float(target_precision))
+            return decision.cut_for(float(target_precision), dedupe=dedupe)
         return combination.threshold_for(float(target_precision))
 
     def search(self, queries: list[str], top_k: int = 1) -> tuple[np.ndarray, np.ndarray]:

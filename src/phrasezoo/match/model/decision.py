@@ -83,6 +83,7 @@ class Decision:
     coef: list[float]
     intercept: float
     cuts: list[list[float]] = field(default_factory=list)  # [target precision, probability cut], rising
+    dedupe_cuts: list[list[float]] = field(default_factory=list)  # the same for a dedupe's pairs (merges)
     meta: dict[str, Any] = field(default_factory=dict)
     format_version: int = FORMAT_VERSION
 
@@ -96,8 +97,9 @@ class Decision:
         sizes = {len(self.inputs), len(self.mean), len(self.scale), len(self.coef)}
         if len(sizes) != 1:
             raise ValueError("A decision needs one mean, scale and coefficient per input.")
-        if any(len(row) != 2 for row in self.cuts) or [r[0] for r in self.cuts] != sorted(r[0] for r in self.cuts):
-            raise ValueError("A decision's cuts are [target precision, probability] rows, by rising target.")
+        for rows in (self.cuts, self.dedupe_cuts):
+            if any(len(row) != 2 for row in rows) or [r[0] for r in rows] != sorted(r[0] for r in rows):
+                raise ValueError("A decision's cuts are [target precision, probability] rows, by rising target.")
 
     def probability(self, columns: dict[str, np.ndarray]) -> np.ndarray:
         """The probability that each answer is right, from its input ``columns`` (any shape, one array each)."""
@@ -106,17 +108,20 @@ class Decision:
             z += coef * (columns[name] - mean) / scale
         return (1.0 / (1.0 + np.exp(-np.clip(z, -60, 60)))).astype(np.float32)
 
-    def cut_for(self, target_precision: float) -> float:
-        """The probability that kept ``target_precision`` on the training joins (interpolated between targets)."""
-        if not self.cuts:
+    def cut_for(self, target_precision: float, dedupe: bool = False) -> float:
+        """The probability that kept ``target_precision`` on the training joins (interpolated between targets);
+        ``dedupe``: on the training dedupe lists' pairs, when the decision has such cuts (a list where most rows
+        are unique needs a higher one), else the join's."""
+        rows = self.dedupe_cuts if dedupe and self.dedupe_cuts else self.cuts
+        if not rows:
             raise ValueError("This decision has no cuts: threshold='auto' is not available; pass a number.")
-        targets = [row[0] for row in self.cuts]
+        targets = [row[0] for row in rows]
         if not targets[0] <= target_precision <= targets[-1]:
             raise ValueError(
                 f"target_precision must be in [{targets[0]}, {targets[-1]}] (the calibrated range), got "
                 f"{target_precision}."
             )
-        return float(np.interp(target_precision, targets, [row[1] for row in self.cuts]))
+        return float(np.interp(target_precision, targets, [row[1] for row in rows]))
 
     def calibration_rows(self) -> list[list[float]]:
         """``[target precision, probability cut, training recall]`` rows (the layout of a combination's calibration
@@ -131,11 +136,12 @@ class Decision:
         return {"format_version": self.format_version, "inputs": list(self.inputs),
                 "mean": [float(v) for v in self.mean], "scale": [float(v) for v in self.scale],
                 "coef": [float(v) for v in self.coef], "intercept": float(self.intercept),
-                "cuts": [[float(a), float(b)] for a, b in self.cuts], "meta": self.meta}  # fmt: skip
+                "cuts": [[float(a), float(b)] for a, b in self.cuts], "meta": self.meta,
+                **({"dedupe_cuts": [[float(a), float(b)] for a, b in self.dedupe_cuts]} if self.dedupe_cuts else {})}  # fmt: skip
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Decision:
-        keys = ("inputs", "mean", "scale", "coef", "intercept", "cuts", "meta", "format_version")
+        keys = ("inputs", "mean", "scale", "coef", "intercept", "cuts", "dedupe_cuts", "meta", "format_version")
         return cls(**{k: data[k] for k in keys if k in data})
 
 
