@@ -76,7 +76,6 @@ def test_cuts_interpolate_and_refuse_targets_outside_their_range():
         decision(cuts=[]).cut_for(0.9)
 
 
-
 def test_a_dedupe_reads_its_own_cuts_when_there_are_some_else_the_joins():
     d = decision(dedupe_cuts=[[0.8, 0.9], [0.95, 0.99]])
     assert d.cut_for(0.9, dedupe=True) == pytest.approx(0.9 + (0.99 - 0.9) * (0.1 / 0.15))
