@@ -18,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from phrasezoo.encoders import Encoder
+from phrasezoo.evaluation.metrics import compute
 from phrasezoo.evaluation.results import TaskResult
 from phrasezoo.evaluation.tasks.base import TaskContext, register_task
 from phrasezoo.evaluation.tasks.similarity import MultipleChoiceData, PairScoreData, read_bird, read_turney
@@ -50,9 +51,10 @@ def pair_scores(model, scorer: str, left: list[str], right: list[str]) -> np.nda
 
 
 def split_tie_accuracy(scores: np.ndarray) -> float:
-    """Accuracy when column 0 is right, exact ties at the top split (1/k for a k-way tie)."""
-    top = scores >= scores.max(axis=1, keepdims=True) - 1e-6
-    return float(np.mean(top[:, 0] / top.sum(axis=1)))
+    """Accuracy when column 0 is right, ties at the top (within 1e-6, in float32) split: 1/k for a k-way tie."""
+    result = compute("tie_split_accuracy", predictions=np.asarray(scores, dtype=np.float32).tolist(),
+                     references=[0] * len(scores), tolerance=1e-6, dtype="float32")  # fmt: skip
+    return result["accuracy"]
 
 
 def turney_candidates(data: MultipleChoiceData, reversed_too: bool) -> tuple[list[str], list[str], int]:
