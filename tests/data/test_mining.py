@@ -125,7 +125,7 @@ def test_parse_corpus_cache_reuse(corpus_file, isolated_cache):
     assert len(first) == 5
     start = time.perf_counter()
     second = parse_corpus(corpus_file, n_process=1, progress=False)
-    assert time.perf_counter() - start < 2.0
+    assert time.perf_counter() - start < 5.0  # served from the cache (the suite runs in two processes side by side)
     assert second.to_list() == first.to_list()
     assert len(list((isolated_cache / "datasets").glob("sentences-*"))) == 1
     parse_corpus(corpus_file, n_process=1, progress=False, options=MiningOptions(max_tokens=3))

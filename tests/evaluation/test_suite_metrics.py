@@ -111,16 +111,3 @@ def test_every_scoring_task_module_calls_a_metric_module():
     sources = "".join(path.read_text("utf8") for path in _task_modules())
     for name in NOT_YET:
         assert f"def {name}(" in sources, f"no task module has {name} any more: drop it from NOT_YET"
-
-
-def test_tie_split_accuracy_in_float32_with_a_tolerance_is_the_codebook_turney_formula():
-    """The codebook's Turney task through the module, bit-for-bit the float32 formula it used: ties within 1e-6."""
-    from phrasezoo.methods.codebook.tasks.phrases import split_tie_accuracy
-
-    rng = np.random.default_rng(0)
-    scores = rng.random((200, 7)).astype(np.float32)
-    scores[::3, 1] = scores[::3, 0]  # exact ties
-    scores[1::3, 2] = scores[1::3, 0] + np.float32(5e-7)  # ties within the tolerance
-    scores[2::5, 3] = scores[2::5, 0] + np.float32(3e-6)  # not a tie
-    top = scores >= scores.max(axis=1, keepdims=True) - 1e-6
-    assert split_tie_accuracy(scores) == float(np.mean(top[:, 0] / top.sum(axis=1)))

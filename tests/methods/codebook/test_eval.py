@@ -244,3 +244,14 @@ def test_report_states_where_claims_hold_and_fail(tmp_path: Path):
         and text.startswith("intro\n<!-- facets:start -->\nTraining runs")
         and text.endswith("rest\n")
     )
+
+
+def test_turney_through_the_tie_split_module_is_the_float32_formula():
+    """Turney through the tie_split_accuracy module, bit-for-bit the float32 formula it used: ties within 1e-6."""
+    rng = np.random.default_rng(0)
+    scores = rng.random((200, 7)).astype(np.float32)
+    scores[::3, 1] = scores[::3, 0]  # exact ties
+    scores[1::3, 2] = scores[1::3, 0] + np.float32(5e-7)  # ties within the tolerance
+    scores[2::5, 3] = scores[2::5, 0] + np.float32(3e-6)  # not a tie
+    top = scores >= scores.max(axis=1, keepdims=True) - 1e-6
+    assert P.split_tie_accuracy(scores) == float(np.mean(top[:, 0] / top.sum(axis=1)))

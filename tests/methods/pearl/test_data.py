@@ -58,7 +58,9 @@ def test_build_pearl_dataset(corpus):
     assert {"parse", "phrase_table", "synonyms", "paraphrases", "hard_negatives", "total"} <= set(timings)
     start = time.perf_counter()
     again = build(corpus)
-    assert time.perf_counter() - start < 2.0  # served from the cache
+    assert (
+        time.perf_counter() - start < 5.0
+    )  # served from the cache (a build takes far longer; 5 s: the suite runs in two processes)
     assert again.to_list() == ds.to_list()
 
 

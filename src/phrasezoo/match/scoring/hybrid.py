@@ -181,7 +181,7 @@ class HybridScorer:
             cands = np.where(cands == ids[:, None], -1, cands)  # not the row itself
             names = ["char"] + (["emb"] if qv is not None else [])
             feats = self.pairs.compute(names, part, cands, qv, ref_vectors)
-            done = slice(start, start + len(ids))
+            done = np.s_[start : start + len(ids)]
             for j, name in enumerate(names):
                 values = np.where(cands >= 0, feats[..., j], -np.inf)
                 order = np.argsort(-values, axis=1, kind="stable")[:, :2]
