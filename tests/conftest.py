@@ -70,3 +70,29 @@ def phrasezoo_wheel(tmp_path_factory) -> Path:
     from tests.fresh_venv import build_wheel
 
     return build_wheel(tmp_path_factory.mktemp("phrasezoo-wheel"))
+
+
+@pytest.fixture(scope="session")
+def built():
+    """The built name benchmark (skips where its Debian dictionaries are missing: bootstrap installs them as root)."""
+    from phrasezoo.data import name_benchmark, name_sources
+
+    try:
+        return name_benchmark.load_benchmark()
+    except name_sources.SourceMissing as err:
+        pytest.skip(str(err))
+
+
+@pytest.fixture(scope="session")
+def train_entities(built) -> list:
+    """The name benchmark's train entities (reading the sources takes ~20 s: once a session)."""
+    from phrasezoo.data import held_out
+
+    return held_out.training_entities()
+
+
+@pytest.fixture(scope="session")
+def train_strings(train_entities) -> set[str]:
+    from phrasezoo.data import name_benchmark
+
+    return {s for e in train_entities for s in name_benchmark.entity_strings(e)}

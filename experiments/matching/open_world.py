@@ -37,6 +37,7 @@ from open_world_lib import (  # noqa: E402
     adaptive_cut,
     answers,
     decision_answers,
+    domain_mean,
     fdr_cut,
     fit_decision,
     kept_metrics,
@@ -609,15 +610,6 @@ def fit(args) -> None:
     combination.decision = decision.to_dict()
     store_learned(DEFAULT_ENCODER, combination)
     print(json.dumps(decision.to_dict(), indent=1))
-
-
-def domain_mean(groups, probabilities, cut: float, key: str) -> float:
-    """A metric of the answers kept at ``cut``, averaged over the domains (each domain's joins by weight), as
-    table_cuts reads precision: the training recall at a cut (what the splink comparison's bands are sized by)."""
-    per: dict[str, list] = {}
-    for a, p in zip(groups, probabilities):
-        per.setdefault(a.domain, []).append((kept_metrics(a, p >= cut)[key], a.weight))
-    return float(np.mean([np.average([v for v, _ in r], weights=[w for _, w in r]) for r in per.values()]))
 
 
 LEVELS_FILE = "open-world-table-levels.json"

@@ -183,6 +183,15 @@ def fit_decision(groups: list[Answers], keys: list[str], c: float = 1.0) -> Deci
     return Decision(list(keys), mean, scale, model.coef_[0], float(model.intercept_[0]))
 
 
+def domain_mean(groups: list[Answers], probabilities: list[np.ndarray], cut: float, key: str) -> float:
+    """A metric of the answers kept at ``cut``, averaged over the domains (each domain's joins and worlds by weight):
+    the precision table_cuts reads, the training recall the shipped decision records."""
+    per: dict[str, list] = {}
+    for a, p in zip(groups, probabilities):
+        per.setdefault(a.domain, []).append((kept_metrics(a, p >= cut)[key], a.weight))
+    return float(np.mean([np.average([v for v, _ in r], weights=[w for _, w in r]) for r in per.values()]))
+
+
 def table_cuts(groups: list[Answers], probabilities: list[np.ndarray], targets=TARGETS) -> dict[float, float]:
     """Per target, the lowest probability cut whose precision, averaged over the domains (each domain's joins and
     worlds by weight), reaches it on the training answers."""
@@ -191,12 +200,7 @@ def table_cuts(groups: list[Answers], probabilities: list[np.ndarray], targets=T
     for t in targets:
         chosen = 1.0
         for cut in grid:
-            per = {}
-            for a, p in zip(groups, probabilities):
-                m = kept_metrics(a, p >= cut)
-                per.setdefault(a.domain, []).append((m["precision"], a.weight))
-            mean = np.mean([np.average([v for v, _ in r], weights=[w for _, w in r]) for r in per.values()])
-            if mean >= t:
+            if domain_mean(groups, probabilities, cut, "precision") >= t:
                 chosen = float(cut)
                 break
         cuts[t] = chosen

@@ -5,8 +5,6 @@ from __future__ import annotations
 import pytest
 
 from phrasezoo.data import dev_sets, held_out
-from phrasezoo.data import name_benchmark as nb
-from phrasezoo.data import name_sources as ns
 from phrasezoo.resources.splits import normalize
 
 
@@ -18,25 +16,6 @@ def test_dev_set_strings_are_the_normal_forms_of_every_dev_string(monkeypatch):
     monkeypatch.setattr(dev_sets, "load_dev_set", lambda source, **_: fake[source])
     strings = held_out.dev_set_strings(("alias", "wordsim"))
     assert strings == {"i 20", "interstate 20 in alabama", "old car", "vehicle"}
-
-
-@pytest.fixture(scope="module")
-def built():
-    try:
-        return nb.load_benchmark()
-    except ns.SourceMissing as err:  # the Debian dictionaries (bootstrap installs them as root)
-        pytest.skip(str(err))
-
-
-@pytest.fixture(scope="module")
-def train_entities(built) -> list:
-    """The train entities (reading the sources takes ~20 s: once per module)."""
-    return held_out.training_entities()
-
-
-@pytest.fixture(scope="module")
-def train_strings(train_entities) -> set[str]:
-    return {s for e in train_entities for s in nb.entity_strings(e)}
 
 
 @pytest.mark.slow

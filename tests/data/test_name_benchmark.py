@@ -81,14 +81,6 @@ def test_split_entities_keep_strings_in_one_split():
     assert len(seen) == len(set(seen))
 
 
-@pytest.fixture(scope="module")
-def built():
-    try:
-        return nb.load_benchmark()
-    except ns.SourceMissing as err:  # the Debian dictionaries (bootstrap installs them as root)
-        pytest.skip(str(err))
-
-
 @pytest.mark.slow
 def test_built_benchmark_splits_are_disjoint_and_sized(built):
     for domain in nb.DOMAINS:

@@ -6,28 +6,8 @@ import pytest
 
 from phrasezoo.data import held_out
 from phrasezoo.data import name_benchmark as nb
-from phrasezoo.data import name_sources as ns
 from phrasezoo.evaluation.datasets import names
 from phrasezoo.resources.splits import normalize
-
-
-@pytest.fixture(scope="module")
-def built():
-    try:
-        return nb.load_benchmark()
-    except ns.SourceMissing as err:  # the Debian dictionaries (bootstrap installs them as root)
-        pytest.skip(str(err))
-
-
-@pytest.fixture(scope="module")
-def train_entities(built) -> list:
-    """The train entities (reading the sources takes ~20 s: once per module)."""
-    return held_out.training_entities()
-
-
-@pytest.fixture(scope="module")
-def train_strings(train_entities) -> set[str]:
-    return {s for e in train_entities for s in nb.entity_strings(e)}
 
 
 @pytest.mark.slow
