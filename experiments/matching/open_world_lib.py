@@ -272,6 +272,21 @@ def prior_shift(p: np.ndarray, train_rate: float, iterations: int = 100) -> tupl
     return adjusted, rate
 
 
+def training_rate(groups: list[Answers]) -> float:
+    """The rate of right top answers a decision trained on ``groups`` carries: their balanced weighted rate (a
+    logistic model's mean probability under its sample weights equals it)."""
+    return float(np.average(np.concatenate([a.correct for a in groups]), weights=balanced_weights(groups)))
+
+
+def rate_shifted(p: np.ndarray, a: Answers, train_rate: float) -> np.ndarray:
+    """Rule 38: ``p`` re-weighted to the join's own EM-estimated rate of right answers (queries with a candidate)."""
+    answered = a.top_row >= 0
+    out = np.zeros_like(p, dtype=np.float64)
+    if answered.any():
+        out[answered] = prior_shift(p[answered], train_rate)[0]
+    return out
+
+
 def fdr_cut(a: Answers, target: float, pi0: float = 1.0) -> float:
     """The lowest ranking score whose estimated false discovery rate, ``pi0 * n * null_tail / kept``, is at most
     ``1 - target``: the self-join's scores stand in for the scores of wrong answers (Storey's estimate with an
