@@ -252,6 +252,7 @@ VARIANTS = {
     "+null": NULL,
     "+null +words": NULL + WORDS[len(SIBLING) :],
     "+hub gaps": BASE + ["emb_hub_gap", "char_hub_gap", "table_gap"],
+    "+hub gaps +claim": BASE + ["emb_hub_gap", "char_hub_gap", "table_gap", "claim_gap", "log_claimants"],
     "map, closed world only": BASE,
     "decision inputs": [f"input:{name}" for name in INPUTS],  # +hub gaps as the product computes its inputs
 }  # the last: the incumbent's recipe (trained on closed joins only)
