@@ -506,11 +506,13 @@ def step_matcher(args, folder: Path) -> dict:
     left, right, truth = load_tables(folder, subset_size(args))
     sample = sample_rows(len(right), args.matcher_sample, args.seed + 6)
     queries = [right[i] for i in sample]
+    matcher = Matcher(args.matcher, progress=False)
+    level_seconds = time_table_level(matcher.scorer)
     start = time.perf_counter()
-    matcher = Matcher(args.matcher, progress=False).fit(left)
+    matcher.fit(left)
     fit_seconds = time.perf_counter() - start
     start = time.perf_counter()
-    _, ids = matcher.search(queries, top_k=1)
+    scores, ids = matcher.search(queries, top_k=1)
     search_seconds = time.perf_counter() - start
     hub = getattr(matcher.scorer, "hub", None) or {}
     known_rows = int(np.sum(~np.isnan(hub["char_hub"]))) if "char_hub" in hub else 0
@@ -519,6 +521,7 @@ def step_matcher(args, folder: Path) -> dict:
     matcher.search(queries, top_k=1)
     repeat_seconds = time.perf_counter() - start
     per_row = max(search_seconds - repeat_seconds, 0.0) / known_rows if known_rows else 0.0
+    decision = decision_at_scale(matcher, queries, scores, ids, truth[sample], level_seconds, fit_seconds)
     setup = fit_seconds
     total = setup + repeat_seconds / len(sample) * len(right) + per_row * len(left)
     linear = setup + search_seconds / len(sample) * len(right)
@@ -535,7 +538,59 @@ def step_matcher(args, folder: Path) -> dict:
         "rows_per_second": round(len(right) / total, 1),
         "query_rows_per_second": round(len(sample) / search_seconds, 2),
         "extrapolated": len(sample) < len(right),
+        **({"decision": decision} if decision else {}),
     }  # fmt: skip
+
+
+def time_table_level(scorer) -> list[float]:
+    """Wrap the scorer's decision table level (a self-join of a fixed sample of reference rows, run inside ``fit``)
+    so that its seconds are recorded in the returned list."""
+    seconds: list[float] = []
+    if not hasattr(scorer, "self_join_level"):
+        return seconds
+    inner = scorer.self_join_level
+
+    def timed() -> float:
+        start = time.perf_counter()
+        level = inner()
+        seconds.append(time.perf_counter() - start)
+        return level
+
+    scorer.self_join_level = timed
+    return seconds
+
+
+def decision_at_scale(matcher, queries: list[str], scores: np.ndarray, ids: np.ndarray, truth: np.ndarray,
+                      level_seconds: list[float], fit_seconds: float) -> dict:  # fmt: skip
+    """What the open-world decision (issue 64) costs and keeps at this size: the seconds of the fit spent on its table
+    level (timed inside this fit) and how much the fit grows by it, and precision / recall of
+    ``threshold="auto"`` at targets 0.8 / 0.9 / 0.95 on the sample, beside the same ranking without its decision
+    (the matcher before issue 64: the combination's own calibrated score and threshold table). Every right row has
+    its left row here (a closed world). Empty for a matcher without a decision."""
+    scorer = matcher.scorer
+    if getattr(scorer, "decision", None) is None:
+        return {}
+    level = sum(level_seconds)
+    right = ids[:, 0] == truth
+
+    def kept(values: np.ndarray) -> dict:
+        out = {}
+        for target in (0.8, 0.9, 0.95):
+            keep = values[:, 0] >= matcher.threshold_for(target)
+            out[str(target)] = {"precision": round(float(right[keep].mean()) if keep.any() else 1.0, 4),
+                                "recall": round(float((right & keep).mean()), 4)}  # fmt: skip
+        return out
+
+    with_decision = kept(scores)
+    saved, scorer.decision = scorer.decision, None
+    try:
+        before, before_ids = matcher.search(queries, top_k=1)
+        without = kept(before)
+    finally:
+        scorer.decision = saved
+    return {"table_level_seconds": round(level, 2), "fit_growth": round(level / max(fit_seconds - level, 1e-9), 4),
+            "auto": with_decision, "auto_before_decision": without,
+            "same_top1": bool(np.array_equal(before_ids[:, 0], ids[:, 0]))}  # fmt: skip
 
 
 STEP_FUNCTIONS = {"tables": step_tables, "encode": step_encode, "embed": step_embed, "tfidf": step_tfidf,

@@ -56,7 +56,7 @@ from phrasezoo.evaluation.datasets.names import load_name_task  # noqa: E402
 from phrasezoo.evaluation.tasks.autofj import autofj_names, read_autofj  # noqa: E402
 from phrasezoo.match.features.pairs import FEATURES  # noqa: E402
 from phrasezoo.match.model.combinations import Combination  # noqa: E402
-from phrasezoo.match.model.decision import INPUTS, Decision  # noqa: E402
+from phrasezoo.match.model.decision import CLAIM_INPUTS, INPUTS, Decision  # noqa: E402
 from phrasezoo.match.model.learned import DEFAULT_ENCODER, default_combination  # noqa: E402
 from phrasezoo.match.scoring.hybrid import HybridScorer  # noqa: E402
 from phrasezoo.resources import cache_dir  # noqa: E402
@@ -254,7 +254,8 @@ VARIANTS = {
     "+hub gaps": BASE + ["emb_hub_gap", "char_hub_gap", "table_gap"],
     "+hub gaps +claim": BASE + ["emb_hub_gap", "char_hub_gap", "table_gap", "claim_gap", "log_claimants"],
     "map, closed world only": BASE,
-    "decision inputs": [f"input:{name}" for name in INPUTS],  # +hub gaps as the product computes its inputs
+    "decision inputs": [f"input:{name}" for name in INPUTS],  # +hub gaps +claim as the product computes its inputs
+    "decision inputs, round 9": [f"input:{name}" for name in INPUTS if name not in CLAIM_INPUTS],  # +hub gaps
 }  # the last: the incumbent's recipe (trained on closed joins only)
 
 
@@ -396,7 +397,12 @@ def scored_joins(data: dict, held: str, split: str, world: str, ranking, fold_ra
 def test(args) -> None:
     """Rule 36: the test read. Per held-out domain, world and target: the chosen decision (trained without the
     domain), the incumbent's recipe under the same protocol, the shipped default as it was (its map and calibration
-    table), and the chosen decision with 50 labels; written to ``open-world-test.json``."""
+    table), and the chosen decision with 50 labels; written to ``--output`` (round 9: ``open-world-test.json``;
+    round 11, rule 39, adds round 9's decision beside: ``open-world-test-round11.json``). A read is kept: an
+    existing file is refused."""
+    out = RESULTS / args.output
+    if out.exists():
+        raise SystemExit(f"{out} exists: a test read is made once and kept (rule 36). Write a new rule and file.")
     shipped = default_combination(DEFAULT_ENCODER)
     names = shipped.features
     data = load_all(ALL_DOMAINS, splits=("dev", "calib", "test"))
@@ -406,15 +412,16 @@ def test(args) -> None:
         train_answers = decision_answers(data, train, ranking, names, fold_ranking)
         closed_only = [a for a in train_answers if a.world == "closed"]
         models = {"decision": fit_decision(train_answers, VARIANTS["decision inputs"], c=args.c),
+                  "round 9 decision": fit_decision(train_answers, VARIANTS["decision inputs, round 9"], c=args.c),
                   "incumbent recipe": fit_decision(closed_only, BASE, c=args.c)}  # fmt: skip
-        cuts = {"decision": table_cuts(train_answers, [models["decision"].probability(a) for a in train_answers]),
-                "incumbent recipe": table_cuts(closed_only,
-                                               [models["incumbent recipe"].probability(a) for a in closed_only])}  # fmt: skip
+        cuts = {name: table_cuts(on, [models[name].probability(a) for a in on])
+                for name, on in (("decision", train_answers), ("round 9 decision", train_answers),
+                                 ("incumbent recipe", closed_only))}  # fmt: skip
         for world in WORLDS:
             scored = scored_joins(data, held, "test", world, ranking, fold_ranking)
             weights = [w for _, w, _ in scored]
             for target in TARGETS:
-                cells: dict[str, list] = {k: [] for k in ("decision", "incumbent recipe", "shipped", "labels")}
+                cells: dict[str, list] = {k: [] for k in (*models, "shipped", "labels")}
                 for a, _, join in scored:
                     for name, model in models.items():
                         p = model.probability(a)
@@ -434,14 +441,16 @@ def test(args) -> None:
                     report[f"{held}|{world}|{name}|{target}"] = read_cell(rows, weights)
                 print(f"{held:11s} {world:6s} {target}", " | ".join(
                     compact(n[:8], report[f"{held}|{world}|{n}|{target}"]) for n in cells), flush=True)  # fmt: skip
-    (RESULTS / "open-world-test.json").write_text(json.dumps(
-        {"command": "OMP_NUM_THREADS=1 .venv/bin/python experiments/matching/open_world.py test",
-         "rules": "docs/experiments/matching.md, round 9, rules 31-36", "budget": args.budget,
+    out.write_text(json.dumps(
+        {"command": f"OMP_NUM_THREADS=1 .venv/bin/python experiments/matching/open_world.py test --output {args.output}",
+         "rules": "docs/experiments/matching.md, round 11, rule 39 (round 9's protocol, rules 31-36)",
+         "ways": ["decision", "round 9 decision", "labels", "shipped", "incumbent recipe"],
+         "file": str(out), "budget": args.budget,
          "cells": report}, indent=1) + "\n")  # fmt: skip
 
 
 WAY_NAMES = {"decision": "decision (new)", "shipped": "shipped before", "incumbent recipe": "incumbent recipe",
-             "labels": "decision + 50 labels"}  # fmt: skip
+             "labels": "decision + 50 labels", "round 9 decision": "round 9's decision"}  # fmt: skip
 
 
 def _cell(c: dict, world: str) -> str:
@@ -476,7 +485,8 @@ def render_test(report: dict) -> str:
     """The test read as a table: per domain, world and target, precision / recall / absent-partner rows matched
     (the oracle recall) of each way, and the done-when lines read on it."""
     cells = report["cells"]
-    ways = ("decision", "labels", "shipped", "incumbent recipe")
+    ways = tuple(report.get("ways", ("decision", "labels", "shipped", "incumbent recipe")))
+    source = report.get("file", "results/matching/experiments/open-world/open-world-test.json")
     lines = ["| domain | world | target | " + " | ".join(WAY_NAMES[w] for w in ways) + " |",
              "|---|---|---:|" + "---:|" * len(ways)]  # fmt: skip
     for domain in ALL_DOMAINS:
@@ -490,8 +500,8 @@ def render_test(report: dict) -> str:
     lines += ["", f"Cells: precision / recall / share of absent-partner rows matched (oracle recall). Leave-one-domain-"
               f"out: the decision and its cuts never saw the scored domain; *shipped before* is the default as it was "
               f"(its tables were set on these domains' dev and calib splits, not test); *incumbent recipe* is that "
-              f"recipe under the same protocol (closed-world training only). From `results/matching/experiments/"
-              f"open-world/open-world-test.json` (`{report['command']}`, read once).", "",
+              f"recipe under the same protocol (closed-world training only). From `{source}` "
+              f"(`{report['command']}`, read once).", "",
               f"- Held at 0.9 (precision in [0.85, 0.95], at most 10% of absent rows matched): {len(b['held_at_0.9'])}"
               f" of 10 ({held}).",
               f"- Recall at 0.9 over the oracle's, closed world: {ratios}.",
@@ -586,7 +596,8 @@ FIT_TARGETS = np.round(np.arange(0.5, 0.991, 0.01), 2)
 
 
 def fit(args) -> None:
-    """The shipped decision (rule 34's winner, its inputs computed as the product computes them): trained on every
+    """The shipped decision (rule 39: rule 34's winner with the claim inputs, its inputs computed as the product
+    computes them): trained on every
     domain's training joins (the name domains' calib splits, AutoFJ's dev tables under rankings trained without
     them), both worlds, each domain weighing the same; its cuts per target from those joins; written into the
     default encoder's entry of ``learned.json``."""
@@ -609,7 +620,8 @@ def fit(args) -> None:
     decision = Decision(
         inputs=[k.split(":", 1)[1] for k in keys], mean=model.mean.tolist(), scale=model.scale.tolist(),
         coef=model.coef.tolist(), intercept=model.intercept, cuts=rising,
-        meta={"rule": "docs/experiments/matching.md, round 9, rule 34 (winner '+hub gaps', table cuts)",
+        meta={"rule": "docs/experiments/matching.md, round 11, rule 39 ('+hub gaps +claim', table cuts; round 9, "
+                      "rule 34's protocol)",
               "trained_on": "calib splits of acronyms, aliases, short-names, noisy and AutoFJ's dev-10 (scored by "
                             "rankings trained without their tables), closed and open worlds, domains weighted equally",
               "command": "OMP_NUM_THREADS=1 .venv/bin/python experiments/matching/open_world.py fit",
@@ -679,6 +691,7 @@ def main() -> None:
     ts = sub.add_parser("test", help="rule 36: the test read (once)")
     ts.add_argument("--c", type=float, default=1.0)
     ts.add_argument("--budget", type=int, default=50)
+    ts.add_argument("--output", default="open-world-test-round11.json", help="file under the results folder (new)")
     ft = sub.add_parser("fit", help="train the shipped decision on every domain and write it into learned.json")
     ft.add_argument("--c", type=float, default=1.0)
     rl = sub.add_parser("reliability", help="predicted vs observed precision per domain and world (dev, LODO)")

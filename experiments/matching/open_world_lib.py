@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from phrasezoo.match.features.pairs import FEATURES
-from phrasezoo.match.model.decision import NEEDS, answer_inputs
+from phrasezoo.match.model.decision import CLAIM_INPUTS, NEEDS, answer_inputs, claim_inputs
 
 TARGETS = (0.8, 0.9, 0.95)
 
@@ -79,40 +79,20 @@ def answers(join, weights: np.ndarray, names: list[str]) -> Answers:
     # the top row's cosines against its own nearest other row (the hub features every candidate has already)
     x["emb_hub_gap"] = x["top_emb"] - x["top_emb_hub"]
     x["char_hub_gap"] = x["top_char"] - x["top_char_hub"]
-    # round 11: the competition for the top row: its score minus the best score of another query whose top answer is
-    # the same row (a row claimed by a better query is likely that query's partner; capped like the margin)
-    x["claim_gap"], x["log_claimants"] = claim_gap(top_row, z1f)
+    # round 11: the competition for the top row over the join's queries (the product's function)
+    claims = claim_inputs(top_row, z1f)
+    x["claim_gap"], x["log_claimants"] = claims["claim_gap"], claims["log_claimants"]
     level = TABLE_LEVELS.get(f"{join.split}/{join.name}/{join.world}", t90)
     pair = {need: join.features[..., FEATURES.index(need)] for need in NEEDS}
     product = answer_inputs(np.where(join.valid, z, 0.0), join.valid, pair, level)
     for key, values in product.items():
         x[f"input:{key}"] = values[rows, top]
+    for key in CLAIM_INPUTS:  # the product reads them over the queries searched together: here, the join's
+        x[f"input:{key}"] = claims[key]
     ok = np.isfinite(z1)
     for key in x:
         x[key] = np.where(ok, np.nan_to_num(x[key], nan=0.0), 0.0).astype(np.float64)
     return Answers(join.name, join.domain, join.world, join.weight, top_row, correct, join.gold >= 0, x)
-
-
-def claim_gap(top_row: np.ndarray, score: np.ndarray, cap: float = 10.0) -> tuple[np.ndarray, np.ndarray]:
-    """Per query: its top answer's score minus the best score of any other query with the same top row (``cap``
-    when none), and the log of the number of queries sharing that top row."""
-    gap = np.full(len(top_row), cap)
-    count = np.ones(len(top_row))
-    ok = (top_row >= 0) & np.isfinite(score)
-    idx = np.flatnonzero(ok)
-    order = idx[np.lexsort((-score[idx], top_row[idx]))]  # by row, best score first
-    rows = top_row[order]
-    starts = np.r_[0, np.flatnonzero(rows[1:] != rows[:-1]) + 1]
-    sizes = np.diff(np.r_[starts, len(order)])
-    for start, size in zip(starts.tolist(), sizes.tolist()):
-        if size < 2:
-            continue
-        members = order[start : start + size]
-        best, second = score[members[0]], score[members[1]]
-        gap[members] = np.minimum(score[members] - best, cap)
-        gap[members[0]] = min(best - second, cap)
-        count[members] = size
-    return gap, np.log(count)
 
 
 # ---------------------------------------------------------------------------------------------- decisions

@@ -69,7 +69,8 @@ def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--batch-size", type=int, help="encoder batch size")
     parser.add_argument("--chunk-rows", type=int, default=DEFAULT_CHUNK_ROWS,
                         help="read and match the right/mentions table this many rows at a time, appending to the "
-                        f"output, so a file larger than memory works (default {DEFAULT_CHUNK_ROWS:,})")  # fmt: skip
+                        f"output, so a file larger than memory works (default {DEFAULT_CHUNK_ROWS:,}); the default "
+                        "matcher's decision compares the rows of a chunk that share an answer")  # fmt: skip
     parser.add_argument(
         "--output", "-o", required=True, help="output file (.csv, .tsv, .parquet, .jsonl) or - for stdout"
     )

@@ -54,6 +54,9 @@ def test_chunks_give_the_answers_of_one_pass_and_account_for_every_row(tables, t
     assert join(left, right, whole, "--model", model, "--threshold", "0.5", "--chunk-rows", "1000000") == 0
     assert join(left, right, chunked, "--model", model, "--threshold", "0.5", "--chunk-rows", "37") == 0
     a, b = pd.read_csv(whole), pd.read_csv(chunked)
+    if model == "hybrid":  # the decision reads claims over the rows searched together: each chunk's, here
+        a = each_chunk_alone(names, 37, 0.5)
+        assert len(a) > 100
     assert a[["right_index", "left_index"]].equals(b[["right_index", "left_index"]])
     assert np.allclose(a["score"], b["score"], atol=1e-5)
     report = capsys.readouterr().err.split(f">> wrote {len(b)} rows to {chunked}")[-1]  # the chunked run's report
@@ -62,6 +65,36 @@ def test_chunks_give_the_answers_of_one_pass_and_account_for_every_row(tables, t
     assert f">> skipped {len(skipped)} right row(s) with missing values: {skipped[:10]}" in report
     unmatched = len(names) - len(skipped) - b["right_index"].nunique()
     assert unmatched == 0 or f">> {unmatched} row(s) had no match" in report
+
+
+def each_chunk_alone(names: list[str | None], rows: int, threshold: float) -> pd.DataFrame:
+    """What the default matcher answers when each ``rows``-row chunk of the right table is searched on its own (its
+    decision reads claims over the queries searched together, round 11): right_index, left_index, score."""
+    from phrasezoo.match import Matcher
+
+    matcher = Matcher(progress=False).fit(NAMES)
+    out = []
+    for start in range(0, len(names), rows):
+        idx = [i for i in range(start, min(start + rows, len(names))) if names[i] is not None]
+        scores, ids = matcher.search([names[i] for i in idx], 1)
+        out += [(i, int(j), float(v)) for i, j, v in zip(idx, ids[:, 0], scores[:, 0]) if v >= threshold]
+    return pd.DataFrame(out, columns=["right_index", "left_index", "score"])
+
+
+def test_a_shared_answer_loses_confidence_only_where_its_rows_are_searched_together(tables, tmp_path):
+    """Claims (round 11): two right rows on one left row, searched in one pass, make the weaker one less sure; in
+    chunks that keep them apart, each reads no claim."""
+    left, right, _ = tables
+    frame = pd.read_csv(right).dropna()
+    twin = frame.iloc[[0, 0]].assign(vendor=[frame.iloc[0]["vendor"], frame.iloc[0]["vendor"] + " x"])
+    twins = tmp_path / "twins.csv"
+    twin.to_csv(twins, index=False)
+    together, apart = tmp_path / "together.csv", tmp_path / "apart.csv"
+    assert join(left, twins, together, "--model", "hybrid", "--threshold", "0", "--chunk-rows", "2") == 0
+    assert join(left, twins, apart, "--model", "hybrid", "--threshold", "0", "--chunk-rows", "1") == 0
+    a, b = pd.read_csv(together), pd.read_csv(apart)
+    assert a["left_index"].nunique() == 1 and a["left_index"].tolist() == b["left_index"].tolist()
+    assert a["score"].iloc[1] < b["score"].iloc[1]  # the weaker claimant is less sure when the better one is there
 
 
 def test_parquet_and_json_lines_stream_too(tables, tmp_path):

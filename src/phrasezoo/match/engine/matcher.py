@@ -201,6 +201,8 @@ class Matcher:
 
     # ----------------------------------------------------------------------------------------------- internals
     def _search_blocked(self, queries: list[str], top_k: int) -> tuple[np.ndarray, np.ndarray]:
+        """Each query against its block's rows, scored alone: the decision reads no claims of other queries here
+        (those without a block and searched in full, ``blocking_fallback="all"``, read them among themselves)."""
         scores = np.full((len(queries), top_k), -np.inf, dtype=np.float32)
         ids = np.full((len(queries), top_k), -1, dtype=np.int64)
         blocks = [self._blocks.candidates(text) for text in queries]

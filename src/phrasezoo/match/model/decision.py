@@ -7,10 +7,16 @@ reference row (the ``emb_hub`` and ``char_hub`` cosines every candidate has), an
 scores of the reference's own distinct entities against each other (the 90th percentile of a self-join sample of the
 reference: a table whose entities look alike needs more evidence; AutoFJ's and splink's idea).
 
+Two inputs read the other queries searched together (:func:`claim_inputs`, round 11): a row that is the top answer of
+a query scoring it higher is likely that query's partner, so a query without a partner in the reference, which falls
+on a near-twin sibling, loses confidence when the sibling's own partner is searched with it. A query searched alone
+reads :data:`NO_CLAIM`, as most training answers do; the claims adjust each query's top answer, and the lower ranks
+are capped by it (:meth:`Decision.with_claims`).
+
 It is trained on joins where every partner is present and on joins where half of them are absent (the open world),
 each domain weighing the same, so the probability is that of "the top candidate is the query's entity", not "the
 top candidate is the best of them". ``cuts`` maps a target precision to the probability to keep, measured on the
-training joins (``threshold="auto"``). Chosen and measured in docs/experiments/matching.md, round 9.
+training joins (``threshold="auto"``). Chosen and measured in docs/experiments/matching.md, rounds 9 and 11.
 
 The numbers are data (``learned.json``, key ``decision`` of a combination), written by
 ``experiments/matching/open_world.py fit``.
@@ -37,7 +43,13 @@ INPUTS = (
     "emb_over_neighbour",  # emb minus the answer's best embedding cosine to another reference row (emb_hub)
     "char_over_neighbour",  # char minus its char_hub
     "score_over_table",  # score minus the reference self-join's 90th percentile (TABLE_QUANTILE)
+    "claim_gap",  # score minus the best score of another query searched with it whose top row is the same (CLAIM_CAP)
+    "log_claimants",  # log of how many of those queries have that top row
 )
+#: the inputs read over the queries searched together (:func:`claim_inputs`); a query alone reads NO_CLAIM
+CLAIM_INPUTS = ("claim_gap", "log_claimants")
+CLAIM_CAP = 10.0
+NO_CLAIM = {"claim_gap": CLAIM_CAP, "log_claimants": 0.0}
 #: the pair features the inputs read
 NEEDS = ("emb", "char", "token_sort", "acronym", "cover_query", "emb_hub", "char_hub")
 MARGIN_CAP = 10.0
@@ -64,7 +76,31 @@ def answer_inputs(z: np.ndarray, valid: np.ndarray, pair: dict[str, np.ndarray],
         "char_over_neighbour": pair["char"] - pair["char_hub"],
         "score_over_table": z - np.float32(table_level),
     }
+    columns.update({name: np.full(z.shape, value) for name, value in NO_CLAIM.items()})
     return {k: np.where(valid, v, 0.0).astype(np.float64) for k, v in columns.items()}
+
+
+def claim_inputs(top_rows: np.ndarray, top_scores: np.ndarray) -> dict[str, np.ndarray]:
+    """The :data:`CLAIM_INPUTS` of each query's top answer, read over every query given: its ranking score minus the
+    best score of another query with the same top row (:data:`CLAIM_CAP` when there is none), and the log of the
+    number of queries with that top row. ``top_rows`` -1 or a non-finite score: no answer (reads :data:`NO_CLAIM`)."""
+    top_rows = np.asarray(top_rows, dtype=np.int64)
+    score = np.asarray(top_scores, dtype=np.float64)
+    gap = np.full(len(top_rows), CLAIM_CAP)
+    count = np.ones(len(top_rows))
+    idx = np.flatnonzero((top_rows >= 0) & np.isfinite(score))
+    order = idx[np.lexsort((-score[idx], top_rows[idx]))]  # by row, the best score first
+    rows = top_rows[order]
+    starts = np.r_[0, np.flatnonzero(rows[1:] != rows[:-1]) + 1] if len(order) else np.zeros(0, np.int64)
+    sizes = np.diff(np.r_[starts, len(order)])
+    shared = sizes > 1
+    for start, size in zip(starts[shared].tolist(), sizes[shared].tolist()):
+        members = order[start : start + size]
+        best, second = score[members[0]], score[members[1]]
+        gap[members] = np.minimum(score[members] - best, CLAIM_CAP)
+        gap[members[0]] = min(best - second, CLAIM_CAP)
+        count[members] = size
+    return {"claim_gap": gap, "log_claimants": np.log(count)}
 
 
 def table_level_of(best_other_scores: np.ndarray) -> float:
@@ -107,6 +143,31 @@ class Decision:
         for name, mean, scale, coef in zip(self.inputs, self.mean, self.scale, self.coef):
             z += coef * (columns[name] - mean) / scale
         return (1.0 / (1.0 + np.exp(-np.clip(z, -60, 60)))).astype(np.float32)
+
+    @property
+    def reads_claims(self) -> bool:
+        return any(name in self.inputs for name in CLAIM_INPUTS)
+
+    def with_claims(self, probability: np.ndarray, top_rows: np.ndarray, top_scores: np.ndarray) -> np.ndarray:
+        """``probability`` ``(queries, ranks)`` of answers scored with :data:`NO_CLAIM`, the top answers' rescored
+        with the claims read over these queries (:func:`claim_inputs`; ``top_rows`` and ``top_scores``, their rows and
+        ranking scores) and the lower ranks capped by them. The model is linear in its inputs, so the change is a
+        shift of each top answer's log-odds. A decision without claim inputs returns ``probability`` as it is."""
+        if not self.reads_claims or len(probability) == 0:
+            return probability
+        claims = claim_inputs(top_rows, top_scores)
+        shift = np.zeros(len(probability))
+        for name, mean, scale, coef in zip(self.inputs, self.mean, self.scale, self.coef):
+            if name in CLAIM_INPUTS:
+                shift += coef * (claims[name] - NO_CLAIM[name]) / scale
+        p = np.clip(probability[:, 0].astype(np.float64), 1e-12, 1 - 1e-12)
+        top = 1.0 / (1.0 + np.exp(-np.clip(np.log(p) - np.log1p(-p) + shift, -60, 60)))
+        answered = np.isfinite(probability[:, 0]) & (np.asarray(top_rows) >= 0)
+        out = probability.copy()
+        out[:, 0] = np.where(answered, top, probability[:, 0])
+        if out.shape[1] > 1:
+            out[:, 1:] = np.where(answered[:, None], np.minimum(out[:, 1:], out[:, :1]), out[:, 1:])
+        return out.astype(probability.dtype)
 
     def cut_for(self, target_precision: float, dedupe: bool = False) -> float:
         """The probability that kept ``target_precision`` on the training joins (interpolated between targets);

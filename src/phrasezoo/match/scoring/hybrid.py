@@ -267,15 +267,28 @@ class HybridScorer:
 
     def score_candidates(self, features: np.ndarray, valid: np.ndarray) -> np.ndarray:
         """Scores of candidate pairs from their features: the decision's probability, in the ranking's order, when
-        the combination has a decision; else the combination's own score."""
+        the combination has a decision (each query as if searched alone: no claims); else the combination's own
+        score."""
+        return self.scores_and_ranks(features, valid)[0]
+
+    def scores_and_ranks(self, features: np.ndarray, valid: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`score_candidates` and the ranking scores that order the candidates (what :meth:`with_claims`
+        reads of the top answers)."""
         if self.decision is None:
-            return self.combination.score(features, valid)
+            return self.combination.score(features, valid), self.combination.rank_score(features)
         if self.table_level is None:  # a matcher saved before the decision: measure its table once
             self.table_level = self.self_join_level()
         z = self.combination.rank_score(features)
         pair = {name: features[..., self.combination.features.index(name)] for name in DECISION_NEEDS}
         probability = self.decision.probability(answer_inputs(z, valid, pair, self.table_level))
-        return keep_ranking_order(probability, z, valid)
+        return keep_ranking_order(probability, z, valid), z
+
+    def with_claims(self, scores: np.ndarray, ids: np.ndarray, top_ranks: np.ndarray) -> np.ndarray:
+        """``scores`` of a search, the top answers rescored by the decision's claims over the queries searched
+        together (:meth:`~phrasezoo.match.model.decision.Decision.with_claims`); unchanged without a decision."""
+        if self.decision is None:
+            return scores
+        return self.decision.with_claims(scores, ids[:, 0], top_ranks)
 
     def pair_scores(self, queries: list[str], candidates: np.ndarray) -> np.ndarray:
         query_vectors = self.encode(queries) if self.vectors is not None else None
@@ -288,15 +301,17 @@ class HybridScorer:
         all_static = self.static_vectors(queries)
         scores = np.full((len(queries), top_k), -np.inf, dtype=np.float32)
         ids = np.full((len(queries), top_k), -1, dtype=np.int64)
+        top_ranks = np.full(len(queries), -np.inf)
         chunk = 4096
         for start in range(0, len(queries), chunk):
             part = queries[start : start + chunk]
             qv = query_vectors[start : start + chunk] if query_vectors is not None else None
             sv = all_static[start : start + chunk] if all_static is not None else None
             cands = self.candidate_ids(part, qv, extra=max(0, top_k - self.candidates), static_vectors=sv)
-            s = self.score_candidates(self.features(part, cands, qv, static_vectors=sv), cands >= 0)
+            s, z = self.scores_and_ranks(self.features(part, cands, qv, static_vectors=sv), cands >= 0)
             s = np.where(cands >= 0, s, -np.inf)
             best, order = top_k_rows(s, top_k)
+            top_ranks[start : start + len(part)] = np.take_along_axis(z, np.maximum(order[:, :1], 0), 1)[:, 0]
             scores[start : start + len(part)] = best
             ids[start : start + len(part)] = np.where(
                 order >= 0, np.take_along_axis(cands, np.maximum(order, 0), 1), -1
@@ -304,7 +319,7 @@ class HybridScorer:
             if progress is not None:
                 progress.update(len(part))
         ids[~np.isfinite(scores)] = -1
-        return scores, ids
+        return self.with_claims(scores, ids, top_ranks), ids
 
     def clear_cache(self) -> None:
         for channel in (self.vectors, self.static):

@@ -9,6 +9,12 @@ The steps (the reference must be whole to be indexed, so the matcher is fitted o
 2. each Python worker loads the saved matcher once (:func:`~phrasezoo.match.spark.workers.worker_matcher`), and a
    ``mapInPandas`` UDF searches each partition of ``right`` against the whole reference.
 
+The ranking is one machine's whatever the partitions. The default matcher's decision also reads the other queries
+searched together (a row claimed by a better query, :func:`phrasezoo.match.model.decision.claim_inputs`): here, the
+rows of each Arrow batch of a partition (10,000 by default), so with several partitions a query whose rival sits in
+another batch reads no claim and keeps a little more confidence than one machine gives it. One partition of up to a
+batch gives one machine's scores exactly.
+
 Nothing is lost at scale: the result keeps every ``right`` row. A row with matches appears once per match
 (``rank`` 1, 2, ...), a row with none passing the threshold once with ``match_status = "unmatched"``, a row with a
 missing text (``on_missing="skip"``) once with ``"skipped"``; filter ``rank IS NOT NULL`` for ``join``'s rows.
