@@ -304,7 +304,9 @@ def study(args) -> None:
                                 m = kept_metrics(a, a.x["z"] >= fdr_cut(a, t))
                             elif way.startswith("prior-"):
                                 q = rate_shifted(p, a, rate)
-                                m = kept_metrics(a, q >= (prior_cuts[t] if way == "prior-table" else adaptive_cut(q, t)))
+                                m = kept_metrics(
+                                    a, q >= (prior_cuts[t] if way == "prior-table" else adaptive_cut(q, t))
+                                )
                             else:
                                 cut = {"table": cuts[t], "adaptive": adaptive_cut(p, t), "plain": t}[way]
                                 m = kept_metrics(a, p >= cut)

@@ -157,7 +157,7 @@ class Decision:
             return probability
         claims = claim_inputs(top_rows, top_scores)
         shift = np.zeros(len(probability))
-        for name, mean, scale, coef in zip(self.inputs, self.mean, self.scale, self.coef):
+        for name, scale, coef in zip(self.inputs, self.scale, self.coef):
             if name in CLAIM_INPUTS:
                 shift += coef * (claims[name] - NO_CLAIM[name]) / scale
         p = np.clip(probability[:, 0].astype(np.float64), 1e-12, 1 - 1e-12)
