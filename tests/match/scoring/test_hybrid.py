@@ -194,6 +194,30 @@ def test_the_decision_scores_answers_without_reordering_the_ranking(fitted, tmp_
     np.testing.assert_allclose(again.search(queries, 3)[0], scores, atol=1e-6)
 
 
+def test_rank_one_is_the_rankings_answer_when_the_decisions_cap_ties_it(fitted):
+    """The decision's probabilities are capped along the ranking's order, so the ranking's second answer can tie the
+    first: rank 1 must stay the ranking's (ties went by column before round 11)."""
+    scores = np.array([[0.3, 0.3, 0.1], [0.2, 0.2, -np.inf]], dtype=np.float32)
+    z = np.array([[1.0, 2.0, 0.5], [3.0, 1.0, 9.0]])
+    valid = np.array([[True, True, True], [True, True, False]])
+    best, order = fitted.scorer.best_candidates(scores, z, valid, 3)
+    assert order[0].tolist() == [1, 0, 2] and order[1, :2].tolist() == [0, 1]
+    assert best[0].tolist() == pytest.approx([0.3, 0.3, 0.1]) and best[1, 2] == -np.inf
+
+
+def test_claims_make_a_shared_answer_less_sure_for_the_weaker_query(fitted):
+    """Round 11: two queries whose top answer is one row, searched together, read each other's claim: the weaker
+    loses confidence (the decision learned that a row claimed by a better query is likely that query's partner);
+    searched alone, each reads no claim. The ranking is untouched."""
+    pair = ["New York Times", "New York Timez Magazine"]
+    together, ids = fitted.search(pair, 1)
+    alone = np.array([fitted.search([q], 1)[0][0, 0] for q in pair])
+    assert ids[0, 0] == ids[1, 0]
+    weaker = int(np.argmin(together[:, 0]))
+    assert together[weaker, 0] < alone[weaker]
+    assert [fitted.search([q], 1)[1][0, 0] for q in pair] == ids[:, 0].tolist()
+
+
 def test_auto_reports_what_the_join_expects_of_its_threshold(fitted):
     out = fitted.transform(["FBI", "NY Times", "Los Angeles Lakers"], threshold="auto")
     estimate = out.attrs["estimate"]

@@ -283,6 +283,18 @@ class HybridScorer:
         probability = self.decision.probability(answer_inputs(z, valid, pair, self.table_level))
         return keep_ranking_order(probability, z, valid), z
 
+    def best_candidates(
+        self, scores: np.ndarray, z: np.ndarray, valid: np.ndarray, k: int
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The ``k`` best candidates per query and their scores: in the ranking's order when a decision scores them
+        (its probabilities never rise along that order, but the cap leaves ties, which must not hand rank 1 to the
+        ranking's second answer), else by score."""
+        if self.decision is None:
+            return top_k_rows(scores, k)
+        _, order = top_k_rows(np.where(valid, z, -np.inf), k)
+        best = np.take_along_axis(scores, np.maximum(order, 0), 1).astype(np.float32)
+        return np.where(order >= 0, best, -np.inf).astype(np.float32), order
+
     def with_claims(self, scores: np.ndarray, ids: np.ndarray, top_ranks: np.ndarray) -> np.ndarray:
         """``scores`` of a search, the top answers rescored by the decision's claims over the queries searched
         together (:meth:`~phrasezoo.match.model.decision.Decision.with_claims`); unchanged without a decision."""
@@ -310,7 +322,7 @@ class HybridScorer:
             cands = self.candidate_ids(part, qv, extra=max(0, top_k - self.candidates), static_vectors=sv)
             s, z = self.scores_and_ranks(self.features(part, cands, qv, static_vectors=sv), cands >= 0)
             s = np.where(cands >= 0, s, -np.inf)
-            best, order = top_k_rows(s, top_k)
+            best, order = self.best_candidates(s, z, cands >= 0, top_k)
             top_ranks[start : start + len(part)] = np.take_along_axis(z, np.maximum(order[:, :1], 0), 1)[:, 0]
             scores[start : start + len(part)] = best
             ids[start : start + len(part)] = np.where(
