@@ -44,11 +44,12 @@ def dedupe_list(domain: str, seed: int = 0) -> tuple[list[str], list[int]]:
     return [r[0] for r in rows], [r[1] for r in rows]
 
 
-def precision_curve(names: list[str], gold: list[int], matcher) -> tuple[np.ndarray, np.ndarray]:
-    """Pair precision and recall of dedupe's components clustering at every cut of :data:`GRID`."""
+def precision_curve(names: list[str], gold: list[int], matcher, claims: bool = True) -> tuple[np.ndarray, np.ndarray]:
+    """Pair precision and recall of dedupe's components clustering at every cut of :data:`GRID` (``claims``: the
+    decision reads them over the list, rule 40)."""
     distinct, group = distinct_names(names)
     matcher.fit(distinct)
-    i, j, s = neighbour_pairs(matcher, distinct, np.arange(len(distinct)), 10)
+    i, j, s = neighbour_pairs(matcher, distinct, np.arange(len(distinct)), 10, claims=claims)
     precision, recall = [], []
     for cut in GRID:
         clusters = cluster_pairs(len(distinct), kept_edges(i, j, s, cut), cut, "components")[group]
@@ -58,7 +59,35 @@ def precision_curve(names: list[str], gold: list[int], matcher) -> tuple[np.ndar
     return np.array(precision), np.array(recall)
 
 
+CLAIMS_RESULTS = Path("results/matching/experiments/open-world/dedupe-claims-calib.json")
+
+
+def claims_study() -> None:
+    """Rule 40: the calib lists' pair precision and recall at the join's cut for 0.8 / 0.9 / 0.95, the decision
+    reading claims over each list or not (components clustering, as dedupe's default)."""
+    matcher = Matcher(progress=False)
+    report = {"command": "OMP_NUM_THREADS=1 .venv/bin/python experiments/matching/dedupe_cuts.py --claims-study",
+              "rule": "docs/experiments/matching.md, rule 40", "cells": {}}  # fmt: skip
+    for domain in DOMAINS:
+        names, gold = dedupe_list(domain)
+        for claims in (False, True):
+            precision, recall = precision_curve(names, gold, matcher, claims=claims)
+            for target in (0.8, 0.9, 0.95):
+                at = int(np.searchsorted(GRID, matcher.threshold_for(target)))
+                report["cells"][f"{domain}|{'claims' if claims else 'no claims'}|{target}"] = {
+                    "precision": round(float(precision[at]), 4), "recall": round(float(recall[at]), 4)}  # fmt: skip
+            print(domain, claims, report["cells"][f"{domain}|{'claims' if claims else 'no claims'}|0.9"], flush=True)
+    for way in ("no claims", "claims"):
+        report[f"mean_precision_0.9|{way}"] = round(float(np.mean(
+            [report["cells"][f"{d}|{way}|0.9"]["precision"] for d in DOMAINS])), 4)  # fmt: skip
+    report["ships"] = report["mean_precision_0.9|claims"] > report["mean_precision_0.9|no claims"]
+    CLAIMS_RESULTS.write_text(json.dumps(report, indent=1) + "\n")
+    print({k: v for k, v in report.items() if k != "cells"})
+
+
 def main() -> None:
+    if "--claims-study" in sys.argv[1:]:
+        return claims_study()
     matcher = Matcher(progress=False)
     curves = {}
     for domain in DOMAINS:

@@ -33,7 +33,6 @@ from ..features.lexical import normal_form
 from ..io.inputs import as_column
 from ..model.calibration import Calibration, as_calibration, labelled_cut
 from ..scoring.hybrid import HybridScorer
-from ..scoring.index import top_k_rows
 from ..scoring.scorers import DEFAULT_MODEL
 from .estimate import estimate_of, score_tally
 from .matcher import Matcher
@@ -95,19 +94,22 @@ def resolve_threshold(matcher: Matcher, threshold: float | str, target_precision
     return float(matcher.threshold_for(target_precision, dedupe=True)) if threshold == "auto" else float(threshold)
 
 
-def neighbour_pairs(matcher: Matcher, names: list[str], ids: np.ndarray, top_k: int, progress: bool = False):
+def neighbour_pairs(matcher: Matcher, names: list[str], ids: np.ndarray, top_k: int, progress: bool = False,
+                    claims: bool = True):  # fmt: skip
     """Each name's ``top_k`` best other names of the matcher's reference: ``(i, j, score)`` arrays, ``i`` = ``ids``
     (the names' rows in the reference), self pairs left out.
 
     With the hybrid default (and no blocking) the query's own row is removed from its candidates before the
-    reranker scores them, so the scores are those of a search against the list without the query."""
+    reranker scores them, so the scores are those of a search against the list without the query; its decision
+    reads ``claims`` over the list (round 11, rule 40): a row whose best other row is claimed more strongly by
+    another row is less sure."""
     ids = np.asarray(ids, dtype=np.int64)
     scorer = matcher.scorer
     if not names:
         return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.float64)
     if isinstance(scorer, HybridScorer) and matcher._blocks is None:
         k = min(top_k, max(1, len(matcher.reference) - 1))
-        all_i, all_j, all_s = [], [], []
+        all_best, all_found, all_ranks = [], [], []
         with row_bar(len(names), f"dedupe {matcher.name}", progress) as bar:
             for start in range(0, len(names), 2048):
                 part, own = names[start : start + 2048], ids[start : start + 2048]
@@ -116,16 +118,19 @@ def neighbour_pairs(matcher: Matcher, names: list[str], ids: np.ndarray, top_k: 
                 cands = scorer.candidate_ids(part, qv, extra=max(1, top_k + 1 - scorer.candidates), static_vectors=sv)
                 cands = np.where(cands == own[:, None], -1, cands)
                 features = scorer.features_without_self(part, cands, qv, own, static_vectors=sv)
-                s = scorer.score_candidates(features, cands >= 0)
+                s, z = scorer.scores_and_ranks(features, cands >= 0)
                 s = np.where(cands >= 0, s, -np.inf)
-                best, order = top_k_rows(s, k)
-                found = np.where(order >= 0, np.take_along_axis(cands, np.maximum(order, 0), 1), -1)
-                ok = np.isfinite(best) & (found >= 0)
-                all_i.append(np.broadcast_to(own[:, None], found.shape)[ok])
-                all_j.append(found[ok])
-                all_s.append(best[ok].astype(np.float64))
+                best, order = scorer.best_candidates(s, z, cands >= 0, k)
+                all_best.append(best)
+                all_found.append(np.where(order >= 0, np.take_along_axis(cands, np.maximum(order, 0), 1), -1))
+                all_ranks.append(np.take_along_axis(z, np.maximum(order[:, :1], 0), 1)[:, 0])
                 bar.update(len(part))
-        return np.concatenate(all_i), np.concatenate(all_j), np.concatenate(all_s)
+        best, found = np.concatenate(all_best), np.concatenate(all_found)
+        found = np.where(np.isfinite(best), found, -1)
+        if claims:
+            best = scorer.with_claims(best, found, np.concatenate(all_ranks))
+        ok = np.isfinite(best) & (found >= 0)
+        return np.broadcast_to(ids[:, None], found.shape)[ok], found[ok], best[ok].astype(np.float64)
     scores, found = matcher.search(names, min(top_k + 1, len(matcher.reference)))
     ok = (found >= 0) & (found != ids[:, None]) & np.isfinite(scores)
     # at most top_k others per name (the self pair, when it was found, took one of the top_k + 1 places)
