@@ -108,3 +108,17 @@ def test_a_combination_carries_its_decision_and_checks_its_features():
     assert Combination.from_dict(combination.to_dict()).decision == combination.decision
     with pytest.raises(ValueError, match="does not compute"):
         Combination(["emb", "char"], [0.5, 0.5], link="logistic", decision=decision().to_dict())
+
+
+def test_claims_compare_the_queries_that_share_a_top_row():
+    from phrasezoo.match.model.decision import CLAIM_CAP, claim_inputs
+
+    rows = np.array([3, 3, 5, -1, 3])
+    scores = np.array([1.0, 2.0, 0.5, np.nan, 0.2])
+    claims = claim_inputs(rows, scores)
+    # row 3: the best claimant leads by 1.0, the others trail it; row 5 and the unanswered query read no claim
+    np.testing.assert_allclose(claims["claim_gap"], [-1.0, 1.0, CLAIM_CAP, CLAIM_CAP, -1.8])
+    np.testing.assert_allclose(np.exp(claims["log_claimants"]), [3, 3, 1, 1, 3])
+    again = claim_inputs(np.array([3, 3, 3]), np.array([1.0, 1.0, 0.5]), keys=["a", "a", "b"])
+    np.testing.assert_allclose(again["claim_gap"], [0.5, 0.5, -0.5])  # "a" twice is one claimant
+    np.testing.assert_allclose(np.exp(again["log_claimants"]), [2, 2, 2])

@@ -218,6 +218,13 @@ def test_claims_make_a_shared_answer_less_sure_for_the_weaker_query(fitted):
     assert [fitted.search([q], 1)[1][0, 0] for q in pair] == ids[:, 0].tolist()
 
 
+def test_repeats_of_one_text_claim_their_answer_once(fitted):
+    """A vendor on three invoices is one claimant: repeats of a text read the claims of that text alone."""
+    alone = fitted.search(["NY Times"], 1)[0][0, 0]
+    repeated = fitted.search(["NY Times", "NY Times", "NY Times"], 1)[0][:, 0]
+    np.testing.assert_allclose(repeated, alone, atol=1e-6)
+
+
 def test_auto_reports_what_the_join_expects_of_its_threshold(fitted):
     out = fitted.transform(["FBI", "NY Times", "Los Angeles Lakers"], threshold="auto")
     estimate = out.attrs["estimate"]

@@ -80,10 +80,20 @@ def answer_inputs(z: np.ndarray, valid: np.ndarray, pair: dict[str, np.ndarray],
     return {k: np.where(valid, v, 0.0).astype(np.float64) for k, v in columns.items()}
 
 
-def claim_inputs(top_rows: np.ndarray, top_scores: np.ndarray) -> dict[str, np.ndarray]:
+def claim_inputs(top_rows: np.ndarray, top_scores: np.ndarray, keys: list | None = None) -> dict[str, np.ndarray]:
     """The :data:`CLAIM_INPUTS` of each query's top answer, read over every query given: its ranking score minus the
     best score of another query with the same top row (:data:`CLAIM_CAP` when there is none), and the log of the
-    number of queries with that top row. ``top_rows`` -1 or a non-finite score: no answer (reads :data:`NO_CLAIM`)."""
+    number of queries with that top row. ``top_rows`` -1 or a non-finite score: no answer (reads :data:`NO_CLAIM`).
+    ``keys`` (the query texts): repeats of one text are one query (a vendor on three invoices claims its answer
+    once), read once and given to each repeat."""
+    if keys is not None:
+        first: dict = {}
+        index = np.array([first.setdefault(key, i) for i, key in enumerate(keys)], dtype=np.int64)
+        unique = np.array(sorted(first.values()), dtype=np.int64)
+        if len(unique) < len(index):
+            claims = claim_inputs(np.asarray(top_rows)[unique], np.asarray(top_scores)[unique])
+            where = np.searchsorted(unique, index)
+            return {name: values[where] for name, values in claims.items()}
     top_rows = np.asarray(top_rows, dtype=np.int64)
     score = np.asarray(top_scores, dtype=np.float64)
     gap = np.full(len(top_rows), CLAIM_CAP)
@@ -148,14 +158,16 @@ class Decision:
     def reads_claims(self) -> bool:
         return any(name in self.inputs for name in CLAIM_INPUTS)
 
-    def with_claims(self, probability: np.ndarray, top_rows: np.ndarray, top_scores: np.ndarray) -> np.ndarray:
+    def with_claims(self, probability: np.ndarray, top_rows: np.ndarray, top_scores: np.ndarray,
+                    keys: list | None = None) -> np.ndarray:  # fmt: skip
         """``probability`` ``(queries, ranks)`` of answers scored with :data:`NO_CLAIM`, the top answers' rescored
         with the claims read over these queries (:func:`claim_inputs`; ``top_rows`` and ``top_scores``, their rows and
-        ranking scores) and the lower ranks capped by them. The model is linear in its inputs, so the change is a
-        shift of each top answer's log-odds. A decision without claim inputs returns ``probability`` as it is."""
+        ranking scores; ``keys``, their texts) and the lower ranks capped by them. The model is linear in its inputs,
+        so the change is a shift of each top answer's log-odds. A decision without claim inputs returns
+        ``probability`` as it is."""
         if not self.reads_claims or len(probability) == 0:
             return probability
-        claims = claim_inputs(top_rows, top_scores)
+        claims = claim_inputs(top_rows, top_scores, keys)
         shift = np.zeros(len(probability))
         for name, scale, coef in zip(self.inputs, self.scale, self.coef):
             if name in CLAIM_INPUTS:

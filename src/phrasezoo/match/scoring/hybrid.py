@@ -295,12 +295,14 @@ class HybridScorer:
         best = np.take_along_axis(scores, np.maximum(order, 0), 1).astype(np.float32)
         return np.where(order >= 0, best, -np.inf).astype(np.float32), order
 
-    def with_claims(self, scores: np.ndarray, ids: np.ndarray, top_ranks: np.ndarray) -> np.ndarray:
-        """``scores`` of a search, the top answers rescored by the decision's claims over the queries searched
-        together (:meth:`~phrasezoo.match.model.decision.Decision.with_claims`); unchanged without a decision."""
+    def with_claims(self, scores: np.ndarray, ids: np.ndarray, top_ranks: np.ndarray,
+                    queries: list[str] | None = None) -> np.ndarray:  # fmt: skip
+        """``scores`` of a search, the top answers rescored by the decision's claims over the (distinct) queries
+        searched together (:meth:`~phrasezoo.match.model.decision.Decision.with_claims`); unchanged without a
+        decision."""
         if self.decision is None:
             return scores
-        return self.decision.with_claims(scores, ids[:, 0], top_ranks)
+        return self.decision.with_claims(scores, ids[:, 0], top_ranks, queries)
 
     def pair_scores(self, queries: list[str], candidates: np.ndarray) -> np.ndarray:
         query_vectors = self.encode(queries) if self.vectors is not None else None
@@ -331,7 +333,7 @@ class HybridScorer:
             if progress is not None:
                 progress.update(len(part))
         ids[~np.isfinite(scores)] = -1
-        return self.with_claims(scores, ids, top_ranks), ids
+        return self.with_claims(scores, ids, top_ranks, queries), ids
 
     def clear_cache(self) -> None:
         for channel in (self.vectors, self.static):
