@@ -108,35 +108,48 @@ def neighbour_pairs(matcher: Matcher, names: list[str], ids: np.ndarray, top_k: 
     if not names:
         return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.float64)
     if isinstance(scorer, HybridScorer) and matcher._blocks is None:
-        k = min(top_k, max(1, len(matcher.reference) - 1))
-        all_best, all_found, all_ranks = [], [], []
-        with row_bar(len(names), f"dedupe {matcher.name}", progress) as bar:
-            for start in range(0, len(names), 2048):
-                part, own = names[start : start + 2048], ids[start : start + 2048]
-                qv = scorer.encode(part) if scorer.vectors is not None else None
-                sv = scorer.static_vectors(part)
-                cands = scorer.candidate_ids(part, qv, extra=max(1, top_k + 1 - scorer.candidates), static_vectors=sv)
-                cands = np.where(cands == own[:, None], -1, cands)
-                features = scorer.features_without_self(part, cands, qv, own, static_vectors=sv)
-                s, z = scorer.scores_and_ranks(features, cands >= 0)
-                s = np.where(cands >= 0, s, -np.inf)
-                best, order = scorer.best_candidates(s, z, cands >= 0, k)
-                all_best.append(best)
-                all_found.append(np.where(order >= 0, np.take_along_axis(cands, np.maximum(order, 0), 1), -1))
-                all_ranks.append(np.take_along_axis(z, np.maximum(order[:, :1], 0), 1)[:, 0])
-                bar.update(len(part))
-        best, found = np.concatenate(all_best), np.concatenate(all_found)
-        found = np.where(np.isfinite(best), found, -1)
-        if claims:
-            best = scorer.with_claims(best, found, np.concatenate(all_ranks))
-        ok = np.isfinite(best) & (found >= 0)
-        return np.broadcast_to(ids[:, None], found.shape)[ok], found[ok], best[ok].astype(np.float64)
+        best, found, ranks = neighbour_table(matcher, names, ids, top_k, progress)
+        return claimed_pairs(matcher, ids, best, found, ranks if claims else None)
     scores, found = matcher.search(names, min(top_k + 1, len(matcher.reference)))
     ok = (found >= 0) & (found != ids[:, None]) & np.isfinite(scores)
     # at most top_k others per name (the self pair, when it was found, took one of the top_k + 1 places)
     ok &= np.cumsum(ok, axis=1) <= top_k
     own = np.broadcast_to(ids[:, None], found.shape)
     return own[ok], found[ok], scores[ok].astype(np.float64)
+
+
+def neighbour_table(matcher: Matcher, names: list[str], ids: np.ndarray, top_k: int, progress: bool = False):
+    """The hybrid default's search of ``names`` (rows ``ids`` of its reference) against the other rows: scores and
+    rows ``(names, k)``, best first (no claims read yet), and the ranking score of each name's best other row."""
+    scorer = matcher.scorer
+    k = min(top_k, max(1, len(matcher.reference) - 1))
+    all_best, all_found, all_ranks = [], [], []
+    with row_bar(len(names), f"dedupe {matcher.name}", progress) as bar:
+        for start in range(0, len(names), 2048):
+            part, own = names[start : start + 2048], ids[start : start + 2048]
+            qv = scorer.encode(part) if scorer.vectors is not None else None
+            sv = scorer.static_vectors(part)
+            cands = scorer.candidate_ids(part, qv, extra=max(1, top_k + 1 - scorer.candidates), static_vectors=sv)
+            cands = np.where(cands == own[:, None], -1, cands)
+            features = scorer.features_without_self(part, cands, qv, own, static_vectors=sv)
+            s, z = scorer.scores_and_ranks(features, cands >= 0)
+            s = np.where(cands >= 0, s, -np.inf)
+            best, order = scorer.best_candidates(s, z, cands >= 0, k)
+            all_best.append(best)
+            all_found.append(np.where(order >= 0, np.take_along_axis(cands, np.maximum(order, 0), 1), -1))
+            all_ranks.append(np.take_along_axis(z, np.maximum(order[:, :1], 0), 1)[:, 0])
+            bar.update(len(part))
+    best, found = np.concatenate(all_best), np.concatenate(all_found)
+    return best, np.where(np.isfinite(best), found, -1), np.concatenate(all_ranks)
+
+
+def claimed_pairs(matcher: Matcher, ids: np.ndarray, best: np.ndarray, found: np.ndarray, ranks: np.ndarray | None):
+    """``(i, j, score)`` of a :func:`neighbour_table` (of every name of the list: claims compare them all), the
+    decision's claims read over it unless ``ranks`` is None."""
+    if ranks is not None:
+        best = matcher.scorer.with_claims(best, found, ranks)
+    ok = np.isfinite(best) & (found >= 0)
+    return np.broadcast_to(np.asarray(ids)[:, None], found.shape)[ok], found[ok], best[ok].astype(np.float64)
 
 
 def kept_edges(i: np.ndarray, j: np.ndarray, score: np.ndarray, cut: float) -> dict[tuple[int, int], float]:

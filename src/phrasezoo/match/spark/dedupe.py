@@ -36,16 +36,19 @@ from pyspark.sql import types as T
 
 from ..engine.dedupe import (
     check_dedupe_arguments,
+    claimed_pairs,
     cluster_pairs,
     distinct_names,
     exact_key,
     kept_edges,
     neighbour_pairs,
+    neighbour_table,
     resolve_threshold,
     size_report,
 )
 from ..engine.matcher import Matcher
 from ..io.inputs import MISSING_POLICIES, _is_missing, as_text
+from ..scoring.hybrid import HybridScorer
 from ..scoring.scorers import DEFAULT_MODEL
 from .workers import worker_matcher
 
@@ -142,9 +145,12 @@ def _collect(table, column: str, id_column: str | None) -> tuple[list[str], list
 def _search(spark, matcher: Matcher, distinct: list[str], top_k: int, cut: float, partitions: int | None,
             matcher_path) -> Any:  # fmt: skip
     """The kept pairs (``i, j, score``, a pandas frame): the matcher saved once, each partition of the distinct
-    names searched against the whole list on the executors (one matcher loaded per Python worker)."""
+    names searched against the whole list on the executors (one matcher loaded per Python worker). With the hybrid
+    default, the executors return every name's neighbours unclaimed with the ranking score of its best one, and the
+    driver reads the decision's claims over the whole list (as one machine does) before the cut."""
     owned = matcher_path is None
     folder = tempfile.mkdtemp(prefix="phrasezoo-dedupe-matcher-") if owned else os.fspath(matcher_path)
+    claims = isinstance(matcher.scorer, HybridScorer) and matcher._blocks is None
     try:
         matcher.save(folder)
 
@@ -152,15 +158,40 @@ def _search(spark, matcher: Matcher, distinct: list[str], top_k: int, cut: float
             for frame in frames:
                 if not frame.empty:
                     worker = worker_matcher(folder)
-                    i, j, s = neighbour_pairs(worker, frame["name"].tolist(), frame["id"].to_numpy(), top_k)
-                    yield pd.DataFrame({"i": i, "j": j, "score": s})
+                    ids = frame["id"].to_numpy()
+                    if not claims:
+                        i, j, s = neighbour_pairs(worker, frame["name"].tolist(), ids, top_k)
+                        yield pd.DataFrame({"i": i, "j": j, "score": s, "rank": 0, "top": np.nan})
+                        continue
+                    best, found, ranks = neighbour_table(worker, frame["name"].tolist(), ids, top_k)
+                    yield pd.DataFrame({"i": np.repeat(ids, best.shape[1]), "j": found.ravel(), "score": best.ravel(),
+                                        "rank": np.tile(np.arange(best.shape[1]), len(ids)),
+                                        "top": np.repeat(ranks, best.shape[1])})  # fmt: skip
 
         names = spark.createDataFrame(pd.DataFrame({"id": np.arange(len(distinct), dtype=np.int64), "name": distinct}))
         names = names.repartition(partitions or spark.sparkContext.defaultParallelism)
-        return names.mapInPandas(search, "i long, j long, score double").where(F.col("score") >= cut).toPandas()
+        found = names.mapInPandas(search, "i long, j long, score double, rank long, top double")
+        if not claims:
+            return found.where(F.col("score") >= cut).select("i", "j", "score").toPandas()
+        return _claimed(matcher, found.toPandas(), len(distinct), cut)
     finally:
         if owned:
             shutil.rmtree(folder, ignore_errors=True)
+
+
+def _claimed(matcher: Matcher, rows: pd.DataFrame, n: int, cut: float) -> pd.DataFrame:
+    """The executors' neighbour tables, gathered on the driver as one ``(names, k)`` table in name order, their
+    claims read over the whole list (:func:`~phrasezoo.match.engine.dedupe.claimed_pairs`), the pairs at ``cut``."""
+    k = int(rows["rank"].max()) + 1 if len(rows) else 1
+    best = np.full((n, k), -np.inf)
+    found = np.full((n, k), -1, dtype=np.int64)
+    ranks = np.full(n, -np.inf)
+    i, r = rows["i"].to_numpy(), rows["rank"].to_numpy()
+    best[i, r], found[i, r] = rows["score"].to_numpy(), rows["j"].to_numpy()
+    ranks[i] = rows["top"].to_numpy()
+    i, j, s = claimed_pairs(matcher, np.arange(n), best.astype(np.float32), found, ranks)
+    keep = s >= cut
+    return pd.DataFrame({"i": i[keep], "j": j[keep], "score": s[keep]})
 
 
 def _join_back(table, column: str, distinct: list[str], labels: np.ndarray, sizes: np.ndarray):
