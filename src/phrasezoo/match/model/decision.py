@@ -167,14 +167,26 @@ class Decision:
         ``probability`` as it is."""
         if not self.reads_claims or len(probability) == 0:
             return probability
-        claims = claim_inputs(top_rows, top_scores, keys)
-        shift = np.zeros(len(probability))
+        answered = np.asarray(top_rows) >= 0
+        return self.shifted(probability, self.claim_shift(claim_inputs(top_rows, top_scores, keys)), answered)
+
+    def claim_shift(self, claims: dict[str, np.ndarray]) -> np.ndarray:
+        """The change of each top answer's log-odds from :data:`NO_CLAIM` to ``claims`` (:func:`claim_inputs`'
+        columns; NaN reads as no claim)."""
+        shift = 0.0
         for name, scale, coef in zip(self.inputs, self.scale, self.coef):
             if name in CLAIM_INPUTS:
-                shift += coef * (claims[name] - NO_CLAIM[name]) / scale
+                values = np.asarray(claims[name], dtype=np.float64)
+                shift = shift + coef * (np.where(np.isnan(values), NO_CLAIM[name], values) - NO_CLAIM[name]) / scale
+        return np.broadcast_to(np.asarray(shift, dtype=np.float64), np.shape(claims[CLAIM_INPUTS[0]]))
+
+    @staticmethod
+    def shifted(probability: np.ndarray, shift: np.ndarray, answered: np.ndarray) -> np.ndarray:
+        """``probability`` ``(queries, ranks)`` with the top answers' log-odds moved by ``shift`` where
+        ``answered``, the lower ranks capped by them."""
         p = np.clip(probability[:, 0].astype(np.float64), 1e-12, 1 - 1e-12)
         top = 1.0 / (1.0 + np.exp(-np.clip(np.log(p) - np.log1p(-p) + shift, -60, 60)))
-        answered = np.isfinite(probability[:, 0]) & (np.asarray(top_rows) >= 0)
+        answered = np.isfinite(probability[:, 0]) & np.asarray(answered, dtype=bool)
         out = probability.copy()
         out[:, 0] = np.where(answered, top, probability[:, 0])
         if out.shape[1] > 1:

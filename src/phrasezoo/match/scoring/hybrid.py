@@ -311,6 +311,14 @@ class HybridScorer:
         return np.where(valid, scores, -np.inf).astype(np.float32)
 
     def search(self, queries: list[str], top_k: int, progress=None) -> tuple[np.ndarray, np.ndarray]:
+        scores, ids, top_ranks = self.search_unclaimed(queries, top_k, progress)
+        return self.with_claims(scores, ids, top_ranks, queries), ids
+
+    def search_unclaimed(self, queries: list[str], top_k: int, progress=None) -> tuple[np.ndarray, np.ndarray,
+                                                                                        np.ndarray]:  # fmt: skip
+        """:meth:`search` before the decision reads claims (each query as if alone), with the ranking score of each
+        query's top answer: what a backend that holds the queries in parts needs to read the claims over all of them
+        (:mod:`phrasezoo.match.spark.join`)."""
         query_vectors = self.encode(queries) if self.vectors is not None else None
         all_static = self.static_vectors(queries)
         scores = np.full((len(queries), top_k), -np.inf, dtype=np.float32)
@@ -333,7 +341,7 @@ class HybridScorer:
             if progress is not None:
                 progress.update(len(part))
         ids[~np.isfinite(scores)] = -1
-        return self.with_claims(scores, ids, top_ranks, queries), ids
+        return scores, ids, top_ranks
 
     def clear_cache(self) -> None:
         for channel in (self.vectors, self.static):

@@ -9,11 +9,10 @@ The steps (the reference must be whole to be indexed, so the matcher is fitted o
 2. each Python worker loads the saved matcher once (:func:`~phrasezoo.match.spark.workers.worker_matcher`), and a
    ``mapInPandas`` UDF searches each partition of ``right`` against the whole reference.
 
-The ranking is one machine's whatever the partitions. The default matcher's decision also reads the other queries
-searched together (a row claimed by a better query, :func:`phrasezoo.match.model.decision.claim_inputs`): here, the
-rows of each Arrow batch of a partition (10,000 by default), so with several partitions a query whose rival sits in
-another batch reads no claim and keeps a little more confidence than one machine gives it. One partition of up to a
-batch gives one machine's scores exactly.
+The default matcher's decision also reads the other rows searched together (a reference row claimed by a better
+query, :func:`phrasezoo.match.model.decision.claim_inputs`), so its join runs in two passes: the executors search
+each partition without claims (kept with ``persist``), window functions read the claims of every distinct text over
+the whole of ``right``, and a second pass applies them and the threshold: one machine's answers and scores.
 
 Nothing is lost at scale: the result keeps every ``right`` row. A row with matches appears once per match
 (``rank`` 1, 2, ...), a row with none passing the threshold once with ``match_status = "unmatched"``, a row with a
@@ -42,10 +41,12 @@ import numpy as np
 import pandas as pd
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
+from pyspark.sql.window import Window
 
 from ..engine.matcher import Matcher
 from ..engine.results import check_threshold, check_top_k
 from ..io.inputs import MISSING_POLICIES, _is_missing, as_column, as_text
+from ..model.decision import CLAIM_CAP
 from ..scoring.scorers import DEFAULT_MODEL
 from .workers import worker_matcher
 
@@ -95,7 +96,9 @@ def join_spark(
     cut = matcher.threshold_for(target_precision) if threshold == "auto" else threshold
     folder = _saved(matcher, matcher_path)
     label_type = _label_type(left, left_id, labels)
-    result = _search(right, right_column, folder, top_k, cut, label_type, partitions)
+    scorer = matcher.scorer
+    claims = matcher._blocks is None and getattr(getattr(scorer, "decision", None), "reads_claims", False)
+    result = _search(right, right_column, folder, top_k, cut, label_type, partitions, claims)
     report = {"threshold": cut, "top_k": top_k, "model": matcher.name, "reference_rows": len(values),
               "reference_skipped": len(skipped), "matcher_path": folder}  # fmt: skip
     if threshold == "auto":
@@ -156,26 +159,99 @@ def _saved(matcher: Matcher, matcher_path) -> str:
     return folder
 
 
-def _search(right, column: str, folder: str, top_k: int, cut, label_type: str, partitions: int | None):
-    """The lazy result: each partition of ``right`` searched by the worker's copy of the saved matcher."""
+def _search(right, column: str, folder: str, top_k: int, cut, label_type: str, partitions: int | None,
+            claims: bool = False):  # fmt: skip
+    """The lazy result: each partition of ``right`` searched by the worker's copy of the saved matcher. ``claims``
+    (the default matcher's decision reads them): two passes, so that the claims compare every row as one machine
+    does: each row's answers before claims (:meth:`~phrasezoo.match.scoring.hybrid.HybridScorer.search_unclaimed`,
+    kept with ``persist``), the claims of every distinct text read with windows over its top answer's row, then the
+    decision's shift and the threshold."""
     extra = f"left_index {label_type}, left string, score double, rank int, match_status string"
     schema = T.StructType([*right.schema.fields, *T._parse_datatype_string(extra).fields])
     as_label = str if label_type == "string" else (lambda v: v)
-
-    def search(frames):
-        for frame in frames:
-            if not frame.empty:
-                yield _matches(worker_matcher(folder), frame, column, top_k, cut, as_label)
-
     source = right.repartition(partitions) if partitions else right
-    return source.mapInPandas(search, schema)
+    if not claims:
+
+        def search(frames):
+            for frame in frames:
+                if not frame.empty:
+                    worker = worker_matcher(folder)
+                    present, keys = _present(frame, column)
+                    scores, ids = worker.search(keys, top_k) if keys else _nothing(top_k)
+                    yield _rows(worker, frame, present, scores, ids, cut, as_label)
+
+        return source.mapInPandas(search, schema)
+    names = list(right.columns)
+    found_schema = T.StructType([*right.schema.fields, *T._parse_datatype_string(
+        "_key string, _ids array<bigint>, _scores array<double>, _top double").fields])  # fmt: skip
+
+    def find(frames):
+        for frame in frames:
+            if frame.empty:
+                continue
+            present, keys = _present(frame, column)
+            if keys:
+                scores, ids, top = worker_matcher(folder).scorer.search_unclaimed(keys, top_k)
+                scores[ids < 0] = -np.inf
+            else:
+                (scores, ids), top = _nothing(top_k), np.zeros(0)
+            out = frame.copy()
+            columns = {"_key": [None] * len(frame), "_ids": [[]] * len(frame), "_scores": [[]] * len(frame),
+                       "_top": [np.nan] * len(frame)}  # fmt: skip
+            for q, i in enumerate(present):
+                columns["_key"][i], columns["_ids"][i] = keys[q], ids[q].tolist()
+                columns["_scores"][i], columns["_top"][i] = scores[q].astype(np.float64).tolist(), float(top[q])
+            for key, values in columns.items():
+                out[key] = values
+            yield out
+
+    found = source.mapInPandas(find, found_schema).persist()
+    answered = found.where(F.col("_key").isNotNull() & (F.col("_ids").getItem(0) >= 0))
+    tops = answered.select("_key", F.col("_ids").getItem(0).alias("_row"), "_top").dropDuplicates(["_key"])
+    by_row = Window.partitionBy("_row")
+    tops = (tops.withColumn("_pos", F.row_number().over(by_row.orderBy(F.desc("_top"), F.asc("_key"))))
+            .withColumn("_best", F.max("_top").over(by_row)).withColumn("_count", F.count(F.lit(1)).over(by_row))
+            .withColumn("_second", F.max(F.when(F.col("_pos") == 2, F.col("_top"))).over(by_row)))  # fmt: skip
+    cap = F.lit(CLAIM_CAP)
+    gap = (F.when(F.col("_count") == 1, cap).when(F.col("_pos") == 1, F.least(F.col("_best") - F.col("_second"), cap))
+           .otherwise(F.least(F.col("_top") - F.col("_best"), cap)))  # fmt: skip
+    claimed = tops.select("_key", gap.alias("_gap"), F.log(F.col("_count").cast("double")).alias("_log"))
+    joined = found.join(claimed, on="_key", how="left")
+
+    def decide(frames):
+        for frame in frames:
+            if frame.empty:
+                continue
+            worker = worker_matcher(folder)
+            present = np.flatnonzero(frame["_key"].notna().to_numpy()).tolist()
+            if present:
+                scores = np.stack([np.asarray(v, dtype=np.float64) for v in frame["_scores"].iloc[present]])
+                ids = np.stack([np.asarray(v, dtype=np.int64) for v in frame["_ids"].iloc[present]])
+                claims_of = {"claim_gap": frame["_gap"].iloc[present].to_numpy(dtype=np.float64),
+                             "log_claimants": frame["_log"].iloc[present].to_numpy(dtype=np.float64)}  # fmt: skip
+                decision = worker.scorer.decision
+                scores = decision.shifted(scores, decision.claim_shift(claims_of), ids[:, 0] >= 0)
+            else:
+                scores, ids = _nothing(top_k)
+            yield _rows(worker, frame[names], present, scores, ids, cut, as_label)
+
+    return joined.mapInPandas(decide, schema)
 
 
-def _matches(matcher: Matcher, frame, column: str, top_k: int, cut, as_label):
-    """One partition's output rows: every input row, once per match or once with its status."""
+def _present(frame, column: str) -> tuple[list[int], list[str]]:
+    """The positions of the frame's rows with a text, and those texts as the matcher searches them."""
     texts = frame[column].tolist()
     present = [i for i, v in enumerate(texts) if not _is_missing(v) and str(v).strip()]
-    scores, ids = matcher.search([as_text(texts[i], "right", i) for i in present], top_k)
+    return present, [as_text(texts[i], "right", i) for i in present]
+
+
+def _nothing(top_k: int) -> tuple[np.ndarray, np.ndarray]:
+    return np.zeros((0, top_k), dtype=np.float32), np.zeros((0, top_k), dtype=np.int64)
+
+
+def _rows(matcher: Matcher, frame, present: list[int], scores: np.ndarray, ids: np.ndarray, cut, as_label):
+    """One partition's output rows from its answers (``scores``/``ids`` of the ``present`` rows): every input row,
+    once per match or once with its status."""
     rows, extra = [], {"left_index": [], "left": [], "score": [], "rank": [], "match_status": []}
     found = dict(zip(present, range(len(present))))
     for i in range(len(frame)):
