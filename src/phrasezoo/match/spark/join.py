@@ -196,7 +196,8 @@ def _search(right, column: str, folder: str, top_k: int, cut, label_type: str, p
             else:
                 (scores, ids), top = _nothing(top_k), np.zeros(0)
             out = frame.copy()
-            columns = {"_key": [None] * len(frame), "_ids": [[]] * len(frame), "_scores": [[]] * len(frame),
+            # a row without a text: no answer (never empty arrays: Spark's ANSI mode refuses [0] of one)
+            columns = {"_key": [None] * len(frame), "_ids": [[-1]] * len(frame), "_scores": [[-np.inf]] * len(frame),
                        "_top": [np.nan] * len(frame)}  # fmt: skip
             for q, i in enumerate(present):
                 columns["_key"][i], columns["_ids"][i] = keys[q], ids[q].tolist()
