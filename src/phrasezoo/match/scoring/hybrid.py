@@ -273,9 +273,11 @@ class HybridScorer:
 
     def scores_and_ranks(self, features: np.ndarray, valid: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """:meth:`score_candidates` and the ranking scores that order the candidates (what :meth:`with_claims`
-        reads of the top answers)."""
+        reads of the top answers). Without a decision the scores order the candidates themselves and are returned
+        twice (nothing reads claims then): the combination's rank score is not computed again."""
         if self.decision is None:
-            return self.combination.score(features, valid), self.combination.rank_score(features)
+            scores = self.combination.score(features, valid)
+            return scores, scores
         if self.table_level is None:  # a matcher saved before the decision: measure its table once
             self.table_level = self.self_join_level()
         z = self.combination.rank_score(features)
@@ -292,7 +294,7 @@ class HybridScorer:
         if self.decision is None:
             return top_k_rows(scores, k)
         _, order = top_k_rows(np.where(valid, z, -np.inf), k)
-        best = np.take_along_axis(scores, np.maximum(order, 0), 1).astype(np.float32)
+        best = np.take_along_axis(scores, np.maximum(order, 0), 1)
         return np.where(order >= 0, best, -np.inf).astype(np.float32), order
 
     def with_claims(self, scores: np.ndarray, ids: np.ndarray, top_ranks: np.ndarray,
