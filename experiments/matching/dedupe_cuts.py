@@ -34,9 +34,9 @@ GRID = np.round(np.arange(0.0, 1.0, 0.0005), 4)
 RESULTS = Path("results/matching/experiments/open-world/dedupe-cuts.json")
 
 
-def dedupe_list(domain: str, seed: int = 0) -> tuple[list[str], list[int]]:
-    """The calib split as a dedupe list: names and gold cluster ids (see the module docstring)."""
-    task = load_name_task(domain, "calib")
+def dedupe_list(domain: str, seed: int = 0, split: str = "calib") -> tuple[list[str], list[int]]:
+    """A split (default calib) as a dedupe list: names and gold cluster ids (see the module docstring)."""
+    task = load_name_task(domain, split)
     cluster_of = {name: c for c, name in enumerate(dict.fromkeys(task.kb))}
     rows = [(q, cluster_of[g]) for q, g in zip(task.queries, task.gold) if g in cluster_of]
     rows += [(name, c) for name, c in cluster_of.items()]
