@@ -90,8 +90,17 @@ def check_dedupe_arguments(threshold: Any, method: Any, top_k: Any, target_preci
 
 
 def resolve_threshold(matcher: Matcher, threshold: float | str, target_precision: float) -> float:
-    """The numeric score threshold: the number given, or the matcher's calibrated one for ``target_precision``."""
-    return float(matcher.threshold_for(target_precision, dedupe=True)) if threshold == "auto" else float(threshold)
+    """The numeric score threshold: the number given, or the matcher's calibrated one for ``target_precision``: the
+    list decision's cut where the list's pairs are scored by it (:func:`scores_lists`), else the join's."""
+    if threshold != "auto":
+        return float(threshold)
+    return float(matcher.threshold_for(target_precision, dedupe=scores_lists(matcher)))
+
+
+def scores_lists(matcher: Matcher) -> bool:
+    """Whether a dedupe's pairs are scored by the list decision (:func:`neighbour_table`: the hybrid default, not
+    blocked); a blocked search scores them as a join does."""
+    return isinstance(matcher.scorer, HybridScorer) and matcher._blocks is None
 
 
 def neighbour_pairs(matcher: Matcher, names: list[str], ids: np.ndarray, top_k: int, progress: bool = False,
@@ -104,10 +113,9 @@ def neighbour_pairs(matcher: Matcher, names: list[str], ids: np.ndarray, top_k: 
     reads ``claims`` over the list (round 11, rule 40): a row whose best other row is claimed more strongly by
     another row is less sure."""
     ids = np.asarray(ids, dtype=np.int64)
-    scorer = matcher.scorer
     if not names:
         return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.float64)
-    if isinstance(scorer, HybridScorer) and matcher._blocks is None:
+    if scores_lists(matcher):
         best, found, ranks = neighbour_table(matcher, names, ids, top_k, progress)
         return claimed_pairs(matcher, ids, best, found, ranks if claims else None)
     scores, found = matcher.search(names, min(top_k + 1, len(matcher.reference)))
@@ -132,7 +140,7 @@ def neighbour_table(matcher: Matcher, names: list[str], ids: np.ndarray, top_k: 
             cands = scorer.candidate_ids(part, qv, extra=max(1, top_k + 1 - scorer.candidates), static_vectors=sv)
             cands = np.where(cands == own[:, None], -1, cands)
             features = scorer.features_without_self(part, cands, qv, own, static_vectors=sv)
-            s, z = scorer.scores_and_ranks(features, cands >= 0)
+            s, z = scorer.scores_and_ranks(features, cands >= 0, lists=True)
             s = np.where(cands >= 0, s, -np.inf)
             best, order = scorer.best_candidates(s, z, cands >= 0, k)
             all_best.append(best)
@@ -147,7 +155,7 @@ def claimed_pairs(matcher: Matcher, ids: np.ndarray, best: np.ndarray, found: np
     """``(i, j, score)`` of a :func:`neighbour_table` (of every name of the list: claims compare them all), the
     decision's claims read over it unless ``ranks`` is None."""
     if ranks is not None:
-        best = matcher.scorer.with_claims(best, found, ranks)
+        best = matcher.scorer.with_claims(best, found, ranks, lists=True)
     ok = np.isfinite(best) & (found >= 0)
     return np.broadcast_to(np.asarray(ids)[:, None], found.shape)[ok], found[ok], best[ok].astype(np.float64)
 

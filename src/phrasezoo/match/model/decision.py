@@ -132,6 +132,8 @@ class Decision:
     dedupe_cuts: list[list[float]] = field(default_factory=list)  # the same for a dedupe's pairs (merges)
     meta: dict[str, Any] = field(default_factory=dict)
     format_version: int = FORMAT_VERSION
+    #: a decision of its own for a dedupe list's pairs (a Decision as a dict, trained on lists; round 12), if any
+    lists: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.format_version != FORMAT_VERSION:
@@ -146,6 +148,21 @@ class Decision:
         for rows in (self.cuts, self.dedupe_cuts):
             if any(len(row) != 2 for row in rows) or [r[0] for r in rows] != sorted(r[0] for r in rows):
                 raise ValueError("A decision's cuts are [target precision, probability] rows, by rising target.")
+        if self.lists:
+            if self.lists.get("lists") or self.lists.get("dedupe_cuts"):
+                raise ValueError("A dedupe decision ('lists') is one model with its own cuts; it nests nothing.")
+            Decision.from_dict(self.lists)  # checked once, here
+
+    def for_lists(self) -> Decision:
+        """The decision that scores a dedupe list's pairs: the one trained on lists (:attr:`lists`) when there is
+        one, else this one (with :attr:`dedupe_cuts` as its cuts when it has them). A list is a reference searched
+        against itself, where most rows have no duplicate and near-twin distinct rows abound: a join's decision,
+        trained on queries against a reference, takes them for duplicates (round 12)."""
+        if self.lists:
+            return Decision.from_dict(self.lists)
+        if self.dedupe_cuts:
+            return Decision(**{**self.__dict__, "cuts": self.dedupe_cuts, "dedupe_cuts": []})
+        return self
 
     def probability(self, columns: dict[str, np.ndarray]) -> np.ndarray:
         """The probability that each answer is right, from its input ``columns`` (any shape, one array each)."""
@@ -195,9 +212,11 @@ class Decision:
 
     def cut_for(self, target_precision: float, dedupe: bool = False) -> float:
         """The probability that kept ``target_precision`` on the training joins (interpolated between targets);
-        ``dedupe``: on the training dedupe lists' pairs, when the decision has such cuts (a list where most rows
-        are unique needs a higher one), else the join's."""
-        rows = self.dedupe_cuts if dedupe and self.dedupe_cuts else self.cuts
+        ``dedupe``: the cut of :meth:`for_lists` (set on dedupe lists, where most rows are unique), for the
+        probabilities that decision gives a list's pairs."""
+        if dedupe:
+            return self.for_lists().cut_for(target_precision)
+        rows = self.cuts
         if not rows:
             raise ValueError("This decision has no cuts: threshold='auto' is not available; pass a number.")
         targets = [row[0] for row in rows]
@@ -222,11 +241,13 @@ class Decision:
                 "mean": [float(v) for v in self.mean], "scale": [float(v) for v in self.scale],
                 "coef": [float(v) for v in self.coef], "intercept": float(self.intercept),
                 "cuts": [[float(a), float(b)] for a, b in self.cuts], "meta": self.meta,
-                **({"dedupe_cuts": [[float(a), float(b)] for a, b in self.dedupe_cuts]} if self.dedupe_cuts else {})}  # fmt: skip
+                **({"dedupe_cuts": [[float(a), float(b)] for a, b in self.dedupe_cuts]} if self.dedupe_cuts else {}),
+                **({"lists": Decision.from_dict(self.lists).to_dict()} if self.lists else {})}  # fmt: skip
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Decision:
-        keys = ("inputs", "mean", "scale", "coef", "intercept", "cuts", "dedupe_cuts", "meta", "format_version")
+        keys = ("inputs", "mean", "scale", "coef", "intercept", "cuts", "dedupe_cuts", "meta", "format_version",
+                "lists")  # fmt: skip
         return cls(**{k: data[k] for k in keys if k in data})
 
 

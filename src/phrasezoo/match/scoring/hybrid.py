@@ -110,6 +110,8 @@ class HybridScorer:
         self.hub_detail: dict[str, np.ndarray] = {}  # per row: its best other row and second-best cosine (dedupe)
         self.pairs: PairFeatures | None = None
         self.decision = self.combination.decision_model
+        #: the decision of a dedupe list's pairs (its own, trained on lists, when the combination has one)
+        self.list_decision = self.decision.for_lists() if self.decision is not None else None
         self.table_level: float | None = None  # the decision's self-join level of the fitted reference
 
     @property
@@ -271,10 +273,12 @@ class HybridScorer:
         score."""
         return self.scores_and_ranks(features, valid)[0]
 
-    def scores_and_ranks(self, features: np.ndarray, valid: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def scores_and_ranks(self, features: np.ndarray, valid: np.ndarray,
+                         lists: bool = False) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
         """:meth:`score_candidates` and the ranking scores that order the candidates (what :meth:`with_claims`
         reads of the top answers). Without a decision the scores order the candidates themselves and are returned
-        twice (nothing reads claims then): the combination's rank score is not computed again."""
+        twice (nothing reads claims then): the combination's rank score is not computed again. ``lists``: the
+        queries are rows of a dedupe list searched against it, scored by :attr:`list_decision`."""
         if self.decision is None:
             scores = self.combination.score(features, valid)
             return scores, scores
@@ -282,7 +286,8 @@ class HybridScorer:
             self.table_level = self.self_join_level()
         z = self.combination.rank_score(features)
         pair = {name: features[..., self.combination.features.index(name)] for name in DECISION_NEEDS}
-        probability = self.decision.probability(answer_inputs(z, valid, pair, self.table_level))
+        decision = self.list_decision if lists else self.decision
+        probability = decision.probability(answer_inputs(z, valid, pair, self.table_level))
         return keep_ranking_order(probability, z, valid), z
 
     def best_candidates(
@@ -298,13 +303,14 @@ class HybridScorer:
         return np.where(order >= 0, best, -np.inf).astype(np.float32), order
 
     def with_claims(self, scores: np.ndarray, ids: np.ndarray, top_ranks: np.ndarray,
-                    queries: list[str] | None = None) -> np.ndarray:  # fmt: skip
+                    queries: list[str] | None = None, lists: bool = False) -> np.ndarray:  # fmt: skip
         """``scores`` of a search, the top answers rescored by the decision's claims over the (distinct) queries
         searched together (:meth:`~phrasezoo.match.model.decision.Decision.with_claims`); unchanged without a
-        decision."""
+        decision. ``lists``: scores of :meth:`scores_and_ranks` with ``lists=True``."""
         if self.decision is None:
             return scores
-        return self.decision.with_claims(scores, ids[:, 0], top_ranks, queries)
+        decision = self.list_decision if lists else self.decision
+        return decision.with_claims(scores, ids[:, 0], top_ranks, queries)
 
     def pair_scores(self, queries: list[str], candidates: np.ndarray) -> np.ndarray:
         query_vectors = self.encode(queries) if self.vectors is not None else None

@@ -44,11 +44,11 @@ from ..engine.dedupe import (
     neighbour_pairs,
     neighbour_table,
     resolve_threshold,
+    scores_lists,
     size_report,
 )
 from ..engine.matcher import Matcher
 from ..io.inputs import MISSING_POLICIES, _is_missing, as_text
-from ..scoring.hybrid import HybridScorer
 from ..scoring.scorers import DEFAULT_MODEL
 from .workers import worker_matcher
 
@@ -150,7 +150,7 @@ def _search(spark, matcher: Matcher, distinct: list[str], top_k: int, cut: float
     driver reads the decision's claims over the whole list (as one machine does) before the cut."""
     owned = matcher_path is None
     folder = tempfile.mkdtemp(prefix="phrasezoo-dedupe-matcher-") if owned else os.fspath(matcher_path)
-    claims = isinstance(matcher.scorer, HybridScorer) and matcher._blocks is None
+    claims = scores_lists(matcher)
     try:
         matcher.save(folder)
 
