@@ -120,9 +120,9 @@ def raw_lists(domain: str, split: str):
 def build(args) -> None:
     matcher = Matcher(progress=False)
     for domain in args.domains:
-        for name, names, gold in raw_lists(domain, args.split):
+        for k, (name, names, gold) in enumerate(raw_lists(domain, args.split)):
             path = cache_file(name.replace("/", "-"), args.split)
-            if path.exists() and not args.force:
+            if (path.exists() and not args.force) or k % args.shards != args.shard:
                 continue
             arrays = list_inputs(matcher, names, gold)
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -349,6 +349,30 @@ def autofj_test(args) -> None:
     out.write_text(json.dumps(report, indent=1) + "\n")
 
 
+def render(report: dict) -> str:
+    """A table of pooled pair precision / recall (micro, then macro) per target and clustering, one column per
+    decision and set of lists: the cross-fitted dev read or the test read (docs/dedupe.md)."""
+    rows: dict[tuple[float, str], dict[str, str]] = {}
+    columns: list[str] = []
+    for key, cell in report["summary"].items():
+        *head, target, method = key.split("|")
+        head = [{"list decision": "dedupe decision"}.get(h, h) for h in head]
+        column = head[0] if len(head) == 1 else f"{head[1]}, {head[0]}"
+        if column not in columns:
+            columns.append(column)
+        rows.setdefault((float(target), method), {})[column] = (
+            f"{cell['micro_precision']:.2f} / {cell['micro_recall']:.2f} "
+            f"({cell['macro_precision']:.2f} / {cell['macro_recall']:.2f})"
+        )
+    lines = ["| target | clustering | " + " | ".join(columns) + " |", "|---:|---|" + "---:|" * len(columns)]
+    for (target, method), cells in sorted(rows.items()):
+        lines.append(f"| {target} | {method} | " + " | ".join(cells.get(c, "–") for c in columns) + " |")
+    return "\n".join(lines) + (
+        "\n\nCells: pair precision / recall pooled over the lists (micro), then (macro: the mean over the lists). "
+        f"From `{report['command']}` ({report['rule']})."
+    )
+
+
 FIT_TARGETS = np.round(np.arange(0.5, 0.991, 0.01), 2)
 
 
@@ -397,6 +421,8 @@ def main() -> None:
         help="name domains: calib (dev is the ranking's); AutoFJ: dev, or test for rule 42's one read",
     )
     b.add_argument("--force", action="store_true")
+    b.add_argument("--shard", type=int, default=0, help="build only the lists k with k %% shards == shard")
+    b.add_argument("--shards", type=int, default=1)
     s = sub.add_parser("study", help="leave-one-domain-out on the calib lists")
     s.add_argument("--c", type=float, default=1.0)
     a = sub.add_parser("autofj-study", help="rule 42: the AutoFJ dev lists, cross-fitted by table parity")

@@ -34,12 +34,13 @@ def same(frame, a: int, b: int) -> bool:
 
 
 def test_aliases_together_and_look_alike_seasons_apart(fitted):
-    # Since round 11 the decision reads claims over the list: the 2013 season and "2012 Formula 1 season" both have
-    # "2012 Formula One season" as their best other row, so each is less sure. target 0.8 (cut 0.24) keeps the
-    # three apart; a threshold between the two pairs' probabilities (0.18 and 0.13) merges the 2012 spellings only
+    # Since round 12 a list's pairs are scored by the dedupe decision (trained on AutoFJ's lists, where near-twin
+    # rows are mostly distinct entities): the season spellings score low (the 2012 pair about 0.05-0.09, the 2013
+    # pairs 0.03 and under), so target 0.8 (cut 0.74) keeps the three apart and merges Microsoft (0.82); a threshold
+    # of 0.05 merges the 2012 spellings only
     auto = dedupe(NAMES, matcher=fitted, method="average", target_precision=0.8, progress=False)
-    assert same(auto, 4, 5) and not same(auto, 1, 3) and not same(auto, 3, 6)
-    out = dedupe(NAMES, matcher=fitted, method="average", threshold=0.15, progress=False)
+    assert same(auto, 4, 5) and not same(auto, 1, 3) and not same(auto, 3, 6) and not same(auto, 1, 6)
+    out = dedupe(NAMES, matcher=fitted, method="average", threshold=0.05, progress=False)
     assert list(out.columns) == ["name", "cluster", "cluster_size"]
     assert out["name"].tolist() == NAMES and out.index.tolist() == list(range(len(NAMES)))
     assert same(out, 4, 5)  # Microsoft Corporation / Microsoft
@@ -141,3 +142,23 @@ def test_the_command_writes_every_row_with_its_cluster(tmp_path, capsys):
     assert written["cluster"].tolist()[0] == written["cluster"].tolist()[2] == 0 and pd.isna(written["cluster"][1])
     err = capsys.readouterr().err
     assert "2 clusters of 3 rows" in err and "1 row(s) with missing values" in err
+
+
+def test_a_lists_pairs_are_scored_by_the_dedupe_decision_and_cut_by_its_cuts(fitted):
+    from phrasezoo.match.engine.dedupe import neighbour_pairs, resolve_threshold, scores_lists
+
+    scorer = fitted.scorer
+    assert scorer.list_decision is not None and scores_lists(fitted)
+    assert resolve_threshold(fitted, "auto", 0.9) == pytest.approx(scorer.list_decision.cut_for(0.9))
+    out = dedupe(NAMES, matcher=fitted, progress=False)
+    assert out.attrs["report"]["threshold"] == pytest.approx(scorer.list_decision.cut_for(0.9))
+    i, j, listed = neighbour_pairs(fitted, fitted.reference, np.arange(len(NAMES)), 3)
+    own, scorer.list_decision = scorer.list_decision, scorer.decision  # the join's decision on the same list
+    try:
+        _, _, joined = neighbour_pairs(fitted, fitted.reference, np.arange(len(NAMES)), 3)
+    finally:
+        scorer.list_decision = own
+    assert not np.allclose(listed, joined)
+    blocked = Matcher(progress=False, blocking="tokens").fit(fitted.reference)
+    assert not scores_lists(blocked)  # a blocked search scores pairs as a join does, and takes the join's cut
+    assert resolve_threshold(blocked, "auto", 0.9) == pytest.approx(scorer.decision.cut_for(0.9))

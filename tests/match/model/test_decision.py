@@ -88,6 +88,23 @@ def test_a_dedupe_reads_its_own_cuts_when_there_are_some_else_the_joins():
         d.cut_for(0.7, dedupe=True)
 
 
+def test_a_dedupe_decision_of_its_own_scores_lists_with_its_own_cuts():
+    lists = decision(coef=[2.0] + [0.0] * (len(INPUTS) - 1), intercept=-1.0, cuts=[[0.8, 0.7], [0.95, 0.97]])
+    d = decision(lists=lists.to_dict(), dedupe_cuts=[[0.8, 0.9], [0.95, 0.99]])
+    assert d.for_lists() == lists and decision().for_lists() == decision()  # none: the join's decision itself
+    assert d.cut_for(0.9, dedupe=True) == pytest.approx(lists.cut_for(0.9))  # its cuts, not dedupe_cuts
+    assert d.cut_for(0.9) == pytest.approx(0.75)  # a join keeps the join's
+    columns = {name: np.array([0.5, 1.0]) for name in INPUTS}
+    assert not np.allclose(d.for_lists().probability(columns), d.probability(columns))
+    assert Decision.from_dict(d.to_dict()) == d and "lists" not in decision().to_dict()
+    only_cuts = decision(dedupe_cuts=[[0.8, 0.9], [0.95, 0.99]]).for_lists()
+    assert only_cuts.cuts == [[0.8, 0.9], [0.95, 0.99]] and only_cuts.coef == decision().coef
+    with pytest.raises(ValueError, match="nests nothing"):
+        decision(lists=d.to_dict())
+    with pytest.raises(ValueError, match="Unknown decision input"):
+        decision(lists={**lists.to_dict(), "inputs": ["shoe_size"] + list(INPUTS[1:])})
+
+
 def test_round_trip_and_clear_errors():
     d = decision()
     assert Decision.from_dict(d.to_dict()) == d

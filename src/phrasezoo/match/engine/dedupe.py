@@ -259,8 +259,8 @@ def dedupe(
 
     ``names``: a list of strings, a pandas Series or a DataFrame (``column`` names the text column), read like
     :func:`~phrasezoo.match.join`'s tables (same errors). ``threshold``: a pair of rows is linked when its score
-    reaches it; ``"auto"`` (default) is the default matcher's calibrated threshold for ``target_precision`` on the
-    dev domains. ``method``: ``"components"`` (connected components of the linked pairs) or ``"average"``
+    reaches it; ``"auto"`` (default) is the default matcher's calibrated threshold for ``target_precision``: the cut
+    of its dedupe decision, set on dedupe lists (docs/dedupe.md). ``method``: ``"components"`` (connected components of the linked pairs) or ``"average"``
     (average-linkage agglomerative clustering of them: stricter on chains). ``top_k``: neighbours searched per
     distinct name. ``matcher``: a matcher already fitted on the distinct names (reuse across thresholds).
 

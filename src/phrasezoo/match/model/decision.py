@@ -18,8 +18,12 @@ each domain weighing the same, so the probability is that of "the top candidate 
 top candidate is the best of them". ``cuts`` maps a target precision to the probability to keep, measured on the
 training joins (``threshold="auto"``). Chosen and measured in docs/experiments/matching.md, rounds 9 and 11.
 
+A dedupe list is a reference searched against itself, where most rows have no duplicate and a row's best other row is
+mostly a near-twin distinct entity: its pairs are scored by a decision of their own (:attr:`Decision.lists`, the
+same inputs, trained on dedupe lists; round 12), with its own cuts.
+
 The numbers are data (``learned.json``, key ``decision`` of a combination), written by
-``experiments/matching/open_world.py fit``.
+``experiments/matching/open_world.py fit`` (the dedupe decision by ``experiments/matching/dedupe_decision.py fit``).
 """
 
 from __future__ import annotations
