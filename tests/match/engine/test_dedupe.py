@@ -162,3 +162,12 @@ def test_a_lists_pairs_are_scored_by_the_dedupe_decision_and_cut_by_its_cuts(fit
     blocked = Matcher(progress=False, blocking="tokens").fit(fitted.reference)
     assert not scores_lists(blocked)  # a blocked search scores pairs as a join does, and takes the join's cut
     assert resolve_threshold(blocked, "auto", 0.9) == pytest.approx(scorer.decision.cut_for(0.9))
+
+
+def test_a_target_outside_the_dedupe_decisions_range_fails_before_the_list_is_encoded(monkeypatch):
+    from phrasezoo.match.engine import matcher as matcher_module
+
+    top = Matcher(progress=False).scorer.list_decision.cuts[-1][0]
+    monkeypatch.setattr(matcher_module.Matcher, "fit", lambda *a, **k: pytest.fail("fitted before the check"))
+    with pytest.raises(ValueError, match="calibrated range.*pass a number as threshold"):
+        dedupe(["IBM", "International Business Machines"], target_precision=min(top + 0.005, 0.999), progress=False)

@@ -283,7 +283,9 @@ def dedupe(
     distinct, group = distinct_names(col.values)
     if matcher is None:
         if distinct:
-            matcher = Matcher(model, index=index, batch_size=batch_size, progress=progress).fit(distinct)
+            matcher = Matcher(model, index=index, batch_size=batch_size, progress=progress)
+            resolve_threshold(matcher, threshold, target_precision)  # a bad target fails before the list is encoded
+            matcher.fit(distinct)
     elif matcher.reference != distinct:
         raise ValueError("The matcher was fitted on other names; fit it on this list's distinct names "
                          "(phrasezoo.match.engine.dedupe.distinct_names) or pass matcher=None.")  # fmt: skip

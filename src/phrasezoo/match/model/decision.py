@@ -227,7 +227,7 @@ class Decision:
         if not targets[0] <= target_precision <= targets[-1]:
             raise ValueError(
                 f"target_precision must be in [{targets[0]}, {targets[-1]}] (the calibrated range), got "
-                f"{target_precision}."
+                f"{target_precision}: ask for a target in that range, or pass a number as threshold."
             )
         return float(np.interp(target_precision, targets, [row[1] for row in rows]))
 
