@@ -107,3 +107,26 @@ def test_a_file_of_another_matcher_decision_or_version_is_refused(calibrated, de
         read_calibration(path)
     with pytest.raises(CalibrationError, match="needs the default matcher's decision; rapidfuzz:ratio has none"):
         join(LEFT, RIGHT, model="rapidfuzz:ratio", calibration=calibration)
+
+
+def test_with_labels_dedupe_scores_pairs_by_the_join_decision_their_shift_was_fitted_on(calibrated):
+    from dataclasses import replace
+
+    from phrasezoo.match.model.calibration import decision_digest
+    from phrasezoo.match.model.combinations import Combination
+    from phrasezoo.match.model.learned import default_combination
+    from phrasezoo.match.scoring.hybrid import HybridScorer
+    from tests.match.conftest import hand_made_decision
+
+    _, calibration = calibrated
+    lists = hand_made_decision()
+    lists.intercept = -30.0  # a dedupe decision that merges nothing
+    decision = {**hand_made_decision().to_dict(), "lists": lists.to_dict()}
+    scorer = HybridScorer(combination=Combination.from_dict({**default_combination().to_dict(), "decision": decision}),
+                          progress=False)  # fmt: skip
+    calibration = replace(calibration, decision=decision_digest(decision))  # the labels, on this matcher
+    names = LEFT + ["NY Times", "JP Morgan", "LA Times"]
+    assert dedupe(names, model=scorer, threshold=0.5)["cluster_size"].max() == 1  # the dedupe decision: no pair
+    found = dedupe(names, model=scorer, calibration=calibration, threshold=0.5)  # the join's, recalibrated
+    assert found.loc[found["name"] == "JP Morgan", "cluster"].item() == found.loc[
+        found["name"] == "JPMorgan Chase", "cluster"].item()  # fmt: skip

@@ -89,12 +89,12 @@ def check_dedupe_arguments(threshold: Any, method: Any, top_k: Any, target_preci
     return check_top_k(top_k)
 
 
-def resolve_threshold(matcher: Matcher, threshold: float | str, target_precision: float) -> float:
+def resolve_threshold(matcher: Matcher, threshold: float | str, target_precision: float, lists: bool = True) -> float:
     """The numeric score threshold: the number given, or the matcher's calibrated one for ``target_precision``: the
     list decision's cut where the list's pairs are scored by it (:func:`scores_lists`), else the join's."""
     if threshold != "auto":
         return float(threshold)
-    return float(matcher.threshold_for(target_precision, dedupe=scores_lists(matcher)))
+    return float(matcher.threshold_for(target_precision, dedupe=lists and scores_lists(matcher)))
 
 
 def scores_lists(matcher: Matcher) -> bool:
@@ -104,7 +104,7 @@ def scores_lists(matcher: Matcher) -> bool:
 
 
 def neighbour_pairs(matcher: Matcher, names: list[str], ids: np.ndarray, top_k: int, progress: bool = False,
-                    claims: bool = True):  # fmt: skip
+                    claims: bool = True, lists: bool = True):  # fmt: skip
     """Each name's ``top_k`` best other names of the matcher's reference: ``(i, j, score)`` arrays, ``i`` = ``ids``
     (the names' rows in the reference), self pairs left out.
 
@@ -116,8 +116,8 @@ def neighbour_pairs(matcher: Matcher, names: list[str], ids: np.ndarray, top_k: 
     if not names:
         return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.float64)
     if scores_lists(matcher):
-        best, found, ranks = neighbour_table(matcher, names, ids, top_k, progress)
-        return claimed_pairs(matcher, ids, best, found, ranks if claims else None)
+        best, found, ranks = neighbour_table(matcher, names, ids, top_k, progress, lists)
+        return claimed_pairs(matcher, ids, best, found, ranks if claims else None, lists)
     scores, found = matcher.search(names, min(top_k + 1, len(matcher.reference)))
     ok = (found >= 0) & (found != ids[:, None]) & np.isfinite(scores)
     # at most top_k others per name (the self pair, when it was found, took one of the top_k + 1 places)
@@ -126,7 +126,8 @@ def neighbour_pairs(matcher: Matcher, names: list[str], ids: np.ndarray, top_k: 
     return own[ok], found[ok], scores[ok].astype(np.float64)
 
 
-def neighbour_table(matcher: Matcher, names: list[str], ids: np.ndarray, top_k: int, progress: bool = False):
+def neighbour_table(matcher: Matcher, names: list[str], ids: np.ndarray, top_k: int, progress: bool = False,
+                    lists: bool = True):  # fmt: skip
     """The hybrid default's search of ``names`` (rows ``ids`` of its reference) against the other rows: scores and
     rows ``(names, k)``, best first (no claims read yet), and the ranking score of each name's best other row."""
     scorer = matcher.scorer
@@ -140,7 +141,7 @@ def neighbour_table(matcher: Matcher, names: list[str], ids: np.ndarray, top_k: 
             cands = scorer.candidate_ids(part, qv, extra=max(1, top_k + 1 - scorer.candidates), static_vectors=sv)
             cands = np.where(cands == own[:, None], -1, cands)
             features = scorer.features_without_self(part, cands, qv, own, static_vectors=sv)
-            s, z = scorer.scores_and_ranks(features, cands >= 0, lists=True)
+            s, z = scorer.scores_and_ranks(features, cands >= 0, lists=lists)
             s = np.where(cands >= 0, s, -np.inf)
             best, order = scorer.best_candidates(s, z, cands >= 0, k)
             all_best.append(best)
@@ -151,11 +152,12 @@ def neighbour_table(matcher: Matcher, names: list[str], ids: np.ndarray, top_k: 
     return best, np.where(np.isfinite(best), found, -1), np.concatenate(all_ranks)
 
 
-def claimed_pairs(matcher: Matcher, ids: np.ndarray, best: np.ndarray, found: np.ndarray, ranks: np.ndarray | None):
+def claimed_pairs(matcher: Matcher, ids: np.ndarray, best: np.ndarray, found: np.ndarray, ranks: np.ndarray | None,
+                  lists: bool = True):  # fmt: skip
     """``(i, j, score)`` of a :func:`neighbour_table` (of every name of the list: claims compare them all), the
-    decision's claims read over it unless ``ranks`` is None."""
+    decision's claims read over it unless ``ranks`` is None (``lists``: as the table was scored)."""
     if ranks is not None:
-        best = matcher.scorer.with_claims(best, found, ranks, lists=True)
+        best = matcher.scorer.with_claims(best, found, ranks, lists=lists)
     ok = np.isfinite(best) & (found >= 0)
     return np.broadcast_to(np.asarray(ids)[:, None], found.shape)[ok], found[ok], best[ok].astype(np.float64)
 
@@ -271,7 +273,8 @@ def dedupe(
     (missing values with ``on_missing="skip"``); every input row is in the result or in ``report["skipped"]``.
 
     ``calibration`` (labels of the default matcher's answers, from ``phrasezoo match label`` or
-    :func:`phrasezoo.match.calibrate`): the pairs' scores are recalibrated by its shift and, with ``"auto"``, the
+    :func:`phrasezoo.match.calibrate`): the pairs are scored by the join's decision, whose scores its shift was fitted
+    on (not the dedupe decision), recalibrated by that shift and, with ``"auto"``, the
     threshold is the lowest at which the kept pairs' expected precision reaches the target (a labelled pair, in
     either order, counts as labelled). With ``"auto"`` and a matcher whose scores are probabilities,
     ``report["estimate"]`` says what the pairs' own scores expect of the threshold (as :func:`~phrasezoo.match.join`).
@@ -281,10 +284,11 @@ def dedupe(
     col = as_column(names, column, what="names", on_missing=on_missing, allow_empty=True)
     n_input = len(col) + len(col.skipped)
     distinct, group = distinct_names(col.values)
+    lists = calibration is None  # labels recalibrate the join decision's scores: the ones their shift was fitted on
     if matcher is None:
         if distinct:
             matcher = Matcher(model, index=index, batch_size=batch_size, progress=progress)
-            resolve_threshold(matcher, threshold, target_precision)  # a bad target fails before the list is encoded
+            resolve_threshold(matcher, threshold, target_precision, lists)  # a bad target fails before encoding
             matcher.fit(distinct)
     elif matcher.reference != distinct:
         raise ValueError("The matcher was fitted on other names; fit it on this list's distinct names "
@@ -292,10 +296,10 @@ def dedupe(
     decision = getattr(matcher.scorer, "decision", None) if matcher is not None else None
     if calibration is not None and matcher is not None:
         calibration.check_matcher(matcher.name, decision.to_dict() if decision is not None else None)
-    cut = resolve_threshold(matcher, threshold, target_precision) if matcher is not None else None
+    cut = resolve_threshold(matcher, threshold, target_precision, lists) if matcher is not None else None
     auto = {}
     if len(distinct) > 1:
-        i, j, score = neighbour_pairs(matcher, distinct, np.arange(len(distinct)), top_k, progress)
+        i, j, score = neighbour_pairs(matcher, distinct, np.arange(len(distinct)), top_k, progress, lists=lists)
         pairs = kept_edges(i, j, calibration.apply(score) if calibration is not None else score, -np.inf)
         if threshold == "auto":
             cut, auto = auto_threshold(pairs, distinct, cut, target_precision, calibration, decision is not None)
