@@ -128,5 +128,6 @@ def test_with_labels_dedupe_scores_pairs_by_the_join_decision_their_shift_was_fi
     names = LEFT + ["NY Times", "JP Morgan", "LA Times"]
     assert dedupe(names, model=scorer, threshold=0.5)["cluster_size"].max() == 1  # the dedupe decision: no pair
     found = dedupe(names, model=scorer, calibration=calibration, threshold=0.5)  # the join's, recalibrated
+    assert found.attrs["report"]["scored_by"] == "join decision"
     assert found.loc[found["name"] == "JP Morgan", "cluster"].item() == found.loc[
         found["name"] == "JPMorgan Chase", "cluster"].item()  # fmt: skip

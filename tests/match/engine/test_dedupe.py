@@ -152,6 +152,7 @@ def test_a_lists_pairs_are_scored_by_the_dedupe_decision_and_cut_by_its_cuts(fit
     assert resolve_threshold(fitted, "auto", 0.9) == pytest.approx(scorer.list_decision.cut_for(0.9))
     out = dedupe(NAMES, matcher=fitted, progress=False)
     assert out.attrs["report"]["threshold"] == pytest.approx(scorer.list_decision.cut_for(0.9))
+    assert out.attrs["report"]["scored_by"] == "dedupe decision"
     i, j, listed = neighbour_pairs(fitted, fitted.reference, np.arange(len(NAMES)), 3)
     own, scorer.list_decision = scorer.list_decision, scorer.decision  # the join's decision on the same list
     try:

@@ -262,15 +262,17 @@ def dedupe(
     ``names``: a list of strings, a pandas Series or a DataFrame (``column`` names the text column), read like
     :func:`~phrasezoo.match.join`'s tables (same errors). ``threshold``: a pair of rows is linked when its score
     reaches it; ``"auto"`` (default) is the default matcher's calibrated threshold for ``target_precision``: the cut
-    of its dedupe decision, set on dedupe lists (docs/dedupe.md). ``method``: ``"components"`` (connected components of the linked pairs) or ``"average"``
-    (average-linkage agglomerative clustering of them: stricter on chains). ``top_k``: neighbours searched per
+    of its dedupe decision, set on dedupe lists (docs/dedupe.md). ``method``: ``"components"`` (connected components
+    of the linked pairs) or ``"average"`` (average-linkage agglomerative clustering of them: stricter on chains). ``top_k``: neighbours searched per
     distinct name. ``matcher``: a matcher already fitted on the distinct names (reuse across thresholds).
 
     Returns a DataFrame with the input's index (duplicate labels are kept as they are) and columns ``name``,
     ``cluster`` (the 0-based position of the cluster's first row in the input: stable across runs) and
     ``cluster_size``; an empty list (or one whose values are all skipped) gives an empty result. Rows with the same normal form always share a cluster. ``attrs["report"]``: clusters by size,
     the largest cluster's size and share of rows, the threshold and method used, and the labels of rows left out
-    (missing values with ``on_missing="skip"``); every input row is in the result or in ``report["skipped"]``.
+    (missing values with ``on_missing="skip"``); every input row is in the result or in ``report["skipped"]``;
+    ``report["scored_by"]``: which of the default matcher's decisions scored the pairs (``"dedupe decision"``, or
+    ``"join decision"`` with labels or a blocked matcher).
 
     ``calibration`` (labels of the default matcher's answers, from ``phrasezoo match label`` or
     :func:`phrasezoo.match.calibrate`): the pairs are scored by the join's decision, whose scores its shift was fitted
@@ -313,6 +315,8 @@ def dedupe(
                                         distinct_names=len(distinct), **auto)  # fmt: skip
     if threshold == "auto":
         frame.attrs["report"]["target_precision"] = float(target_precision)
+    if decision is not None:  # which of the default's decisions gave the pairs their probabilities
+        frame.attrs["report"]["scored_by"] = "dedupe decision" if lists and scores_lists(matcher) else "join decision"
     if col.skipped:
         warnings.warn(f"Skipped {len(col.skipped)} row(s) with missing values (on_missing='skip'); their labels are "
                       "in result.attrs['report']['skipped'].", stacklevel=2)  # fmt: skip

@@ -112,6 +112,8 @@ def dedupe_spark(
                          pairs_kept=len(edges), distinct_names=len(distinct))  # fmt: skip
     if threshold == "auto":
         report["target_precision"] = float(target_precision)
+    if getattr(matcher.scorer, "decision", None) is not None:  # as dedupe's report says
+        report["scored_by"] = "dedupe decision" if scores_lists(matcher) else "join decision"
     sizes = np.bincount(row_labels, minlength=int(labels.max()) + 1)
     return _join_back(table, column, distinct, labels, sizes[labels]), report
 
