@@ -218,6 +218,29 @@ def pooled(tallies: list[tuple[int, int, int]]) -> dict[str, float]:
 METHODS = ("components", "average")
 
 
+def round12_gaps(current: dict[str, float], label: str) -> tuple[dict[str, float], dict[str, float]]:
+    """Rules 43 and 44: the sum of micro and macro |pair precision - 0.9| at target 0.9 (components) of this round's
+    cross-fitted read (``label``) and of round 12's (read from its results file), and round 12's cell."""
+    before = json.loads((RESULTS / "dedupe-decision-autofj-dev.json").read_text())["summary"]
+    before = before["list decision|0.9|components"]
+    gap = {w: round(sum(abs(c[m] - 0.9) for m in ("micro_precision", "macro_precision")), 4)
+           for w, c in ((label, current), ("round 12", before))}  # fmt: skip
+    return gap, before
+
+
+def acronyms_check(train: list[dict], c: float) -> dict[str, dict]:
+    """Rule 44 (b): round 14's and round 12's decisions, each fitted and cut on ``train`` (the ten AutoFJ dev lists),
+    on the acronyms calib list at target 0.9 (components)."""
+    acronyms = load_lists("calib", ["acronyms"])["acronyms"]
+    out = {}
+    for way, model in (("round 14", fit_without_flat(train, c)), ("round 12", fit_list_decision(train, c=c))):
+        cut = list_cuts(train, [pair_probabilities(lst, model) for lst in train])[0.9]
+        precision, recall = pair_metrics(acronyms, pair_probabilities(acronyms, model), cut)
+        out[way] = {"inputs": model.inputs, "cut": round(cut, 4), "precision": round(precision, 4),
+                    "recall": round(recall, 4)}  # fmt: skip
+    return out
+
+
 def autofj_study(args) -> None:
     """Rule 42's dev read: every AutoFJ dev list scored by a list decision trained and cut on the five lists of the
     other table parity, beside the shipped join decision with the join's cuts (the same code)."""
@@ -258,43 +281,32 @@ def autofj_study(args) -> None:
     report["ships"] = all(abs(at["list decision"][m] - 0.9) < abs(at["join decision"][m] - 0.9)
                           for m in ("micro_precision", "macro_precision"))  # fmt: skip
     if args.with_names:  # rule 43: against round 12's read
-        report["command"] += " --with-names"
-        report["rule"] = "docs/experiments/matching.md, round 13, rule 43"
-        before = json.loads((RESULTS / "dedupe-decision-autofj-dev.json").read_text())["summary"]
-        before = before["list decision|0.9|components"]
-        gap = {w: sum(abs(c[m] - 0.9) for m in ("micro_precision", "macro_precision"))
-               for w, c in (("round 13", at["list decision"]), ("round 12", before))}  # fmt: skip
-        report["gaps"] = {k: round(v, 4) for k, v in gap.items()}
+        report.update(
+            command=report["command"] + " --with-names", rule="docs/experiments/matching.md, round 13, rule 43"
+        )
+        gap, before = round12_gaps(at["list decision"], "round 13")
+        report["gaps"] = gap
         report["ships"] = gap["round 13"] < gap["round 12"] - 0.01 or (
             abs(gap["round 13"] - gap["round 12"]) <= 0.01
             and at["list decision"]["micro_recall"] > before["micro_recall"]
         )
     if args.drop_flat:  # rule 44: (a) no loss on the cross-fitted dev lists, (b) a gain on the acronyms calib list
-        report["command"] += " --drop-flat"
-        report["rule"] = "docs/experiments/matching.md, round 14, rule 44"
-        before = json.loads((RESULTS / "dedupe-decision-autofj-dev.json").read_text())["summary"]
-        before = before["list decision|0.9|components"]
-        gap = {w: sum(abs(c[m] - 0.9) for m in ("micro_precision", "macro_precision"))
-               for w, c in (("round 14", at["list decision"]), ("round 12", before))}  # fmt: skip
-        acronyms = load_lists("calib", ["acronyms"])["acronyms"]
-        train = [lists[name] for name in order]
-        on_acronyms = {}
-        for way, model in (
-            ("round 14", fit_without_flat(train, args.c)),
-            ("round 12", fit_list_decision(train, c=args.c)),
-        ):
-            cut = list_cuts(train, [pair_probabilities(lst, model) for lst in train])[0.9]
-            precision, recall = pair_metrics(acronyms, pair_probabilities(acronyms, model), cut)
-            on_acronyms[way] = {"inputs": model.inputs, "cut": round(cut, 4), "precision": round(precision, 4),
-                                "recall": round(recall, 4)}  # fmt: skip
-        report["gaps"] = {k: round(v, 4) for k, v in gap.items()}
+        report.update(
+            command=report["command"] + " --drop-flat", rule="docs/experiments/matching.md, round 14, rule 44"
+        )
+        gap, _ = round12_gaps(at["list decision"], "round 14")
+        on_acronyms = acronyms_check([lists[name] for name in order], args.c)
+        report["gaps"] = gap
         report["acronyms_calib_list"] = on_acronyms
         report["ships"] = bool(gap["round 14"] <= gap["round 12"] + 0.01
                                and on_acronyms["round 14"]["precision"] > on_acronyms["round 12"]["precision"])  # fmt: skip
         print(json.dumps(on_acronyms))
     print("ships:", report["ships"], report.get("gaps"))
-    out = {(True, False): "dedupe-decision-autofj-dev-round13.json", (False, True): "dedupe-decision-autofj-dev-round14.json"}.get(
-        (bool(args.with_names), bool(args.drop_flat)), "dedupe-decision-autofj-dev.json")  # fmt: skip
+    out = "dedupe-decision-autofj-dev.json"
+    if args.with_names or args.drop_flat:
+        out = (
+            "dedupe-decision-autofj-dev-round13.json" if args.with_names else "dedupe-decision-autofj-dev-round14.json"
+        )
     (RESULTS / out).write_text(json.dumps(report, indent=1) + "\n")
 
 
