@@ -1,0 +1,183 @@
+"""Round 15 (docs/experiments/matching.md, rule 45): labels of a list's own pairs, on the dedupe decision's scores.
+
+A session over a list (the product's: :func:`~phrasezoo.match.engine.labelling.list_pool`, ``next_pair`` and
+``calibration_of``) asks about each distinct name's top other row, the pair nearest the current cut first; the
+answers are simulated from the golds (right when both rows are in one gold cluster), 50 per list. The shift is
+fitted on the scoring decision's probabilities and, with ``"auto"``, the cut is ``dedupe``'s labelled cut over the
+list's candidate pairs (:func:`~phrasezoo.match.engine.dedupe.auto_threshold`). Three ways on the same lists: the
+dedupe decision with labels (the candidate), without labels (round 12), and the join decision with the same kind of
+session (what ``dedupe(calibration=...)`` did with labels before).
+
+Needs the cached lists of ``dedupe_decision.py build`` (``--domains autofj --split dev``; ``--split test`` and the
+name domains' calib lists for the one test read).
+
+    OMP_NUM_THREADS=1 .venv/bin/python experiments/matching/dedupe_labels.py study   # cross-fitted AutoFJ dev lists
+    OMP_NUM_THREADS=1 .venv/bin/python experiments/matching/dedupe_labels.py test    # once, after the study ships
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from dedupe_decision import (  # noqa: E402
+    METHODS,
+    RESULTS,
+    TARGETS,
+    fit_list_decision,
+    list_cuts,
+    load_lists,
+    pair_probabilities,
+    pair_tally,
+    pooled,
+)
+
+from phrasezoo.data.name_benchmark import DOMAINS  # noqa: E402
+from phrasezoo.match import Matcher  # noqa: E402
+from phrasezoo.match.engine.dedupe import auto_threshold, kept_edges  # noqa: E402
+from phrasezoo.match.engine.labelling import calibration_of, list_pool, next_pair  # noqa: E402
+from phrasezoo.match.model.decision import Decision  # noqa: E402
+
+BUDGET = 50
+WAYS = ("dedupe decision + labels", "dedupe decision", "join decision + labels")
+
+
+def labelled_session(lst: dict[str, np.ndarray], pairs, decision: Decision, target: float, budget: int = BUDGET):
+    """A simulated session over the list's pairs (answers from the golds), then ``dedupe``'s labelled cut: the pairs
+    recalibrated, the cut, and the session's facts."""
+    i, j, p = pairs
+    gold = lst["distinct_gold"]
+    names = [str(k) for k in range(len(gold))]
+    pool = list_pool(names, i, j, p)
+    labels: list[dict] = []
+    calibration = calibration_of("study", decision.to_dict(), pool, labels, target, "lists")
+    while len(labels) < budget:
+        row = next_pair(pool, calibration, {(r["query"], r["answer"]) for r in labels}, target)
+        if row is None:
+            break
+        other = int(pool.answers[row])
+        labels.append({"query": names[row], "answer": names[other], "right": bool(gold[row] == gold[other]),
+                       "probability": float(pool.probabilities[row])})  # fmt: skip
+        calibration = calibration_of("study", decision.to_dict(), pool, labels, target, "lists")
+    q = calibration.apply(p).astype(np.float64)
+    cut, _ = auto_threshold(kept_edges(i, j, q, -np.inf), names, float("inf"), target, calibration, False)
+    facts = {"labels": len(labels), "right": sum(r["right"] for r in labels), "shift": round(calibration.shift, 4),
+             "cut": round(float(cut), 6) if np.isfinite(cut) else None}  # fmt: skip
+    return (i, j, q), cut, facts
+
+
+def score_ways(lst: dict[str, np.ndarray], list_decision: Decision, cuts: dict[float, float], join: Decision):
+    """``{(way, target): (pairs, cut, facts)}`` of one list: the three ways of rule 45."""
+    list_pairs = pair_probabilities(lst, list_decision)
+    join_pairs = pair_probabilities(lst, join)
+    out = {}
+    for t in TARGETS:
+        out["dedupe decision + labels", t] = labelled_session(lst, list_pairs, list_decision, t)
+        out["dedupe decision", t] = (list_pairs, cuts[t], {"cut": round(cuts[t], 6)})
+        out["join decision + labels", t] = labelled_session(lst, join_pairs, join, t)
+    return out
+
+
+def summarise(report: dict, lists: dict[str, dict], scored: dict[str, dict], label: str = "") -> None:
+    """Pooled pair precision / recall per way, target and clustering into ``report["summary"]``, per list tallies
+    and session facts into ``report["per_list"]``."""
+    for way in WAYS:
+        for t in TARGETS:
+            for method in METHODS:
+                tallies = []
+                for name, ways in scored.items():
+                    pairs, cut, facts = ways[way, t]
+                    tally = pair_tally(lists[name], pairs, cut, method)
+                    tallies.append(tally)
+                    report["per_list"][f"{label}{way}|{t}|{method}|{name}"] = {"tally": list(tally), **facts}
+                report["summary"][f"{label}{way}|{t}|{method}"] = pooled(tallies)
+
+
+def rule45(report: dict, names: list[str], label: str = "") -> dict:
+    """Rule 45's reading: per way, the mean over targets of (|micro - t| + |macro - t|) / 2 (components), and the
+    (list, target) cells within 0.03 of the target."""
+    out = {}
+    for way in WAYS:
+        gaps, within = [], 0
+        for t in TARGETS:
+            cell = report["summary"][f"{label}{way}|{t}|components"]
+            gaps.append((abs(cell["micro_precision"] - t) + abs(cell["macro_precision"] - t)) / 2)
+            for name in names:
+                tp, pred, _ = report["per_list"][f"{label}{way}|{t}|components|{name}"]["tally"]
+                within += abs((tp / pred if pred else 1.0) - t) <= 0.03
+        out[way] = {"mean_gap": round(float(np.mean(gaps)), 4), "cells_within_0.03": within,
+                    "cells": len(names) * len(TARGETS)}  # fmt: skip
+    return out
+
+
+def study(args) -> None:
+    """Rule 45's dev read: every AutoFJ dev list scored by a dedupe decision trained and cut on the five dev lists of
+    the other table parity, its labels from the list itself; beside it the two references."""
+    from phrasezoo.evaluation.tasks.autofj import autofj_names
+
+    order = [f"autofj/{t}" for t in autofj_names("dev")]
+    lists = load_lists("dev", ["autofj"])
+    join = Matcher(progress=False).scorer.decision
+    scored: dict[str, dict] = {}
+    for parity in (0, 1):
+        train = [lists[name] for k, name in enumerate(order) if k % 2 != parity]
+        model = fit_list_decision(train)
+        cuts = list_cuts(train, [pair_probabilities(lst, model) for lst in train])
+        for k, name in enumerate(order):
+            if k % 2 == parity:
+                scored[name] = score_ways(lists[name], model, cuts, join)
+                print(name, {w: scored[name][w, 0.9][2] for w in WAYS if w.endswith("labels")}, flush=True)
+    report = {"command": "OMP_NUM_THREADS=1 .venv/bin/python experiments/matching/dedupe_labels.py study",
+              "rule": "docs/experiments/matching.md, round 15, rule 45", "budget": BUDGET, "summary": {},
+              "per_list": {}}  # fmt: skip
+    summarise(report, lists, scored)
+    report["rule45"] = rule45(report, order)
+    candidate = report["rule45"]["dedupe decision + labels"]["mean_gap"]
+    report["ships"] = all(candidate < report["rule45"][w]["mean_gap"] for w in WAYS[1:])
+    print(json.dumps(report["rule45"], indent=1), "\nships:", report["ships"])
+    (RESULTS / "dedupe-labels-autofj-dev.json").write_text(json.dumps(report, indent=1) + "\n")
+
+
+def test(args) -> None:
+    """Rule 45's one read of the AutoFJ test-40 lists with the shipped dedupe decision (``learned.json``); the name
+    domains' calib lists beside (their labels cap precision, rule 41)."""
+    from phrasezoo.evaluation.tasks.autofj import autofj_names
+
+    out = RESULTS / args.output
+    if out.exists():
+        raise SystemExit(f"{out} exists: a test split is read once per round (rule 45); keep that read")
+    scorer = Matcher(progress=False).scorer
+    list_decision, join = scorer.list_decision, scorer.decision
+    cuts = {t: list_decision.cut_for(t) for t in TARGETS}
+    report = {"command": "OMP_NUM_THREADS=1 .venv/bin/python experiments/matching/dedupe_labels.py test",
+              "rule": "docs/experiments/matching.md, round 15, rule 45 (read once)", "budget": BUDGET, "summary": {},
+              "per_list": {}, "rule45": {}}  # fmt: skip
+    for split, domains, names in (("test", ["autofj"], [f"autofj/{t}" for t in autofj_names("test")]),
+                                  ("calib", list(DOMAINS), list(DOMAINS))):  # fmt: skip
+        lists = load_lists(split, domains)
+        label = "autofj test-40|" if split == "test" else "name calib lists|"
+        scored = {name: score_ways(lists[name], list_decision, cuts, join) for name in names}
+        summarise(report, lists, scored, label)
+        report["rule45"][label.rstrip("|")] = rule45(report, names, label)
+        print(label, json.dumps(report["rule45"][label.rstrip("|")]), flush=True)
+    out.write_text(json.dumps(report, indent=1) + "\n")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("study", help="rule 45: the AutoFJ dev lists, cross-fitted by table parity")
+    t = sub.add_parser("test", help="rule 45: the one read of the AutoFJ test-40 lists")
+    t.add_argument("--output", default="dedupe-labels-autofj-test.json", help="file under the results folder (new)")
+    args = parser.parse_args()
+    {"study": study, "test": test}[args.command](args)
+
+
+if __name__ == "__main__":
+    main()
