@@ -56,7 +56,7 @@ def labelled_session(lst: dict[str, np.ndarray], pairs, decision: Decision, targ
     names = [str(k) for k in range(len(gold))]
     pool = list_pool(names, i, j, p)
     labels: list[dict] = []
-    calibration = calibration_of("study", decision.to_dict(), pool, labels, target, "lists")
+    calibration = calibration_of("study", decision.to_dict(), pool, labels, target, "list")
     while len(labels) < budget:
         row = next_pair(pool, calibration, {(r["query"], r["answer"]) for r in labels}, target)
         if row is None:
@@ -64,7 +64,7 @@ def labelled_session(lst: dict[str, np.ndarray], pairs, decision: Decision, targ
         other = int(pool.answers[row])
         labels.append({"query": names[row], "answer": names[other], "right": bool(gold[row] == gold[other]),
                        "probability": float(pool.probabilities[row])})  # fmt: skip
-        calibration = calibration_of("study", decision.to_dict(), pool, labels, target, "lists")
+        calibration = calibration_of("study", decision.to_dict(), pool, labels, target, "list")
     q = calibration.apply(p).astype(np.float64)
     cut, _ = auto_threshold(kept_edges(i, j, q, -np.inf), names, float("inf"), target, calibration, False)
     facts = {"labels": len(labels), "right": sum(r["right"] for r in labels), "shift": round(calibration.shift, 4),

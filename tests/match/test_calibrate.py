@@ -131,3 +131,40 @@ def test_with_labels_dedupe_scores_pairs_by_the_join_decision_their_shift_was_fi
     assert found.attrs["report"]["scored_by"] == "join decision"
     assert found.loc[found["name"] == "JP Morgan", "cluster"].item() == found.loc[
         found["name"] == "JPMorgan Chase", "cluster"].item()  # fmt: skip
+
+
+def test_calibrate_dedupe_reads_labels_of_a_list_in_either_order(decision_scorer, tmp_path):
+    from phrasezoo.match import calibrate_dedupe
+
+    names = LEFT + ["NY Times", "JP Morgan", "LA Times", "cherry tart"]
+    labels = pd.DataFrame({"left": ["NY Times", "JPMorgan Chase", "Morgan Stanley", "apple pie"],
+                           "right": ["The New York Times", "JP Morgan", "JP Morgan", "cherry tart"],
+                           "label": ["y", "y", "n", ""]})  # fmt: skip
+    calibration = calibrate_dedupe(names, labels, model=decision_scorer)
+    assert calibration.labels_of == "list" and len(calibration.labels) >= 3
+    assert {frozenset((r["query"], r["answer"])) for r in calibration.labels if r["right"] is not None} == {
+        frozenset(("NY Times", "The New York Times")), frozenset(("JP Morgan", "JPMorgan Chase")),
+        frozenset(("JP Morgan", "Morgan Stanley"))}  # fmt: skip
+    assert read_calibration(calibration.save(tmp_path / "list.json")) == calibration
+    found = dedupe(names, model=decision_scorer, calibration=tmp_path / "list.json")
+    assert found.attrs["report"]["calibration"]["shift"] == calibration.shift
+    with pytest.raises(CalibrationError, match="calibrates dedupe only"):
+        join(LEFT, RIGHT, model=decision_scorer, calibration=calibration)
+    contradicting = pd.DataFrame({"left": ["NY Times", "The New York Times"], "right": ["The New York Times",
+                                  "NY Times"], "label": ["y", "n"]})  # fmt: skip
+    with pytest.raises(CalibrationError, match="labelled both right and wrong"):
+        calibrate_dedupe(names, contradicting, model=decision_scorer)
+    with pytest.raises(CalibrationError, match="Unknown rows"):
+        calibrate_dedupe(names, pd.DataFrame({"left": ["NY Times"], "right": ["Chicago Tribune"], "label": ["n"]}),
+                         model=decision_scorer)  # fmt: skip
+
+
+def test_a_file_written_before_lists_had_labels_reads_as_a_join_s(calibrated, tmp_path):
+    _, calibration = calibrated
+    data = calibration.to_dict()
+    del data["labels_of"]
+    (tmp_path / "old.json").write_text(json.dumps(data))
+    assert read_calibration(tmp_path / "old.json").labels_of == "join"
+    (tmp_path / "bad.json").write_text(json.dumps({**data, "labels_of": "lists"}))
+    with pytest.raises(CalibrationError, match="labels_of 'lists' is not one of join, list"):
+        read_calibration(tmp_path / "bad.json")

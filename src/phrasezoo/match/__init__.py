@@ -7,6 +7,7 @@ join(left_df, right_df, left_column="title", right_column="title", model="output
 link(["NYTimes"], {"Q9684": ["The New York Times", "NYT"]}, top_k=3)
 dedupe(["The New York Times", "NY Times", "New York Post"])  # clusters of one list
 calibrate(left_df, right_df, labelled_pairs).save("calibration.json")  # a few labels: join(..., calibration=)
+calibrate_dedupe(names, labelled_pairs).save("list.json")  # labels of a list's pairs: dedupe(..., calibration=)
 ```
 
 Command line: ``python -m phrasezoo.match join --left a.csv --right b.csv --output joined.csv`` (see ``--help``).
@@ -14,7 +15,7 @@ Command line: ``python -m phrasezoo.match join --left a.csv --right b.csv --outp
 
 from __future__ import annotations
 
-from .api import calibrate, join, link
+from .api import calibrate, calibrate_dedupe, join, link
 from .engine.blocking import SCHEMES as BLOCKING_SCHEMES
 from .engine.dedupe import DEDUPE_COLUMNS, dedupe
 from .engine.matcher import Matcher
@@ -40,6 +41,7 @@ __all__ = [
     "DEDUPE_COLUMNS",
     "Matcher",
     "calibrate",
+    "calibrate_dedupe",
     "dedupe",
     "join",
     "link",

@@ -1,26 +1,30 @@
-"""``join`` (fuzzy join of two tables) and ``link`` (entity linking against a knowledge base), pandas in and out."""
+"""``join`` (fuzzy join of two tables) and ``link`` (entity linking against a knowledge base), pandas in and out, and
+``calibrate`` / ``calibrate_dedupe`` (labels you already have, made into a calibration file)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from .engine.blocking import KeyFunction
+from .engine.dedupe import distinct_names
 from .engine.labelling import (
     answer_pool,
     calibration_of,
     check_known_rows,
     check_reference,
+    in_either_order,
     label_rows,
+    list_answer_pool,
     require_decision,
     scored_labels,
 )
 from .engine.matcher import Matcher
 from .engine.results import JOIN_COLUMNS, LINK_COLUMNS, check_threshold, check_top_k, match_rows
 from .io.inputs import as_column, as_kb
-from .model.calibration import Calibration
+from .model.calibration import Calibration, as_calibration
 from .scoring.scorers import DEFAULT_MODEL
 
-__all__ = ["JOIN_COLUMNS", "LINK_COLUMNS", "calibrate", "join", "link"]
+__all__ = ["JOIN_COLUMNS", "LINK_COLUMNS", "calibrate", "calibrate_dedupe", "join", "link"]
 
 
 def _fitted(matcher: Matcher | None, reference, labels, what: str, options: dict[str, Any]) -> Matcher:
@@ -83,6 +87,9 @@ def join(
     check_top_k(top_k)
     left_col = as_column(left, left_column, what="left", on_missing=on_missing)
     right_col = as_column(right, right_column, what="right", on_missing=on_missing, allow_empty=True)
+    calibration = as_calibration(calibration)
+    if calibration is not None:
+        calibration.check_use()  # a list's labels fail before the encoding
     options = {"model": model, "index": index, "blocking": blocking, "blocking_fallback": blocking_fallback,
                "batch_size": batch_size, "progress": progress}  # fmt: skip
     fitted = _fitted(matcher, left_col, left_col.labels, "left table", options)
@@ -126,6 +133,9 @@ def link(
     check_top_k(top_k)
     mention_col = as_column(mentions, mention_column, what="mentions", on_missing=on_missing, allow_empty=True)
     names, ids = as_kb(kb, kb_name_column, kb_id_column, on_missing=on_missing)
+    calibration = as_calibration(calibration)
+    if calibration is not None:
+        calibration.check_use()  # a list's labels fail before the encoding
     options = {"model": model, "index": index, "blocking": blocking, "blocking_fallback": blocking_fallback,
                "batch_size": batch_size, "progress": progress}  # fmt: skip
     fitted = _fitted(matcher, names, ids, "KB", options)
@@ -180,3 +190,46 @@ def calibrate(
         decision = require_decision(_fitted(matcher, left_col, left_col.labels, "left table", {}))
     pool = answer_pool(matcher, right_col.values, candidates_of=[row[0] for row in rows])
     return calibration_of(matcher.name, decision, pool, scored_labels(pool, rows), float(target_precision))
+
+
+def calibrate_dedupe(
+    names: Any,
+    labels: Any,
+    *,
+    column: str | None = None,
+    model: Any = DEFAULT_MODEL,
+    target_precision: float = 0.9,
+    progress: bool = True,
+) -> Calibration:
+    """A calibration of :func:`~phrasezoo.match.dedupe` from labelled pairs of one list's rows (what ``phrasezoo
+    match label --input`` writes, from labels you already have).
+
+    ``names``: the list, read as :func:`~phrasezoo.match.dedupe` reads it. ``labels``: a DataFrame (or a list of
+    dicts) with columns ``left`` and ``right`` (two values of the list, in either order) and ``label`` (True/False,
+    "y"/"n", 1/0; empty: not labelled). Each pair is scored as ``dedupe`` scores it with labels (the default
+    matcher's join decision over the list's other rows); the labels fit a shift of its log-odds. Pass the result
+    (or the file ``.save(path)`` writes) as ``calibration=`` of :func:`~phrasezoo.match.dedupe` or as
+    ``--calibration`` of ``phrasezoo match dedupe``; a join or a link refuses it.
+
+    Raises :class:`~phrasezoo.match.model.calibration.CalibrationError` (a ``ValueError``) with what to do: labels
+    naming values the list does not hold, a pair labelled both right and wrong (in either order), no pair labelled,
+    a list with fewer than two distinct rows, a model without a decision.
+    """
+    if (
+        isinstance(target_precision, bool)
+        or not isinstance(target_precision, int | float)
+        or not 0 < target_precision < 1
+    ):
+        raise ValueError(f"target_precision must be a number in (0, 1), got {target_precision!r}.")
+    col = as_column(names, column, what="names", allow_empty=True)
+    distinct, group = distinct_names(col.values)
+    check_reference(distinct, "list")
+    rows = label_rows(labels)
+    check_known_rows(rows, col.values, col.values)
+    first = {value: distinct[g] for value, g in zip(col.values, group.tolist())}  # a value's row in the search
+    rows = [(first[a], first[b], said) for a, b, said in rows]
+    matcher = Matcher(model, progress=progress)
+    decision = require_decision(matcher)  # before the list is encoded
+    pool = list_answer_pool(matcher.fit(distinct))
+    labelled = scored_labels(pool, in_either_order(pool, rows))
+    return calibration_of(matcher.name, decision, pool, labelled, float(target_precision), "list")

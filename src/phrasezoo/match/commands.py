@@ -203,7 +203,8 @@ def _fit_and_apply_arguments(sub) -> None:
 
 
 LABEL_ABOUT = "label the pairs the default model is least sure of (y/n in the terminal) and write a calibration file"
-LABEL_HELP = """Label a few pairs of a join, and write a calibration file that fits the default model to your data.
+LABEL_HELP = """Label a few pairs of a join (or of one list, for dedupe), and write a calibration file that fits the
+default model to your data.
 
 The default model is fitted on the left table (or the knowledge base) and answers every right row (mention). The
 pairs are shown one at a time, the one the current calibration is least sure of first (the answer whose probability
@@ -216,6 +217,9 @@ threshold per target precision. Replies are read from standard input, so a file 
 
 Then: phrasezoo match join|link|apply|dedupe ... --threshold auto --calibration <output>. A calibration made with
 another model, another decision or another file version is refused.
+
+With --input (and --column) the pairs are those of one list, as dedupe scores them with labels: each distinct name
+and its best other row, asked once in either order. That calibration is for phrasezoo match dedupe only.
 """
 
 
@@ -229,7 +233,9 @@ def _label_arguments(sub) -> None:
                        ("--kb-name-column", "column of entity names (default: name)"),
                        ("--kb-id-column", "column of entity ids"),
                        ("--mentions", "the mentions linked to --kb"),
-                       ("--mention-column", "text column of the mentions table")):  # fmt: skip
+                       ("--mention-column", "text column of the mentions table"),
+                       ("--input", "or one list, for dedupe: the pairs of its rows"),
+                       ("--column", "text column of --input")):  # fmt: skip
         label.add_argument(flag, help=text)
     label.add_argument("--model", default=DEFAULT_MODEL, help=f"the matcher labelled (default {DEFAULT_MODEL})")
     label.add_argument("--target-precision", type=float, default=0.9,
@@ -263,6 +269,8 @@ def _matching(args: argparse.Namespace):
     read, the matcher fitted (or loaded) and the calibration read and checked once, here."""
     options = {"top_k": args.top_k, "threshold": args.threshold, "target_precision": args.target_precision,
                "keep_unmatched": args.keep_unmatched, "on_missing": "skip" if args.skip_missing else "raise"}  # fmt: skip
+    if args.calibration is not None:
+        read_calibration(args.calibration).check_use()  # a list's labels fail before the reference is encoded
     if args.match_command == "apply":
         fitted = Matcher.load(args.matcher, progress=not args.no_progress)
 
@@ -377,15 +385,24 @@ def _dedupe(args: argparse.Namespace) -> int:
 
 
 def _label_tables(args: argparse.Namespace):
-    """The reference (left table or KB names) and the queries (right table or mentions) of ``match label``."""
+    """The reference (left table or KB names) and the queries (right table or mentions) of ``match label``; for a
+    list (``--input``), ``(None, its column)``."""
     missing = "skip" if args.skip_missing else "raise"
+    tables = {"--left": args.left, "--right": args.right, "--kb": args.kb, "--mentions": args.mentions}
+    if args.input is not None:
+        if any(value is not None for value in tables.values()):
+            given = ", ".join(flag for flag, value in tables.items() if value is not None)
+            raise ValueError(f"phrasezoo match label labels one list (--input) or the tables of a join or a link, not "
+                             f"both: drop {given} or --input.")  # fmt: skip
+        return None, as_column(read_table(args.input, args.encoding), args.column, what="input", on_missing=missing,
+                               allow_empty=True)  # fmt: skip
     if args.kb is not None and args.mentions is not None and args.left is None and args.right is None:
         names, _ = as_kb(read_table(args.kb, args.encoding), args.kb_name_column, args.kb_id_column, missing)
         mentions = read_table(args.mentions, args.encoding)
         return names, as_column(mentions, args.mention_column, what="mentions", on_missing=missing, allow_empty=True)
     if args.left is None or args.right is None or args.kb is not None or args.mentions is not None:
-        raise ValueError("phrasezoo match label needs --left and --right (the tables of a join) or --kb and "
-                         "--mentions (those of a link), not both.")  # fmt: skip
+        raise ValueError("phrasezoo match label needs --left and --right (the tables of a join), --kb and --mentions "
+                         "(those of a link), or --input (one list, for dedupe); one of them.")  # fmt: skip
     left, right = read_table(args.left, args.encoding), read_table(args.right, args.encoding)
     reference = as_column(left, args.left_column, what="left", on_missing=missing, allow_empty=True)
     return reference, as_column(right, args.right_column, what="right", on_missing=missing, allow_empty=True)
@@ -395,11 +412,14 @@ def _label(args: argparse.Namespace) -> int:
     """``match label``: fit the matcher, then ask about its answers on stdin (see ``LABEL_HELP``)."""
     try:
         reference, queries = _label_tables(args)
-        check_reference(reference.values, "left table" if args.left is not None else "KB")
         matcher = Matcher(args.model, batch_size=args.batch_size, progress=not args.no_progress)
-        require_decision(matcher)  # before the reference is encoded
-        matcher.fit(reference.values)
-        session = LabelSession.open(args.output, matcher, queries.values, args.target_precision, args.budget)
+        if reference is None:  # one list
+            session = LabelSession.open_list(args.output, matcher, queries.values, args.target_precision, args.budget)
+        else:
+            check_reference(reference.values, "left table" if args.left is not None else "KB")
+            require_decision(matcher)  # before the reference is encoded
+            matcher.fit(reference.values)
+            session = LabelSession.open(args.output, matcher, queries.values, args.target_precision, args.budget)
     except MissingValuesError as err:
         print(f"error: {err.describe(fix='pass --skip-missing')}", file=sys.stderr)
         return 2

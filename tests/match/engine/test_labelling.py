@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from phrasezoo.match import join, read_calibration
+from phrasezoo.match import CalibrationError, dedupe, join, read_calibration
 from phrasezoo.match.commands import main
 from phrasezoo.match.engine.labelling import AnswerPool, LabelSession, run_session, session_path
 from tests.match.conftest import GOLD, LEFT, RIGHT, hand_made_decision
@@ -125,3 +125,80 @@ def test_the_pair_asked_is_chosen_as_the_study_simulated_it(tmp_path):
     assert calibration.stored_cut(0.9) == pytest.approx(cut, rel=1e-5)
     np.testing.assert_allclose(calibration.apply(p), q, rtol=1e-5)
     assert calibration.shift < 0
+
+
+#: a list whose rows name a few entities (the gold cluster of each row), for a session over a list's own pairs
+LIST = {"The New York Times": 0, "NY Times": 0, "New York Times": 0, "Washington Post": 1,
+        "Washington Post (newspaper)": 1, "Los Angeles Times": 2, "LA Times": 2, "Goldman Sachs": 3, "Goldman": 3,
+        "JPMorgan Chase": 4, "JP Morgan": 4, "Morgan Stanley": 5, "apple pie": 6, "apple pies": 6, "banana bread": 7}  # fmt: skip
+
+
+class ListUser:
+    """Answers the list pair last printed on ``screen`` from :data:`LIST`'s clusters."""
+
+    def __init__(self, screen: io.StringIO, script: dict[int, str] | None = None) -> None:
+        self.screen, self.script, self.asked = screen, script or {}, []
+
+    def readline(self) -> str:
+        text = self.screen.getvalue()
+        pair = (re.findall(r"name:  '(.*)'", text)[-1], re.findall(r"other: '(.*)'  \(score", text)[-1])
+        reply = self.script.get(len(self.asked) + 1, "y" if LIST[pair[0]] == LIST[pair[1]] else "n")
+        self.asked.append((*pair, reply))
+        return reply + "\n"
+
+
+def label_list(path: Path, output: Path, monkeypatch, budget: int = 6, extra=()) -> tuple[int, str, ListUser]:
+    screen = io.StringIO()
+    user = ListUser(screen)
+    with monkeypatch.context() as terminal:
+        terminal.setattr(sys, "stdout", screen)
+        terminal.setattr(sys, "stderr", screen)
+        terminal.setattr(sys, "stdin", user)
+        status = main(["label", "--input", str(path), "--column", "name", "--budget", str(budget), "--output",
+                       str(output), "--no-progress", *extra])  # fmt: skip
+    return status, screen.getvalue(), user
+
+
+def test_a_session_over_one_list_labels_its_pairs_once_in_either_order_for_dedupe(tmp_path, decision_cli,
+                                                                                   monkeypatch):  # fmt: skip
+    """Rule 46 of docs/experiments/matching.md: ``--input`` labels each distinct name's best other row, a pair once
+    whichever row it came from, and writes a calibration that dedupe takes and a join refuses."""
+    path, output = tmp_path / "list.csv", tmp_path / "list.json"
+    pd.DataFrame({"name": list(LIST), "n": range(len(LIST))}).to_csv(path, index=False)
+    status, screen, user = label_list(path, output, monkeypatch)
+    assert status == 0, screen
+    assert "distinct names have another row to compare" in screen and "match dedupe ... --threshold auto" in screen
+    asked = [frozenset(a[:2]) for a in user.asked]
+    assert len(asked) == 6 and len(set(asked)) == 6  # never one pair twice, in either order
+    calibration = read_calibration(output)
+    assert calibration.labels_of == "list" and calibration.of_list
+    assert all(row["right"] == (LIST[row["query"]] == LIST[row["answer"]]) for row in calibration.labels)
+    # the same command resumes it; a join's session file is not a list's
+    status, screen, user = label_list(path, output, monkeypatch, budget=7)
+    assert status == 0 and "resuming" in screen and len(read_calibration(output).labels) == 7
+    assert frozenset(user.asked[0][:2]) not in asked
+    found = dedupe(list(LIST), model=decision_cli, calibration=output)
+    assert found.attrs["report"]["calibration"]["labels"] == 7 and found.attrs["report"]["scored_by"] == "join decision"
+    with pytest.raises(CalibrationError, match="calibrates dedupe only"):
+        join(list(LIST), ["NY Times"], model=decision_cli, calibration=output)
+    screen = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", screen)
+    status = main(["join", "--left", str(path), "--right", str(path), "--left-column", "name", "--right-column",
+                   "name", "--calibration", str(output), "--output", str(tmp_path / "j.csv"), "--no-progress"])  # fmt: skip
+    assert status == 2 and "calibrates dedupe only" in screen.getvalue()
+
+
+def test_a_list_session_refuses_a_join_session_file_and_tables_of_both_kinds(tables, tmp_path, decision_cli,
+                                                                             monkeypatch):  # fmt: skip
+    path, output = tmp_path / "list.csv", tmp_path / "calibration.json"
+    pd.DataFrame({"name": list(LIST)}).to_csv(path, index=False)
+    status, screen, _ = label(tables, output, monkeypatch, budget=1)  # a join's session
+    assert status == 0
+    status, screen, _ = label_list(path, output, monkeypatch)
+    assert status == 2 and "is a session of other inputs" in screen and "labels_of" in screen
+    left, _ = tables
+    status, screen, _ = label_list(path, output, monkeypatch, extra=["--left", str(left)])
+    assert status == 2 and "not both: drop --left or --input" in screen
+    pd.DataFrame({"name": ["one name", "one name"]}).to_csv(path, index=False)
+    status, screen, _ = label_list(path, tmp_path / "other.json", monkeypatch)
+    assert status == 2 and "The list has 1 distinct row(s)" in screen

@@ -297,7 +297,7 @@ def dedupe(
                          "(phrasezoo.match.engine.dedupe.distinct_names) or pass matcher=None.")  # fmt: skip
     decision = getattr(matcher.scorer, "decision", None) if matcher is not None else None
     if calibration is not None and matcher is not None:
-        calibration.check_matcher(matcher.name, decision.to_dict() if decision is not None else None)
+        calibration.check_matcher(matcher.name, decision.to_dict() if decision is not None else None, dedupe=True)
     cut = resolve_threshold(matcher, threshold, target_precision, lists) if matcher is not None else None
     auto = {}
     if len(distinct) > 1:

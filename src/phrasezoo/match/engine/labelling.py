@@ -1,7 +1,10 @@
-"""Labels of a join's answers, made into a calibration: the session of ``phrasezoo match label`` and the labels of
-:func:`phrasezoo.match.calibrate` (:mod:`phrasezoo.match.model.calibration` holds what the labels become).
+"""Labels of a join's answers, or of one list's pairs, made into a calibration: the session of ``phrasezoo match
+label`` and the labels of :func:`phrasezoo.match.calibrate` and :func:`phrasezoo.match.calibrate_dedupe`
+(:mod:`phrasezoo.match.model.calibration` holds what the labels become).
 
-A label says whether a query's answer (its top-ranked reference row) names the same thing. The session asks the pair
+A label says whether a query's answer (its top-ranked reference row) names the same thing; in a list (dedupe), whether
+a name and its best other row do (each distinct name's top other row as ``dedupe`` scores it with labels: the join's
+decision, claims read over the list; a pair is asked once, in either order; docs/experiments/matching.md, rule 46). The session asks the pair
 the study measured asking first (docs/experiments/matching.md, rule 35): the answer not asked yet whose recalibrated
 probability is nearest, in log-odds, to the current threshold (the highest probability while no threshold reaches
 the target), and after every reply refits the shift and reads the threshold again. Replies: y (the same thing), n
@@ -29,6 +32,7 @@ from phrasezoo.core.files import atomic_write_text
 
 from ..io.inputs import MAX_CHARS, _is_missing, as_text
 from ..model.calibration import Calibration, CalibrationError, decision_digest, expected_precision, logit
+from .dedupe import distinct_names, neighbour_pairs
 from .matcher import Matcher
 
 #: the candidates searched per labelled query, so that a label of its second or third answer finds its probability
@@ -107,16 +111,49 @@ def answer_pool(matcher: Matcher, queries: list[str], candidates_of: Iterable[st
     return AnswerPool(list(queries), answers, probabilities, found)
 
 
+def list_pool(names: list[str], i: np.ndarray, j: np.ndarray, score: np.ndarray) -> AnswerPool:
+    """The pool of a list's session: each distinct name (``names``) and its top other row, from a dedupe search's
+    ``(i, j, score)`` (each name's candidates best first, :func:`~phrasezoo.match.engine.dedupe.neighbour_pairs`),
+    with the probabilities of every candidate (for labels of other pairs)."""
+    top: dict[int, tuple[int, float]] = {}
+    found: dict[str, dict[str, float]] = {}
+    for a, b, s in zip(np.asarray(i).tolist(), np.asarray(j).tolist(), np.asarray(score).tolist()):
+        top.setdefault(a, (b, s))
+        found.setdefault(names[a], {}).setdefault(names[b], s)
+    answers = [names[top[a][0]] if a in top else None for a in range(len(names))]
+    probabilities = np.array([top[a][1] if a in top else -np.inf for a in range(len(names))], dtype=np.float32)
+    return AnswerPool(list(names), answers, probabilities, found)
+
+
+def list_answer_pool(matcher: Matcher) -> AnswerPool:
+    """The pool of a list's session from ``matcher`` fitted on the list's distinct names: each name's
+    :data:`LABEL_TOP_K` best other rows as ``dedupe`` scores them with labels (the join's decision, claims read over
+    the list)."""
+    names = matcher.reference
+    i, j, score = neighbour_pairs(matcher, names, np.arange(len(names)), LABEL_TOP_K, matcher.progress, lists=False)
+    return list_pool(names, i, j, score)
+
+
+def in_either_order(pool: AnswerPool, rows: list[tuple[str, str, bool | None]]) -> list[tuple[str, str, bool | None]]:
+    """Labels of a list's pairs, each turned to the order in which the pool scored it (a pair labelled ``b, a`` that
+    the pool found only as ``a``'s candidate is ``a, b``)."""
+    return [(b, a, said) if pool.probability(a, b) is None and pool.probability(b, a) is not None else (a, b, said)
+            for a, b, said in rows]  # fmt: skip
+
+
 def calibration_of(matcher_name: str, decision: dict[str, Any], pool: AnswerPool, labels: list[dict[str, Any]],
-                   target_precision: float) -> Calibration:  # fmt: skip
+                   target_precision: float, labels_of: str = "join") -> Calibration:  # fmt: skip
     """The calibration of ``labels`` with the pool's thresholds stored (see :meth:`Calibration.with_cuts`)."""
-    calibration = Calibration.from_labels(matcher_name, decision, labels, target_precision)
+    calibration = Calibration.from_labels(matcher_name, decision, labels, target_precision, labels_of)
     return calibration.with_cuts(pool.probabilities, pool.queries, pool.answers)
 
 
 def next_pair(pool: AnswerPool, calibration: Calibration, asked: set[tuple[str, str]], target: float) -> int | None:
-    """The row of the pair to ask next (see the module), ``None`` when every answer was asked."""
+    """The row of the pair to ask next (see the module), ``None`` when every answer was asked (a list's pairs in
+    either order)."""
     q = calibration.apply(pool.probabilities)
+    if calibration.of_list:
+        asked = asked | {(a, b) for b, a in asked}
     open_rows = np.array([a is not None and (qq, a) not in asked for qq, a in zip(pool.queries, pool.answers)], bool)
     if not open_rows.any():
         return None
@@ -200,6 +237,14 @@ def scored_labels(pool: AnswerPool, rows: list[tuple[str, str, bool | None]]) ->
     return labels
 
 
+def check_session(target: Any, budget: Any) -> None:
+    """A clear error for a budget that is not a positive whole number or a target outside (0, 1)."""
+    if isinstance(budget, bool) or not isinstance(budget, int) or budget < 1:
+        raise ValueError(f"The budget must be a positive whole number of labels, got {budget!r}.")
+    if not isinstance(target, float | int) or not 0 < target < 1:
+        raise ValueError(f"The target precision must be a number in (0, 1), got {target!r}.")
+
+
 def session_path(output: str | Path) -> Path:
     """Where the session of a calibration file is kept: beside it, its suffix replaced by ``.session.json``."""
     return Path(output).with_suffix(".session.json")
@@ -218,14 +263,13 @@ class LabelSession:
     tables: dict[str, str]
     labels: list[dict[str, Any]] = field(default_factory=list)
     resumed: bool = False
+    #: what is labelled: a join's answers, or pairs of one list (see :data:`~..model.calibration.LABELS_OF`)
+    labels_of: str = "join"
 
     @classmethod
     def open(cls, output: str | Path, matcher: Matcher, queries: list[str], target: float, budget: int) -> LabelSession:
         """A session over ``matcher``'s answers to ``queries``, resumed from its session file when there is one."""
-        if isinstance(budget, bool) or not isinstance(budget, int) or budget < 1:
-            raise ValueError(f"The budget must be a positive whole number of labels, got {budget!r}.")
-        if not isinstance(target, float | int) or not 0 < target < 1:
-            raise ValueError(f"The target precision must be a number in (0, 1), got {target!r}.")
+        check_session(target, budget)
         decision = require_decision(matcher)
         check_reference(matcher.reference, "reference")
         tables = {"reference": fingerprint(matcher.reference), "queries": fingerprint(list(queries))}
@@ -233,6 +277,22 @@ class LabelSession:
                       budget, tables)  # fmt: skip
         if not any(a is not None for a in session.pool.answers):
             raise CalibrationError("No query has an answer to label (the right table is empty?).")
+        session.resume()
+        return session
+
+    @classmethod
+    def open_list(cls, output: str | Path, matcher: Matcher, names: list[str], target: float,
+                  budget: int) -> LabelSession:  # fmt: skip
+        """A session over the pairs of one list (``names``): each distinct name and its top other row, as ``dedupe``
+        scores them with labels; ``matcher`` (not fitted yet) is fitted on the list's distinct names here."""
+        check_session(target, budget)
+        decision = require_decision(matcher)
+        distinct, _ = distinct_names(list(names))
+        check_reference(distinct, "list")
+        session = cls(Path(output), matcher.name, decision, list_answer_pool(matcher.fit(distinct)), float(target),
+                      budget, {"list": fingerprint(distinct)}, labels_of="list")  # fmt: skip
+        if not any(a is not None for a in session.pool.answers):
+            raise CalibrationError("No name of the list has another row to compare it with.")
         session.resume()
         return session
 
@@ -253,7 +313,9 @@ class LabelSession:
         except (OSError, json.JSONDecodeError) as err:
             raise CalibrationError(f"{self.path}: cannot read the session ({err}); delete it to start again.") from err
         mine = {"kind": SESSION_KIND, "format_version": SESSION_VERSION, "matcher": self.matcher_name,
-                "decision": decision_digest(self.decision), **self.tables}  # fmt: skip
+                "decision": decision_digest(self.decision), "labels_of": self.labels_of, **self.tables}  # fmt: skip
+        if isinstance(data, dict) and data.get("labels_of") is None:
+            data = {**data, "labels_of": "join"}  # sessions written before lists had sessions labelled joins
         differ = [key for key, value in mine.items() if not isinstance(data, dict) or data.get(key) != value]
         if differ:
             raise CalibrationError(
@@ -264,7 +326,7 @@ class LabelSession:
         self.labels, self.resumed = list(data.get("labels") or []), True
 
     def calibration(self) -> Calibration:
-        return calibration_of(self.matcher_name, self.decision, self.pool, self.labels, self.target)
+        return calibration_of(self.matcher_name, self.decision, self.pool, self.labels, self.target, self.labels_of)
 
     def reply(self, row: int, said: bool | None) -> None:
         self.labels.append({"query": self.pool.queries[row], "answer": self.pool.answers[row], "right": said,
@@ -273,8 +335,8 @@ class LabelSession:
     def save(self) -> Calibration:
         """Rewrite the session file and the calibration file (each atomically); returns the calibration."""
         document = {"kind": SESSION_KIND, "format_version": SESSION_VERSION, "matcher": self.matcher_name,
-                    "decision": decision_digest(self.decision), **self.tables, "target_precision": self.target,
-                    "labels": self.labels}  # fmt: skip
+                    "decision": decision_digest(self.decision), "labels_of": self.labels_of, **self.tables,
+                    "target_precision": self.target, "labels": self.labels}  # fmt: skip
         atomic_write_text(self.path, json.dumps(document, indent=1, ensure_ascii=False) + "\n")
         calibration = self.calibration()
         calibration.save(self.output)
@@ -316,7 +378,8 @@ def show_pair(session: LabelSession, calibration: Calibration, row: int) -> str:
     """The pair asked: its query, its answer, its score and the score recalibrated by the labels so far."""
     head = f"[{session.labelled + 1} of {session.budget}] "
     recalibrated = float(calibration.apply(session.pool.probabilities[row : row + 1])[0])
-    return (f"\n{head}query:  {session.pool.queries[row]!r}\n{' ' * len(head)}answer: {session.pool.answers[row]!r}  "
+    first, second = ("name:  ", "other: ") if session.labels_of == "list" else ("query:  ", "answer: ")
+    return (f"\n{head}{first}{session.pool.queries[row]!r}\n{' ' * len(head)}{second}{session.pool.answers[row]!r}  "
             f"(score {session.pool.probabilities[row]:.3f}, recalibrated {recalibrated:.3f})")  # fmt: skip
 
 
@@ -328,9 +391,14 @@ def run_session(session: LabelSession, stdin: TextIO, stdout: TextIO) -> int:
         say(f">> resuming {session.path}: {session.labelled} labelled, {len(session.labels) - session.labelled} "
             "skipped so far")  # fmt: skip
     answered = sum(a is not None for a in session.pool.answers)
-    say(f">> {answered} of {len(session.pool.queries)} right rows have an answer; target precision "
-        f"{session.target:.2f}; at most {session.budget} labels. For each pair: is the answer the same thing as the "
-        "query?")  # fmt: skip
+    if session.labels_of == "list":
+        say(f">> {answered} of the list's {len(session.pool.queries)} distinct names have another row to compare; "
+            f"target precision {session.target:.2f}; at most {session.budget} labels. For each pair: do the two "
+            "rows name the same thing?")  # fmt: skip
+    else:
+        say(f">> {answered} of {len(session.pool.queries)} right rows have an answer; target precision "
+            f"{session.target:.2f}; at most {session.budget} labels. For each pair: is the answer the same thing as "
+            "the query?")  # fmt: skip
     calibration = session.calibration()
     while session.labelled < session.budget:
         row = next_pair(session.pool, calibration, {(r["query"], r["answer"]) for r in session.labels}, session.target)
@@ -354,6 +422,7 @@ def run_session(session: LabelSession, stdin: TextIO, stdout: TextIO) -> int:
     if not session.output.is_file():
         say(">> nothing labelled yet: no file written")
         return 0
+    uses = "dedupe" if session.labels_of == "list" else "join|link|apply|dedupe"
     say(f">> wrote {session.output} (its session: {session.path}; the same command resumes it)\n>> use it: "
-        f"phrasezoo match join|link|apply|dedupe ... --threshold auto --calibration {session.output}")  # fmt: skip
+        f"phrasezoo match {uses} ... --threshold auto --calibration {session.output}")  # fmt: skip
     return 0

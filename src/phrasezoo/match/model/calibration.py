@@ -31,6 +31,9 @@ from phrasezoo.core.files import atomic_write_text
 
 FORMAT_VERSION = 1
 KIND = "phrasezoo.match calibration"
+#: what a calibration's labels judged: a join's (or a link's) answers, or pairs of one list's rows (a session over a
+#: list, ``phrasezoo match label --input``: a pair labelled in either order; it calibrates dedupe only)
+LABELS_OF = ("join", "list")
 #: the prior's standard deviation of the log-odds shift: a shift of 1.5 (odds x 4.5) is one standard deviation
 PRIOR_SCALE = 1.5
 #: the target precisions whose threshold a calibration file keeps (besides the one it was labelled for)
@@ -116,23 +119,47 @@ class Calibration:
     meta: dict[str, Any] = field(default_factory=dict)
     #: [target precision, threshold] rows of the labelled join, by rising target (threshold None: none reaches it)
     cuts: list[list[float | None]] = field(default_factory=list)
+    #: what the labels judged (:data:`LABELS_OF`): a join's answers, or a list's pairs (scored by the join's decision)
+    labels_of: str = "join"
     #: threshold="auto" takes the stored cut (:meth:`stored_cut`) instead of reading it from the join: for joins that
     #: see their queries in chunks; not saved
     use_stored_cuts: bool = field(default=False, compare=False)
 
     @classmethod
     def from_labels(cls, matcher_name: str, decision: dict[str, Any], labels: list[dict[str, Any]],
-                    target_precision: float | None = None) -> Calibration:  # fmt: skip
-        """A calibration from labelled answers (each with the decision's ``probability`` of the answer)."""
-        check_labels(labels)
+                    target_precision: float | None = None, labels_of: str = "join") -> Calibration:  # fmt: skip
+        """A calibration from labelled answers (each with the decision's ``probability`` of the answer); ``labels_of``:
+        ``"list"`` for labels of one list's pairs (dedupe)."""
+        if labels_of not in LABELS_OF:
+            raise ValueError(f"labels_of must be one of {LABELS_OF}, got {labels_of!r}.")
+        check_labels(labels, either_order=labels_of == "list")
         usable = [row for row in labels if row.get("right") is not None]
         p = np.array([row["probability"] for row in usable], dtype=np.float64)
         y = np.array([bool(row["right"]) for row in usable])
         shift = fit_shift(p, y) if usable else 0.0
         meta = {"created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"), "labelled": len(usable)}
-        return cls(matcher_name, decision_digest(decision), list(labels), shift, target_precision, meta)
+        return cls(matcher_name, decision_digest(decision), list(labels), shift, target_precision, meta,
+                   labels_of=labels_of)  # fmt: skip
 
-    def check_matcher(self, matcher_name: str, decision: dict[str, Any] | None) -> None:
+    @property
+    def of_list(self) -> bool:
+        """Whether the labels judged pairs of one list (dedupe), not a join's answers."""
+        return self.labels_of == "list"
+
+    def check_use(self, dedupe: bool = False) -> Calibration:
+        """Refuse a list's labels for a join or a link (``dedupe``: whether it calibrates a dedupe, which takes
+        either kind); returns ``self``."""
+        if self.of_list and not dedupe:
+            raise CalibrationError(
+                "This calibration labels pairs of one list (phrasezoo match label --input): it calibrates dedupe "
+                "only. For a join or a link, label its answers: phrasezoo match label --left ... --right ... (or --kb "
+                "... --mentions ...)."
+            )
+        return self
+
+    def check_matcher(self, matcher_name: str, decision: dict[str, Any] | None, dedupe: bool = False) -> None:
+        """Refuse this calibration for another matcher or decision, and (:meth:`check_use`) a list's for a join."""
+        self.check_use(dedupe)
         if decision is None:
             raise CalibrationError(
                 f"A calibration needs the default matcher's decision; {matcher_name} has none. Use the matcher the "
@@ -149,7 +176,12 @@ class Calibration:
         return shifted(scores, self.shift)
 
     def known(self, queries: list[str], answers: list[str | None]) -> tuple[np.ndarray, np.ndarray]:
-        """Which of the (query, answer) pairs were labelled, and their labels."""
+        """Which of the (query, answer) pairs were labelled, and their labels (a list's labels in either order)."""
+        if self.of_list:
+            return self.known_either(queries, answers)
+        return self.known_as_given(queries, answers)
+
+    def known_as_given(self, queries: list[str], answers: list[str | None]) -> tuple[np.ndarray, np.ndarray]:
         table = {
             (row["query"], row["answer"]): bool(row["right"]) for row in self.labels if row.get("right") is not None
         }
@@ -159,8 +191,8 @@ class Calibration:
     def known_either(self, first: list[str], second: list[str]) -> tuple[np.ndarray, np.ndarray]:
         """Like :meth:`known` for pairs of one list's rows (dedupe), a label given in either order; the order given
         first wins where both were labelled."""
-        known, right = self.known(first, second)
-        back, back_right = self.known(second, first)
+        known, right = self.known_as_given(first, second)
+        back, back_right = self.known_as_given(second, first)
         return known | back, np.where(known, right, back_right)
 
     def cut_for(self, answer_scores: np.ndarray, queries: list[str], answers: list[str | None], target: float) -> float:
@@ -202,8 +234,8 @@ class Calibration:
 
     def to_dict(self) -> dict[str, Any]:
         return {"format_version": FORMAT_VERSION, "kind": KIND, "matcher": self.matcher, "decision": self.decision,
-                "shift": self.shift, "target_precision": self.target_precision, "cuts": self.cuts,
-                "labels": self.labels, "meta": self.meta}  # fmt: skip
+                "labels_of": self.labels_of, "shift": self.shift, "target_precision": self.target_precision,
+                "cuts": self.cuts, "labels": self.labels, "meta": self.meta}  # fmt: skip
 
     def save(self, path: str | os.PathLike) -> Path:
         path = Path(path)
@@ -211,8 +243,9 @@ class Calibration:
         return path
 
 
-def check_labels(labels: list[dict[str, Any]]) -> None:
-    """Refuse labels that contradict each other (one pair labelled both right and wrong) or lack their fields."""
+def check_labels(labels: list[dict[str, Any]], either_order: bool = False) -> None:
+    """Refuse labels that contradict each other (one pair labelled both right and wrong; ``either_order``: in either
+    order, as a list's pairs are) or lack their fields."""
     seen: dict[tuple[str, str], bool] = {}
     for i, row in enumerate(labels):
         missing = [k for k in ("query", "answer", "right", "probability") if k not in row]
@@ -221,6 +254,8 @@ def check_labels(labels: list[dict[str, Any]]) -> None:
         if row["right"] is None:
             continue
         key = (row["query"], row["answer"])
+        if either_order and key not in seen:
+            key = key if (key[1], key[0]) not in seen else (key[1], key[0])
         if key in seen and seen[key] != bool(row["right"]):
             raise CalibrationError(
                 f"The pair {key[0]!r} -> {key[1]!r} is labelled both right and wrong; keep one answer and label again."
@@ -243,7 +278,11 @@ def read_calibration(path: str | os.PathLike) -> Calibration:
             "again with this version (phrasezoo match label), or use the phrasezoo that wrote it."
         )
     labels = data.get("labels") or []
-    check_labels(labels)
+    labels_of = data.get("labels_of", "join")  # files written before lists had sessions labelled joins
+    if labels_of not in LABELS_OF:
+        raise CalibrationError(f"{path}: labels_of {labels_of!r} is not one of {', '.join(LABELS_OF)}; label again "
+                               "(phrasezoo match label) to write a sound file.")  # fmt: skip
+    check_labels(labels, either_order=labels_of == "list")
     cuts = data.get("cuts") or []
     if any(not isinstance(row, list) or len(row) != 2 for row in cuts) or [r[0] for r in cuts] != sorted(
         r[0] for r in cuts
@@ -251,7 +290,7 @@ def read_calibration(path: str | os.PathLike) -> Calibration:
         raise CalibrationError(f"{path}: its cuts are not [target precision, threshold] rows by rising target; "
                                "label again (phrasezoo match label) to write a sound file.")  # fmt: skip
     return Calibration(data["matcher"], data["decision"], labels, float(data.get("shift", 0.0)),
-                       data.get("target_precision"), data.get("meta") or {}, cuts)  # fmt: skip
+                       data.get("target_precision"), data.get("meta") or {}, cuts, labels_of)  # fmt: skip
 
 
 def as_calibration(calibration: Calibration | str | os.PathLike | None) -> Calibration | None:
