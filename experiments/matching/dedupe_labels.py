@@ -1,4 +1,4 @@
-"""Round 15 (docs/experiments/matching.md, rule 45): labels of a list's own pairs, on the dedupe decision's scores.
+"""Rounds 15 and 16 (docs/experiments/matching.md, rules 45-47): labels of a list's own pairs, and a list's own cut.
 
 A session over a list (the product's: :func:`~phrasezoo.match.engine.labelling.list_pool`, ``next_pair`` and
 ``calibration_of``) asks about each distinct name's top other row, the pair nearest the current cut first; the
@@ -13,6 +13,8 @@ name domains' calib lists for the one test read).
 
     OMP_NUM_THREADS=1 .venv/bin/python experiments/matching/dedupe_labels.py study   # cross-fitted AutoFJ dev lists
     OMP_NUM_THREADS=1 .venv/bin/python experiments/matching/dedupe_labels.py test    # once, after the study ships
+    OMP_NUM_THREADS=1 .venv/bin/python experiments/matching/dedupe_labels.py own-cut       # rule 47, dev
+    OMP_NUM_THREADS=1 .venv/bin/python experiments/matching/dedupe_labels.py own-cut-test  # rule 47, once
 """
 
 from __future__ import annotations
@@ -84,10 +86,10 @@ def score_ways(lst: dict[str, np.ndarray], list_decision: Decision, cuts: dict[f
     return out
 
 
-def summarise(report: dict, lists: dict[str, dict], scored: dict[str, dict], label: str = "") -> None:
+def summarise(report: dict, lists: dict[str, dict], scored: dict[str, dict], label: str = "", ways=WAYS) -> None:
     """Pooled pair precision / recall per way, target and clustering into ``report["summary"]``, per list tallies
     and session facts into ``report["per_list"]``."""
-    for way in WAYS:
+    for way in ways:
         for t in TARGETS:
             for method in METHODS:
                 tallies = []
@@ -99,11 +101,11 @@ def summarise(report: dict, lists: dict[str, dict], scored: dict[str, dict], lab
                 report["summary"][f"{label}{way}|{t}|{method}"] = pooled(tallies)
 
 
-def rule45(report: dict, names: list[str], label: str = "") -> dict:
+def rule45(report: dict, names: list[str], label: str = "", ways=WAYS) -> dict:
     """Rule 45's reading: per way, the mean over targets of (|micro - t| + |macro - t|) / 2 (components), and the
     (list, target) cells within 0.03 of the target."""
     out = {}
-    for way in WAYS:
+    for way in ways:
         gaps, within = [], 0
         for t in TARGETS:
             cell = report["summary"][f"{label}{way}|{t}|components"]
@@ -169,14 +171,85 @@ def test(args) -> None:
     out.write_text(json.dumps(report, indent=1) + "\n")
 
 
+#: rule 47's ways: the table cut, the list's own cut, the higher of the two
+OWN_CUT_WAYS = ("table", "adaptive", "higher of the two")
+
+
+def own_cuts(lst: dict[str, np.ndarray], decision: Decision, cuts: dict[float, float]) -> dict:
+    """``{(way, target): (pairs, cut, facts)}`` of one list for rule 47: the adaptive cut is ``dedupe``'s labelled
+    cut with no label over the list's candidate pairs (each undirected pair's best probability)."""
+    from phrasezoo.match.model.calibration import labelled_cut
+
+    pairs = pair_probabilities(lst, decision)
+    edges = kept_edges(*pairs, -np.inf)
+    scores = np.fromiter(edges.values(), dtype=np.float64, count=len(edges))
+    none = np.zeros(len(scores), dtype=bool)
+    out = {}
+    for t in TARGETS:
+        adaptive = labelled_cut(scores, none, none, t)
+        for way, cut in zip(OWN_CUT_WAYS, (cuts[t], adaptive, max(cuts[t], adaptive))):
+            out[way, t] = (pairs, cut, {"cut": round(float(cut), 6) if np.isfinite(cut) else None})
+    return out
+
+
+def own_cut(args) -> None:
+    """Rule 47's dev read: the table cut, the adaptive cut and the higher of the two, cross-fitted."""
+    from phrasezoo.evaluation.tasks.autofj import autofj_names
+
+    order = [f"autofj/{t}" for t in autofj_names("dev")]
+    lists = load_lists("dev", ["autofj"])
+    scored: dict[str, dict] = {}
+    for parity in (0, 1):
+        train = [lists[name] for k, name in enumerate(order) if k % 2 != parity]
+        model = fit_list_decision(train)
+        cuts = list_cuts(train, [pair_probabilities(lst, model) for lst in train])
+        for k, name in enumerate(order):
+            if k % 2 == parity:
+                scored[name] = own_cuts(lists[name], model, cuts)
+    report = {"command": "OMP_NUM_THREADS=1 .venv/bin/python experiments/matching/dedupe_labels.py own-cut",
+              "rule": "docs/experiments/matching.md, round 16, rule 47", "summary": {}, "per_list": {}}  # fmt: skip
+    summarise(report, lists, scored, ways=OWN_CUT_WAYS)
+    report["rule47"] = rule45(report, order, ways=OWN_CUT_WAYS)
+    best = min(OWN_CUT_WAYS[1:], key=lambda w: report["rule47"][w]["mean_gap"])
+    report["ships"] = best if report["rule47"][best]["mean_gap"] < report["rule47"]["table"]["mean_gap"] else None
+    print(json.dumps(report["rule47"], indent=1), "\nships:", report["ships"])
+    (RESULTS / "dedupe-own-cut-autofj-dev.json").write_text(json.dumps(report, indent=1) + "\n")
+
+
+def own_cut_test(args) -> None:
+    """Rule 47's one read of the AutoFJ test-40 lists: the shipped dedupe decision with its table cut, the list's own
+    cut (shipped) and the higher of the two; the name domains' calib lists beside."""
+    from phrasezoo.evaluation.tasks.autofj import autofj_names
+
+    out = RESULTS / "dedupe-own-cut-autofj-test.json"
+    if out.exists():
+        raise SystemExit(f"{out} exists: a test split is read once per round (rule 47); keep that read")
+    decision = Matcher(progress=False).scorer.list_decision
+    cuts = {t: decision.cut_for(t) for t in TARGETS}
+    report = {"command": "OMP_NUM_THREADS=1 .venv/bin/python experiments/matching/dedupe_labels.py own-cut-test",
+              "rule": "docs/experiments/matching.md, round 16, rule 47 (read once)", "summary": {}, "per_list": {},
+              "rule47": {}}  # fmt: skip
+    for split, domains, names in (("test", ["autofj"], [f"autofj/{t}" for t in autofj_names("test")]),
+                                  ("calib", list(DOMAINS), list(DOMAINS))):  # fmt: skip
+        lists = load_lists(split, domains)
+        label = "autofj test-40|" if split == "test" else "name calib lists|"
+        scored = {name: own_cuts(lists[name], decision, cuts) for name in names}
+        summarise(report, lists, scored, label, OWN_CUT_WAYS)
+        report["rule47"][label.rstrip("|")] = rule45(report, names, label, OWN_CUT_WAYS)
+        print(label, json.dumps(report["rule47"][label.rstrip("|")]), flush=True)
+    out.write_text(json.dumps(report, indent=1) + "\n")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("study", help="rule 45: the AutoFJ dev lists, cross-fitted by table parity")
+    sub.add_parser("own-cut", help="rule 47: a list's own cut, the AutoFJ dev lists cross-fitted")
+    sub.add_parser("own-cut-test", help="rule 47: the one read of the AutoFJ test-40 lists")
     t = sub.add_parser("test", help="rule 45: the one read of the AutoFJ test-40 lists")
     t.add_argument("--output", default="dedupe-labels-autofj-test.json", help="file under the results folder (new)")
     args = parser.parse_args()
-    {"study": study, "test": test}[args.command](args)
+    {"study": study, "test": test, "own-cut": own_cut, "own-cut-test": own_cut_test}[args.command](args)
 
 
 if __name__ == "__main__":

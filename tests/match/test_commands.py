@@ -193,7 +193,7 @@ def test_calibration_and_label_errors_say_what_to_do(labelled, tmp_path, decisio
     label_args = ("label", "--right", str(labelled["right"]), "-o", str(tmp_path / "c.json"))
     for extra, message in ((("--left", str(one)), "1 distinct row(s); calibration needs at least two distinct"),
                            (("--left", str(labelled["names"]), "--model", "rapidfuzz:ratio"), "has no decision"),
-                           ((), "needs --left and --right (the tables of a join) or --kb and --mentions")):  # fmt: skip
+                           ((), "needs --left and --right (the tables of a join), --kb and --mentions")):  # fmt: skip
         status, err = in_process(capsys, *label_args, *extra)
         assert status == 2 and message in err, err
     with pytest.raises(SystemExit):
