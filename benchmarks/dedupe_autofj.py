@@ -70,24 +70,15 @@ def scores(tp: int, pred: int, gold: int) -> dict[str, float]:
 
 def cluster_all(matcher, names: list[str], top_k: int):
     """Search the list once; a function (target precision, method) -> the cluster of every row."""
-    from phrasezoo.match.engine.dedupe import (
-        cluster_pairs,
-        distinct_names,
-        kept_edges,
-        neighbour_pairs,
-        own_cut,
-        scores_lists,
-    )
+    from phrasezoo.match.engine.dedupe import cluster_pairs, distinct_names, kept_edges, neighbour_pairs
 
     distinct, group = distinct_names(names)
     matcher.fit(distinct)
     i, j, s = neighbour_pairs(matcher, distinct, np.arange(len(distinct)), top_k)
-    pairs = kept_edges(i, j, s, -np.inf)
 
     def clusters(target: float, method: str) -> np.ndarray:
-        # as dedupe's "auto": the list's own cut with the dedupe decision (rule 47), else the matcher's
-        cut = own_cut(pairs, target) if scores_lists(matcher) else matcher.threshold_for(target, dedupe=True)
-        return cluster_pairs(len(distinct), {p: v for p, v in pairs.items() if v >= cut}, cut, method)[group]
+        cut = matcher.threshold_for(target, dedupe=True)
+        return cluster_pairs(len(distinct), kept_edges(i, j, s, cut), cut, method)[group]
 
     return clusters
 

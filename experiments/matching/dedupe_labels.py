@@ -15,6 +15,7 @@ name domains' calib lists for the one test read).
     OMP_NUM_THREADS=1 .venv/bin/python experiments/matching/dedupe_labels.py test    # once, after the study ships
     OMP_NUM_THREADS=1 .venv/bin/python experiments/matching/dedupe_labels.py own-cut       # rule 47, dev
     OMP_NUM_THREADS=1 .venv/bin/python experiments/matching/dedupe_labels.py own-cut-test  # rule 47, once
+    OMP_NUM_THREADS=1 .venv/bin/python experiments/matching/dedupe_labels.py cut-check     # rule 48, name dev lists
 """
 
 from __future__ import annotations
@@ -240,16 +241,37 @@ def own_cut_test(args) -> None:
     out.write_text(json.dumps(report, indent=1) + "\n")
 
 
+def cut_check(args) -> None:
+    """Rule 48: the shipped dedupe decision's two ways to cut (*table*, *adaptive*) on the name domains' dev lists,
+    which no dedupe choice has read."""
+    decision = Matcher(progress=False).scorer.list_decision
+    cuts = {t: decision.cut_for(t) for t in TARGETS}
+    lists = load_lists("dev", DOMAINS)
+    ways = OWN_CUT_WAYS[:2]
+    report = {"command": "OMP_NUM_THREADS=1 .venv/bin/python experiments/matching/dedupe_labels.py cut-check",
+              "rule": "docs/experiments/matching.md, round 17, rule 48", "summary": {}, "per_list": {}}  # fmt: skip
+    scored = {name: own_cuts(lists[name], decision, cuts) for name in DOMAINS}
+    summarise(report, lists, scored, "name dev lists|", ways)
+    report["rule48"] = rule45(report, list(DOMAINS), "name dev lists|", ways)
+    gaps = {way: report["rule48"][way]["mean_gap"] for way in ways}
+    report["auto"] = "table" if gaps["table"] < gaps["adaptive"] else "adaptive"
+    print(json.dumps(report["rule48"], indent=1), "\nauto:", report["auto"])
+    (RESULTS / "dedupe-cut-check-name-dev.json").write_text(json.dumps(report, indent=1) + "\n")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("study", help="rule 45: the AutoFJ dev lists, cross-fitted by table parity")
     sub.add_parser("own-cut", help="rule 47: a list's own cut, the AutoFJ dev lists cross-fitted")
     sub.add_parser("own-cut-test", help="rule 47: the one read of the AutoFJ test-40 lists")
+    sub.add_parser("cut-check", help="rule 48: table or own cut on the name domains' dev lists")
     t = sub.add_parser("test", help="rule 45: the one read of the AutoFJ test-40 lists")
     t.add_argument("--output", default="dedupe-labels-autofj-test.json", help="file under the results folder (new)")
     args = parser.parse_args()
-    {"study": study, "test": test, "own-cut": own_cut, "own-cut-test": own_cut_test}[args.command](args)
+    {"study": study, "test": test, "own-cut": own_cut, "own-cut-test": own_cut_test, "cut-check": cut_check}[
+        args.command
+    ](args)
 
 
 if __name__ == "__main__":

@@ -144,26 +144,15 @@ def test_the_command_writes_every_row_with_its_cluster(tmp_path, capsys):
     assert "2 clusters of 3 rows" in err and "1 row(s) with missing values" in err
 
 
-def test_a_lists_pairs_are_scored_by_the_dedupe_decision_and_cut_where_their_own_mean_reaches_the_target(fitted):
-    """Rule 47 of docs/experiments/matching.md: with the dedupe decision, "auto" is the list's own cut, the lowest
-    whose kept pairs' mean probability reaches the target."""
-    from phrasezoo.match.engine.dedupe import kept_edges, neighbour_pairs, own_cut, resolve_threshold, scores_lists
+def test_a_lists_pairs_are_scored_by_the_dedupe_decision_and_cut_by_its_cuts(fitted):
+    from phrasezoo.match.engine.dedupe import neighbour_pairs, resolve_threshold, scores_lists
 
     scorer = fitted.scorer
     assert scorer.list_decision is not None and scores_lists(fitted)
     assert resolve_threshold(fitted, "auto", 0.9) == pytest.approx(scorer.list_decision.cut_for(0.9))
-    i, j, listed = neighbour_pairs(fitted, fitted.reference, np.arange(len(NAMES)), 10)
-    pairs = kept_edges(i, j, listed, -np.inf)
-    for target in (0.8, 0.9):
-        out = dedupe(NAMES, matcher=fitted, target_precision=target, progress=False)
-        cut = out.attrs["report"]["threshold"]
-        assert cut == own_cut(pairs, target)
-        kept = np.array([v for v in pairs.values() if v >= cut])
-        lower = np.array([v for v in pairs.values() if v >= max(v for v in pairs.values() if v < cut)])
-        assert kept.mean() >= target > lower.mean()  # the lowest such cut
-        assert out.attrs["report"]["estimate"]["estimated_precision"] == pytest.approx(kept.mean(), abs=1e-4)
+    out = dedupe(NAMES, matcher=fitted, progress=False)
+    assert out.attrs["report"]["threshold"] == pytest.approx(scorer.list_decision.cut_for(0.9))
     assert out.attrs["report"]["scored_by"] == "dedupe decision"
-    assert own_cut({(0, 1): 0.5, (1, 2): 0.6}, 0.9) == float("inf")  # out of reach: nothing merges
     i, j, listed = neighbour_pairs(fitted, fitted.reference, np.arange(len(NAMES)), 3)
     own, scorer.list_decision = scorer.list_decision, scorer.decision  # the join's decision on the same list
     try:

@@ -91,8 +91,7 @@ def check_dedupe_arguments(threshold: Any, method: Any, top_k: Any, target_preci
 
 def resolve_threshold(matcher: Matcher, threshold: float | str, target_precision: float, lists: bool = True) -> float:
     """The numeric score threshold: the number given, or the matcher's calibrated one for ``target_precision``: the
-    list decision's cut where the list's pairs are scored by it (:func:`scores_lists`; :func:`own_cut` then replaces
-    it once the list's pairs are scored), else the join's."""
+    list decision's cut where the list's pairs are scored by it (:func:`scores_lists`), else the join's."""
     if threshold != "auto":
         return float(threshold)
     return float(matcher.threshold_for(target_precision, dedupe=lists and scores_lists(matcher)))
@@ -161,16 +160,6 @@ def claimed_pairs(matcher: Matcher, ids: np.ndarray, best: np.ndarray, found: np
         best = matcher.scorer.with_claims(best, found, ranks, lists=lists)
     ok = np.isfinite(best) & (found >= 0)
     return np.broadcast_to(np.asarray(ids)[:, None], found.shape)[ok], found[ok], best[ok].astype(np.float64)
-
-
-def own_cut(pairs: dict[tuple[int, int], float], target_precision: float) -> float:
-    """A list's own threshold (round 16, rule 47 of docs/experiments/matching.md): the lowest at which the kept
-    candidate ``pairs`` (each undirected pair's best probability, :func:`kept_edges`) have a mean probability
-    reaching the target; ``inf`` when none does. Used with the dedupe decision's probabilities, which the mean reads
-    as the expected share of right pairs."""
-    scores = np.fromiter(pairs.values(), dtype=np.float64, count=len(pairs))
-    none = np.zeros(len(scores), dtype=bool)
-    return labelled_cut(scores, none, none, target_precision)
 
 
 def kept_edges(i: np.ndarray, j: np.ndarray, score: np.ndarray, cut: float) -> dict[tuple[int, int], float]:
@@ -272,9 +261,8 @@ def dedupe(
 
     ``names``: a list of strings, a pandas Series or a DataFrame (``column`` names the text column), read like
     :func:`~phrasezoo.match.join`'s tables (same errors). ``threshold``: a pair of rows is linked when its score
-    reaches it; ``"auto"`` (default), with the default matcher, is the list's own threshold for ``target_precision``:
-    the lowest at which the kept pairs' mean dedupe-decision probability reaches it (:func:`own_cut`; docs/dedupe.md),
-    with another matcher its calibrated threshold. ``method``: ``"components"`` (connected components
+    reaches it; ``"auto"`` (default) is the default matcher's calibrated threshold for ``target_precision``: the cut
+    of its dedupe decision, set on dedupe lists (docs/dedupe.md). ``method``: ``"components"`` (connected components
     of the linked pairs) or ``"average"`` (average-linkage agglomerative clustering of them: stricter on chains). ``top_k``: neighbours searched per
     distinct name. ``matcher``: a matcher already fitted on the distinct names (reuse across thresholds).
 
@@ -316,8 +304,6 @@ def dedupe(
         i, j, score = neighbour_pairs(matcher, distinct, np.arange(len(distinct)), top_k, progress, lists=lists)
         pairs = kept_edges(i, j, calibration.apply(score) if calibration is not None else score, -np.inf)
         if threshold == "auto":
-            if calibration is None and lists and scores_lists(matcher):
-                cut = own_cut(pairs, target_precision)  # the list's own cut (rule 47)
             cut, auto = auto_threshold(pairs, distinct, cut, target_precision, calibration, decision is not None)
         edges = {pair: s for pair, s in pairs.items() if s >= cut}
         labels = cluster_pairs(len(distinct), edges, cut, method)

@@ -43,7 +43,6 @@ from ..engine.dedupe import (
     kept_edges,
     neighbour_pairs,
     neighbour_table,
-    own_cut,
     resolve_threshold,
     scores_lists,
     size_report,
@@ -105,12 +104,8 @@ def dedupe_spark(
         raise ValueError("The matcher was fitted on other names; fit it on the column's distinct names or pass "
                          "matcher=None.")  # fmt: skip
     cut = resolve_threshold(matcher, threshold, target_precision)
-    own = threshold == "auto" and scores_lists(matcher)  # the list's own cut, read on the driver (as dedupe)
-    pairs = _search(table.sparkSession, matcher, distinct, top_k, -np.inf if own else cut, partitions, matcher_path)
-    edges = kept_edges(pairs["i"].to_numpy(), pairs["j"].to_numpy(), pairs["score"].to_numpy(), -np.inf)
-    if own:
-        cut = own_cut(edges, target_precision)
-    edges = {pair: score for pair, score in edges.items() if score >= cut}
+    pairs = _search(table.sparkSession, matcher, distinct, top_k, cut, partitions, matcher_path)
+    edges = kept_edges(pairs["i"].to_numpy(), pairs["j"].to_numpy(), pairs["score"].to_numpy(), cut)
     labels = first_position[cluster_pairs(len(distinct), edges, cut, method)]  # as dedupe: the first row's position
     row_labels = labels[group]
     report = size_report(row_labels, n_rows, [None] * missing, threshold=cut, method=method, top_k=top_k,
