@@ -9,7 +9,7 @@ import random
 import pytest
 
 from phrasezoo.data.benchmark_filter import BenchmarkBlocklist
-from phrasezoo.data.name_sources import NameEntity
+from phrasezoo.data.benchmarks.name_sources import NameEntity
 from phrasezoo.methods.pearl import name_aliases
 from phrasezoo.methods.pearl.augment import Augmenter, char_edit
 from phrasezoo.methods.pearl.views import CharNoise, PositiveViews
@@ -94,7 +94,7 @@ def test_the_benchmark_filter_drops_name_pairs_too(benchmark):
 
 
 def test_views_draw_what_the_augmenter_draws_and_travel_through_the_codec():
-    from phrasezoo.data.synonyms import SynonymTable
+    from phrasezoo.data.lexical.synonyms import SynonymTable
     from phrasezoo.gpu_job.codec import StateReader, StateWriter
 
     table = SynonymTable({"big": ["large", "huge"], "blue": ["azure"]})

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from phrasezoo.data.benchmark_filter import normalize
-from phrasezoo.data.dev_compound import compound_dev_synsets
+from phrasezoo.data.lexical.dev_compound import compound_dev_synsets
 from phrasezoo.methods.pearl.wordnet_names import sample_pairs, wordnet_name_pairs
 
 

@@ -7,9 +7,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from phrasezoo.data.dev_compound import wordnet_training_pairs
-from phrasezoo.data.held_out import dev_set_strings
-from phrasezoo.data.wiki_links import clean_alias_pairs, link_pairs
+from phrasezoo.data.benchmarks.held_out import dev_set_strings
+from phrasezoo.data.corpus.wiki_links import clean_alias_pairs, link_pairs
+from phrasezoo.data.lexical.dev_compound import wordnet_training_pairs
 from phrasezoo.resources import load_wordnet
 from phrasezoo.zoo.assembly import Context, Stage
 

@@ -5,7 +5,7 @@ Two patterns, both conservative: an acronym in parentheses whose letters are the
 (so "(US)" after "Skepticism" is not taken), and the name after "known as", "called", "referred to as" or
 "abbreviated", cut at the first comma, " or " or " and ". Only the leads of the training articles are read (the
 dev suite's articles, :func:`phrasezoo.resources.splits.is_dev_title`, are left out), and the pairs go through the same
-rules and benchmark filter as the link aliases (:func:`phrasezoo.data.wiki_links.clean_alias_pairs`).
+rules and benchmark filter as the link aliases (:func:`phrasezoo.data.corpus.wiki_links.clean_alias_pairs`).
 """
 
 from __future__ import annotations

@@ -1,15 +1,15 @@
 """Name aliases for PEARL's training (``data.alias_pairs.sources: [..., names]``): the name benchmark's training
 entities as alias positives, with look-alike siblings as their hard negatives.
 
-* **Positives.** Each training entity of :func:`phrasezoo.data.held_out.training_entities` (the ``train``
+* **Positives.** Each training entity of :func:`phrasezoo.data.benchmarks.held_out.training_entities` (the ``train``
   bucket: no dev or test entity, no dev or test string) gives ``(variant, canonical)`` pairs: its acronyms, other
   names and short names as its sources state them, and one noisy variant of a multiword name (typos, a dropped word,
   abbreviated words, drawn by a seed of the entity that differs from the benchmark's). A pair that touches a scored
-  string of the benchmark (:func:`~phrasezoo.data.held_out.scored_strings`, checked again here) or a dev-suite
+  string of the benchmark (:func:`~phrasezoo.data.benchmarks.held_out.scored_strings`, checked again here) or a dev-suite
   string is dropped and counted; so is one the benchmark filter drops. At most ``names_max`` pairs are kept, chosen
   by a stable hash of the pair.
 * **Hard negatives.** For each name of a kept pair, the look-alike siblings the benchmark mines for its knowledge
-  bases (:class:`~phrasezoo.data.name_generators.SiblingMiner`: character TF-IDF neighbours, then names sharing its
+  bases (:class:`~phrasezoo.data.benchmarks.name_generators.SiblingMiner`: character TF-IDF neighbours, then names sharing its
   rarest words) among the training entities' canonical names, never a name of its own alias group (the gold alias
   itself, or any name linked to it through a pair), a scored string or a benchmark item.
 """
@@ -20,9 +20,9 @@ import random
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from phrasezoo.data.held_out import scored_strings, training_entities
-from phrasezoo.data.name_generators import SiblingMiner, noisy_variant
-from phrasezoo.data.wiki_links import clean_alias_pairs
+from phrasezoo.data.benchmarks.held_out import scored_strings, training_entities
+from phrasezoo.data.benchmarks.name_generators import SiblingMiner, noisy_variant
+from phrasezoo.data.corpus.wiki_links import clean_alias_pairs
 from phrasezoo.resources.splits import normalize, stable_hash
 
 from .data import alias_groups

@@ -7,7 +7,7 @@ dump's links (about 28k pairs after the filters, against 3.5k link and lead alia
 
 Left out: the synsets ``dev_compound`` is built from, pairs with a digit, names over six words, taxonomic wrappers
 ("genus Crocodylus" / "Crocodylus": the same name) and pairs that touch a string of the dev suite (``exclude``, the
-normal forms of :func:`phrasezoo.data.held_out.dev_set_strings`), so no dev item is trained on. Benchmark items are
+normal forms of :func:`phrasezoo.data.benchmarks.held_out.dev_set_strings`), so no dev item is trained on. Benchmark items are
 removed by the caller's filter.
 """
 
@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 
 from phrasezoo.data.benchmark_filter import normalize
-from phrasezoo.data.dev_compound import compound_dev_synsets
+from phrasezoo.data.lexical.dev_compound import compound_dev_synsets
 from phrasezoo.resources.splits import stable_hash
 
 #: a taxonomic rank word in front of a name ("genus Crocodylus", "family Lardizabalaceae")

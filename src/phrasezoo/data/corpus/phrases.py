@@ -6,7 +6,7 @@ Two datasets, both plain ``datasets.Dataset`` objects so that every method of th
   ``sentence``, ``mentions`` (list of ``start``/``end`` character offsets in the sentence, ``text``, normalised
   ``phrase``, ``phrase_class``, ``entity_type``, ``lemma``) and ``entities`` (spaCy NER spans: ``start``, ``end``,
   ``label``). PEARL needs the phrases, Phrase-BERT phrases with contexts, UCTopic mentions with offsets and lemmas.
-  The mention rules are documented in :mod:`phrasezoo.data.spans`; the result is cached on disk.
+  The mention rules are documented in :mod:`phrasezoo.data.corpus.spans`; the result is cached on disk.
 * :func:`phrase_table` aggregates mentions per phrase: majority class and entity type, PEARL's 95-way type label,
   frequency; :func:`phrase_contexts` samples sentence contexts per phrase. Both key mentions with
   :func:`phrase_keys` (the mention's ``phrase``, but a sentence-initial "The New York Times" joins the mid-sentence
@@ -33,10 +33,10 @@ from tqdm.auto import tqdm
 from phrasezoo.core.errors import InputError
 from phrasezoo.resources import iter_corpus
 
+from ..cache import cached_dataset, code_version, corpus_fingerprint
 from . import spans as _spans_module
 from . import text as _text_module
 from . import worker as _worker_module
-from .cache import cached_dataset, code_version, corpus_fingerprint
 from .spans import MiningOptions
 from .text import split_paragraphs
 from .worker import init_worker, parse_batch
@@ -172,7 +172,7 @@ def parse_corpus(
         max_documents: read only the first documents (handy for quick runs).
         n_process: parser processes; default ``min(2, cpu_count)``. Does not change the result.
         options: mention rules (length bounds, entity overlap, classes), see :class:`MiningOptions`.
-        min_words, max_paragraph_chars: paragraph filter/splitting (see :func:`phrasezoo.data.text.split_paragraphs`);
+        min_words, max_paragraph_chars: paragraph filter/splitting (see :func:`phrasezoo.data.corpus.text.split_paragraphs`);
             spaCy parses paragraphs, never whole documents, which keeps every text far below ``nlp.max_length``.
         batch_size: paragraphs per work unit (and per progress update).
         cache: reuse/save the result under ``cache_dir()/datasets/sentences-<hash>``; the hash covers the corpus

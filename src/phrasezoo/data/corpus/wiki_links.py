@@ -16,8 +16,8 @@ from pathlib import Path
 from tqdm.auto import tqdm
 
 from phrasezoo.data.benchmark_filter import normalize, remove_benchmark_items
-from phrasezoo.data.download import download
-from phrasezoo.data.text import split_paragraphs
+from phrasezoo.data.corpus.download import download
+from phrasezoo.data.corpus.text import split_paragraphs
 from phrasezoo.resources import _gensim_test_data, cache_dir
 from phrasezoo.resources.splits import is_dev_alias_title
 
@@ -29,7 +29,7 @@ _PLACEHOLDER = re.compile(r"ZQLINK(\d+)QZ")
 def resolve_wiki_dump(spec: str, sha1: str | None = None) -> Path:
     """A local Wikipedia XML dump for ``spec``: ``"embedded"`` (gensim's shortened English dump, offline), a local
     ``.xml.bz2``/``.xml`` path, or an ``http(s)://`` URL of a dump, downloaded once into ``cache_dir()/wikidumps``
-    by :func:`phrasezoo.data.download.download`: resumable (``.part`` kept), and checked against ``sha1``, else the
+    by :func:`phrasezoo.data.corpus.download.download`: resumable (``.part`` kept), and checked against ``sha1``, else the
     sha1 the Wikimedia dump directory lists in its ``<wiki>-<date>-sha1sums.txt``."""
     if spec == "embedded":
         path = _gensim_test_data() / "enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2"

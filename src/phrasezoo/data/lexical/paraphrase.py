@@ -12,7 +12,7 @@ Every paraphraser follows one protocol, :class:`Paraphraser`: ``paraphrase(phras
   :func:`shares_content_token`): :class:`ConstrainedHubParaphraser` (a Hub model sampled with the phrase's content
   words banned) and :class:`DiverseLexicalParaphraser` (every content word replaced from the synonym table).
 
-The bilingual-pivot paraphraser and the chain of several are in :mod:`phrasezoo.data.pivot`.
+The bilingual-pivot paraphraser and the chain of several are in :mod:`phrasezoo.data.lexical.pivot`.
 
 :func:`get_paraphraser` turns a spec (``"offline"``, ``"none"``, a Hub id or path, or an object) into one.
 """
@@ -30,7 +30,8 @@ from typing import Protocol, runtime_checkable
 import torch
 from tqdm.auto import tqdm
 
-from . import cache_keys, pivot
+from .. import cache_keys
+from . import pivot
 from .synonyms import STOP_WORDS, SynonymTable, _stemmer
 from .wordnet import get_wordnet
 
@@ -595,7 +596,7 @@ def phrase_seed(seed: int, phrase: str) -> int:
 # ----------------------------------------------------------------------------------------------------- factory
 def get_paraphraser(spec: str | Paraphraser | None, synonyms: SynonymTable | None = None, **kwargs) -> Paraphraser:
     """A paraphraser from a spec: ``"offline"`` (:class:`LexicalParaphraser` over ``synonyms``), ``"none"`` or
-    ``None`` (no paraphrases), ``"pivot"`` (:class:`~phrasezoo.data.pivot.PivotParaphraser`, the dict-de-en pivot
+    ``None`` (no paraphrases), ``"pivot"`` (:class:`~phrasezoo.data.lexical.pivot.PivotParaphraser`, the dict-de-en pivot
     table without benchmark items), specs joined by ``+`` (``"offline+pivot"``: outputs merged in that order), an
     object with ``paraphrase`` (returned as is), or any other string, taken as a Hub id or local folder for
     :class:`HubParaphraser` (``"hub"`` alone means the default Parrot model). ``kwargs`` go to the constructor."""

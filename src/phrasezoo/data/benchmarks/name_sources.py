@@ -1,7 +1,7 @@
 """The sources of the name benchmark: entities with a canonical name and other names, read from offline resources.
 
 Each reader yields :class:`NameEntity` rows (a key unique within its source, the canonical name and its other
-names, each tagged with the kind of variant). :mod:`phrasezoo.data.name_benchmark` splits them by entity, picks
+names, each tagged with the kind of variant). :mod:`phrasezoo.data.benchmarks.name_benchmark` splits them by entity, picks
 queries and mines look-alike siblings. Sources (versions and licences on docs/data.md):
 
 * Debian ``dict-vera`` (V.E.R.A., acronyms of computing and telecommunications) and ``dict-foldoc`` (the Free

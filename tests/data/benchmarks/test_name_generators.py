@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 
-from phrasezoo.data import name_generators as ng
+from phrasezoo.data.benchmarks import name_generators as ng
 from phrasezoo.resources.splits import normalize
 
 
@@ -24,7 +24,7 @@ def test_sibling_mining_does_not_depend_on_the_hash_seed():
     import sys
 
     code = (
-        "from phrasezoo.data.name_generators import SiblingMiner\n"
+        "from phrasezoo.data.benchmarks.name_generators import SiblingMiner\n"
         "pool = ['amber birch', 'amber cedar', 'birch delta', 'cedar ember', 'delta fjord', 'ember fjord']\n"
         "print(SiblingMiner(pool).sharing_words('amber birch cedar delta ember fjord', 2))"  # six words, all tied
     )

@@ -6,8 +6,8 @@ import gzip
 
 import pytest
 
-from phrasezoo.data.paraphrase import Paraphraser
-from phrasezoo.data.pivot import (
+from phrasezoo.data.lexical.paraphrase import Paraphraser
+from phrasezoo.data.lexical.pivot import (
     DICT_PATH,
     PivotParaphraser,
     build_pivot_table,
@@ -154,7 +154,7 @@ def test_missing_dictionary_names_the_debian_package(tmp_path):
 
 
 def test_chain_merges_paraphrasers_in_order(small_dictionary):
-    from phrasezoo.data.pivot import ChainParaphraser
+    from phrasezoo.data.lexical.pivot import ChainParaphraser
 
     table = build_pivot_table(small_dictionary, progress=False)
     first = PivotParaphraser(table=table, exclude_benchmarks=False, max_paraphrases=1, progress=False)
@@ -166,8 +166,8 @@ def test_chain_merges_paraphrasers_in_order(small_dictionary):
 
 @pytest.mark.slow
 def test_full_dictionary_gives_hundreds_of_thousands_of_pivot_pairs(benchmarks_dir, monkeypatch):
-    from phrasezoo.data.paraphrase import get_paraphraser
-    from phrasezoo.data.pivot import ChainParaphraser
+    from phrasezoo.data.lexical.paraphrase import get_paraphraser
+    from phrasezoo.data.lexical.pivot import ChainParaphraser
 
     table = load_pivot_table(progress=False)
     stats = table.stats

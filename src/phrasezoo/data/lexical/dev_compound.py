@@ -6,7 +6,7 @@ of one of its two most frequent noun senses or of their hypernyms, like Turney's
 random WordNet nouns. Scoring is the Turney task's (the answer is the first candidate).
 
 The synsets these items come from (:func:`compound_dev_synsets`) are left out of every training synonym table
-(:func:`phrasezoo.data.synonyms._wordnet_synonyms`), so no recipe trains on a dev pair; items that share a string
+(:func:`phrasezoo.data.lexical.synonyms._wordnet_synonyms`), so no recipe trains on a dev pair; items that share a string
 with a test benchmark are dropped by the dev suite's strict filter, so none of Turney's compounds or answers is here.
 """
 

@@ -9,7 +9,7 @@ Domains (each with a ``dev`` and a ``test`` split; ``train`` entities are left f
   "Bill Gates" -> "William Gates", "Siemens AG" -> "Siemens");
 * ``noisy``: a name with typos, a dropped word or abbreviated words -> the name ("Intl Busness Machines").
 
-**Splits by entity.** Every entity of :mod:`phrasezoo.data.name_sources` falls in one bucket by a stable hash of its
+**Splits by entity.** Every entity of :mod:`phrasezoo.data.benchmarks.name_sources` falls in one bucket by a stable hash of its
 source and key: 10% ``dev``, 30% ``test``, 60% ``train``. A string (any name of an entity, in normal form) belongs to
 one bucket only: an entity sharing a string with an entity of an earlier bucket (dev, then test, then train) is
 dropped. So no entity and no alias string is in two splits.
@@ -22,10 +22,10 @@ well (an acronym spelling another name's initials, a surname another KB person h
 
 The build is deterministic and cached (``cache_dir()/name-benchmark/v<VERSION>``): :func:`load_benchmark` returns
 every :class:`NameTask` (queries, golds, KB). The benchmark is built on the shared level, not in the evaluation
-workflow, because training must leave out exactly its scored strings (:mod:`phrasezoo.data.held_out`:
+workflow, because training must leave out exactly its scored strings (:mod:`phrasezoo.data.benchmarks.held_out`:
 ``scored_strings``, ``training_entities``); the evaluation reads a domain's split and the ``calib`` split through
 :mod:`phrasezoo.evaluation.datasets.names`. The name variants and the sibling miner are
-:mod:`phrasezoo.data.name_generators`.
+:mod:`phrasezoo.data.benchmarks.name_generators`.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Resumable, checked downloads (:mod:`phrasezoo.data.download`) against a local HTTP server thread that answers
+"""Resumable, checked downloads (:mod:`phrasezoo.data.corpus.download`) against a local HTTP server thread that answers
 ``Range`` requests and, on request, cuts its first answer off mid-file. No network."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from phrasezoo.data import download as dl
-from phrasezoo.data.wiki_links import resolve_wiki_dump
+from phrasezoo.data.corpus import download as dl
+from phrasezoo.data.corpus.wiki_links import resolve_wiki_dump
 
 PAYLOAD = bytes(range(256)) * 4096  # 1 MiB
 

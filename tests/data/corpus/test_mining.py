@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from phrasezoo.data.phrases import (
+from phrasezoo.data.corpus.phrases import (
     DEFAULT_TYPE_LABELS,
     TYPE_ID,
     parse_corpus,
@@ -14,8 +14,8 @@ from phrasezoo.data.phrases import (
     phrase_contexts,
     phrase_table,
 )
-from phrasezoo.data.spans import MiningOptions, extract_mentions
-from phrasezoo.data.text import chunk_text, clean_line, split_paragraphs
+from phrasezoo.data.corpus.spans import MiningOptions, extract_mentions
+from phrasezoo.data.corpus.text import chunk_text, clean_line, split_paragraphs
 
 
 def mentions_of(nlp, text: str, options: MiningOptions | None = None) -> dict[str, tuple[str, str]]:

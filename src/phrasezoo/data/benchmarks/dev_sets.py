@@ -3,16 +3,16 @@
 Hyper-parameters, checkpoints and mixing weights are chosen on these sets, never on the reported benchmarks
 (Turney, BiRD, PPDB, PPDB-filtered, YAGO, UMLS, CoNLL-2003, BC5CDR, AutoFJ, STS-B-Context). The sources:
 
-* ``pivot``: the dev split of the dict-de-en bilingual-pivot table (:func:`phrasezoo.data.pivot.is_dev_pivot_pair`;
+* ``pivot``: the dev split of the dict-de-en bilingual-pivot table (:func:`phrasezoo.data.lexical.pivot.is_dev_pivot_pair`;
   training uses the ``"train"`` split, which shares no phrase with it), multi-word pairs first, one pair per phrase;
 * ``wiki``: the wiki-leads articles whose title hashes into the dev split
   (:func:`phrasezoo.resources.splits.is_dev_title`): title -> one-line description, title -> topic, and
-  realistically corrupted titles (:func:`phrasezoo.data.name_generators.corrupt_title`) -> clean title;
+  realistically corrupted titles (:func:`phrasezoo.data.benchmarks.name_generators.corrupt_title`) -> clean title;
 * ``wordsim``: WordSim-353 and SimLex-999 as shipped in gensim's test data;
 * ``compound``: WordNet two-word compounds -> their one-word synonym among five candidates, Turney's format
-  (:mod:`phrasezoo.data.dev_compound`; training synonym tables leave these synsets out);
+  (:mod:`phrasezoo.data.lexical.dev_compound`; training synonym tables leave these synsets out);
 * ``alias``: real Wikipedia alias pairs, the links ``[[Target title|anchor text]]`` of gensim's embedded dump
-  (:mod:`phrasezoo.data.wiki_links`) whose anchor differs from the title: anchor text -> its target title among
+  (:mod:`phrasezoo.data.corpus.wiki_links`) whose anchor differs from the title: anchor text -> its target title among
   all dev titles (fuzzy-join / entity-alias proxy, like AutoFJ and YAGO/UMLS).
 
 Every item passes :func:`phrasezoo.data.benchmark_filter.remove_benchmark_items` in ``"strict"`` mode (no string of
@@ -22,7 +22,7 @@ JSON under ``<cache>/dev_suite/`` keyed by :data:`VERSION`, the cap and the sour
 
 The sets are built here, on the shared level, and not in the evaluation workflow that scores on them
 (:mod:`phrasezoo.evaluation.dev.suite`): training must leave out exactly their strings
-(:func:`phrasezoo.data.held_out.dev_set_strings`), so it must be able to build them.
+(:func:`phrasezoo.data.benchmarks.held_out.dev_set_strings`), so it must be able to build them.
 """
 
 from __future__ import annotations
@@ -40,17 +40,17 @@ from phrasezoo.core.errors import MissingResourceError
 from phrasezoo.resources import cache_dir, corpora, load_wordnet, wordnet_install_hint
 from phrasezoo.resources.splits import ALIAS_DEV_MODULUS, is_dev_title, stable_hash
 
-from . import pivot
-from .benchmark_filter import (
+from ..benchmark_filter import (
     BenchmarkBlocklist,
     default_benchmarks_dir,
     load_blocklist,
     normalize,
     remove_benchmark_items,
 )
-from .dev_compound import build_compound_dev
+from ..corpus.wiki_links import clean_alias_pairs, link_pairs, resolve_wiki_dump
+from ..lexical import pivot
+from ..lexical.dev_compound import build_compound_dev
 from .name_generators import corrupt_title
-from .wiki_links import clean_alias_pairs, link_pairs, resolve_wiki_dump
 
 logger = logging.getLogger(__name__)
 
@@ -71,7 +71,7 @@ def build_pivot_dev(
     blocklist: BenchmarkBlocklist | None = None,
     benchmarks_dir: str | os.PathLike | None = None,
 ) -> dict[str, Any]:
-    """The paraphrase-retrieval set from a :class:`~phrasezoo.data.pivot.PivotTable`'s dev split.
+    """The paraphrase-retrieval set from a :class:`~phrasezoo.data.lexical.pivot.PivotTable`'s dev split.
 
     Candidate pairs (dev split, ``score >= min_score``, benchmark items removed) are ranked: both sides multi-word
     first, then one side, then single words; within a tier by stable hash. Pairs are taken greedily so that no
@@ -241,7 +241,7 @@ def build_alias_dev(
     """The alias-retrieval set from ``(anchor text, target title)`` link pairs: each anchor retrieves its title.
 
     Only the dev titles' pairs are used (``split="dev"``, :func:`phrasezoo.resources.splits.is_dev_alias_title`: training
-    may read the others; ``None`` keeps all), after the rules of :func:`phrasezoo.data.wiki_links.clean_alias_pairs` (short, numeric, same-text and
+    may read the others; ``None`` keeps all), after the rules of :func:`phrasezoo.data.corpus.wiki_links.clean_alias_pairs` (short, numeric, same-text and
     benchmark pairs dropped). Queries are the distinct anchors (normalised; the
     alphabetically first spelling is shown). A query whose text equals a candidate title it does not link to is
     ambiguous ("Brazil" linked to "Empire of Brazil" while "Brazil" is a candidate) and dropped. ``max_items`` caps

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from phrasezoo.data import dev_sets, held_out
+from phrasezoo.data.benchmarks import dev_sets, held_out
 from phrasezoo.resources.splits import normalize
 
 

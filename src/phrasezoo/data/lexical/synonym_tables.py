@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from phrasezoo.data import dev_compound as _dev_compound_module
-from phrasezoo.data import synonyms as _synonyms_module
 from phrasezoo.data.cache import cache_key, code_version
-from phrasezoo.data.synonyms import SynonymTable, proper_nouns, vocabulary
+from phrasezoo.data.lexical import dev_compound as _dev_compound_module
+from phrasezoo.data.lexical import synonyms as _synonyms_module
+from phrasezoo.data.lexical.synonyms import SynonymTable, proper_nouns, vocabulary
 from phrasezoo.resources import cache_dir, load_word_vectors
 
 SYNONYMS_VERSION = "1"

@@ -44,8 +44,8 @@ from pathlib import Path
 from rapidfuzz.distance import Levenshtein
 from tqdm.auto import tqdm
 
-from ..resources import MissingResourceError, cache_dir
-from .benchmark_filter import normalize, remove_benchmark_items
+from ...resources import MissingResourceError, cache_dir
+from ..benchmark_filter import normalize, remove_benchmark_items
 
 logger = logging.getLogger(__name__)
 
@@ -66,7 +66,7 @@ _ARTICLES = ("a", "an", "the")
 def clean_paraphrases(phrase: str, candidates: list[str], limit: int | None = None) -> list[str]:
     """Candidates without empties, the input itself and duplicates (case/space-insensitive), in order, cut to limit.
 
-    The same rule as :func:`phrasezoo.data.paraphrase.clean_paraphrases`, repeated here because that module imports
+    The same rule as :func:`phrasezoo.data.lexical.paraphrase.clean_paraphrases`, repeated here because that module imports
     this one (``get_paraphraser("pivot")``).
     """
     seen = {" ".join(phrase.lower().split())}
@@ -429,7 +429,7 @@ def pivot_pairs(
 
 # ----------------------------------------------------------------------------------------------- paraphraser
 class PivotParaphraser:
-    """A :class:`~phrasezoo.data.paraphrase.Paraphraser` over the pivot table: ``paraphrase(phrases)`` returns each
+    """A :class:`~phrasezoo.data.lexical.paraphrase.Paraphraser` over the pivot table: ``paraphrase(phrases)`` returns each
     phrase's pivot paraphrases, best score first.
 
     Lookup is case-insensitive; a phrase not in the table is retried without its leading article, and the article

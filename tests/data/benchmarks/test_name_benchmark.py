@@ -7,8 +7,8 @@ import gzip
 
 import pytest
 
-from phrasezoo.data import name_benchmark as nb
-from phrasezoo.data import name_sources as ns
+from phrasezoo.data.benchmarks import name_benchmark as nb
+from phrasezoo.data.benchmarks import name_sources as ns
 from phrasezoo.resources.splits import normalize
 
 

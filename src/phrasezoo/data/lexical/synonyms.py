@@ -170,7 +170,7 @@ class SynonymTable:
 
         Args:
             vectors: a :class:`WordVectors`, a name for :func:`load_word_vectors`, or ``None`` for WordNet only.
-            wordnet: an NLTK WordNet reader, ``"auto"`` (:func:`~phrasezoo.data.wordnet.get_wordnet`, ``None`` when absent) or ``None``.
+            wordnet: an NLTK WordNet reader, ``"auto"`` (:func:`~phrasezoo.data.lexical.wordnet.get_wordnet`, ``None`` when absent) or ``None``.
             threshold: minimum cosine for a vector neighbour (0.80 suits GloVe 50-d; larger vectors need less).
             top_k: how many nearest neighbours are considered per word before thresholding.
             mutual_k: keep a neighbour only if the word is also among the neighbour's ``mutual_k`` nearest pool
@@ -328,7 +328,7 @@ def _ranked_synsets(wn, lemma_key: str) -> list:
 
 def _wordnet_synonyms(keys: list[str], wn, max_senses: int) -> dict[str, list[str]]:
     """Lemmas of the ``max_senses`` most frequent synsets of each key ("new york" -> "New York City"); the synsets
-    of the compound dev set (:func:`phrasezoo.data.dev_compound.compound_dev_synsets`) give none."""
+    of the compound dev set (:func:`phrasezoo.data.lexical.dev_compound.compound_dev_synsets`) give none."""
     from .dev_compound import compound_dev_synsets  # lazy: kept in place, this module's code keys cached tables
 
     held_out = compound_dev_synsets(wn)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from phrasezoo.data.synonyms import SynonymTable, WordNetFilter, is_trivial_variant, proper_nouns, vocabulary
+from phrasezoo.data.lexical.synonyms import SynonymTable, WordNetFilter, is_trivial_variant, proper_nouns, vocabulary
 from phrasezoo.resources import WordVectors
 
 

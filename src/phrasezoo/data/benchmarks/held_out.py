@@ -1,7 +1,7 @@
 """What training leaves out: every item of the sets that models are chosen and scored on.
 
-Checkpoints, hyper-parameters and mixing weights are chosen on the dev suite's sets (:mod:`phrasezoo.data.dev_sets`),
-and the name benchmark scores on its dev and test splits (:mod:`phrasezoo.data.name_benchmark`). A training source
+Checkpoints, hyper-parameters and mixing weights are chosen on the dev suite's sets (:mod:`phrasezoo.data.benchmarks.dev_sets`),
+and the name benchmark scores on its dev and test splits (:mod:`phrasezoo.data.benchmarks.name_benchmark`). A training source
 that is not split like them must not touch their strings, so that no choice and no score is made on an item a model
 was trained on. The strings held out are exactly those of the built sets, which is why the sets are built on this
 shared level rather than in the evaluation workflow (the evaluation reads the same cached sets). Training asks here:
@@ -11,7 +11,7 @@ shared level rather than in the evaluation workflow (the evaluation reads the sa
 * :func:`training_entities`: the name benchmark's ``train`` entities, none with a dev or test string.
 
 The stable splits by hash (wiki-leads titles, alias titles) are :mod:`phrasezoo.resources.splits`; the synsets of
-the compound dev set, which training synonym tables leave out, :func:`phrasezoo.data.dev_compound.compound_dev_synsets`.
+the compound dev set, which training synonym tables leave out, :func:`phrasezoo.data.lexical.dev_compound.compound_dev_synsets`.
 """
 
 from __future__ import annotations

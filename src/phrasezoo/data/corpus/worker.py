@@ -1,6 +1,6 @@
 """The unit of parsing work: spaCy-parse paragraphs and mine their sentences, in this or a worker process.
 
-Kept import-light (spaCy and :mod:`phrasezoo.data.spans` only, no ``datasets``/``transformers``/``torch``) because
+Kept import-light (spaCy and :mod:`phrasezoo.data.corpus.spans` only, no ``datasets``/``transformers``/``torch``) because
 on platforms without ``fork`` every spawned parser process imports this module before it can start; heavy imports
 would cost seconds per worker.
 """

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from phrasezoo.data.paraphrase import (
+from phrasezoo.data.lexical.paraphrase import (
     HubParaphraser,
     LexicalParaphraser,
     NoParaphraser,
     clean_paraphrases,
     get_paraphraser,
 )
-from phrasezoo.data.synonyms import SynonymTable
+from phrasezoo.data.lexical.synonyms import SynonymTable
 
 TABLE = SynonymTable(
     {
@@ -53,7 +53,7 @@ def test_offline_rules(offline):
 def test_offline_with_wordnet(wordnet):
     if wordnet is None:
         pytest.skip("WordNet is not installed (optional)")
-    from phrasezoo.data.synonyms import SynonymTable
+    from phrasezoo.data.lexical.synonyms import SynonymTable
 
     table = SynonymTable.build(["united states"], vectors=None)
     outs = LexicalParaphraser(table, wordnet=wordnet).paraphrase(["the United States"])[0]
