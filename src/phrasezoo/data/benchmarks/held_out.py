@@ -43,7 +43,7 @@ def dev_set_strings(
     progress: bool = False,
 ) -> frozenset[str]:
     """The normal forms of every string in the given sources' dev sets (queries, candidates, pairs, passages): what
-    a training source that is not split like the dev sets (e.g. :mod:`phrasezoo.methods.pearl.wordnet_names`) must not
+    a training source that is not split like the dev sets (e.g. :mod:`phrasezoo.methods.pearl.aliases.wordnet_names`) must not
     touch, so that checkpoints chosen on the dev suite were never trained on its items."""
     out: set[str] = set()
     for source in sources:

@@ -10,7 +10,7 @@ import pytest
 
 from phrasezoo.data.benchmark_filter import BenchmarkBlocklist
 from phrasezoo.data.benchmarks.name_sources import NameEntity
-from phrasezoo.methods.pearl import name_aliases
+from phrasezoo.methods.pearl.aliases import name_aliases
 from phrasezoo.methods.pearl.augment import Augmenter, char_edit
 from phrasezoo.methods.pearl.views import CharNoise, PositiveViews
 from phrasezoo.resources.splits import normalize

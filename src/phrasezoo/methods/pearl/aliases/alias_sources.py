@@ -13,7 +13,7 @@ from phrasezoo.data.lexical.dev_compound import wordnet_training_pairs
 from phrasezoo.resources import load_wordnet
 from phrasezoo.zoo.assembly import Context, Stage
 
-from .data import add_alias_rows, mine_alias_negatives
+from ..data import add_alias_rows, mine_alias_negatives
 from .lead_aliases import lead_alias_pairs
 from .name_aliases import name_alias_rows
 from .wordnet_names import sample_pairs, wordnet_name_pairs
@@ -35,7 +35,7 @@ def collect_alias_pairs(alias: Mapping, blocklist, dev_strings=None) -> tuple[li
     - ``links`` / ``leads``: the embedded dump's link anchor <-> title and the aliases its leads state, training
       titles only (never ``dev_alias``'s);
     - ``wordnet``: compound <-> one-word synonyms of the synsets ``dev_compound`` does not use;
-    - ``wordnet-names``: the other names of WordNet's named things (:mod:`phrasezoo.methods.pearl.wordnet_names`), none
+    - ``wordnet-names``: the other names of WordNet's named things (:mod:`phrasezoo.methods.pearl.aliases.wordnet_names`), none
       touching a dev-suite string (``dev_strings``, a callable returning normal forms; default: the whole suite's),
       at most ``alias["wordnet_names_max"]`` pairs.
 

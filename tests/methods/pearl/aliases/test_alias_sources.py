@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from phrasezoo.data.benchmark_filter import load_blocklist, normalize
-from phrasezoo.methods.pearl.alias_sources import collect_alias_pairs
+from phrasezoo.methods.pearl.aliases.alias_sources import collect_alias_pairs
 
 
 @pytest.fixture(scope="module")

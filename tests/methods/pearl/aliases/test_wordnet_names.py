@@ -6,7 +6,7 @@ import pytest
 
 from phrasezoo.data.benchmark_filter import normalize
 from phrasezoo.data.lexical.dev_compound import compound_dev_synsets
-from phrasezoo.methods.pearl.wordnet_names import sample_pairs, wordnet_name_pairs
+from phrasezoo.methods.pearl.aliases.wordnet_names import sample_pairs, wordnet_name_pairs
 
 
 class _Synset:

@@ -25,7 +25,7 @@ from phrasezoo.data.benchmarks.name_generators import SiblingMiner, noisy_varian
 from phrasezoo.data.corpus.wiki_links import clean_alias_pairs
 from phrasezoo.resources.splits import normalize, stable_hash
 
-from .data import alias_groups
+from ..data import alias_groups
 from .wordnet_names import sample_pairs
 
 #: salt of the noisy variants drawn for training (the benchmark draws its own with other salts)

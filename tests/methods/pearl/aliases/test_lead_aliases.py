@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from phrasezoo.methods.pearl.lead_aliases import initials, lead_alias_pairs, lead_aliases
+from phrasezoo.methods.pearl.aliases.lead_aliases import initials, lead_alias_pairs, lead_aliases
 from phrasezoo.resources.corpora import WikiLead
 from phrasezoo.resources.splits import is_dev_title
 
