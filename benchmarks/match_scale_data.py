@@ -100,7 +100,7 @@ def _wordnet() -> Iterator[str]:
 
 
 def _dict_de_en() -> Iterator[str]:
-    from phrasezoo.data.pivot import DICT_PATH, english_phrases, iter_dictionary
+    from phrasezoo.data.lexical.pivot import DICT_PATH, english_phrases, iter_dictionary
 
     if not DICT_PATH.exists():
         return

@@ -30,14 +30,14 @@ if [ ! -e /usr/share/wordnet/data.noun ] && [ "$(id -u)" = 0 ] && command -v apt
     || (apt-get update -q >/dev/null 2>&1 && apt-get install -y -q wordnet-base wordnet-sense-index >/dev/null 2>&1)) \
     || echo ">> WordNet not installed (optional): synonyms will come from GloVe alone"
 fi
-# German-English dictionary (optional; the bilingual-pivot paraphrase table phrasezoo.data.pivot reads it).
+# German-English dictionary (optional; the bilingual-pivot paraphrase table phrasezoo.data.lexical.pivot reads it).
 if [ ! -e /usr/share/dictd/english-german.dict.dz ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
   echo ">> installing Debian dict-de-en (optional: bilingual-pivot paraphrases)"
   (apt-get install -y -q dict-de-en >/dev/null 2>&1 \
     || (apt-get update -q >/dev/null 2>&1 && apt-get install -y -q dict-de-en >/dev/null 2>&1)) \
     || echo ">> dict-de-en not installed (optional): the pivot paraphrase table is unavailable"
 fi
-# The name benchmark's dictionaries (phrasezoo.data.name_sources): V.E.R.A. acronyms and FOLDOC. Debian's packages,
+# The name benchmark's dictionaries (phrasezoo.data.benchmarks.name_sources): V.E.R.A. acronyms and FOLDOC. Debian's packages,
 # installed only when we can; without them the names_* tasks say which package to install.
 if [ ! -e /usr/share/dictd/vera.dict.dz ] || [ ! -e /usr/share/dictd/foldoc.dict.dz ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then

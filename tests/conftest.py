@@ -59,7 +59,7 @@ def nlp():
 
 @pytest.fixture(scope="session")
 def wordnet():
-    from phrasezoo.data.wordnet import get_wordnet
+    from phrasezoo.data.lexical.wordnet import get_wordnet
 
     return get_wordnet()
 
@@ -75,7 +75,7 @@ def phrasezoo_wheel(tmp_path_factory) -> Path:
 @pytest.fixture(scope="session")
 def built():
     """The built name benchmark (skips where its Debian dictionaries are missing: bootstrap installs them as root)."""
-    from phrasezoo.data import name_benchmark, name_sources
+    from phrasezoo.data.benchmarks import name_benchmark, name_sources
 
     try:
         return name_benchmark.load_benchmark()
@@ -86,13 +86,13 @@ def built():
 @pytest.fixture(scope="session")
 def train_entities(built) -> list:
     """The name benchmark's train entities (reading the sources takes ~20 s: once a session)."""
-    from phrasezoo.data import held_out
+    from phrasezoo.data.benchmarks import held_out
 
     return held_out.training_entities()
 
 
 @pytest.fixture(scope="session")
 def train_strings(train_entities) -> set[str]:
-    from phrasezoo.data import name_benchmark
+    from phrasezoo.data.benchmarks import name_benchmark
 
     return {s for e in train_entities for s in name_benchmark.entity_strings(e)}

@@ -26,7 +26,7 @@ PLUGIN_PACKAGES = [
 def test_the_table_is_found():
     assert SHAPE["__init__.py"] == "required" and SHAPE["task.py"] == "required"
     assert PLUGIN_PACKAGES == ["tasks", "report"]
-    assert "<application>/" in SHAPE and "<helper>.py" in SHAPE
+    assert "<application>/" in SHAPE and "<helper>.py" in SHAPE and "<helper>/" in SHAPE
 
 
 @pytest.mark.parametrize("name", list_methods())
@@ -46,9 +46,14 @@ def test_method_folder_has_the_shape(name):
     for path in sorted(folder.iterdir()):
         if path.name == "__pycache__" or path.name in SHAPE or path.name in PLUGIN_PACKAGES:
             continue
-        if path.is_dir():  # an application: a command of its own, reached from `phrasezoo topics`
+        if path.is_dir():
             assert (path / "__init__.py").exists(), f"{name}: {path.name}/ is not a package"
-            assert (path / "__main__.py").exists() and (path / "commands.py").exists(), f"{name}: {path.name}/"
-            assert path.name in commands, f"{name}: {path.name}/ is not named in topic_commands"
+            application = path.name in commands or any((path / f).exists() for f in ("__main__.py", "commands.py"))
+            if application:  # a command of its own, reached from `phrasezoo topics`
+                assert (path / "__main__.py").exists() and (path / "commands.py").exists(), f"{name}: {path.name}/"
+                assert path.name in commands, f"{name}: {path.name}/ is not named in topic_commands"
+            else:  # a helper package (`<helper>/`): plain modules only this method uses, no sub-packages
+                inner = [p.name for p in path.iterdir() if p.name != "__pycache__" and p.suffix != ".py"]
+                assert not inner, f"{name}: {path.name}/ holds {inner}: a helper package holds modules only"
         else:
             assert path.suffix == ".py", f"{name}: {path.name} is neither a module nor a package"

@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from phrasezoo.core.files import atomic_write_text
-from phrasezoo.data.dev_sets import load_dev_set
+from phrasezoo.data.benchmarks.dev_sets import load_dev_set
 from phrasezoo.encoders import load_encoder
 from phrasezoo.evaluation.dev.suite import DEV_TASKS, gold_set, top1_hits
 

@@ -39,7 +39,7 @@ from names_calibration import (  # noqa: E402
 )
 from names_dev import cross_fitted, fixed_scores, grid_of, half, learned_combination, load_domains, top_answers  # noqa: E402
 
-from phrasezoo.data.name_benchmark import DOMAINS  # noqa: E402
+from phrasezoo.data.benchmarks.name_benchmark import DOMAINS  # noqa: E402
 from phrasezoo.match.model.combinations import Combination  # noqa: E402
 
 OUT = RESULTS / "adaptive-threshold.json"

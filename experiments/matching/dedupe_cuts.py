@@ -22,7 +22,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 from dedupe_autofj import pair_counts  # noqa: E402
 
-from phrasezoo.data.name_benchmark import DOMAINS  # noqa: E402
+from phrasezoo.data.benchmarks.name_benchmark import DOMAINS  # noqa: E402
 from phrasezoo.evaluation.datasets.names import load_name_task  # noqa: E402
 from phrasezoo.match import Matcher  # noqa: E402
 from phrasezoo.match.engine.dedupe import cluster_pairs, distinct_names, kept_edges, neighbour_pairs  # noqa: E402

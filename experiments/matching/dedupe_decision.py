@@ -29,7 +29,7 @@ sys.path.insert(1, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 from dedupe_autofj import pair_counts  # noqa: E402
 from dedupe_cuts import dedupe_list  # noqa: E402
 
-from phrasezoo.data.name_benchmark import DOMAINS  # noqa: E402
+from phrasezoo.data.benchmarks.name_benchmark import DOMAINS  # noqa: E402
 from phrasezoo.match import Matcher  # noqa: E402
 from phrasezoo.match.engine.dedupe import cluster_pairs, distinct_names, kept_edges  # noqa: E402
 from phrasezoo.match.model.decision import (  # noqa: E402

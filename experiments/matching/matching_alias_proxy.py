@@ -116,7 +116,7 @@ def _words(text: str) -> set[str]:
 
 def wiki_groups(pairs: list[tuple[str, str]], blocklist) -> list[AliasGroup]:
     """``number`` and ``related`` groups from ``(anchor, title)`` link pairs (dev-split titles only)."""
-    from phrasezoo.data.wiki_links import clean_alias_pairs
+    from phrasezoo.data.corpus.wiki_links import clean_alias_pairs
 
     valid, _, _ = clean_alias_pairs(pairs, blocklist, split="dev")
     aliases: dict[str, set[str]] = defaultdict(set)
@@ -188,7 +188,7 @@ def _drop_benchmark_groups(groups: list[AliasGroup], blocklist) -> list[AliasGro
 
 def build_alias_groups(benchmarks_dir: str | None = None) -> list[AliasGroup]:
     from phrasezoo.data.benchmark_filter import default_benchmarks_dir, load_blocklist
-    from phrasezoo.data.wiki_links import link_pairs
+    from phrasezoo.data.corpus.wiki_links import link_pairs
     from phrasezoo.resources import load_wordnet
 
     blocklist = load_blocklist(Path(benchmarks_dir) if benchmarks_dir else default_benchmarks_dir())

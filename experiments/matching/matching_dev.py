@@ -419,7 +419,7 @@ def study_candidates(args) -> None:
 def lexical_corpus() -> list[str]:
     """The corpus the embedded lexical channel's IDF is fitted on: names that are neither benchmark nor dev items
     of the study: the wiki-leads article titles and the embedded Wikipedia dump's link titles and anchors."""
-    from phrasezoo.data.wiki_links import link_pairs
+    from phrasezoo.data.corpus.wiki_links import link_pairs
     from phrasezoo.resources.corpora import load_wiki_leads
 
     names = [lead.title for lead in load_wiki_leads()]

@@ -52,7 +52,7 @@ from names_dev import (  # noqa: E402
     suffix,
 )
 
-from phrasezoo.data.name_benchmark import CALIB, DOMAINS  # noqa: E402
+from phrasezoo.data.benchmarks.name_benchmark import CALIB, DOMAINS  # noqa: E402
 from phrasezoo.match.model.combinations import Combination  # noqa: E402
 from phrasezoo.match.model.learned import DEFAULT_ENCODER  # noqa: E402
 

@@ -1,7 +1,7 @@
 """Issue 43's study: the hybrid matcher chosen on every domain's dev split together, not on AutoFJ alone.
 
 Domains: ``autofj`` (AutoFJ dev-10, one domain of ten tables) and the name benchmark's ``acronyms``, ``aliases``,
-``short-names`` and ``noisy`` (:mod:`phrasezoo.data.name_benchmark`). Each domain weighs the same in training (its
+``short-names`` and ``noisy`` (:mod:`phrasezoo.data.benchmarks.name_benchmark`). Each domain weighs the same in training (its
 tables share a weight of 1) and in the mean dev score. The rule, written before any test number (docs/experiments/
 matching.md, "Names, part 1"): the default changes only if a candidate wins on the mean dev top-1 over the five
 domains and loses no more than 0.5 points on any one domain against the shipped default.
@@ -48,7 +48,7 @@ from matching_dev import (  # noqa: E402
     threshold_rows,
 )
 
-from phrasezoo.data.name_benchmark import DOMAINS  # noqa: E402
+from phrasezoo.data.benchmarks.name_benchmark import DOMAINS  # noqa: E402
 from phrasezoo.evaluation.datasets.names import load_name_task  # noqa: E402
 from phrasezoo.evaluation.tasks.autofj import JoinTable, autofj_names, read_autofj  # noqa: E402
 from phrasezoo.match.features.pairs import FEATURES  # noqa: E402
@@ -462,7 +462,7 @@ def benchmark_facts(args) -> None:
     """The built benchmark's counts per domain and split, and a fingerprint of each task (queries, golds, KB)."""
     import hashlib
 
-    from phrasezoo.data.name_benchmark import VERSION, load_benchmark
+    from phrasezoo.data.benchmarks.name_benchmark import VERSION, load_benchmark
 
     facts = {"version": VERSION, "command": "experiments/matching/names_dev.py benchmark", "tasks": {}}
     for name, task in load_benchmark().items():

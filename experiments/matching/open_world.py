@@ -51,7 +51,7 @@ from open_world_lib import (  # noqa: E402
     weighted_mean,
 )
 
-from phrasezoo.data.name_benchmark import DOMAINS  # noqa: E402
+from phrasezoo.data.benchmarks.name_benchmark import DOMAINS  # noqa: E402
 from phrasezoo.evaluation.datasets.names import load_name_task  # noqa: E402
 from phrasezoo.evaluation.tasks.autofj import autofj_names, read_autofj  # noqa: E402
 from phrasezoo.match.features.pairs import FEATURES  # noqa: E402

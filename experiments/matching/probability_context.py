@@ -46,7 +46,7 @@ from names_dev import (  # noqa: E402
     top_answers,
 )
 
-from phrasezoo.data.name_benchmark import DOMAINS  # noqa: E402
+from phrasezoo.data.benchmarks.name_benchmark import DOMAINS  # noqa: E402
 from phrasezoo.match.model.combinations import Combination  # noqa: E402
 
 OUT = RESULTS / "probability-context.json"

@@ -27,8 +27,8 @@ import torch
 
 from phrasezoo.core.files import atomic_write_text
 from phrasezoo.data.benchmark_filter import load_blocklist
-from phrasezoo.data.held_out import dev_set_strings
-from phrasezoo.methods.pearl.name_aliases import name_alias_rows
+from phrasezoo.data.benchmarks.held_out import dev_set_strings
+from phrasezoo.methods.pearl.aliases.name_aliases import name_alias_rows
 from phrasezoo.objectives.teacher import teacher_embeddings
 
 

@@ -1,12 +1,12 @@
-"""Wikipedia link reading (phrasezoo.data.wiki_links) and the dev suite's alias set built from its links."""
+"""Wikipedia link reading (phrasezoo.data.corpus.wiki_links) and the dev suite's alias set built from its links."""
 
 from __future__ import annotations
 
 import pytest
 
 from phrasezoo.data.benchmark_filter import load_blocklist
-from phrasezoo.data.dev_sets import build_alias_dev, load_dev_set
-from phrasezoo.data.wiki_links import wiki_link_sentences
+from phrasezoo.data.benchmarks.dev_sets import build_alias_dev, load_dev_set
+from phrasezoo.data.corpus.wiki_links import wiki_link_sentences
 
 
 @pytest.fixture(scope="module")
@@ -90,7 +90,7 @@ def test_alias_dev_set_of_the_embedded_dump_touches_no_benchmark_item(benchmarks
 
 
 def test_alias_pairs_split_by_title_between_dev_and_training(blocklist):
-    from phrasezoo.data.wiki_links import clean_alias_pairs, link_pairs
+    from phrasezoo.data.corpus.wiki_links import clean_alias_pairs, link_pairs
     from phrasezoo.resources.splits import is_dev_alias_title
 
     pairs = list(link_pairs("embedded", progress=False))

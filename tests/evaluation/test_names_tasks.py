@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from phrasezoo.data.name_benchmark import DOMAINS, NameTask
+from phrasezoo.data.benchmarks.name_benchmark import DOMAINS, NameTask
 from phrasezoo.encoders import CharJaccardEncoder
 from phrasezoo.evaluation.tasks import GROUPS, TASKS, TaskContext
 from phrasezoo.evaluation.tasks.names import rank_of_gold

@@ -21,7 +21,7 @@ WIKI_DUMP = "enwiki-latest-pages-articles.xml.bz2"
 def _wiki_dump(path: Path) -> None:
     """The embedded gensim sample, under the name of uctopic-base's dump URL in the download cache (as a finished
     download leaves it), trimmed to its first pages."""
-    from phrasezoo.data.wiki_links import resolve_wiki_dump
+    from phrasezoo.data.corpus.wiki_links import resolve_wiki_dump
 
     with bz2.open(resolve_wiki_dump("embedded"), "rt", encoding="utf8") as source:
         text = source.read()

@@ -30,7 +30,7 @@ import numpy as np
 import torch
 
 from phrasezoo.data.benchmark_filter import load_blocklist, normalize
-from phrasezoo.data.held_out import dev_set_strings
+from phrasezoo.data.benchmarks.held_out import dev_set_strings
 from phrasezoo.objectives.lexicon_vocabulary import lexicon_strings
 from phrasezoo.objectives.losses import listwise_distillation
 from phrasezoo.objectives.teacher import teacher_embeddings, teacher_label
@@ -173,7 +173,7 @@ def build_lexicon_distillation(
     """The lexicon term of a recipe: vocabulary, filters, teacher rows and neighbourhoods (see the module doc).
 
     Benchmark items always leave the vocabulary (in ``filter_mode``, ``"multiword"`` when the recipe names none), and
-    so does every dev-suite string (:func:`phrasezoo.data.held_out.dev_set_strings`).
+    so does every dev-suite string (:func:`phrasezoo.data.benchmarks.held_out.dev_set_strings`).
     """
     opts = lexicon_options(options)
     mode = filter_mode or "multiword"

@@ -1,6 +1,6 @@
 """Stable train/dev splits of the offline resources: a hash of the item, the same in every process and machine.
 
-The dev suite (:mod:`phrasezoo.data.dev_sets`) scores models on the dev part of a resource; training data built
+The dev suite (:mod:`phrasezoo.data.benchmarks.dev_sets`) scores models on the dev part of a resource; training data built
 from the same resource must read only the train part (e.g. the ``wiki-leads-train`` corpus), so that a choice made
 on dev data is not made on data the model was trained on.
 """

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from phrasezoo.data import held_out
-from phrasezoo.data import name_benchmark as nb
+from phrasezoo.data.benchmarks import held_out
+from phrasezoo.data.benchmarks import name_benchmark as nb
 from phrasezoo.evaluation.datasets import names
 from phrasezoo.resources.splits import normalize
 

@@ -10,12 +10,12 @@ import numpy as np
 import pytest
 import torch
 
-from phrasezoo.data import dev_sets
-from phrasezoo.data import name_generators as ng
 from phrasezoo.data.benchmark_filter import load_blocklist, normalize
-from phrasezoo.data.dev_sets import build_pivot_dev, build_wiki_dev, build_wordsim_dev, load_dev_set
-from phrasezoo.data.name_generators import corrupt_title
-from phrasezoo.data.pivot import PivotPair, PivotParaphraser, PivotTable, is_dev_phrase, is_dev_pivot_pair
+from phrasezoo.data.benchmarks import dev_sets
+from phrasezoo.data.benchmarks import name_generators as ng
+from phrasezoo.data.benchmarks.dev_sets import build_pivot_dev, build_wiki_dev, build_wordsim_dev, load_dev_set
+from phrasezoo.data.benchmarks.name_generators import corrupt_title
+from phrasezoo.data.lexical.pivot import PivotPair, PivotParaphraser, PivotTable, is_dev_phrase, is_dev_pivot_pair
 from phrasezoo.encoders import ModelEncoder
 from phrasezoo.evaluation.dev.suite import (
     DEV_TASKS,
@@ -162,7 +162,7 @@ def test_resolve_dev_tasks():
 # -------------------------------------------------------------------------------------------------- runner
 def test_missing_resources_are_skipped_with_a_warning(benchmarks_dir, monkeypatch, tmp_path, fake_encoder, caplog):
     from phrasezoo.core.errors import MissingResourceError
-    from phrasezoo.data import pivot
+    from phrasezoo.data.lexical import pivot
     from phrasezoo.resources import corpora
 
     monkeypatch.setattr(pivot, "DICT_PATH", tmp_path / "english-german.dict.dz")

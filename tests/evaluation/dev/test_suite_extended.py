@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from phrasezoo.data.benchmark_filter import load_blocklist
-from phrasezoo.data.dev_compound import build_compound_dev, compound_dev_synsets
+from phrasezoo.data.lexical.dev_compound import build_compound_dev, compound_dev_synsets
 from phrasezoo.encoders import MENTIONS
 from phrasezoo.evaluation.datasets.benchmark_dev import load_benchmark_dev
 from phrasezoo.evaluation.dev.suite import DEV_TASKS, evaluate_dev
@@ -108,7 +108,7 @@ def test_compound_dev_items_follow_turney_and_touch_no_benchmark_item(wordnet, b
 
 
 def test_training_synonyms_leave_the_compound_dev_synsets_out(wordnet):
-    from phrasezoo.data.synonyms import _wordnet_synonyms
+    from phrasezoo.data.lexical.synonyms import _wordnet_synonyms
 
     held_out = compound_dev_synsets(wordnet)
     [synset] = [s for s in wordnet.synsets("badger_dog", "n")]
@@ -149,7 +149,7 @@ def test_dev_alias_task_counts_any_linked_title_as_gold(fake_encoder):
 
 
 def test_wordnet_training_pairs_never_come_from_a_dev_synset(wordnet):
-    from phrasezoo.data.dev_compound import wordnet_training_pairs
+    from phrasezoo.data.lexical.dev_compound import wordnet_training_pairs
 
     pairs = wordnet_training_pairs(wordnet)
     held_out = compound_dev_synsets(wordnet)

@@ -8,7 +8,7 @@ from collections import Counter
 import pytest
 from rapidfuzz.distance import Levenshtein
 
-from phrasezoo.data.synonyms import SynonymTable
+from phrasezoo.data.lexical.synonyms import SynonymTable
 from phrasezoo.methods.pearl.augment import CHAR_OPS, DEFAULT_MIX, Augmenter, char_edit, synonym_replace, word_swap
 
 pytestmark = pytest.mark.usefixtures("fresh_cache")  # a fresh cache per test, as in tests/data/

@@ -79,7 +79,7 @@ def test_build_augmenter_matches_dataset(corpus):
 def test_type_head_labels_are_the_mined_phrase_types():
     """The data's phrase-type ids index PEARL's type head: the two lists (kept apart, models are self-contained)
     must stay equal."""
-    from phrasezoo.data.phrases import DEFAULT_TYPE_LABELS as MINED_TYPES
+    from phrasezoo.data.corpus.phrases import DEFAULT_TYPE_LABELS as MINED_TYPES
 
     assert tuple(DEFAULT_TYPE_LABELS) == MINED_TYPES
 

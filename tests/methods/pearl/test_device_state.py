@@ -8,7 +8,7 @@ from pathlib import Path
 from datasets import Dataset
 
 from phrasezoo.data.benchmark_filter import BenchmarkBlocklist
-from phrasezoo.data.synonyms import SynonymTable
+from phrasezoo.data.lexical.synonyms import SynonymTable
 from phrasezoo.methods.pearl.task import PearlTask
 from phrasezoo.methods.pearl.views import CharNoise, PositiveViews
 from phrasezoo.objectives.terms import TeacherTerms

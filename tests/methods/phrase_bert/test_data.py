@@ -6,14 +6,14 @@ import random
 
 import pytest
 
-from phrasezoo.data.paraphrase import (
+from phrasezoo.data.lexical.paraphrase import (
     ConstrainedHubParaphraser,
     DiverseLexicalParaphraser,
     content_tokens,
     meets_no_overlap_rule,
     shares_content_token,
 )
-from phrasezoo.data.synonyms import SynonymTable
+from phrasezoo.data.lexical.synonyms import SynonymTable
 from phrasezoo.methods.phrase_bert.data import (
     build_phrase_bert_data,
     context_window,
@@ -126,7 +126,7 @@ def test_paraphrase_triples_obey_the_rule_and_are_counted():
 
 
 def test_constrained_hub_paraphraser_never_emits_banned_words():
-    from tests.data.test_paraphrase import tiny_t5
+    from tests.data.lexical.test_paraphrase import tiny_t5
 
     model, tokenizer = tiny_t5()
     hub = ConstrainedHubParaphraser(
@@ -216,7 +216,7 @@ def test_build_phrase_bert_data_end_to_end(tiny_corpus):
 
 def test_pivot_and_offline_paraphrasers_chain(monkeypatch: pytest.MonkeyPatch):
     """``"pivot+offline"`` merges the pivot table's candidates (first) with the offline substitutions per phrase."""
-    from phrasezoo.data import pivot
+    from phrasezoo.data.lexical import pivot
     from phrasezoo.methods.phrase_bert import data as phrase_bert_data
 
     class FakePivot:

@@ -9,7 +9,7 @@ import pyarrow.parquet as pq
 import pytest
 from datasets import Dataset
 
-from phrasezoo.data.pivot import PivotPair, PivotTable
+from phrasezoo.data.lexical.pivot import PivotPair, PivotTable
 from phrasezoo.methods.slice import data as sd
 
 SENTENCES = [

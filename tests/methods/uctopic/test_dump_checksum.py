@@ -1,12 +1,12 @@
 """uctopic-base's Wikipedia dump is checked against the recipe's ``data.wiki_dump_sha1`` (a local Range server:
-tests/data/test_download.py's fixture)."""
+tests/data/corpus/test_download.py's fixture)."""
 
 from __future__ import annotations
 
 import pytest
 
-from phrasezoo.data import download as dl
-from tests.data.test_download import PAYLOAD, server  # noqa: F401  (the fixture)
+from phrasezoo.data.corpus import download as dl
+from tests.data.corpus.test_download import PAYLOAD, server  # noqa: F401  (the fixture)
 
 
 def test_uctopic_data_checks_the_dump_against_the_recipe_sha1(server, tmp_path, monkeypatch):  # noqa: F811

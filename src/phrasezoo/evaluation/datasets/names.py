@@ -1,6 +1,6 @@
 """The name benchmark as the evaluation reads it: a domain's split by name, and the ``calib`` split.
 
-The ``dev`` and ``test`` splits are built and cached on the shared level (:mod:`phrasezoo.data.name_benchmark`),
+The ``dev`` and ``test`` splits are built and cached on the shared level (:mod:`phrasezoo.data.benchmarks.name_benchmark`),
 because training leaves out their strings. The ``calib`` split is the evaluation's alone: each domain's queries
 built as dev and test are, from the training entities (no dev or test string), for calibrating a matcher's
 thresholds on names it never fitted; it is cached beside the benchmark (``calib-v<VERSION>.json``).
@@ -8,8 +8,8 @@ thresholds on names it never fitted; it is cached beside the benchmark (``calib-
 
 from __future__ import annotations
 
-from phrasezoo.data.held_out import scored_strings, training_entities
-from phrasezoo.data.name_benchmark import (
+from phrasezoo.data.benchmarks.held_out import scored_strings, training_entities
+from phrasezoo.data.benchmarks.name_benchmark import (
     CALIB,
     DOMAINS,
     SPLITS,
@@ -20,8 +20,8 @@ from phrasezoo.data.name_benchmark import (
     load_benchmark,
     query_extras,
 )
-from phrasezoo.data.name_generators import SiblingMiner
-from phrasezoo.data.name_sources import NameEntity
+from phrasezoo.data.benchmarks.name_generators import SiblingMiner
+from phrasezoo.data.benchmarks.name_sources import NameEntity
 from phrasezoo.resources import cache_dir
 from phrasezoo.resources.splits import normalize
 

@@ -1,7 +1,7 @@
 """The phrase dev suite: five small, fast tasks for choosing hyper-parameters, checkpoints and mixing weights.
 
 Every choice made while building a model is made here, never on the reported test benchmarks (Turney, BiRD, PPDB,
-PPDB-filtered, YAGO, UMLS, CoNLL-2003, BC5CDR, AutoFJ, STS-B-Context). The data (:mod:`phrasezoo.data.dev_sets`)
+PPDB-filtered, YAGO, UMLS, CoNLL-2003, BC5CDR, AutoFJ, STS-B-Context). The data (:mod:`phrasezoo.data.benchmarks.dev_sets`)
 comes only from offline resources no benchmark uses, and every item passes the strict benchmark filter:
 
 ==================  ==========================================================================  ================
@@ -71,7 +71,7 @@ import numpy as np
 from phrasezoo.core.errors import InputError, MissingResourceError
 from phrasezoo.core.files import atomic_write_text, read_user_json
 from phrasezoo.core.progress import progress_enabled
-from phrasezoo.data.dev_sets import VERSION, load_dev_set
+from phrasezoo.data.benchmarks.dev_sets import VERSION, load_dev_set
 from phrasezoo.encoders import MENTIONS, VECTORS, Encoder, ModelEncoder, load_encoder
 
 from ..datasets.benchmark_dev import BENCHMARK_DEV_SETS, load_benchmark_dev

@@ -1,7 +1,7 @@
 """The name benchmark's domains as suite tasks: ``names_<domain>_dev`` and ``names_<domain>_test``.
 
 Each task links its domain's queries (an acronym, another name, a short name, a noisy string) against the split's
-knowledge base of look-alike siblings (:mod:`phrasezoo.data.name_benchmark`) by the encoder's nearest neighbour, and
+knowledge base of look-alike siblings (:mod:`phrasezoo.data.benchmarks.name_benchmark`) by the encoder's nearest neighbour, and
 reports top-1 accuracy (the main metric) and MRR@10. Groups: ``names_dev`` (every choice may read these) and
 ``names_test`` (the headline, never used for a choice). The data is built from offline sources on first use and
 cached, so the tasks need no benchmarks folder.
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from phrasezoo.data.name_benchmark import DOMAINS, SPLITS, NameTask
+from phrasezoo.data.benchmarks.name_benchmark import DOMAINS, SPLITS, NameTask
 from phrasezoo.encoders import VECTORS, Encoder
 
 from ..datasets.names import load_name_task

@@ -44,8 +44,8 @@ from tqdm.auto import tqdm
 
 from phrasezoo.data.benchmark_filter import BENCHMARKS, default_benchmarks_dir, load_blocklist
 from phrasezoo.data.cache import cached_dataset, code_version, corpus_fingerprint
-from phrasezoo.data.synonyms import STOP_WORDS
-from phrasezoo.data.text import split_paragraphs
+from phrasezoo.data.corpus.text import split_paragraphs
+from phrasezoo.data.lexical.synonyms import STOP_WORDS
 from phrasezoo.methods.codebook.wiki_articles import embedded_wiki_articles, summarization_articles
 from phrasezoo.resources import iter_corpus, load_spacy_tagger
 from phrasezoo.resources.corpora import CORPUS_GROUPS, iter_wiki_leads

@@ -1,7 +1,7 @@
 """PEARL (Chen et al., 2024) in the zoo: the registry entry. Training task in ``task.py``, data in ``data.py`` (with
-its augmentation in ``augment.py``, hard negatives in ``hard_negatives.py``, alias pairs in ``alias_sources.py`` and
-``lead_aliases.py``), character-encoder pretraining in ``char_pretrain.py``, the sentence-transformers input module
-in ``st_modules.py``; the model is :mod:`phrasezoo.models.pearl`."""
+its augmentation in ``augment.py``, hard negatives in ``hard_negatives.py``, alias pairs in the package ``aliases``:
+``aliases/alias_sources.py``, ``aliases/lead_aliases.py`` ...), character-encoder pretraining in ``char_pretrain.py``,
+the sentence-transformers input module in ``st_modules.py``; the model is :mod:`phrasezoo.models.pearl`."""
 
 from __future__ import annotations
 

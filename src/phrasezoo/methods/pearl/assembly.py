@@ -11,7 +11,7 @@ from typing import Any
 from phrasezoo.models.pearl.modeling_pearl import PearlModel
 from phrasezoo.zoo.assembly import Assembly, BenchmarkFilter, Context, LexiconTerm, TeacherDistillation, assemble
 
-from .alias_sources import AliasRows
+from .aliases.alias_sources import AliasRows
 from .data import build_augmenter, build_pearl_dataset
 from .decontaminate import drop_benchmark_rows
 from .task import PearlTask

@@ -26,8 +26,8 @@ import re
 import string
 from collections.abc import Callable, Mapping, Sequence
 
-from phrasezoo.data.paraphrase import Paraphraser
-from phrasezoo.data.synonyms import STOP_WORDS, SynonymTable
+from phrasezoo.data.lexical.paraphrase import Paraphraser
+from phrasezoo.data.lexical.synonyms import STOP_WORDS, SynonymTable
 
 #: The official PEARL code's augmentation mix.
 DEFAULT_MIX: dict[str, float] = {"char": 0.10, "synonym": 0.30, "paraphrase": 0.50, "swap": 0.05, "none": 0.05}

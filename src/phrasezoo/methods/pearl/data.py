@@ -2,9 +2,9 @@
 
 ``build_pearl_dataset()`` runs the whole pipeline (cached stage by stage):
 
-1. :func:`~phrasezoo.data.phrases.parse_corpus` -- spaCy parse and typed phrase mentions (cached);
-2. :func:`~phrasezoo.data.phrases.phrase_table` -- phrases seen at least ``min_freq`` times, type labels/ids;
-3. :func:`~phrasezoo.data.synonym_tables.load_synonym_table` -- WordNet + GloVe synonyms for the table's words (cached as JSON);
+1. :func:`~phrasezoo.data.corpus.phrases.parse_corpus` -- spaCy parse and typed phrase mentions (cached);
+2. :func:`~phrasezoo.data.corpus.phrases.phrase_table` -- phrases seen at least ``min_freq`` times, type labels/ids;
+3. :func:`~phrasezoo.data.lexical.synonym_tables.load_synonym_table` -- WordNet + GloVe synonyms for the table's words (cached as JSON);
 4. paraphrases -- one list per phrase from the paraphraser (``"offline"``: :class:`LexicalParaphraser`);
 5. :func:`~phrasezoo.methods.pearl.hard_negatives.mine_hard_negatives` -- edit-distance look-alikes with low similarity
    under the base encoder (the paraphrases are excluded).
@@ -25,15 +25,15 @@ from contextlib import contextmanager
 
 from datasets import Dataset, Features, List, Value
 
-from phrasezoo.data import paraphrase as _paraphrase_module
-from phrasezoo.data import phrases as _phrases_module
-from phrasezoo.data import synonyms as _synonyms_module
 from phrasezoo.data.cache import cached_dataset, code_version
-from phrasezoo.data.paraphrase import Paraphraser, get_paraphraser
-from phrasezoo.data.phrases import parse_corpus, parse_params, phrase_table
-from phrasezoo.data.spans import MiningOptions
-from phrasezoo.data.synonym_tables import DEFAULT_SYNONYM_OPTIONS, load_synonym_table
-from phrasezoo.data.synonyms import SynonymTable
+from phrasezoo.data.corpus import phrases as _phrases_module
+from phrasezoo.data.corpus.phrases import parse_corpus, parse_params, phrase_table
+from phrasezoo.data.corpus.spans import MiningOptions
+from phrasezoo.data.lexical import paraphrase as _paraphrase_module
+from phrasezoo.data.lexical import synonyms as _synonyms_module
+from phrasezoo.data.lexical.paraphrase import Paraphraser, get_paraphraser
+from phrasezoo.data.lexical.synonym_tables import DEFAULT_SYNONYM_OPTIONS, load_synonym_table
+from phrasezoo.data.lexical.synonyms import SynonymTable
 
 from . import augment as _augment_module
 from . import hard_negatives as _hard_negatives_module

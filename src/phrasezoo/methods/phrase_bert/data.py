@@ -10,15 +10,15 @@
    (120) words around a mention of the phrase, with the phrase replaced by the model's mask token, and the masked
    context of a random other phrase (one that does not contain the phrase).
 
-**The no-overlap rule** (:func:`phrasezoo.data.paraphrase.shares_content_token`) compares lower-cased word tokens
+**The no-overlap rule** (:func:`phrasezoo.data.lexical.paraphrase.shares_content_token`) compares lower-cased word tokens
 that are not spaCy stop words, after Porter stemming, so "control"/"controls" count as shared: stricter than the
 paper's token identity.
 
-**Paraphrasers** (in :mod:`phrasezoo.data.paraphrase`). The paper decodes a GPT-2 paraphraser (Krishna et al., 2020)
-with nucleus sampling under lexical constraints. Offline, :class:`~phrasezoo.data.paraphrase.DiverseLexicalParaphraser`
+**Paraphrasers** (in :mod:`phrasezoo.data.lexical.paraphrase`). The paper decodes a GPT-2 paraphraser (Krishna et al., 2020)
+with nucleus sampling under lexical constraints. Offline, :class:`~phrasezoo.data.lexical.paraphrase.DiverseLexicalParaphraser`
 builds paraphrases by substitution: multiword units and content words are replaced by entries of the zoo's
-:class:`~phrasezoo.data.synonyms.SynonymTable` (WordNet synonyms and multiword lemmas when WordNet has them, GloVe
-neighbours otherwise), stop words are kept. Online, :class:`~phrasezoo.data.paraphrase.ConstrainedHubParaphraser`
+:class:`~phrasezoo.data.lexical.synonyms.SynonymTable` (WordNet synonyms and multiword lemmas when WordNet has them, GloVe
+neighbours otherwise), stop words are kept. Online, :class:`~phrasezoo.data.lexical.paraphrase.ConstrainedHubParaphraser`
 samples from any Hub seq2seq paraphraser with the anchor's content words banned (``bad_words_ids``). Whatever produced
 them, candidates are filtered by the rule, and the counts are reported.
 """
@@ -36,11 +36,13 @@ from typing import Any
 from datasets import Dataset, Features, List, Value
 from tqdm.auto import tqdm
 
-from phrasezoo.data import paraphrase as _paraphrase_module
-from phrasezoo.data import phrases as _phrases_module
-from phrasezoo.data import synonyms as _synonyms_module
 from phrasezoo.data.cache import cache_key, cached_dataset, code_version
-from phrasezoo.data.paraphrase import (
+from phrasezoo.data.corpus import phrases as _phrases_module
+from phrasezoo.data.corpus.phrases import parse_corpus, parse_params, phrase_contexts, phrase_table
+from phrasezoo.data.corpus.spans import MiningOptions
+from phrasezoo.data.lexical import paraphrase as _paraphrase_module
+from phrasezoo.data.lexical import synonyms as _synonyms_module
+from phrasezoo.data.lexical.paraphrase import (
     DEFAULT_HUB_PARAPHRASER,
     ConstrainedHubParaphraser,
     DiverseLexicalParaphraser,
@@ -50,11 +52,9 @@ from phrasezoo.data.paraphrase import (
     meets_no_overlap_rule,
     phrase_seed,
 )
-from phrasezoo.data.phrases import parse_corpus, parse_params, phrase_contexts, phrase_table
-from phrasezoo.data.pivot import ChainParaphraser, PivotParaphraser
-from phrasezoo.data.spans import MiningOptions
-from phrasezoo.data.synonym_tables import load_synonym_table
-from phrasezoo.data.synonyms import STOP_WORDS, SynonymTable
+from phrasezoo.data.lexical.pivot import ChainParaphraser, PivotParaphraser
+from phrasezoo.data.lexical.synonym_tables import load_synonym_table
+from phrasezoo.data.lexical.synonyms import STOP_WORDS, SynonymTable
 from phrasezoo.resources import load_word_vectors
 
 logger = logging.getLogger(__name__)
@@ -72,7 +72,7 @@ def get_diverse_paraphraser(
     spec: str | Paraphraser, synonyms: SynonymTable | None = None, seed: int = 0, progress: bool = True, **kwargs
 ) -> Paraphraser:
     """``"offline"`` -> :class:`DiverseLexicalParaphraser` over ``synonyms``; ``"pivot"`` ->
-    :class:`~phrasezoo.data.pivot.PivotParaphraser` (the dict-de-en bilingual-pivot table, PPDB's construction, train
+    :class:`~phrasezoo.data.lexical.pivot.PivotParaphraser` (the dict-de-en bilingual-pivot table, PPDB's construction, train
     split, test-benchmark pairs removed); ``"hub"`` or a Hub id / local folder -> :class:`ConstrainedHubParaphraser`;
     specs joined by ``+`` (``"pivot+offline"``) merge their candidates per phrase, in that order; an object with
     ``paraphrase`` is returned as is. ``kwargs`` go to the class (in a chain: to the offline or Hub part)."""
@@ -383,7 +383,7 @@ def build_phrase_bert_data(
             (``"pivot+offline"``: candidates of both), or an object; ``paraphraser_options`` go to its constructor, except
             ``max_word_rank`` (offline only): replacements must be among the that many most frequent ``glove`` words.
         glove, use_wordnet, synonym_options: the synonym table of the offline paraphraser (see
-            :func:`phrasezoo.data.synonym_tables.load_synonym_table`).
+            :func:`phrasezoo.data.lexical.synonym_tables.load_synonym_table`).
         negative_attempts: corruptions tried per anchor. context_words: context length in words (paper: 120).
         mask_token: the model's mask token (``[MASK]`` for BERT-style tokenizers, ``<mask>`` for MPNet).
         seed: all sampling (paraphrases, corruptions, contexts, negative contexts) derives from it.

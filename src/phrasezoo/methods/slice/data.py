@@ -4,10 +4,10 @@ The paper trains on MS MARCO passage-ranking triples (no span annotation; the ma
 sources here:
 
 * ``source: synthetic`` (offline, the CPU recipe, spec §7): passages of 1-3 consecutive sentences (20-100 words) of
-  offline corpora parsed by spaCy (:func:`phrasezoo.data.phrases.parse_corpus`). In each passage a **target** span of
+  offline corpora parsed by spaCy (:func:`phrasezoo.data.corpus.phrases.parse_corpus`). In each passage a **target** span of
   3-10 words inside one sentence is chosen: a mention from the project's phrase miner (NP/PP/VP/ADJP/ADVP with up to
   10 tokens) or, when a passage has none, a random word n-gram. The **query** is a paraphrase of the target with at
-  least one content word changed (rules of :class:`~phrasezoo.data.paraphrase.LexicalParaphraser` plus
+  least one content word changed (rules of :class:`~phrasezoo.data.lexical.paraphrase.LexicalParaphraser` plus
   substitutions of words and 2-3-word units from the bilingual-pivot table and the WordNet/GloVe synonym table), or
   the target verbatim for ``verbatim_fraction`` of the passages (MS MARCO-like lexical overlap). The **negative**
   is, half of the time, a passage of another document; otherwise a hard negative from the same document: the
@@ -41,15 +41,15 @@ from typing import Any
 
 from datasets import Dataset, Features, Value, load_dataset
 
-from phrasezoo.data import paraphrase as _paraphrase_module
 from phrasezoo.data.benchmark_filter import remove_benchmark_items
 from phrasezoo.data.cache import cached_dataset, code_version
-from phrasezoo.data.paraphrase import LexicalParaphraser
-from phrasezoo.data.phrases import parse_corpus, parse_params
-from phrasezoo.data.pivot import PivotParaphraser
-from phrasezoo.data.spans import MiningOptions
-from phrasezoo.data.synonym_tables import load_synonym_table
-from phrasezoo.data.synonyms import STOP_WORDS
+from phrasezoo.data.corpus.phrases import parse_corpus, parse_params
+from phrasezoo.data.corpus.spans import MiningOptions
+from phrasezoo.data.lexical import paraphrase as _paraphrase_module
+from phrasezoo.data.lexical.paraphrase import LexicalParaphraser
+from phrasezoo.data.lexical.pivot import PivotParaphraser
+from phrasezoo.data.lexical.synonym_tables import load_synonym_table
+from phrasezoo.data.lexical.synonyms import STOP_WORDS
 
 logger = logging.getLogger(__name__)
 

@@ -32,12 +32,12 @@ from typing import Any
 
 from datasets import Dataset, Features, Value
 
-from phrasezoo.data import wiki_links
 from phrasezoo.data.cache import cached_dataset, code_version, corpus_fingerprint
-from phrasezoo.data.phrases import parse_corpus, parse_params
+from phrasezoo.data.corpus import wiki_links
+from phrasezoo.data.corpus.phrases import parse_corpus, parse_params
 
-# the Wikipedia link reader lives in phrasezoo.data.wiki_links; these names stay importable from here
-from phrasezoo.data.wiki_links import (  # noqa: F401
+# the Wikipedia link reader lives in phrasezoo.data.corpus.wiki_links; these names stay importable from here
+from phrasezoo.data.corpus.wiki_links import (  # noqa: F401
     _PLACEHOLDER,
     _WIKILINK,
     _resolve_placeholders,
@@ -240,7 +240,7 @@ def build_uctopic_dataset(
         max_documents: read only the first documents of the corpus and of the dump.
         seed: seed of the per-phrase sampling.
         wiki_dump_sha1: sha1 a downloaded ``wiki_dump`` URL must have (default: the one the Wikimedia dump
-            directory lists in its ``sha1sums.txt``; see :func:`phrasezoo.data.download.download`).
+            directory lists in its ``sha1sums.txt``; see :func:`phrasezoo.data.corpus.download.download`).
     """
     params = uctopic_params(**locals())  # the arguments as given: nothing else is bound yet
 

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from phrasezoo.core.recipes import load_recipe
-from phrasezoo.data.synonyms import STOP_WORDS
+from phrasezoo.data.lexical.synonyms import STOP_WORDS
 from phrasezoo.encoders import Encoder
 from phrasezoo.evaluation.results import TaskResult
 from phrasezoo.evaluation.tasks.base import TaskContext, register_task

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from phrasezoo.data.text import split_paragraphs
+from phrasezoo.data.corpus.text import split_paragraphs
 from phrasezoo.encoders import Encoder
 from phrasezoo.evaluation.metrics import compute
 from phrasezoo.evaluation.results import TaskResult

@@ -20,9 +20,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from phrasezoo.core.errors import InputError
-from phrasezoo.data.phrases import mentions_table, parse_corpus, parse_texts
-from phrasezoo.data.synonyms import STOP_WORDS
-from phrasezoo.data.text import split_paragraphs
+from phrasezoo.data.corpus.phrases import mentions_table, parse_corpus, parse_texts
+from phrasezoo.data.corpus.text import split_paragraphs
+from phrasezoo.data.lexical.synonyms import STOP_WORDS
 
 PHRASE_CLASSES = ("NP", "VP", "ADJP", "ADVP")
 _TOKEN = re.compile(r"[^\W_]+")

@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass
 
 from tqdm.auto import tqdm
 
-from phrasezoo.data.text import chunk_text
+from phrasezoo.data.corpus.text import chunk_text
 from phrasezoo.methods.uctopic.keys import LEADING_DETERMINERS, lemma_keys  # noqa: F401  (lemma_keys: part of this API)
 from phrasezoo.resources import load_spacy
 

@@ -1,0 +1,1 @@
+"""Lexical resources for training data: WordNet, synonym tables, paraphrasers and the bilingual-pivot table."""
