@@ -1,4 +1,4 @@
-"""Rounds 15 and 16 (docs/experiments/matching.md, rules 45-47): labels of a list's own pairs, and a list's own cut.
+"""Rounds 15 to 17 (docs/experiments/matching.md, rules 45-48): labels of a list's own pairs, and a list's own cut.
 
 A session over a list (the product's: :func:`~phrasezoo.match.engine.labelling.list_pool`, ``next_pair`` and
 ``calibration_of``) asks about each distinct name's top other row, the pair nearest the current cut first; the
@@ -41,7 +41,7 @@ from dedupe_decision import (  # noqa: E402
     pooled,
 )
 
-from phrasezoo.data.name_benchmark import DOMAINS  # noqa: E402
+from phrasezoo.data.benchmarks.name_benchmark import DOMAINS  # noqa: E402
 from phrasezoo.match import Matcher  # noqa: E402
 from phrasezoo.match.engine.dedupe import auto_threshold, kept_edges  # noqa: E402
 from phrasezoo.match.engine.labelling import calibration_of, list_pool, next_pair  # noqa: E402
