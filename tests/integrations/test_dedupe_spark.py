@@ -54,3 +54,25 @@ def test_spark_missing_values_and_bad_columns(spark):
     rows = result.toPandas().sort_values("row")
     assert rows["cluster"].tolist()[0] == rows["cluster"].tolist()[2] == 0 and pd.isna(rows["cluster"].iloc[1])
     assert report["rows"] == 3 and report["rows_skipped"] == 1 and report["rows_clustered"] == 2
+
+
+def test_spark_with_labels_gives_the_same_clusters_as_one_machine(spark, names):
+    """A list's labels (``calibrate_dedupe``): the pairs scored by the join's decision and recalibrated, the
+    labelled threshold read over every pair on the driver, as one machine does."""
+    from phrasezoo.evaluation.tasks.autofj import read_autofj
+    from phrasezoo.match import calibrate_dedupe
+
+    table_ = read_autofj(["TennisTournament"])[0]
+    labels = [{"left": r, "right": table_.gold[r], "label": "y"} for r in table_.right[:6]]
+    labels += [{"left": r, "right": table_.gold[o], "label": "n"} for r, o in zip(table_.right[6:10], table_.right[7:11])
+               if table_.gold[o] != table_.gold[r]]  # fmt: skip
+    matcher = Matcher(progress=False).fit(distinct_names(names)[0])
+    calibration = calibrate_dedupe(names, labels, progress=False)
+    table = spark.createDataFrame(pd.DataFrame({"row": range(len(names)), "name": names})).repartition(2)
+    local = dedupe(names, matcher=matcher, calibration=calibration, progress=False)
+    result, report = dedupe_spark(table, "name", id_column="row", matcher=matcher, calibration=calibration)
+    rows = result.toPandas().sort_values("row")
+    assert rows["cluster"].tolist() == local["cluster"].tolist()
+    assert report["threshold"] == pytest.approx(local.attrs["report"]["threshold"])
+    assert report["scored_by"] == local.attrs["report"]["scored_by"] == "join decision"
+    assert report["calibration"] == local.attrs["report"]["calibration"]

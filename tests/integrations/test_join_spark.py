@@ -51,3 +51,32 @@ def test_spark_join_keeps_every_row_and_refuses_bad_input(spark):
     assert rows["match_status"].tolist() == ["matched", "skipped", "unmatched"]  # every right row is kept
     assert rows["left"].iloc[0] == "Acme Corporation" and rows["left_index"].iloc[0] == 0
     assert pd.isna(rows["rank"].iloc[2]) and report["threshold"] == 0.5
+
+
+@pytest.mark.slow
+def test_spark_join_with_labels_recalibrates_as_a_streamed_join_does(spark, tmp_path):
+    """A calibration file on Spark: the executors shift the scores, ``"auto"`` takes the file's stored threshold
+    (the command line's streamed join does the same), and a list's file is refused before anything is encoded."""
+    from phrasezoo.match import calibrate, calibrate_dedupe, read_calibration
+
+    table = read_autofj(["TennisTournament"])[0]
+    matcher = Matcher(progress=False).fit(table.left)
+    first = join(table.left, table.right, matcher=matcher, progress=False)
+    labelled = first.assign(label=[table.gold.get(r) == a for r, a in zip(first["right"], first["left"])])
+    path = calibrate(table.left, table.right, labelled.head(12), matcher=matcher, progress=False).save(
+        tmp_path / "c.json")  # fmt: skip
+    streamed = read_calibration(path)
+    streamed.use_stored_cuts = True
+    local = join(table.left, table.right, threshold="auto", matcher=matcher, calibration=streamed, progress=False)
+    right = spark.createDataFrame(pd.DataFrame({"row": range(len(table.right)), "name": table.right})).repartition(2)
+    result, report = join_spark(table.left, right, threshold="auto", matcher=matcher, calibration=path)
+    rows = result.toPandas().sort_values(["row", "rank"])
+    matched = rows[rows["match_status"] == "matched"].reset_index(drop=True)
+    assert report["threshold"] == local.attrs["threshold"] == streamed.stored_cut(0.9)
+    assert matched["name"].tolist() == local["right"].tolist() and matched["left"].tolist() == local["left"].tolist()
+    np.testing.assert_allclose(matched["score"], local["score"], atol=1e-5)
+    assert report["calibration"]["labels"] == 12
+    list_file = calibrate_dedupe(table.left[:20], [{"left": table.left[0], "right": table.left[1], "label": "n"}],
+                                 progress=False).save(tmp_path / "list.json")  # fmt: skip
+    with pytest.raises(ValueError, match="calibrates dedupe only"):
+        join_spark(table.left, right, matcher=matcher, calibration=list_file)

@@ -35,6 +35,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from ..engine.dedupe import (
+    auto_threshold,
     check_dedupe_arguments,
     claimed_pairs,
     cluster_pairs,
@@ -49,6 +50,7 @@ from ..engine.dedupe import (
 )
 from ..engine.matcher import Matcher
 from ..io.inputs import MISSING_POLICIES, _is_missing, as_text
+from ..model.calibration import Calibration, as_calibration
 from ..scoring.scorers import DEFAULT_MODEL
 from .workers import worker_matcher
 
@@ -73,6 +75,7 @@ def dedupe_spark(
     partitions: int | None = None,
     matcher_path: str | os.PathLike | None = None,
     matcher: Matcher | None = None,
+    calibration: Calibration | str | os.PathLike | None = None,
 ) -> tuple[Any, dict[str, Any]]:
     """Cluster the rows of a Spark DataFrame's ``column`` that name the same entity; see :func:`phrasezoo.match.dedupe`.
 
@@ -82,9 +85,13 @@ def dedupe_spark(
     text are an error (``on_missing="raise"``) or kept with a null cluster and counted in the report (``"skip"``).
     ``partitions``: how many partitions search (default Spark's default parallelism). ``matcher``: one already
     fitted on the column's distinct names (:func:`phrasezoo.match.engine.dedupe.distinct_names` in ``id_column``
-    order), to reuse it across thresholds and methods.
+    order), to reuse it across thresholds and methods. ``calibration``: labels, as :func:`phrasezoo.match.dedupe`
+    takes them (the pairs scored by the join's decision and recalibrated; with ``"auto"`` the labelled threshold over
+    every pair, read on the driver): the same clusters as one machine.
     """
     top_k = check_dedupe_arguments(threshold, method, top_k, target_precision)
+    calibration = as_calibration(calibration)
+    lists = calibration is None  # labels recalibrate the join decision's scores (as dedupe)
     _check_table(table, column, id_column, on_missing)
     texts, positions, n_rows, missing = _collect(table, column, id_column)
     if missing and on_missing == "raise":
@@ -103,17 +110,28 @@ def dedupe_spark(
     elif matcher.reference != distinct:
         raise ValueError("The matcher was fitted on other names; fit it on the column's distinct names or pass "
                          "matcher=None.")  # fmt: skip
-    cut = resolve_threshold(matcher, threshold, target_precision)
-    pairs = _search(table.sparkSession, matcher, distinct, top_k, cut, partitions, matcher_path)
-    edges = kept_edges(pairs["i"].to_numpy(), pairs["j"].to_numpy(), pairs["score"].to_numpy(), cut)
+    decision = getattr(matcher.scorer, "decision", None)
+    if calibration is not None:
+        calibration.check_matcher(matcher.name, decision.to_dict() if decision is not None else None, dedupe=True)
+    cut = resolve_threshold(matcher, threshold, target_precision, lists)
+    pairs = _search(table.sparkSession, matcher, distinct, top_k, cut if lists else -np.inf, partitions, matcher_path,
+                    lists)  # fmt: skip
+    score = pairs["score"].to_numpy()
+    edges = kept_edges(pairs["i"].to_numpy(), pairs["j"].to_numpy(), calibration.apply(score) if not lists else score,
+                       cut if lists else -np.inf)  # fmt: skip
+    auto = {}
+    if not lists:  # as dedupe with labels: every pair recalibrated, then the (labelled) threshold
+        if threshold == "auto":
+            cut, auto = auto_threshold(edges, distinct, cut, target_precision, calibration, decision is not None)
+        edges = {pair: value for pair, value in edges.items() if value >= cut}
     labels = first_position[cluster_pairs(len(distinct), edges, cut, method)]  # as dedupe: the first row's position
     row_labels = labels[group]
     report = size_report(row_labels, n_rows, [None] * missing, threshold=cut, method=method, top_k=top_k,
-                         pairs_kept=len(edges), distinct_names=len(distinct))  # fmt: skip
+                         pairs_kept=len(edges), distinct_names=len(distinct), **auto)  # fmt: skip
     if threshold == "auto":
         report["target_precision"] = float(target_precision)
-    if getattr(matcher.scorer, "decision", None) is not None:  # as dedupe's report says
-        report["scored_by"] = "dedupe decision" if scores_lists(matcher) else "join decision"
+    if decision is not None:  # as dedupe's report says
+        report["scored_by"] = "dedupe decision" if lists and scores_lists(matcher) else "join decision"
     sizes = np.bincount(row_labels, minlength=int(labels.max()) + 1)
     return _join_back(table, column, distinct, labels, sizes[labels]), report
 
@@ -145,11 +163,12 @@ def _collect(table, column: str, id_column: str | None) -> tuple[list[str], list
 
 
 def _search(spark, matcher: Matcher, distinct: list[str], top_k: int, cut: float, partitions: int | None,
-            matcher_path) -> Any:  # fmt: skip
+            matcher_path, lists: bool = True) -> Any:  # fmt: skip
     """The kept pairs (``i, j, score``, a pandas frame): the matcher saved once, each partition of the distinct
     names searched against the whole list on the executors (one matcher loaded per Python worker). With the hybrid
     default, the executors return every name's neighbours unclaimed with the ranking score of its best one, and the
-    driver reads the decision's claims over the whole list (as one machine does) before the cut."""
+    driver reads the decision's claims over the whole list (as one machine does) before the cut. ``lists``: the
+    pairs scored by the dedupe decision (else the join's, as with labels)."""
     owned = matcher_path is None
     folder = tempfile.mkdtemp(prefix="phrasezoo-dedupe-matcher-") if owned else os.fspath(matcher_path)
     claims = scores_lists(matcher)
@@ -165,7 +184,7 @@ def _search(spark, matcher: Matcher, distinct: list[str], top_k: int, cut: float
                         i, j, s = neighbour_pairs(worker, frame["name"].tolist(), ids, top_k)
                         yield pd.DataFrame({"i": i, "j": j, "score": s, "rank": 0, "top": np.nan})
                         continue
-                    best, found, ranks = neighbour_table(worker, frame["name"].tolist(), ids, top_k)
+                    best, found, ranks = neighbour_table(worker, frame["name"].tolist(), ids, top_k, lists=lists)
                     yield pd.DataFrame({"i": np.repeat(ids, best.shape[1]), "j": found.ravel(), "score": best.ravel(),
                                         "rank": np.tile(np.arange(best.shape[1]), len(ids)),
                                         "top": np.repeat(ranks, best.shape[1])})  # fmt: skip
@@ -175,13 +194,13 @@ def _search(spark, matcher: Matcher, distinct: list[str], top_k: int, cut: float
         found = names.mapInPandas(search, "i long, j long, score double, rank long, top double")
         if not claims:
             return found.where(F.col("score") >= cut).select("i", "j", "score").toPandas()
-        return _claimed(matcher, found.toPandas(), len(distinct), cut)
+        return _claimed(matcher, found.toPandas(), len(distinct), cut, lists)
     finally:
         if owned:
             shutil.rmtree(folder, ignore_errors=True)
 
 
-def _claimed(matcher: Matcher, rows: pd.DataFrame, n: int, cut: float) -> pd.DataFrame:
+def _claimed(matcher: Matcher, rows: pd.DataFrame, n: int, cut: float, lists: bool = True) -> pd.DataFrame:
     """The executors' neighbour tables, gathered on the driver as one ``(names, k)`` table in name order, their
     claims read over the whole list (:func:`~phrasezoo.match.engine.dedupe.claimed_pairs`), the pairs at ``cut``."""
     k = int(rows["rank"].max()) + 1 if len(rows) else 1
@@ -191,7 +210,7 @@ def _claimed(matcher: Matcher, rows: pd.DataFrame, n: int, cut: float) -> pd.Dat
     i, r = rows["i"].to_numpy(), rows["rank"].to_numpy()
     best[i, r], found[i, r] = rows["score"].to_numpy(), rows["j"].to_numpy()
     ranks[i] = rows["top"].to_numpy()
-    i, j, s = claimed_pairs(matcher, np.arange(n), best.astype(np.float32), found, ranks)
+    i, j, s = claimed_pairs(matcher, np.arange(n), best.astype(np.float32), found, ranks, lists)
     keep = s >= cut
     return pd.DataFrame({"i": i[keep], "j": j[keep], "score": s[keep]})
 

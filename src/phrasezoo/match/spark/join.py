@@ -46,6 +46,7 @@ from pyspark.sql.window import Window
 from ..engine.matcher import Matcher
 from ..engine.results import check_threshold, check_top_k
 from ..io.inputs import MISSING_POLICIES, _is_missing, as_column, as_text
+from ..model.calibration import Calibration, as_calibration, shifted
 from ..model.decision import CLAIM_CAP
 from ..scoring.scorers import DEFAULT_MODEL
 from .workers import worker_matcher
@@ -70,6 +71,7 @@ def join_spark(
     partitions: int | None = None,
     matcher_path: str | os.PathLike | None = None,
     matcher: Matcher | None = None,
+    calibration: Calibration | str | os.PathLike | None = None,
 ) -> tuple[Any, dict[str, Any]]:
     """Fuzzy-join a Spark DataFrame ``right`` (text column ``right_column``) against the reference ``left``.
 
@@ -79,9 +81,15 @@ def join_spark(
     ``"auto"`` or ``None``), ``target_precision`` and ``on_missing`` are :func:`phrasezoo.match.join`'s; missing
     reference texts follow ``on_missing`` too and are counted in the report. ``partitions``: how many partitions
     search (default: ``right``'s own). ``matcher``: one already fitted on the reference, to reuse it.
+    ``calibration``: labels of this matcher's answers (``phrasezoo match label``, :func:`phrasezoo.match.calibrate`):
+    the executors recalibrate the scores, and ``"auto"`` takes the calibration's stored threshold, as the streamed
+    command line does (an answer must not depend on how ``right`` is partitioned).
     """
     check_threshold(threshold)
     top_k = check_top_k(top_k)
+    calibration = as_calibration(calibration)
+    if calibration is not None:
+        calibration.check_use()  # a list's labels fail before the reference is encoded
     if on_missing not in MISSING_POLICIES:
         raise ValueError(f"on_missing must be one of {MISSING_POLICIES}, got {on_missing!r}.")
     _check_right(right, right_column, on_missing)
@@ -93,14 +101,24 @@ def join_spark(
     else:
         matcher = copy.copy(matcher)  # the workers report this reference's labels; the caller's matcher is unchanged
         matcher.labels = list(labels)
-    cut = matcher.threshold_for(target_precision) if threshold == "auto" else threshold
+    shift = None
+    if calibration is not None:
+        decision = getattr(matcher.scorer, "decision", None)
+        calibration.check_matcher(matcher.name, decision.to_dict() if decision is not None else None)
+        shift = calibration.shift
+    cut = threshold
+    if threshold == "auto":
+        cut = calibration.stored_cut(target_precision) if calibration is not None else matcher.threshold_for(
+            target_precision)  # fmt: skip
     folder = _saved(matcher, matcher_path)
     label_type = _label_type(left, left_id, labels)
     scorer = matcher.scorer
     claims = matcher._blocks is None and getattr(getattr(scorer, "decision", None), "reads_claims", False)
-    result = _search(right, right_column, folder, top_k, cut, label_type, partitions, claims)
+    result = _search(right, right_column, folder, top_k, cut, label_type, partitions, claims, shift)
     report = {"threshold": cut, "top_k": top_k, "model": matcher.name, "reference_rows": len(values),
               "reference_skipped": len(skipped), "matcher_path": folder}  # fmt: skip
+    if calibration is not None:
+        report["calibration"] = {"shift": calibration.shift, "labels": len(calibration.labels)}
     if threshold == "auto":
         report["target_precision"] = float(target_precision)
     return result, report
@@ -160,12 +178,12 @@ def _saved(matcher: Matcher, matcher_path) -> str:
 
 
 def _search(right, column: str, folder: str, top_k: int, cut, label_type: str, partitions: int | None,
-            claims: bool = False):  # fmt: skip
+            claims: bool = False, shift: float | None = None):  # fmt: skip
     """The lazy result: each partition of ``right`` searched by the worker's copy of the saved matcher. ``claims``
     (the default matcher's decision reads them): two passes, so that the claims compare every row as one machine
     does: each row's answers before claims (:meth:`~phrasezoo.match.scoring.hybrid.HybridScorer.search_unclaimed`,
     kept with ``persist``), the claims of every distinct text read with windows over its top answer's row, then the
-    decision's shift and the threshold."""
+    decision's shift and the threshold. ``shift``: a calibration's log-odds shift, applied before the threshold."""
     extra = f"left_index {label_type}, left string, score double, rank int, match_status string"
     schema = T.StructType([*right.schema.fields, *T._parse_datatype_string(extra).fields])
     as_label = str if label_type == "string" else (lambda v: v)
@@ -178,6 +196,8 @@ def _search(right, column: str, folder: str, top_k: int, cut, label_type: str, p
                     worker = worker_matcher(folder)
                     present, keys = _present(frame, column)
                     scores, ids = worker.search(keys, top_k) if keys else _nothing(top_k)
+                    if shift is not None:
+                        scores = shifted(scores, shift)
                     yield _rows(worker, frame, present, scores, ids, cut, as_label)
 
         return source.mapInPandas(search, schema)
@@ -232,6 +252,8 @@ def _search(right, column: str, folder: str, top_k: int, cut, label_type: str, p
                              "log_claimants": frame["_log"].iloc[present].to_numpy(dtype=np.float64)}  # fmt: skip
                 decision = worker.scorer.decision
                 scores = decision.shifted(scores, decision.claim_shift(claims_of), ids[:, 0] >= 0)
+                if shift is not None:
+                    scores = shifted(scores, shift)
             else:
                 scores, ids = _nothing(top_k)
             yield _rows(worker, frame[names], present, scores, ids, cut, as_label)
