@@ -168,3 +168,32 @@ def test_a_file_written_before_lists_had_labels_reads_as_a_join_s(calibrated, tm
     (tmp_path / "bad.json").write_text(json.dumps({**data, "labels_of": "lists"}))
     with pytest.raises(CalibrationError, match="labels_of 'lists' is not one of join, list"):
         read_calibration(tmp_path / "bad.json")
+
+
+def test_a_join_and_a_dedupe_honour_the_labels_whatever_the_threshold(decision_scorer):
+    """A pair the user labelled wrong is never returned (a join) or linked directly (a dedupe); one labelled right is,
+    even below the threshold."""
+    from phrasezoo.match import calibrate_dedupe
+
+    plain = join(LEFT, RIGHT, model=decision_scorer, threshold=0.0)
+    wrong = plain.iloc[0]  # the best-scoring answer of the first right row, labelled wrong
+    low = plain.sort_values("score").iloc[0]  # the lowest-scoring answer, labelled right
+    labels = [{"right": wrong["right"], "left": wrong["left"], "label": "n"},
+              {"right": low["right"], "left": low["left"], "label": "y"}]  # fmt: skip
+    calibration = calibrate(LEFT, RIGHT, labels, model=decision_scorer)
+    cut = float(calibration.apply([low["score"]])[0]) + 1e-3  # above the labelled-right answer's score
+    joined = join(LEFT, RIGHT, model=decision_scorer, threshold=cut, calibration=calibration)
+    pairs = set(zip(joined["right"], joined["left"]))
+    assert (wrong["right"], wrong["left"]) not in pairs and (low["right"], low["left"]) in pairs
+    names = ["Goldman Sachs", "Goldman", "JPMorgan Chase", "JP Morgan", "Morgan Stanley", "apple pie"]
+    before = dedupe(names, model=decision_scorer, threshold=0.0001)  # every candidate pair linked
+    assert before["cluster"].nunique() == 1
+    kept_apart = calibrate_dedupe(names, [{"left": a, "right": b, "label": "n"} for a in names for b in names
+                                          if a < b], model=decision_scorer)  # fmt: skip
+    apart = dedupe(names, model=decision_scorer, threshold=0.0001, calibration=kept_apart)
+    assert apart["cluster"].nunique() == len(names) and apart.attrs["report"]["labels_honoured"]["kept_apart"] > 0
+    linked = calibrate_dedupe(names, [{"left": "apple pie", "right": "Goldman", "label": "y"}], model=decision_scorer)
+    together = dedupe(names, model=decision_scorer, threshold=0.9999, calibration=linked)
+    assert together.loc[together["name"] == "apple pie", "cluster"].item() == together.loc[
+        together["name"] == "Goldman", "cluster"].item()  # fmt: skip
+    assert together.attrs["report"]["labels_honoured"] == {"linked": 1, "kept_apart": 0}

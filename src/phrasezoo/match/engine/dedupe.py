@@ -162,6 +162,29 @@ def claimed_pairs(matcher: Matcher, ids: np.ndarray, best: np.ndarray, found: np
     return np.broadcast_to(np.asarray(ids)[:, None], found.shape)[ok], found[ok], best[ok].astype(np.float64)
 
 
+def honour_labels(edges: dict[tuple[int, int], float], names: list[str], calibration: Calibration,
+                  cut: float) -> tuple[dict[tuple[int, int], float], dict[str, int]]:  # fmt: skip
+    """The kept pairs (``edges`` at ``cut``) with the user's labels winning over the threshold: a pair of ``names``
+    labelled the same thing is linked (at its score, at least ``cut``), one labelled not is never linked directly
+    (connected components can still join its rows through others; average linkage counts it as 0). Also how many
+    labelled pairs each way changed the kept pairs."""
+    index = {name: k for k, name in enumerate(names)}
+    kept = {pair: score for pair, score in edges.items() if score >= cut}
+    changed = {"linked": 0, "kept_apart": 0}
+    for first, second, right in calibration.labelled_pairs():
+        a, b = index.get(first), index.get(second)
+        if a is None or b is None or a == b:
+            continue
+        pair = (min(a, b), max(a, b))
+        if right and pair not in kept:
+            kept[pair] = max(edges.get(pair, cut), cut)
+            changed["linked"] += 1
+        elif not right and pair in kept:
+            del kept[pair]
+            changed["kept_apart"] += 1
+    return kept, changed
+
+
 def kept_edges(i: np.ndarray, j: np.ndarray, score: np.ndarray, cut: float) -> dict[tuple[int, int], float]:
     """The pairs scoring at least ``cut``, undirected (``a < b``), each with its best score of both directions."""
     edges: dict[tuple[int, int], float] = {}
@@ -306,6 +329,8 @@ def dedupe(
         if threshold == "auto":
             cut, auto = auto_threshold(pairs, distinct, cut, target_precision, calibration, decision is not None)
         edges = {pair: s for pair, s in pairs.items() if s >= cut}
+        if calibration is not None:
+            edges, auto["labels_honoured"] = honour_labels(pairs, distinct, calibration, cut)
         labels = cluster_pairs(len(distinct), edges, cut, method)
     else:
         edges, labels = {}, np.zeros(len(distinct), dtype=np.int64)

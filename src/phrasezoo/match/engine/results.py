@@ -82,11 +82,16 @@ def match_rows(
         if threshold == "auto":
             answers = [matcher.reference[i] if i >= 0 else None for i in found[:, 0].tolist()]
             cut = calibration.cut_for(scores[:, 0], queries.values, answers, target_precision)
+    verdict = None
+    if calibration is not None and len(queries):  # the user's own answers win over the threshold
+        candidates = [[matcher.reference[i] if i >= 0 else None for i in row] for row in found.tolist()]
+        verdict = calibration.verdicts(queries.values, candidates)
     rows, unmatched = [], []
     for q, (value, label) in enumerate(zip(queries.originals or queries.values, queries.labels)):
         seen: set = set()
-        for score, i in zip(scores[q], found[q]):
-            if i < 0 or (cut is not None and score < cut):
+        for r, (score, i) in enumerate(zip(scores[q], found[q])):
+            said = 0 if verdict is None else verdict[q, r]
+            if i < 0 or said < 0 or (cut is not None and score < cut and said <= 0):
                 continue
             key = hashable(entity_ids[i]) if entity_ids is not None else i
             if key in seen:

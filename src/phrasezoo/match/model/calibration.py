@@ -195,6 +195,22 @@ class Calibration:
         back, back_right = self.known_as_given(second, first)
         return known | back, np.where(known, right, back_right)
 
+    def verdicts(self, queries: list[str], candidates: list[list[str | None]]) -> np.ndarray:
+        """Per query and candidate (``candidates``: one equally long row per query, None for none): 1 labelled the same
+        thing, -1 labelled not, 0 not labelled. A join keeps an answer labelled 1 whatever the threshold and never
+        returns one labelled -1: the user's own answers win over the model's."""
+        flat_queries = [q for q, row in zip(queries, candidates) for _ in row]
+        flat_answers = [a for row in candidates for a in row]
+        known, right = self.known(flat_queries, flat_answers)
+        width = len(candidates[0]) if len(candidates) else 0
+        return np.where(known, np.where(right, 1, -1), 0).astype(np.int8).reshape(len(candidates), width)
+
+    def labelled_pairs(self) -> list[tuple[str, str, bool]]:
+        """``(first, second, right)`` of every labelled (not skipped) pair, in the order given."""
+        return [
+            (row["query"], row["answer"], bool(row["right"])) for row in self.labels if row.get("right") is not None
+        ]
+
     def cut_for(self, answer_scores: np.ndarray, queries: list[str], answers: list[str | None], target: float) -> float:
         """The threshold of this join for ``target`` (``answer_scores`` already recalibrated; see the module), or the
         stored one with ``use_stored_cuts``."""

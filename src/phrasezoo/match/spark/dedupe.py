@@ -41,6 +41,7 @@ from ..engine.dedupe import (
     cluster_pairs,
     distinct_names,
     exact_key,
+    honour_labels,
     kept_edges,
     neighbour_pairs,
     neighbour_table,
@@ -123,7 +124,7 @@ def dedupe_spark(
     if not lists:  # as dedupe with labels: every pair recalibrated, then the (labelled) threshold
         if threshold == "auto":
             cut, auto = auto_threshold(edges, distinct, cut, target_precision, calibration, decision is not None)
-        edges = {pair: value for pair, value in edges.items() if value >= cut}
+        edges, auto["labels_honoured"] = honour_labels(edges, distinct, calibration, cut)
     labels = first_position[cluster_pairs(len(distinct), edges, cut, method)]  # as dedupe: the first row's position
     row_labels = labels[group]
     report = size_report(row_labels, n_rows, [None] * missing, threshold=cut, method=method, top_k=top_k,

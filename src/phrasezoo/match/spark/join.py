@@ -46,7 +46,7 @@ from pyspark.sql.window import Window
 from ..engine.matcher import Matcher
 from ..engine.results import check_threshold, check_top_k
 from ..io.inputs import MISSING_POLICIES, _is_missing, as_column, as_text
-from ..model.calibration import Calibration, as_calibration, shifted
+from ..model.calibration import Calibration, as_calibration
 from ..model.decision import CLAIM_CAP
 from ..scoring.scorers import DEFAULT_MODEL
 from .workers import worker_matcher
@@ -101,11 +101,9 @@ def join_spark(
     else:
         matcher = copy.copy(matcher)  # the workers report this reference's labels; the caller's matcher is unchanged
         matcher.labels = list(labels)
-    shift = None
     if calibration is not None:
         decision = getattr(matcher.scorer, "decision", None)
         calibration.check_matcher(matcher.name, decision.to_dict() if decision is not None else None)
-        shift = calibration.shift
     cut = threshold
     if threshold == "auto":
         cut = calibration.stored_cut(target_precision) if calibration is not None else matcher.threshold_for(
@@ -114,7 +112,7 @@ def join_spark(
     label_type = _label_type(left, left_id, labels)
     scorer = matcher.scorer
     claims = matcher._blocks is None and getattr(getattr(scorer, "decision", None), "reads_claims", False)
-    result = _search(right, right_column, folder, top_k, cut, label_type, partitions, claims, shift)
+    result = _search(right, right_column, folder, top_k, cut, label_type, partitions, claims, calibration)
     report = {"threshold": cut, "top_k": top_k, "model": matcher.name, "reference_rows": len(values),
               "reference_skipped": len(skipped), "matcher_path": folder}  # fmt: skip
     if calibration is not None:
@@ -178,12 +176,13 @@ def _saved(matcher: Matcher, matcher_path) -> str:
 
 
 def _search(right, column: str, folder: str, top_k: int, cut, label_type: str, partitions: int | None,
-            claims: bool = False, shift: float | None = None):  # fmt: skip
+            claims: bool = False, calibration: Calibration | None = None):  # fmt: skip
     """The lazy result: each partition of ``right`` searched by the worker's copy of the saved matcher. ``claims``
     (the default matcher's decision reads them): two passes, so that the claims compare every row as one machine
     does: each row's answers before claims (:meth:`~phrasezoo.match.scoring.hybrid.HybridScorer.search_unclaimed`,
     kept with ``persist``), the claims of every distinct text read with windows over its top answer's row, then the
-    decision's shift and the threshold. ``shift``: a calibration's log-odds shift, applied before the threshold."""
+    decision's shift and the threshold. ``calibration``: labels, whose shift the scores take before the threshold
+    and whose answers win over it (:meth:`~phrasezoo.match.model.calibration.Calibration.verdicts`)."""
     extra = f"left_index {label_type}, left string, score double, rank int, match_status string"
     schema = T.StructType([*right.schema.fields, *T._parse_datatype_string(extra).fields])
     as_label = str if label_type == "string" else (lambda v: v)
@@ -196,9 +195,10 @@ def _search(right, column: str, folder: str, top_k: int, cut, label_type: str, p
                     worker = worker_matcher(folder)
                     present, keys = _present(frame, column)
                     scores, ids = worker.search(keys, top_k) if keys else _nothing(top_k)
-                    if shift is not None:
-                        scores = shifted(scores, shift)
-                    yield _rows(worker, frame, present, scores, ids, cut, as_label)
+                    said = _verdicts(calibration, worker, keys, ids)
+                    if calibration is not None:
+                        scores = calibration.apply(scores)
+                    yield _rows(worker, frame, present, scores, ids, cut, as_label, said)
 
         return source.mapInPandas(search, schema)
     names = list(right.columns)
@@ -252,11 +252,12 @@ def _search(right, column: str, folder: str, top_k: int, cut, label_type: str, p
                              "log_claimants": frame["_log"].iloc[present].to_numpy(dtype=np.float64)}  # fmt: skip
                 decision = worker.scorer.decision
                 scores = decision.shifted(scores, decision.claim_shift(claims_of), ids[:, 0] >= 0)
-                if shift is not None:
-                    scores = shifted(scores, shift)
+                if calibration is not None:
+                    scores = calibration.apply(scores)
             else:
                 scores, ids = _nothing(top_k)
-            yield _rows(worker, frame[names], present, scores, ids, cut, as_label)
+            said = _verdicts(calibration, worker, frame["_key"].iloc[present].tolist(), ids)
+            yield _rows(worker, frame[names], present, scores, ids, cut, as_label, said)
 
     return joined.mapInPandas(decide, schema)
 
@@ -272,16 +273,26 @@ def _nothing(top_k: int) -> tuple[np.ndarray, np.ndarray]:
     return np.zeros((0, top_k), dtype=np.float32), np.zeros((0, top_k), dtype=np.int64)
 
 
-def _rows(matcher: Matcher, frame, present: list[int], scores: np.ndarray, ids: np.ndarray, cut, as_label):
+def _verdicts(calibration: Calibration | None, worker: Matcher, keys: list[str], ids: np.ndarray) -> np.ndarray | None:
+    """The labels of the searched rows' candidates (see ``Calibration.verdicts``), None without a calibration."""
+    if calibration is None or not len(keys):
+        return None
+    return calibration.verdicts(keys, [[worker.reference[i] if i >= 0 else None for i in row] for row in ids.tolist()])
+
+
+def _rows(matcher: Matcher, frame, present: list[int], scores: np.ndarray, ids: np.ndarray, cut, as_label,
+          said: np.ndarray | None = None):  # fmt: skip
     """One partition's output rows from its answers (``scores``/``ids`` of the ``present`` rows): every input row,
-    once per match or once with its status."""
+    once per match or once with its status; ``said``: the labels of the answers, which win over the threshold."""
     rows, extra = [], {"left_index": [], "left": [], "score": [], "rank": [], "match_status": []}
     found = dict(zip(present, range(len(present))))
     for i in range(len(frame)):
         hits = []
         if i in found:
             q = found[i]
-            hits = [(s, j) for s, j in zip(scores[q], ids[q]) if j >= 0 and (cut is None or s >= cut)]
+            verdict = said[q] if said is not None else np.zeros(len(ids[q]), dtype=np.int8)
+            hits = [(s, j) for s, j, v in zip(scores[q], ids[q], verdict)
+                    if j >= 0 and v >= 0 and (cut is None or s >= cut or v > 0)]  # fmt: skip
         for rank, (score, j) in enumerate(hits, start=1):
             rows.append(i)
             for key, value in zip(extra, (as_label(matcher.labels[j]), matcher.reference[j], float(score), rank,
