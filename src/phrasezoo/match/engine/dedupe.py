@@ -326,11 +326,8 @@ def dedupe(
     if len(distinct) > 1:
         i, j, score = neighbour_pairs(matcher, distinct, np.arange(len(distinct)), top_k, progress, lists=lists)
         pairs = kept_edges(i, j, calibration.apply(score) if calibration is not None else score, -np.inf)
-        if threshold == "auto":
-            cut, auto = auto_threshold(pairs, distinct, cut, target_precision, calibration, decision is not None)
-        edges = {pair: s for pair, s in pairs.items() if s >= cut}
-        if calibration is not None:
-            edges, auto["labels_honoured"] = honour_labels(pairs, distinct, calibration, cut)
+        cut, edges, auto = linked_pairs(pairs, distinct, threshold, cut, target_precision, calibration,
+                                        decision is not None)  # fmt: skip
         labels = cluster_pairs(len(distinct), edges, cut, method)
     else:
         edges, labels = {}, np.zeros(len(distinct), dtype=np.int64)
@@ -346,6 +343,21 @@ def dedupe(
         warnings.warn(f"Skipped {len(col.skipped)} row(s) with missing values (on_missing='skip'); their labels are "
                       "in result.attrs['report']['skipped'].", stacklevel=2)  # fmt: skip
     return frame
+
+
+def linked_pairs(pairs: dict[tuple[int, int], float], names: list[str], threshold: float | str, cut: float,
+                 target_precision: float, calibration: Calibration | None,
+                 estimate: bool) -> tuple[float, dict[tuple[int, int], float], dict[str, Any]]:  # fmt: skip
+    """``(threshold, linked pairs, report entries)`` from every candidate pair's score (recalibrated already): with
+    ``"auto"`` the threshold of :func:`auto_threshold`, then the pairs at it, the labels honoured
+    (:func:`honour_labels`). One machine and Spark both call it."""
+    auto: dict[str, Any] = {}
+    if threshold == "auto":
+        cut, auto = auto_threshold(pairs, names, cut, target_precision, calibration, estimate)
+    if calibration is None:
+        return cut, {pair: s for pair, s in pairs.items() if s >= cut}, auto
+    edges, auto["labels_honoured"] = honour_labels(pairs, names, calibration, cut)
+    return cut, edges, auto
 
 
 def auto_threshold(pairs: dict[tuple[int, int], float], names: list[str], cut: float, target_precision: float,

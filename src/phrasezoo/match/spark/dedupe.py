@@ -35,14 +35,13 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from ..engine.dedupe import (
-    auto_threshold,
     check_dedupe_arguments,
     claimed_pairs,
     cluster_pairs,
     distinct_names,
     exact_key,
-    honour_labels,
     kept_edges,
+    linked_pairs,
     neighbour_pairs,
     neighbour_table,
     resolve_threshold,
@@ -122,9 +121,8 @@ def dedupe_spark(
                        cut if lists else -np.inf)  # fmt: skip
     auto = {}
     if not lists:  # as dedupe with labels: every pair recalibrated, then the (labelled) threshold
-        if threshold == "auto":
-            cut, auto = auto_threshold(edges, distinct, cut, target_precision, calibration, decision is not None)
-        edges, auto["labels_honoured"] = honour_labels(edges, distinct, calibration, cut)
+        cut, edges, auto = linked_pairs(edges, distinct, threshold, cut, target_precision, calibration,
+                                        decision is not None)  # fmt: skip
     labels = first_position[cluster_pairs(len(distinct), edges, cut, method)]  # as dedupe: the first row's position
     row_labels = labels[group]
     report = size_report(row_labels, n_rows, [None] * missing, threshold=cut, method=method, top_k=top_k,

@@ -226,18 +226,7 @@ def _search(right, column: str, folder: str, top_k: int, cut, label_type: str, p
                 out[key] = values
             yield out
 
-    found = source.mapInPandas(find, found_schema).persist()
-    answered = found.where(F.col("_key").isNotNull() & (F.col("_ids").getItem(0) >= 0))
-    tops = answered.select("_key", F.col("_ids").getItem(0).alias("_row"), "_top").dropDuplicates(["_key"])
-    by_row = Window.partitionBy("_row")
-    tops = (tops.withColumn("_pos", F.row_number().over(by_row.orderBy(F.desc("_top"), F.asc("_key"))))
-            .withColumn("_best", F.max("_top").over(by_row)).withColumn("_count", F.count(F.lit(1)).over(by_row))
-            .withColumn("_second", F.max(F.when(F.col("_pos") == 2, F.col("_top"))).over(by_row)))  # fmt: skip
-    cap = F.lit(CLAIM_CAP)
-    gap = (F.when(F.col("_count") == 1, cap).when(F.col("_pos") == 1, F.least(F.col("_best") - F.col("_second"), cap))
-           .otherwise(F.least(F.col("_top") - F.col("_best"), cap)))  # fmt: skip
-    claimed = tops.select("_key", gap.alias("_gap"), F.log(F.col("_count").cast("double")).alias("_log"))
-    joined = found.join(claimed, on="_key", how="left")
+    joined = _with_claims(source.mapInPandas(find, found_schema).persist())
 
     def decide(frames):
         for frame in frames:
@@ -260,6 +249,22 @@ def _search(right, column: str, folder: str, top_k: int, cut, label_type: str, p
             yield _rows(worker, frame[names], present, scores, ids, cut, as_label, said)
 
     return joined.mapInPandas(decide, schema)
+
+
+def _with_claims(found):
+    """The first pass's rows with the claims of each distinct text (``_gap``, ``_log``), read with windows over its
+    top answer's row across the whole of ``right`` (:func:`phrasezoo.match.model.decision.claim_inputs`)."""
+    answered = found.where(F.col("_key").isNotNull() & (F.col("_ids").getItem(0) >= 0))
+    tops = answered.select("_key", F.col("_ids").getItem(0).alias("_row"), "_top").dropDuplicates(["_key"])
+    by_row = Window.partitionBy("_row")
+    tops = (tops.withColumn("_pos", F.row_number().over(by_row.orderBy(F.desc("_top"), F.asc("_key"))))
+            .withColumn("_best", F.max("_top").over(by_row)).withColumn("_count", F.count(F.lit(1)).over(by_row))
+            .withColumn("_second", F.max(F.when(F.col("_pos") == 2, F.col("_top"))).over(by_row)))  # fmt: skip
+    cap = F.lit(CLAIM_CAP)
+    gap = (F.when(F.col("_count") == 1, cap).when(F.col("_pos") == 1, F.least(F.col("_best") - F.col("_second"), cap))
+           .otherwise(F.least(F.col("_top") - F.col("_best"), cap)))  # fmt: skip
+    claimed = tops.select("_key", gap.alias("_gap"), F.log(F.col("_count").cast("double")).alias("_log"))
+    return found.join(claimed, on="_key", how="left")
 
 
 def _present(frame, column: str) -> tuple[list[int], list[str]]:
