@@ -39,7 +39,8 @@ thresholds (--threshold): a number drops matches scoring below it; 'auto' keeps 
 
 a few labels (--calibration FILE): `phrasezoo match label` asks about the pairs the default model is least sure of
   and writes a calibration file; with it the scores are recalibrated to your data and --threshold auto uses the
-  threshold the labelled join gave --target-precision (one threshold for every chunk of a streamed file).
+  threshold the labelled join gave --target-precision (one threshold for every chunk of a streamed file). Pairs you
+  labelled are kept or dropped as you said, whatever the threshold. For dedupe, label one list's pairs (--input).
 
 examples:
   phrasezoo match join --left companies.csv --right invoices.csv --left-column name --right-column vendor \\
@@ -50,6 +51,7 @@ examples:
   phrasezoo match label --left companies.csv --right invoices.csv --left-column name --right-column vendor \\
       --output calibration.json
   phrasezoo match join ... --threshold auto --calibration calibration.json
+  phrasezoo match label --input customers.csv --column name --output list.json   # then: dedupe ... --calibration
 """
 
 
