@@ -2,12 +2,12 @@
 label`` and the labels of :func:`phrasezoo.match.calibrate` and :func:`phrasezoo.match.calibrate_dedupe`
 (:mod:`phrasezoo.match.model.calibration` holds what the labels become).
 
-A label says whether a query's answer (its top-ranked reference row) names the same thing; in a list (dedupe), whether
-a name and its best other row do (each distinct name's top other row as ``dedupe`` scores it with labels: the join's
-decision, claims read over the list; a pair is asked once, in either order; docs/experiments/matching.md, rule 46). The session asks the pair
-the study measured asking first (docs/experiments/matching.md, rule 35): the answer not asked yet whose recalibrated
-probability is nearest, in log-odds, to the current threshold (the highest probability while no threshold reaches
-the target), and after every reply refits the shift and reads the threshold again. Replies: y (the same thing), n
+A label says whether a query's answer (its top-ranked reference row) names the same thing; in a list (dedupe),
+whether a name and its best other row do (each distinct name's top other row as ``dedupe`` scores it with labels:
+the join's decision, claims read over the list; a pair is asked once, in either order; docs/experiments/matching.md,
+rule 46). The session asks the pair the study measured asking first (rule 35): the answer not asked yet whose
+recalibrated probability is nearest, in log-odds, to the current threshold (the highest probability while no
+threshold reaches the target), and after every reply refits the shift and reads the threshold again. Replies: y (the same thing), n
 (not), s (skip: never asked again, not counted), u (undo the last reply), q (quit, saved; end of input likewise).
 After every reply the session file beside the output (``calibration.session.json`` for ``calibration.json``: the
 replies so far, with what they were given on) and the calibration file are rewritten atomically; the same command
