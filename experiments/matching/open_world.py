@@ -40,6 +40,7 @@ from open_world_lib import (  # noqa: E402
     domain_mean,
     fdr_cut,
     fit_decision,
+    honoured_kept,
     kept_metrics,
     label_loop,
     label_loop_shift,
@@ -343,18 +344,24 @@ def labels(args) -> None:
                 for i, j in enumerate(joins):
                     a = answers(j, fold_ranking(i % 2) if held == "autofj" else ranking, names)
                     p = model.probability(a)
-                    if args.way == "shift":
+                    if args.honoured:  # rule 49: beside the plain simulation, the answers the product keeps
+                        cut, q, labelled = label_loop_shift(p, a.correct, t, args.budget, with_labelled=True)
+                        m = kept_metrics(a, honoured_kept(q, cut, labelled, a.correct))
+                    elif args.way == "shift":
                         cut, q = label_loop_shift(p, a.correct, t, args.budget)
+                        m = kept_metrics(a, q >= cut)
                     else:
                         cut, q, _ = label_loop(p, a.correct, t, args.budget)
-                    m = kept_metrics(a, q >= cut)
+                        m = kept_metrics(a, q >= cut)
                     m["oracle"] = oracle_recall(a, p, t)
                     rows.append(m)
                     weights.append(j.weight)
                 cell = {k: round(weighted_mean([r[k] for r in rows], weights), 3) for k in rows[0]}
                 report[f"{held}|{world}|{t}"] = cell
                 print(f"{held:11s} {world:6s} {t}", compact("labels", cell), flush=True)
-    (RESULTS / f"open-world-dev-labels-{args.way}-{args.budget}.json").write_text(json.dumps(report, indent=1) + "\n")
+    variant = "" if args.variant == "map" else "-" + args.variant.replace(" ", "-").replace(",", "")
+    name = f"open-world-dev-labels-{args.way}-{args.budget}{variant}{'-honoured' if args.honoured else ''}.json"
+    (RESULTS / name).write_text(json.dumps(report, indent=1) + "\n")
 
 
 def holds(cell: dict, world: str, target: float = 0.9) -> bool:
@@ -449,6 +456,47 @@ def test(args) -> None:
          "ways": ["decision", "round 9 decision", "labels", "shipped", "incumbent recipe"],
          "file": str(out), "budget": args.budget,
          "cells": report}, indent=1) + "\n")  # fmt: skip
+
+
+def labels_test(args) -> None:
+    """Rule 49's one test read: per held-out domain, world and target, the shipped decision's recipe trained without
+    the domain (round 11's test read's ``decision``) with 50 simulated labels, plain (rules 35-39) and as the product
+    keeps the answers (honoured); written to ``open-world-test-labels-honoured.json``, refused if it exists."""
+    out = RESULTS / "open-world-test-labels-honoured.json"
+    if out.exists():
+        raise SystemExit(f"{out} exists: a test read is made once and kept (rule 49).")
+    shipped = default_combination(DEFAULT_ENCODER)
+    names = shipped.features
+    data = load_all(ALL_DOMAINS, splits=("dev", "calib", "test"))
+    report = {}
+    for held in ALL_DOMAINS:
+        ranking, fold_ranking, train = lodo_rankings(data, held, names, np.array(shipped.weights))
+        model = fit_decision(decision_answers(data, train, ranking, names, fold_ranking), VARIANTS["decision inputs"],
+                             c=args.c)  # fmt: skip
+        for world in WORLDS:
+            scored = scored_joins(data, held, "test", world, ranking, fold_ranking)
+            weights = [w for _, w, _ in scored]
+            for target in TARGETS:
+                cells: dict[str, list] = {"labels": [], "labels, honoured": []}
+                for a, _, _ in scored:
+                    p = model.probability(a)
+                    cut, q, labelled = label_loop_shift(p, a.correct, target, args.budget, with_labelled=True)
+                    for way, kept in (("labels", q >= cut), ("labels, honoured",
+                                                             honoured_kept(q, cut, labelled, a.correct))):  # fmt: skip
+                        m = kept_metrics(a, kept)
+                        m["oracle"] = oracle_recall(a, p, target)
+                        cells[way].append(m)
+                for way, rows in cells.items():
+                    report[f"{held}|{world}|{way}|{target}"] = read_cell(rows, weights)
+                print(f"{held:11s} {world:6s} {target}", " | ".join(
+                    compact(w, report[f"{held}|{world}|{w}|{target}"]) for w in cells), flush=True)  # fmt: skip
+    within = {way: sum(abs(c["precision"] - float(k.split("|")[3])) <= 0.03 for k, c in report.items()
+                       if k.split("|")[2] == way) for way in ("labels", "labels, honoured")}  # fmt: skip
+    print("cells within 0.03:", within)
+    out.write_text(json.dumps(
+        {"command": "OMP_NUM_THREADS=1 .venv/bin/python experiments/matching/open_world.py labels-test",
+         "rules": "docs/experiments/matching.md, round 18, rule 49 (read once)", "budget": args.budget,
+         "within_0.03": within, "cells": report}, indent=1) + "\n")  # fmt: skip
 
 
 WAY_NAMES = {"decision": "decision (new)", "shipped": "shipped before", "incumbent recipe": "incumbent recipe",
@@ -689,6 +737,10 @@ def main() -> None:
     lb.add_argument("--budget", type=int, default=50)
     lb.add_argument("--c", type=float, default=1.0)
     lb.add_argument("--way", default="platt", choices=("platt", "shift"))
+    lb.add_argument("--honoured", action="store_true", help="rule 49: the answers as the product keeps them")
+    lt = sub.add_parser("labels-test", help="rule 49: the labelled joins on test, plain and honoured (once)")
+    lt.add_argument("--c", type=float, default=1.0)
+    lt.add_argument("--budget", type=int, default=50)
     sub.add_parser("decide", help="rule 34 on the dev study")
     ts = sub.add_parser("test", help="rule 36: the test read (once)")
     ts.add_argument("--c", type=float, default=1.0)
@@ -704,7 +756,7 @@ def main() -> None:
     args = parser.parse_args()
     read_levels()
     commands = {"build": build, "baseline": baseline, "study": study, "labels": labels, "decide": decide,
-                "levels": levels, "fit": fit, "test": test, "reliability": reliability}  # fmt: skip
+                "levels": levels, "fit": fit, "test": test, "reliability": reliability, "labels-test": labels_test}  # fmt: skip
     commands[args.command](args)
 
 

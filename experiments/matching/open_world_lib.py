@@ -385,9 +385,17 @@ def labelled_cut(p: np.ndarray, known: np.ndarray, truth: np.ndarray, target: fl
     return float(s[ok[-1]]) if ok.size else float("inf")
 
 
-def label_loop_shift(p: np.ndarray, truth: np.ndarray, target: float, budget: int) -> tuple[float, np.ndarray]:
+def honoured_kept(q: np.ndarray, cut: float, labelled: np.ndarray, truth: np.ndarray) -> np.ndarray:
+    """Rule 49: the answers the product keeps since labels win over the threshold: the threshold's, minus those
+    labelled wrong, plus those labelled right."""
+    return ((q >= cut) & ~(labelled & ~truth)) | (labelled & truth)
+
+
+def label_loop_shift(p: np.ndarray, truth: np.ndarray, target: float, budget: int,
+                     with_labelled: bool = False) -> tuple:  # fmt: skip
     """Simulated labelling, one parameter: ask about the unlabelled answer nearest the current cut, refit the
-    log-odds shift, set the cut from labels and shifted probabilities; ``budget`` times."""
+    log-odds shift, set the cut from labels and shifted probabilities; ``budget`` times. ``(cut, q)``, and the
+    labelled answers with ``with_labelled``."""
     labelled = np.zeros(len(p), dtype=bool)
     q = p.copy()
     cut = labelled_cut(q, labelled, truth, target)
@@ -398,4 +406,4 @@ def label_loop_shift(p: np.ndarray, truth: np.ndarray, target: float, budget: in
         b = shift_fit(p[labelled], truth[labelled].astype(np.float64))
         q = 1.0 / (1.0 + np.exp(-(logit(p) + b)))
         cut = labelled_cut(q, labelled, truth.astype(np.float64), target)
-    return cut, q
+    return (cut, q, labelled) if with_labelled else (cut, q)
