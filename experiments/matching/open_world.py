@@ -345,7 +345,8 @@ def labels(args) -> None:
                     a = answers(j, fold_ranking(i % 2) if held == "autofj" else ranking, names)
                     p = model.probability(a)
                     if args.honoured:  # rule 49: beside the plain simulation, the answers the product keeps
-                        cut, q, labelled = label_loop_shift(p, a.correct, t, args.budget, with_labelled=True)
+                        cut, q, labelled = label_loop_shift(p, a.correct, t, args.budget, with_labelled=True,
+                                                            kept_cut=args.kept_cut)  # fmt: skip
                         m = kept_metrics(a, honoured_kept(q, cut, labelled, a.correct))
                     elif args.way == "shift":
                         cut, q = label_loop_shift(p, a.correct, t, args.budget)
@@ -360,7 +361,8 @@ def labels(args) -> None:
                 report[f"{held}|{world}|{t}"] = cell
                 print(f"{held:11s} {world:6s} {t}", compact("labels", cell), flush=True)
     variant = "" if args.variant == "map" else "-" + args.variant.replace(" ", "-").replace(",", "")
-    name = f"open-world-dev-labels-{args.way}-{args.budget}{variant}{'-honoured' if args.honoured else ''}.json"
+    tail = ("-honoured" if args.honoured else "") + ("-kept-cut" if args.kept_cut else "")
+    name = f"open-world-dev-labels-{args.way}-{args.budget}{variant}{tail}.json"
     (RESULTS / name).write_text(json.dumps(report, indent=1) + "\n")
 
 
@@ -738,6 +740,7 @@ def main() -> None:
     lb.add_argument("--c", type=float, default=1.0)
     lb.add_argument("--way", default="platt", choices=("platt", "shift"))
     lb.add_argument("--honoured", action="store_true", help="rule 49: the answers as the product keeps them")
+    lb.add_argument("--kept-cut", action="store_true", help="rule 50: the cut of the kept set (with --honoured)")
     lt = sub.add_parser("labels-test", help="rule 49: the labelled joins on test, plain and honoured (once)")
     lt.add_argument("--c", type=float, default=1.0)
     lt.add_argument("--budget", type=int, default=50)

@@ -391,19 +391,35 @@ def honoured_kept(q: np.ndarray, cut: float, labelled: np.ndarray, truth: np.nda
     return ((q >= cut) & ~(labelled & ~truth)) | (labelled & truth)
 
 
+def kept_labelled_cut(p: np.ndarray, known: np.ndarray, truth: np.ndarray, target: float) -> float:
+    """Rule 50: the lowest probability at which the kept set of a labelled join (:func:`honoured_kept`: the
+    unlabelled answers at or above it, by their probability, plus every answer labelled right) is expected to reach
+    ``target``; answers labelled wrong count nowhere."""
+    base = float((known & truth.astype(bool)).sum())
+    free = ~known
+    s = np.sort(p[free])[::-1]
+    if not s.size:
+        return float("inf")
+    means = (base + np.cumsum(s)) / (base + np.arange(1, s.size + 1))
+    ends = np.r_[s[1:] < s[:-1], True]
+    ok = np.flatnonzero(ends & (means >= target))
+    return float(s[ok[-1]]) if ok.size else float("inf")
+
+
 def label_loop_shift(p: np.ndarray, truth: np.ndarray, target: float, budget: int,
-                     with_labelled: bool = False) -> tuple:  # fmt: skip
+                     with_labelled: bool = False, kept_cut: bool = False) -> tuple:  # fmt: skip
     """Simulated labelling, one parameter: ask about the unlabelled answer nearest the current cut, refit the
     log-odds shift, set the cut from labels and shifted probabilities; ``budget`` times. ``(cut, q)``, and the
-    labelled answers with ``with_labelled``."""
+    labelled answers with ``with_labelled``; ``kept_cut``: rule 50's cut (:func:`kept_labelled_cut`) throughout."""
+    cut_of = kept_labelled_cut if kept_cut else labelled_cut
     labelled = np.zeros(len(p), dtype=bool)
     q = p.copy()
-    cut = labelled_cut(q, labelled, truth, target)
+    cut = cut_of(q, labelled, truth, target)
     for _ in range(min(budget, len(p))):
         anchor = cut if np.isfinite(cut) else float(q.max())
         distance = np.where(labelled, np.inf, np.abs(logit(q) - logit(np.array([anchor]))[0]))
         labelled[int(np.argmin(distance))] = True
         b = shift_fit(p[labelled], truth[labelled].astype(np.float64))
         q = 1.0 / (1.0 + np.exp(-(logit(p) + b)))
-        cut = labelled_cut(q, labelled, truth.astype(np.float64), target)
+        cut = cut_of(q, labelled, truth.astype(np.float64), target)
     return (cut, q, labelled) if with_labelled else (cut, q)
