@@ -11,7 +11,7 @@ from .api import join, link
 from .engine.blocking import SCHEMES
 from .engine.dedupe import dedupe
 from .engine.estimate import describe, estimate_of, merge_tallies, plot_estimate
-from .engine.labelling import LabelSession, check_reference, require_decision, run_session
+from .engine.labelling import SESSION_SAMPLE, LabelSession, check_reference, require_decision, run_session
 from .engine.matcher import Matcher
 from .io.inputs import MissingValuesError, as_column, as_kb
 from .io.streaming import stream_matches
@@ -243,6 +243,10 @@ def _label_arguments(sub) -> None:
     label.add_argument("--target-precision", type=float, default=0.9,
                        help="precision the threshold aims at; pairs near it are asked first (default 0.9)")  # fmt: skip
     label.add_argument("--budget", type=int, default=50, help="labels to give, skips not counted (default 50)")
+    label.add_argument("--sample", type=int, default=SESSION_SAMPLE,
+                       help=f"ask about a seeded sample of this many right rows (or names of --input) when there "
+                       "are more: a large table is not searched whole before the first question (default "
+                       f"{SESSION_SAMPLE:,}; 0: every row)")  # fmt: skip
     label.add_argument("--encoding", default="utf-8", help="text encoding of the input files (default utf-8)")
     label.add_argument("--skip-missing", action="store_true", help="skip empty cells instead of failing")
     label.add_argument("--batch-size", type=int, help="encoder batch size")
@@ -416,12 +420,14 @@ def _label(args: argparse.Namespace) -> int:
         reference, queries = _label_tables(args)
         matcher = Matcher(args.model, batch_size=args.batch_size, progress=not args.no_progress)
         if reference is None:  # one list
-            session = LabelSession.open_list(args.output, matcher, queries.values, args.target_precision, args.budget)
+            session = LabelSession.open_list(args.output, matcher, queries.values, args.target_precision, args.budget,
+                                             args.sample)  # fmt: skip
         else:
             check_reference(reference.values, "left table" if args.left is not None else "KB")
             require_decision(matcher)  # before the reference is encoded
             matcher.fit(reference.values)
-            session = LabelSession.open(args.output, matcher, queries.values, args.target_precision, args.budget)
+            session = LabelSession.open(args.output, matcher, queries.values, args.target_precision, args.budget,
+                                        args.sample)  # fmt: skip
     except MissingValuesError as err:
         print(f"error: {err.describe(fix='pass --skip-missing')}", file=sys.stderr)
         return 2

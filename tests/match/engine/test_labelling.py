@@ -202,3 +202,29 @@ def test_a_list_session_refuses_a_join_session_file_and_tables_of_both_kinds(tab
     pd.DataFrame({"name": ["one name", "one name"]}).to_csv(path, index=False)
     status, screen, _ = label_list(path, tmp_path / "other.json", monkeypatch)
     assert status == 2 and "The list has 1 distinct row(s)" in screen
+
+
+def test_a_large_table_is_labelled_from_a_seeded_sample_of_its_rows(tables, tmp_path, decision_cli, monkeypatch):
+    """``--sample``: the pool is a seeded sample of the right rows (a list's distinct names), so a large table is not
+    searched whole before the first question; the same sample again on resume."""
+    output = tmp_path / "calibration.json"
+    screen = io.StringIO()
+    user = User(screen, GOLD)
+    left, right = tables
+    argv = ["label", "--left", str(left), "--right", str(right), "--left-column", "name", "--right-column", "vendor",
+            "--budget", "3", "--sample", "4", "--output", str(output), "--no-progress"]  # fmt: skip
+    with monkeypatch.context() as terminal:
+        terminal.setattr(sys, "stdout", screen)
+        terminal.setattr(sys, "stdin", user)
+        assert main(argv) == 0
+    assert "a seeded sample of 4 of the 10 right rows" in screen.getvalue()
+    from phrasezoo.match.engine.labelling import sampled_rows
+
+    sample = {RIGHT[i] for i in sampled_rows(len(RIGHT), 4)}
+    assert {q for q, *_ in user.asked} <= sample and len(user.asked) == 3
+    path = tmp_path / "list.csv"
+    pd.DataFrame({"name": list(LIST)}).to_csv(path, index=False)
+    status, screen, user = label_list(path, tmp_path / "list.json", monkeypatch, budget=2, extra=["--sample", "5"])
+    assert status == 0 and "a seeded sample of 5 of the 15 distinct names" in screen
+    names = {list(LIST)[i] for i in sampled_rows(len(LIST), 5)}
+    assert all(a[0] in names for a in user.asked)

@@ -7,11 +7,12 @@ whether a name and its best other row do (each distinct name's top other row as 
 the join's decision, claims read over the list; a pair is asked once, in either order; docs/experiments/matching.md,
 rule 46). The session asks the pair the study measured asking first (rule 35): the answer not asked yet whose
 recalibrated probability is nearest, in log-odds, to the current threshold (the highest probability while no
-threshold reaches the target), and after every reply refits the shift and reads the threshold again. Replies: y (the same thing), n
-(not), s (skip: never asked again, not counted), u (undo the last reply), q (quit, saved; end of input likewise).
-After every reply the session file beside the output (``calibration.session.json`` for ``calibration.json``: the
-replies so far, with what they were given on) and the calibration file are rewritten atomically; the same command
-again resumes the session.
+threshold reaches the target), and after every reply refits the shift and reads the threshold again. Replies: y (the
+same thing), n (not), s (skip: never asked again, not counted), u (undo the last reply), q (quit, saved; end of
+input likewise). After every reply the session file beside the output (``calibration.session.json`` for
+``calibration.json``: the replies so far, with what they were given on) and the calibration file are rewritten
+atomically; the same command again resumes the session. A large table's pool is a seeded sample of its rows
+(:data:`SESSION_SAMPLE`, ``--sample``).
 """
 
 from __future__ import annotations
@@ -42,6 +43,9 @@ SESSION_VERSION = 1
 #: how a label may be written (a DataFrame's label column, or a reply in the session); missing values are skips
 YES, NO, SKIP = ("y", "yes", "true", "1", "1.0"), ("n", "no", "false", "0", "0.0"), ("", "s", "skip")
 LABEL_COLUMNS = ("label", "right_match")
+#: a session's pool reads at most this many rows (seeded sample) unless told otherwise: enough to find the pairs
+#: nearest the threshold without searching a million-row table before the first question
+SESSION_SAMPLE = 20_000
 
 
 def require_decision(matcher: Matcher) -> dict[str, Any]:
@@ -111,27 +115,40 @@ def answer_pool(matcher: Matcher, queries: list[str], candidates_of: Iterable[st
     return AnswerPool(list(queries), answers, probabilities, found)
 
 
-def list_pool(names: list[str], i: np.ndarray, j: np.ndarray, score: np.ndarray) -> AnswerPool:
-    """The pool of a list's session: each distinct name (``names``) and its top other row, from a dedupe search's
-    ``(i, j, score)`` (each name's candidates best first, :func:`~phrasezoo.match.engine.dedupe.neighbour_pairs`),
-    with the probabilities of every candidate (for labels of other pairs)."""
+def sampled_rows(n: int, size: int | None, seed: int = 0) -> np.ndarray:
+    """Row positions of a seeded sample of ``size`` of ``n`` rows, in order; every row when ``size`` is None, 0 or
+    at least ``n``."""
+    if not size or n <= size:
+        return np.arange(n)
+    return np.sort(np.random.default_rng(seed).choice(n, size, replace=False))
+
+
+def list_pool(names: list[str], i: np.ndarray, j: np.ndarray, score: np.ndarray,
+              rows: np.ndarray | None = None) -> AnswerPool:  # fmt: skip
+    """The pool of a list's session: each distinct name (``names``, or its ``rows``) and its top other row, from a
+    dedupe search's ``(i, j, score)`` (each name's candidates best first,
+    :func:`~phrasezoo.match.engine.dedupe.neighbour_pairs`), with the probabilities of every candidate (for labels
+    of other pairs)."""
     top: dict[int, tuple[int, float]] = {}
     found: dict[str, dict[str, float]] = {}
     for a, b, s in zip(np.asarray(i).tolist(), np.asarray(j).tolist(), np.asarray(score).tolist()):
         top.setdefault(a, (b, s))
         found.setdefault(names[a], {}).setdefault(names[b], s)
-    answers = [names[top[a][0]] if a in top else None for a in range(len(names))]
-    probabilities = np.array([top[a][1] if a in top else -np.inf for a in range(len(names))], dtype=np.float32)
-    return AnswerPool(list(names), answers, probabilities, found)
+    rows = np.arange(len(names)) if rows is None else rows
+    answers = [names[top[a][0]] if a in top else None for a in rows.tolist()]
+    probabilities = np.array([top[a][1] if a in top else -np.inf for a in rows.tolist()], dtype=np.float32)
+    return AnswerPool([names[a] for a in rows.tolist()], answers, probabilities, found)
 
 
-def list_answer_pool(matcher: Matcher) -> AnswerPool:
-    """The pool of a list's session from ``matcher`` fitted on the list's distinct names: each name's
-    :data:`LABEL_TOP_K` best other rows as ``dedupe`` scores them with labels (the join's decision, claims read over
-    the list)."""
+def list_answer_pool(matcher: Matcher, sample: int | None = None) -> AnswerPool:
+    """The pool of a list's session from ``matcher`` fitted on the list's distinct names: each name's (or a seeded
+    ``sample`` of them) :data:`LABEL_TOP_K` best other rows of the whole list as ``dedupe`` scores them with labels
+    (the join's decision, claims read over the names searched)."""
     names = matcher.reference
-    i, j, score = neighbour_pairs(matcher, names, np.arange(len(names)), LABEL_TOP_K, matcher.progress, lists=False)
-    return list_pool(names, i, j, score)
+    rows = sampled_rows(len(names), sample)
+    i, j, score = neighbour_pairs(matcher, [names[a] for a in rows.tolist()], rows, LABEL_TOP_K, matcher.progress,
+                                  lists=False)  # fmt: skip
+    return list_pool(names, i, j, score, rows)
 
 
 def in_either_order(pool: AnswerPool, rows: list[tuple[str, str, bool | None]]) -> list[tuple[str, str, bool | None]]:
@@ -265,32 +282,40 @@ class LabelSession:
     resumed: bool = False
     #: what is labelled: a join's answers, or pairs of one list (see :data:`~..model.calibration.LABELS_OF`)
     labels_of: str = "join"
+    #: the rows the pool was sampled from (right rows, or the list's distinct names); 0: the pool holds them all
+    sampled_from: int = 0
 
     @classmethod
-    def open(cls, output: str | Path, matcher: Matcher, queries: list[str], target: float, budget: int) -> LabelSession:
-        """A session over ``matcher``'s answers to ``queries``, resumed from its session file when there is one."""
+    def open(cls, output: str | Path, matcher: Matcher, queries: list[str], target: float, budget: int,
+             sample: int | None = SESSION_SAMPLE) -> LabelSession:  # fmt: skip
+        """A session over ``matcher``'s answers to ``queries`` (a seeded ``sample`` of their rows when there are more;
+        None or 0: all), resumed from its session file when there is one."""
         check_session(target, budget)
         decision = require_decision(matcher)
         check_reference(matcher.reference, "reference")
         tables = {"reference": fingerprint(matcher.reference), "queries": fingerprint(list(queries))}
-        session = cls(Path(output), matcher.name, decision, answer_pool(matcher, list(queries)), float(target),
-                      budget, tables)  # fmt: skip
+        asked = [queries[row] for row in sampled_rows(len(queries), sample).tolist()]
+        session = cls(Path(output), matcher.name, decision, answer_pool(matcher, asked), float(target), budget,
+                      tables, sampled_from=len(queries) if len(asked) < len(queries) else 0)  # fmt: skip
         if not any(a is not None for a in session.pool.answers):
             raise CalibrationError("No query has an answer to label (the right table is empty?).")
         session.resume()
         return session
 
     @classmethod
-    def open_list(cls, output: str | Path, matcher: Matcher, names: list[str], target: float,
-                  budget: int) -> LabelSession:  # fmt: skip
-        """A session over the pairs of one list (``names``): each distinct name and its top other row, as ``dedupe``
-        scores them with labels; ``matcher`` (not fitted yet) is fitted on the list's distinct names here."""
+    def open_list(cls, output: str | Path, matcher: Matcher, names: list[str], target: float, budget: int,
+                  sample: int | None = SESSION_SAMPLE) -> LabelSession:  # fmt: skip
+        """A session over the pairs of one list (``names``): each distinct name (a seeded ``sample`` of them when
+        there are more; None or 0: all) and its top other row of the whole list, as ``dedupe`` scores them with
+        labels; ``matcher`` (not fitted yet) is fitted on the list's distinct names here."""
         check_session(target, budget)
         decision = require_decision(matcher)
         distinct, _ = distinct_names(list(names))
         check_reference(distinct, "list")
-        session = cls(Path(output), matcher.name, decision, list_answer_pool(matcher.fit(distinct)), float(target),
-                      budget, {"list": fingerprint(distinct)}, labels_of="list")  # fmt: skip
+        pool = list_answer_pool(matcher.fit(distinct), sample)
+        sampled_from = len(distinct) if len(pool.queries) < len(distinct) else 0
+        session = cls(Path(output), matcher.name, decision, pool, float(target), budget,
+                      {"list": fingerprint(distinct)}, labels_of="list", sampled_from=sampled_from)  # fmt: skip
         if not any(a is not None for a in session.pool.answers):
             raise CalibrationError("No name of the list has another row to compare it with.")
         session.resume()
@@ -391,6 +416,11 @@ def run_session(session: LabelSession, stdin: TextIO, stdout: TextIO) -> int:
         say(f">> resuming {session.path}: {session.labelled} labelled, {len(session.labels) - session.labelled} "
             "skipped so far")  # fmt: skip
     answered = sum(a is not None for a in session.pool.answers)
+    if session.sampled_from:
+        say(
+            f">> the pairs come from a seeded sample of {len(session.pool.queries):,} of the "
+            f"{session.sampled_from:,} {'distinct names' if session.labels_of == 'list' else 'right rows'} (--sample)"
+        )
     if session.labels_of == "list":
         say(f">> {answered} of the list's {len(session.pool.queries)} distinct names have another row to compare; "
             f"target precision {session.target:.2f}; at most {session.budget} labels. For each pair: do the two "
