@@ -165,9 +165,9 @@ def claimed_pairs(matcher: Matcher, ids: np.ndarray, best: np.ndarray, found: np
 def honour_labels(edges: dict[tuple[int, int], float], names: list[str], calibration: Calibration,
                   cut: float) -> tuple[dict[tuple[int, int], float], dict[str, int]]:  # fmt: skip
     """The kept pairs (``edges`` at ``cut``) with the user's labels winning over the threshold: a pair of ``names``
-    labelled the same thing is linked (at its score, at least ``cut``), one labelled not is never linked directly
-    (connected components can still join its rows through others; average linkage counts it as 0). Also how many
-    labelled pairs each way changed the kept pairs."""
+    labelled the same thing is linked with score 1 (or the threshold, when higher: average linkage merges it first),
+    one labelled not is never linked directly (connected components can still join its rows through others; average
+    linkage counts it as 0). Also how many labelled pairs each way changed the kept pairs."""
     index = {name: k for k, name in enumerate(names)}
     kept = {pair: score for pair, score in edges.items() if score >= cut}
     changed = {"linked": 0, "kept_apart": 0}
@@ -176,9 +176,9 @@ def honour_labels(edges: dict[tuple[int, int], float], names: list[str], calibra
         if a is None or b is None or a == b:
             continue
         pair = (min(a, b), max(a, b))
-        if right and pair not in kept:
-            kept[pair] = max(edges.get(pair, cut), cut)
-            changed["linked"] += 1
+        if right:
+            changed["linked"] += pair not in kept
+            kept[pair] = max(1.0, cut)  # at least the threshold, which may be inf when no threshold reached the target
         elif not right and pair in kept:
             del kept[pair]
             changed["kept_apart"] += 1
