@@ -759,7 +759,8 @@ def main() -> None:
     args = parser.parse_args()
     read_levels()
     commands = {"build": build, "baseline": baseline, "study": study, "labels": labels, "decide": decide,
-                "levels": levels, "fit": fit, "test": test, "reliability": reliability, "labels-test": labels_test}  # fmt: skip
+                "levels": levels, "fit": fit, "test": test, "reliability": reliability,
+                "labels-test": labels_test}  # fmt: skip
     commands[args.command](args)
 
 

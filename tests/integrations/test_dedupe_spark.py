@@ -64,8 +64,8 @@ def test_spark_with_labels_gives_the_same_clusters_as_one_machine(spark, names):
 
     table_ = read_autofj(["TennisTournament"])[0]
     labels = [{"left": r, "right": table_.gold[r], "label": "y"} for r in table_.right[:6]]
-    labels += [{"left": r, "right": table_.gold[o], "label": "n"} for r, o in zip(table_.right[6:10], table_.right[7:11])
-               if table_.gold[o] != table_.gold[r]]  # fmt: skip
+    labels += [{"left": r, "right": table_.gold[o], "label": "n"}
+               for r, o in zip(table_.right[6:10], table_.right[7:11]) if table_.gold[o] != table_.gold[r]]  # fmt: skip
     matcher = Matcher(progress=False).fit(distinct_names(names)[0])
     calibration = calibrate_dedupe(names, labels, progress=False)
     table = spark.createDataFrame(pd.DataFrame({"row": range(len(names)), "name": names})).repartition(2)

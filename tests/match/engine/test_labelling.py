@@ -130,7 +130,8 @@ def test_the_pair_asked_is_chosen_as_the_study_simulated_it(tmp_path):
 #: a list whose rows name a few entities (the gold cluster of each row), for a session over a list's own pairs
 LIST = {"The New York Times": 0, "NY Times": 0, "New York Times": 0, "Washington Post": 1,
         "Washington Post (newspaper)": 1, "Los Angeles Times": 2, "LA Times": 2, "Goldman Sachs": 3, "Goldman": 3,
-        "JPMorgan Chase": 4, "JP Morgan": 4, "Morgan Stanley": 5, "apple pie": 6, "apple pies": 6, "banana bread": 7}  # fmt: skip
+        "JPMorgan Chase": 4, "JP Morgan": 4, "Morgan Stanley": 5, "apple pie": 6, "apple pies": 6,
+        "banana bread": 7}  # fmt: skip
 
 
 class ListUser:
@@ -184,7 +185,8 @@ def test_a_session_over_one_list_labels_its_pairs_once_in_either_order_for_dedup
     screen = io.StringIO()
     monkeypatch.setattr(sys, "stderr", screen)
     status = main(["join", "--left", str(path), "--right", str(path), "--left-column", "name", "--right-column",
-                   "name", "--calibration", str(output), "--output", str(tmp_path / "j.csv"), "--no-progress"])  # fmt: skip
+                   "name", "--calibration", str(output), "--output", str(tmp_path / "j.csv"),
+                   "--no-progress"])  # fmt: skip
     assert status == 2 and "calibrates dedupe only" in screen.getvalue()
 
 
