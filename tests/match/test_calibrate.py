@@ -197,3 +197,26 @@ def test_a_join_and_a_dedupe_honour_the_labels_whatever_the_threshold(decision_s
     assert together.loc[together["name"] == "apple pie", "cluster"].item() == together.loc[
         together["name"] == "Goldman", "cluster"].item()  # fmt: skip
     assert together.attrs["report"]["labels_honoured"] == {"linked": 1, "kept_apart": 0}
+
+
+def test_a_large_table_is_read_on_a_sample_plus_the_labelled_rows(decision_scorer):
+    """``sample``: the stored thresholds are read on a seeded sample of the right rows (a list's names) plus the
+    labelled ones. The decision's claims compare the rows searched together, so a sample's probabilities can differ
+    a little from the whole table's (here a join's are equal, a list's close)."""
+    from phrasezoo.match import calibrate_dedupe
+
+    labels = [{"right": "JP Morgan", "left": "JPMorgan Chase", "label": "y"},
+              {"right": "Goldman", "left": "Morgan Stanley", "label": "n"},
+              {"right": "LA Times", "left": "Los Angeles Times", "label": "y"}]  # fmt: skip
+    whole = calibrate(LEFT, RIGHT, labels, model=decision_scorer, sample=0)
+    part = calibrate(LEFT, RIGHT, labels, model=decision_scorer, sample=2)
+    assert part.labels == whole.labels and part.shift == whole.shift
+    names = LEFT + ["NY Times", "JP Morgan", "LA Times", "cherry tart"]
+    pairs = [{"left": "JP Morgan", "right": "JPMorgan Chase", "label": "y"},
+             {"left": "Morgan Stanley", "right": "JPMorgan Chase", "label": "n"}]  # fmt: skip
+    whole = calibrate_dedupe(names, pairs, model=decision_scorer, sample=0)
+    part = calibrate_dedupe(names, pairs, model=decision_scorer, sample=2)
+    assert [(r["query"], r["answer"], r["right"]) for r in part.labels] == [
+        (r["query"], r["answer"], r["right"]) for r in whole.labels] and len(part.labels) == 2  # fmt: skip
+    # a list's claims compare the names searched (the sample and the labelled ones), not every name: close, not equal
+    assert [r["probability"] for r in part.labels] == pytest.approx([r["probability"] for r in whole.labels], abs=0.05)

@@ -8,6 +8,7 @@ from typing import Any
 from .engine.blocking import KeyFunction
 from .engine.dedupe import distinct_names
 from .engine.labelling import (
+    SESSION_SAMPLE,
     answer_pool,
     calibration_of,
     check_known_rows,
@@ -16,6 +17,7 @@ from .engine.labelling import (
     label_rows,
     list_answer_pool,
     require_decision,
+    sampled_rows,
     scored_labels,
 )
 from .engine.matcher import Matcher
@@ -155,6 +157,7 @@ def calibrate(
     target_precision: float = 0.9,
     matcher: Matcher | None = None,
     progress: bool = True,
+    sample: int | None = SESSION_SAMPLE,
 ) -> Calibration:
     """A calibration of the default matcher's decision from labelled pairs of a join of ``left`` and ``right``
     (what ``phrasezoo match label`` writes, from labels you already have).
@@ -163,7 +166,9 @@ def calibrate(
     value) and ``label`` or ``right_match`` (True/False, "y"/"n", 1/0; empty: not labelled); a :func:`join` result
     with a label column added works as it is. Each labelled pair is scored with the matcher's decision (its
     probability of that answer among the right value's best candidates); the labels fit a shift of its log-odds, and
-    the join's threshold for each target precision is stored (what a streamed join uses). Pass the result (or the
+    the join's threshold for each target precision is stored (what a streamed join uses; read on a seeded ``sample``
+    of the right rows, plus the labelled ones, when ``right`` has more; None or 0: every row; the decision's claims
+    then compare the rows read, so the probabilities can differ a little from a whole join's). Pass the result (or the
     file ``.save(path)`` writes) as ``calibration=`` of :func:`join`, :func:`link` or :func:`dedupe`, or as
     ``--calibration`` on the command line.
 
@@ -188,7 +193,10 @@ def calibrate(
         matcher.fit(left_col.values, left_col.labels)
     else:
         decision = require_decision(_fitted(matcher, left_col, left_col.labels, "left table", {}))
-    pool = answer_pool(matcher, right_col.values, candidates_of=[row[0] for row in rows])
+    labelled = {row[0] for row in rows}
+    keep = set(sampled_rows(len(right_col.values), sample).tolist())
+    read = [value for k, value in enumerate(right_col.values) if k in keep or value in labelled]
+    pool = answer_pool(matcher, read, candidates_of=labelled)
     return calibration_of(matcher.name, decision, pool, scored_labels(pool, rows), float(target_precision))
 
 
@@ -200,6 +208,7 @@ def calibrate_dedupe(
     model: Any = DEFAULT_MODEL,
     target_precision: float = 0.9,
     progress: bool = True,
+    sample: int | None = SESSION_SAMPLE,
 ) -> Calibration:
     """A calibration of :func:`~phrasezoo.match.dedupe` from labelled pairs of one list's rows (what ``phrasezoo
     match label --input`` writes, from labels you already have).
@@ -207,8 +216,9 @@ def calibrate_dedupe(
     ``names``: the list, read as :func:`~phrasezoo.match.dedupe` reads it. ``labels``: a DataFrame (or a list of
     dicts) with columns ``left`` and ``right`` (two values of the list, in either order) and ``label`` (True/False,
     "y"/"n", 1/0; empty: not labelled). Each pair is scored as ``dedupe`` scores it with labels (the default
-    matcher's join decision over the list's other rows); the labels fit a shift of its log-odds. Pass the result
-    (or the file ``.save(path)`` writes) as ``calibration=`` of :func:`~phrasezoo.match.dedupe` or as
+    matcher's join decision over the list's other rows; the names searched are a seeded ``sample`` of the list's
+    distinct names and the labelled ones, when the list has more); the labels fit a shift of its log-odds. Pass the
+    result (or the file ``.save(path)`` writes) as ``calibration=`` of :func:`~phrasezoo.match.dedupe` or as
     ``--calibration`` of ``phrasezoo match dedupe``; a join or a link refuses it.
 
     Raises :class:`~phrasezoo.match.model.calibration.CalibrationError` (a ``ValueError``) with what to do: labels
@@ -230,6 +240,6 @@ def calibrate_dedupe(
     rows = [(first[a], first[b], said) for a, b, said in rows]
     matcher = Matcher(model, progress=progress)
     decision = require_decision(matcher)  # before the list is encoded
-    pool = list_answer_pool(matcher.fit(distinct))
+    pool = list_answer_pool(matcher.fit(distinct), sample, include={name for row in rows for name in row[:2]})
     labelled = scored_labels(pool, in_either_order(pool, rows))
     return calibration_of(matcher.name, decision, pool, labelled, float(target_precision), "list")

@@ -140,12 +140,14 @@ def list_pool(names: list[str], i: np.ndarray, j: np.ndarray, score: np.ndarray,
     return AnswerPool([names[a] for a in rows.tolist()], answers, probabilities, found)
 
 
-def list_answer_pool(matcher: Matcher, sample: int | None = None) -> AnswerPool:
+def list_answer_pool(matcher: Matcher, sample: int | None = None, include: Iterable[str] = ()) -> AnswerPool:
     """The pool of a list's session from ``matcher`` fitted on the list's distinct names: each name's (or a seeded
-    ``sample`` of them) :data:`LABEL_TOP_K` best other rows of the whole list as ``dedupe`` scores them with labels
-    (the join's decision, claims read over the names searched)."""
+    ``sample`` of them, and the names in ``include``) :data:`LABEL_TOP_K` best other rows of the whole list as
+    ``dedupe`` scores them with labels (the join's decision, claims read over the names searched)."""
     names = matcher.reference
-    rows = sampled_rows(len(names), sample)
+    wanted = set(include)
+    rows = np.union1d(sampled_rows(len(names), sample), [k for k, name in enumerate(names) if name in wanted])
+    rows = rows.astype(np.int64)
     i, j, score = neighbour_pairs(matcher, [names[a] for a in rows.tolist()], rows, LABEL_TOP_K, matcher.progress,
                                   lists=False)  # fmt: skip
     return list_pool(names, i, j, score, rows)
