@@ -21,7 +21,14 @@ from .engine.labelling import (
     scored_labels,
 )
 from .engine.matcher import Matcher
-from .engine.results import JOIN_COLUMNS, LINK_COLUMNS, check_threshold, check_top_k, match_rows
+from .engine.results import (
+    JOIN_COLUMNS,
+    LINK_COLUMNS,
+    check_target_precision,
+    check_threshold,
+    check_top_k,
+    match_rows,
+)
 from .io.inputs import as_column, as_kb
 from .model.calibration import Calibration, as_calibration
 from .scoring.scorers import DEFAULT_MODEL
@@ -176,12 +183,7 @@ def calibrate(
     naming values the tables do not hold, a pair labelled both right and wrong, no pair labelled, a left table with
     fewer than two distinct rows, a matcher without a decision (``rapidfuzz``, ``tfidf``, an encoder alone).
     """
-    if (
-        isinstance(target_precision, bool)
-        or not isinstance(target_precision, int | float)
-        or not 0 < target_precision < 1
-    ):
-        raise ValueError(f"target_precision must be a number in (0, 1), got {target_precision!r}.")
+    check_target_precision(target_precision)
     left_col = as_column(left, left_column, what="left", allow_empty=True)
     check_reference(left_col.values)
     right_col = as_column(right, right_column, what="right", allow_empty=True)
@@ -225,12 +227,7 @@ def calibrate_dedupe(
     naming values the list does not hold, a pair labelled both right and wrong (in either order), no pair labelled,
     a list with fewer than two distinct rows, a model without a decision.
     """
-    if (
-        isinstance(target_precision, bool)
-        or not isinstance(target_precision, int | float)
-        or not 0 < target_precision < 1
-    ):
-        raise ValueError(f"target_precision must be a number in (0, 1), got {target_precision!r}.")
+    check_target_precision(target_precision)
     col = as_column(names, column, what="names", allow_empty=True)
     distinct, group = distinct_names(col.values)
     check_reference(distinct, "list")

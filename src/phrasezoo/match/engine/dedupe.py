@@ -36,7 +36,7 @@ from ..scoring.hybrid import HybridScorer
 from ..scoring.scorers import DEFAULT_MODEL
 from .estimate import estimate_of, score_tally
 from .matcher import Matcher
-from .results import check_top_k
+from .results import check_target_precision, check_top_k
 
 METHODS = ("components", "average")
 DEDUPE_COLUMNS = ["name", "cluster", "cluster_size"]
@@ -80,12 +80,7 @@ def check_dedupe_arguments(threshold: Any, method: Any, top_k: Any, target_preci
         )
     if method not in METHODS:
         raise ValueError(f"method must be one of {', '.join(METHODS)}, got {method!r}.")
-    if (
-        isinstance(target_precision, bool)
-        or not isinstance(target_precision, (int, float))
-        or not (0 < target_precision < 1)
-    ):
-        raise ValueError(f"target_precision must be a number in (0, 1), got {target_precision!r}.")
+    check_target_precision(target_precision)
     return check_top_k(top_k)
 
 

@@ -35,6 +35,7 @@ from ..io.inputs import MAX_CHARS, _is_missing, as_text
 from ..model.calibration import Calibration, CalibrationError, decision_digest, expected_precision, logit
 from .dedupe import distinct_names, neighbour_pairs
 from .matcher import Matcher
+from .results import check_target_precision
 
 #: the candidates searched per labelled query, so that a label of its second or third answer finds its probability
 LABEL_TOP_K = 10
@@ -260,8 +261,7 @@ def check_session(target: Any, budget: Any) -> None:
     """A clear error for a budget that is not a positive whole number or a target outside (0, 1)."""
     if isinstance(budget, bool) or not isinstance(budget, int) or budget < 1:
         raise ValueError(f"The budget must be a positive whole number of labels, got {budget!r}.")
-    if not isinstance(target, float | int) or not 0 < target < 1:
-        raise ValueError(f"The target precision must be a number in (0, 1), got {target!r}.")
+    check_target_precision(target, "The target precision")
 
 
 def session_path(output: str | Path) -> Path:

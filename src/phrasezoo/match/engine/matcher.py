@@ -32,7 +32,7 @@ from ..scoring.index import INDEX_TYPES, top_k_rows
 from ..scoring.scorers import DEFAULT_MODEL
 from ..scoring.specs import make_scorer
 from .blocking import FALLBACKS, BlockIndex, KeyFunction
-from .results import match_rows
+from .results import check_target_precision, match_rows
 
 FORMAT_VERSION = 1
 STATE_FILE = "matcher.json"
@@ -114,12 +114,7 @@ class Matcher:
                 f"threshold='auto' needs a calibrated matcher (the default 'hybrid'); {self.name} scores are not "
                 "calibrated: pass a number as threshold."
             )
-        if (
-            isinstance(target_precision, bool)
-            or not isinstance(target_precision, (int, float))
-            or not (0 < target_precision < 1)
-        ):
-            raise ValueError(f"target_precision must be a number in (0, 1), got {target_precision!r}.")
+        check_target_precision(target_precision)
         if decision is not None:
             return decision.cut_for(float(target_precision), dedupe=dedupe)
         return combination.threshold_for(float(target_precision))

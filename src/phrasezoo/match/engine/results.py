@@ -33,6 +33,17 @@ def check_threshold(threshold: Any) -> None:
         )
 
 
+def check_target_precision(target_precision: Any, what: str = "target_precision") -> float:
+    """A target precision as a float; a clear error (naming it ``what``) for anything but a number in (0, 1)."""
+    if (
+        isinstance(target_precision, bool)
+        or not isinstance(target_precision, (int, float))
+        or not (0 < target_precision < 1)
+    ):
+        raise ValueError(f"{what} must be a number in (0, 1), got {target_precision!r}.")
+    return float(target_precision)
+
+
 def check_top_k(top_k: Any) -> int:
     if isinstance(top_k, bool) or not isinstance(top_k, (int, np.integer)) or top_k < 1:
         raise ValueError(f"top_k must be a positive integer, got {top_k!r}.")
