@@ -95,8 +95,7 @@ def match_rows(
             cut = calibration.cut_for(scores[:, 0], queries.values, answers, target_precision)
     verdict = None
     if calibration is not None and len(queries):  # the user's own answers win over the threshold
-        candidates = [[matcher.reference[i] if i >= 0 else None for i in row] for row in found.tolist()]
-        verdict = calibration.verdicts(queries.values, candidates)
+        verdict = calibration.verdicts(queries.values, found, matcher.reference)
     rows, unmatched = [], []
     for q, (value, label) in enumerate(zip(queries.originals or queries.values, queries.labels)):
         seen: set = set()

@@ -195,15 +195,15 @@ class Calibration:
         back, back_right = self.known_as_given(second, first)
         return known | back, np.where(known, right, back_right)
 
-    def verdicts(self, queries: list[str], candidates: list[list[str | None]]) -> np.ndarray:
-        """Per query and candidate (``candidates``: one equally long row per query, None for none): 1 labelled the same
-        thing, -1 labelled not, 0 not labelled. A join keeps an answer labelled 1 whatever the threshold and never
+    def verdicts(self, queries: list[str], ids: np.ndarray, reference: list[str]) -> np.ndarray:
+        """Per query and candidate (``ids``: rows of ``reference``, one row per query, -1 for none): 1 labelled the
+        same thing, -1 labelled not, 0 not labelled. A join keeps an answer labelled 1 whatever the threshold and never
         returns one labelled -1: the user's own answers win over the model's."""
-        flat_queries = [q for q, row in zip(queries, candidates) for _ in row]
-        flat_answers = [a for row in candidates for a in row]
+        ids = np.asarray(ids)
+        flat_queries = [q for q in queries for _ in range(ids.shape[1])]
+        flat_answers = [reference[i] if i >= 0 else None for i in ids.ravel().tolist()]
         known, right = self.known(flat_queries, flat_answers)
-        width = len(candidates[0]) if len(candidates) else 0
-        return np.where(known, np.where(right, 1, -1), 0).astype(np.int8).reshape(len(candidates), width)
+        return np.where(known, np.where(right, 1, -1), 0).astype(np.int8).reshape(ids.shape)
 
     def labelled_pairs(self) -> list[tuple[str, str, bool]]:
         """``(first, second, right)`` of every labelled (not skipped) pair, in the order given."""

@@ -282,7 +282,7 @@ def _verdicts(calibration: Calibration | None, worker: Matcher, keys: list[str],
     """The labels of the searched rows' candidates (see ``Calibration.verdicts``), None without a calibration."""
     if calibration is None or not len(keys):
         return None
-    return calibration.verdicts(keys, [[worker.reference[i] if i >= 0 else None for i in row] for row in ids.tolist()])
+    return calibration.verdicts(keys, ids, worker.reference)
 
 
 def _rows(matcher: Matcher, frame, present: list[int], scores: np.ndarray, ids: np.ndarray, cut, as_label,
