@@ -174,7 +174,7 @@ def honour_labels(edges: dict[tuple[int, int], float], names: list[str], calibra
         if right:
             changed["linked"] += pair not in kept
             kept[pair] = max(1.0, cut)  # at least the threshold, which may be inf when no threshold reached the target
-        elif not right and pair in kept:
+        elif pair in kept:
             del kept[pair]
             changed["kept_apart"] += 1
     return kept, changed
@@ -281,22 +281,25 @@ def dedupe(
     :func:`~phrasezoo.match.join`'s tables (same errors). ``threshold``: a pair of rows is linked when its score
     reaches it; ``"auto"`` (default) is the default matcher's calibrated threshold for ``target_precision``: the cut
     of its dedupe decision, set on dedupe lists (docs/dedupe.md). ``method``: ``"components"`` (connected components
-    of the linked pairs) or ``"average"`` (average-linkage agglomerative clustering of them: stricter on chains). ``top_k``: neighbours searched per
-    distinct name. ``matcher``: a matcher already fitted on the distinct names (reuse across thresholds).
+    of the linked pairs) or ``"average"`` (average-linkage agglomerative clustering of them: stricter on chains).
+    ``top_k``: neighbours searched per distinct name. ``matcher``: a matcher already fitted on the distinct names
+    (reuse across thresholds).
 
     Returns a DataFrame with the input's index (duplicate labels are kept as they are) and columns ``name``,
     ``cluster`` (the 0-based position of the cluster's first row in the input: stable across runs) and
-    ``cluster_size``; an empty list (or one whose values are all skipped) gives an empty result. Rows with the same normal form always share a cluster. ``attrs["report"]``: clusters by size,
-    the largest cluster's size and share of rows, the threshold and method used, and the labels of rows left out
-    (missing values with ``on_missing="skip"``); every input row is in the result or in ``report["skipped"]``;
-    ``report["scored_by"]``: which of the default matcher's decisions scored the pairs (``"dedupe decision"``, or
-    ``"join decision"`` with labels or a blocked matcher).
+    ``cluster_size``; an empty list (or one whose values are all skipped) gives an empty result. Rows with the same
+    normal form always share a cluster. ``attrs["report"]``: clusters by size, the largest cluster's size and share
+    of rows, the threshold and method used, and the labels of rows left out (missing values with
+    ``on_missing="skip"``); every input row is in the result or in ``report["skipped"]``; ``report["scored_by"]``:
+    which of the default matcher's decisions scored the pairs (``"dedupe decision"``, or ``"join decision"`` with
+    labels or a blocked matcher).
 
-    ``calibration`` (labels of the default matcher's answers, from ``phrasezoo match label`` or
-    :func:`phrasezoo.match.calibrate`): the pairs are scored by the join's decision, whose scores its shift was fitted
-    on (not the dedupe decision), recalibrated by that shift and, with ``"auto"``, the
-    threshold is the lowest at which the kept pairs' expected precision reaches the target (a labelled pair, in
-    either order, counts as labelled). With ``"auto"`` and a matcher whose scores are probabilities,
+    ``calibration`` (labels of the list's own pairs, from ``phrasezoo match label --input`` or
+    :func:`phrasezoo.match.calibrate_dedupe`, or of a join's answers): the pairs are scored by the join's decision,
+    whose scores its shift was fitted on (not the dedupe decision), recalibrated by that shift and, with ``"auto"``,
+    the threshold is the lowest at which the kept pairs' expected precision reaches the target (a labelled pair, in
+    either order, counts as labelled); the labels win over the threshold (:func:`honour_labels`,
+    ``report["labels_honoured"]``). With ``"auto"`` and a matcher whose scores are probabilities,
     ``report["estimate"]`` says what the pairs' own scores expect of the threshold (as :func:`~phrasezoo.match.join`).
     """
     top_k = check_dedupe_arguments(threshold, method, top_k, target_precision)
