@@ -294,13 +294,11 @@ def dedupe(
     which of the default matcher's decisions scored the pairs (``"dedupe decision"``, or ``"join decision"`` with
     labels or a blocked matcher).
 
-    ``calibration`` (labels of the list's own pairs, from ``phrasezoo match label --input`` or
-    :func:`phrasezoo.match.calibrate_dedupe`, or of a join's answers): the pairs are scored by the join's decision,
-    whose scores its shift was fitted on (not the dedupe decision), recalibrated by that shift and, with ``"auto"``,
-    the threshold is the lowest at which the kept pairs' expected precision reaches the target (a labelled pair, in
-    either order, counts as labelled); the labels win over the threshold (:func:`honour_labels`,
-    ``report["labels_honoured"]``). With ``"auto"`` and a matcher whose scores are probabilities,
-    ``report["estimate"]`` says what the pairs' own scores expect of the threshold (as :func:`~phrasezoo.match.join`).
+    ``calibration`` (labels of the list's pairs, :func:`~phrasezoo.match.calibrate_dedupe` or ``match label
+    --input``, or a join's): the join's decision scores the pairs (its scores took the labels' shift), recalibrated;
+    with ``"auto"`` the threshold is the lowest whose kept pairs' expected precision reaches the target (a labelled
+    pair, either order, counting as labelled); the labels win over it (:func:`honour_labels`). With ``"auto"`` and
+    probabilities, ``report["estimate"]`` says what the pairs' scores expect of the threshold.
     """
     top_k = check_dedupe_arguments(threshold, method, top_k, target_precision)
     calibration = as_calibration(calibration)
