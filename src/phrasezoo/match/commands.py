@@ -16,7 +16,7 @@ from .engine.matcher import Matcher
 from .io.inputs import MissingValuesError, as_column, as_kb
 from .io.streaming import stream_matches
 from .io.tables import DEFAULT_CHUNK_ROWS, iter_table, read_table, write_table
-from .model.calibration import read_calibration
+from .model.calibration import Calibration, read_calibration
 from .scoring.index import INDEX_TYPES
 from .scoring.scorers import DEFAULT_MODEL, RAPIDFUZZ_SCORERS
 
@@ -275,8 +275,8 @@ def _matching(args: argparse.Namespace):
     read, the matcher fitted (or loaded) and the calibration read and checked once, here."""
     options = {"top_k": args.top_k, "threshold": args.threshold, "target_precision": args.target_precision,
                "keep_unmatched": args.keep_unmatched, "on_missing": "skip" if args.skip_missing else "raise"}  # fmt: skip
-    if args.calibration is not None:
-        read_calibration(args.calibration).check_use()  # a list's labels fail before the reference is encoded
+    # read once; a list's labels fail here, before the reference is encoded
+    calibration = read_calibration(args.calibration).check_use() if args.calibration is not None else None
     if args.match_command == "apply":
         fitted = Matcher.load(args.matcher, progress=not args.no_progress)
 
@@ -302,16 +302,15 @@ def _matching(args: argparse.Namespace):
             path, match = args.mentions, lambda chunk, **given: link(chunk, kb, mention_column=args.mention_column,
                                                                      matcher=fitted, kb_name_column=args.kb_name_column,
                                                                      kb_id_column=args.kb_id_column, **given)  # fmt: skip
-    options["calibration"] = _calibration(args, fitted)
+    options["calibration"] = _calibration(args, fitted, calibration)
     return path, lambda chunk: match(chunk, **options)
 
 
-def _calibration(args: argparse.Namespace, matcher: Matcher):
-    """The ``--calibration`` file, checked against the matcher; with ``--threshold auto`` its stored threshold
+def _calibration(args: argparse.Namespace, matcher: Matcher, calibration: Calibration | None):
+    """The ``--calibration`` file (read), checked against the matcher; with ``--threshold auto`` its stored threshold
     serves every chunk (the CLI streams its input: a threshold read from one chunk would differ from the next's)."""
-    if args.calibration is None:
+    if calibration is None:
         return None
-    calibration = read_calibration(args.calibration)
     decision = getattr(matcher.scorer, "decision", None)
     calibration.check_matcher(matcher.name, decision.to_dict() if decision is not None else None)
     if args.threshold == "auto":

@@ -296,9 +296,9 @@ class LabelSession:
         decision = require_decision(matcher)
         check_reference(matcher.reference, "reference")
         tables = {"reference": fingerprint(matcher.reference), "queries": fingerprint(list(queries))}
-        asked = [queries[row] for row in sampled_rows(len(queries), sample).tolist()]
-        session = cls(Path(output), matcher.name, decision, answer_pool(matcher, asked), float(target), budget,
-                      tables, sampled_from=len(queries) if len(asked) < len(queries) else 0)  # fmt: skip
+        searched = [queries[row] for row in sampled_rows(len(queries), sample).tolist()]
+        session = cls(Path(output), matcher.name, decision, answer_pool(matcher, searched), float(target), budget,
+                      tables, sampled_from=len(queries) if len(searched) < len(queries) else 0)  # fmt: skip
         if not any(a is not None for a in session.pool.answers):
             raise CalibrationError("No query has an answer to label (the right table is empty?).")
         session.resume()
