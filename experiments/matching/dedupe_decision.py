@@ -20,6 +20,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -241,26 +242,39 @@ def acronyms_check(train: list[dict], c: float) -> dict[str, dict]:
     return out
 
 
-def autofj_study(args) -> None:
-    """Rule 42's dev read: every AutoFJ dev list scored by a list decision trained and cut on the five lists of the
-    other table parity, beside the shipped join decision with the join's cuts (the same code)."""
+def cross_fitted(score, fit=fit_list_decision) -> tuple[list[str], dict[str, dict], dict[str, Any], dict]:
+    """The AutoFJ dev lists cross-fitted as rule 42 reads them: each list scored by ``score(list, decision, cuts)``
+    with a dedupe decision fitted (``fit(training lists)``) and cut on the five dev lists of the other table parity.
+    ``(order, lists, scored, cuts of each fold)``."""
     from phrasezoo.evaluation.tasks.autofj import autofj_names
 
     order = [f"autofj/{t}" for t in autofj_names("dev")]
     lists = load_lists("dev", ["autofj"])
-    names = list(load_lists("calib").values()) if args.with_names else []  # rule 43: trained on, never cut on
-    shipped = Matcher(progress=False).scorer.decision
-    scored: dict[str, dict[str, tuple]] = {"list decision": {}, "join decision": {}}
-    fold_cuts = {}
+    scored, fold_cuts = {}, {}
     for parity in (0, 1):
         train = [lists[name] for k, name in enumerate(order) if k % 2 != parity]
-        model = fit_without_flat(train, args.c) if args.drop_flat else fit_list_decision(train + names, c=args.c)
+        model = fit(train)
         cuts = list_cuts(train, [pair_probabilities(lst, model) for lst in train])
         fold_cuts[parity] = {str(t): round(c, 4) for t, c in cuts.items()}
         print("fold", parity, fold_cuts[parity], flush=True)
         for k, name in enumerate(order):
             if k % 2 == parity:
-                scored["list decision"][name] = (pair_probabilities(lists[name], model), cuts)
+                scored[name] = score(lists[name], model, cuts)
+    return order, lists, scored, fold_cuts
+
+
+def autofj_study(args) -> None:
+    """Rule 42's dev read: every AutoFJ dev list scored by a list decision trained and cut on the five lists of the
+    other table parity, beside the shipped join decision with the join's cuts (the same code)."""
+    names = list(load_lists("calib").values()) if args.with_names else []  # rule 43: trained on, never cut on
+    shipped = Matcher(progress=False).scorer.decision
+
+    def fit_fold(train: list[dict]) -> Decision:
+        return fit_without_flat(train, args.c) if args.drop_flat else fit_list_decision(train + names, c=args.c)
+
+    order, lists, by_list, fold_cuts = cross_fitted(lambda lst, model, cuts: (pair_probabilities(lst, model), cuts),
+                                                    fit_fold)  # fmt: skip
+    scored: dict[str, dict[str, tuple]] = {"list decision": by_list, "join decision": {}}
     shipped_cuts = {t: shipped.cut_for(t) for t in TARGETS}
     for name in order:
         scored["join decision"][name] = (pair_probabilities(lists[name], shipped), shipped_cuts)

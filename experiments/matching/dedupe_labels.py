@@ -33,8 +33,7 @@ from dedupe_decision import (  # noqa: E402
     METHODS,
     RESULTS,
     TARGETS,
-    fit_list_decision,
-    list_cuts,
+    cross_fitted,
     load_lists,
     pair_probabilities,
     pair_tally,
@@ -134,30 +133,11 @@ def rule45(report: dict, names: list[str], label: str = "", ways=WAYS) -> dict:
     return out
 
 
-def cross_fitted(score) -> tuple[list[str], dict[str, dict], dict[str, dict]]:
-    """The AutoFJ dev lists cross-fitted as rule 42's read: each list scored by ``score(list, decision, cuts)`` with a
-    dedupe decision trained and cut on the five dev lists of the other table parity. ``(order, lists, scored)``."""
-    from phrasezoo.evaluation.tasks.autofj import autofj_names
-
-    order = [f"autofj/{t}" for t in autofj_names("dev")]
-    lists = load_lists("dev", ["autofj"])
-    scored: dict[str, dict] = {}
-    for parity in (0, 1):
-        train = [lists[name] for k, name in enumerate(order) if k % 2 != parity]
-        model = fit_list_decision(train)
-        cuts = list_cuts(train, [pair_probabilities(lst, model) for lst in train])
-        for k, name in enumerate(order):
-            if k % 2 == parity:
-                scored[name] = score(lists[name], model, cuts)
-                print(name, flush=True)
-    return order, lists, scored
-
-
 def study(args) -> None:
     """Rule 45's dev read: every AutoFJ dev list scored by a dedupe decision trained and cut on the five dev lists of
     the other table parity, its labels from the list itself; beside it the two references."""
     join = Matcher(progress=False).scorer.decision
-    order, lists, scored = cross_fitted(lambda lst, model, cuts: score_ways(lst, model, cuts, join))
+    order, lists, scored, _ = cross_fitted(lambda lst, model, cuts: score_ways(lst, model, cuts, join))
     report = {"command": "OMP_NUM_THREADS=1 .venv/bin/python experiments/matching/dedupe_labels.py study",
               "rule": "docs/experiments/matching.md, round 15, rule 45", "budget": BUDGET, "summary": {},
               "per_list": {}}  # fmt: skip
@@ -224,7 +204,7 @@ def own_cuts(lst: dict[str, np.ndarray], decision: Decision, cuts: dict[float, f
 
 def own_cut(args) -> None:
     """Rule 47's dev read: the table cut, the adaptive cut and the higher of the two, cross-fitted."""
-    order, lists, scored = cross_fitted(own_cuts)
+    order, lists, scored, _ = cross_fitted(own_cuts)
     report = {"command": "OMP_NUM_THREADS=1 .venv/bin/python experiments/matching/dedupe_labels.py own-cut",
               "rule": "docs/experiments/matching.md, round 16, rule 47", "summary": {}, "per_list": {}}  # fmt: skip
     summarise(report, lists, scored, ways=OWN_CUT_WAYS)
