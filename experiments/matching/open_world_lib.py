@@ -407,19 +407,45 @@ def kept_labelled_cut(p: np.ndarray, known: np.ndarray, truth: np.ndarray, targe
 
 
 def label_loop_shift(p: np.ndarray, truth: np.ndarray, target: float, budget: int,
-                     with_labelled: bool = False, kept_cut: bool = False) -> tuple:  # fmt: skip
+                     with_labelled: bool = False, kept_cut: bool = False, ask: str = "near",
+                     platt: bool = False, seed: int | None = None) -> tuple:  # fmt: skip
     """Simulated labelling, one parameter: ask about the unlabelled answer nearest the current cut, refit the
     log-odds shift, set the cut from labels and shifted probabilities; ``budget`` times. ``(cut, q)``, and the
-    labelled answers with ``with_labelled``; ``kept_cut``: rule 50's cut (:func:`kept_labelled_cut`) throughout."""
+    labelled answers with ``with_labelled``; ``kept_cut``: rule 50's cut (:func:`kept_labelled_cut`) throughout.
+    Rule 51: ``ask="audit"`` alternates the question nearest the cut with a seeded random one among the answers the
+    cut keeps (:func:`audit_question`: a generator seeded with ``seed``, or without one the draw the product would
+    have made, seeded by the question's number); ``platt`` refits the two-parameter recalibration instead of the
+    shift."""
     cut_of = kept_labelled_cut if kept_cut else labelled_cut
+    rng = np.random.default_rng(seed)
     labelled = np.zeros(len(p), dtype=bool)
     q = p.copy()
     cut = cut_of(q, labelled, truth, target)
-    for _ in range(min(budget, len(p))):
-        anchor = cut if np.isfinite(cut) else float(q.max())
-        distance = np.where(labelled, np.inf, np.abs(logit(q) - logit(np.array([anchor]))[0]))
-        labelled[int(np.argmin(distance))] = True
-        b = shift_fit(p[labelled], truth[labelled].astype(np.float64))
-        q = 1.0 / (1.0 + np.exp(-(logit(p) + b)))
+    for step in range(min(budget, len(p))):
+        if ask == "audit" and step % 2 == 1:
+            draw = rng if seed is not None else np.random.default_rng([PRODUCT_AUDIT_SEED, step])
+            labelled[audit_question(q, labelled, cut, draw)] = True
+        else:
+            anchor = cut if np.isfinite(cut) else float(q.max())
+            distance = np.where(labelled, np.inf, np.abs(logit(q) - logit(np.array([anchor]))[0]))
+            labelled[int(np.argmin(distance))] = True
+        y = truth[labelled].astype(np.float64)
+        if platt:
+            q = apply_recalibration(p, recalibrate(p[labelled], y))
+        else:
+            q = 1.0 / (1.0 + np.exp(-(logit(p) + shift_fit(p[labelled], y))))
         cut = cut_of(q, labelled, truth.astype(np.float64), target)
     return (cut, q, labelled) if with_labelled else (cut, q)
+
+
+#: rule 51's check: the seed a product session would have drawn its random questions with (with the question's number)
+PRODUCT_AUDIT_SEED = 51
+
+
+def audit_question(q: np.ndarray, labelled: np.ndarray, cut: float, rng: np.random.Generator) -> int:
+    """Rule 51: a uniformly random unlabelled answer among those the current cut keeps; when it keeps none, the
+    unlabelled answer of highest probability."""
+    pool = np.flatnonzero(~labelled & (q >= cut))
+    if pool.size:
+        return int(rng.choice(pool))
+    return int(np.argmax(np.where(labelled, -np.inf, q)))
