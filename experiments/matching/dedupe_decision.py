@@ -50,8 +50,16 @@ TARGETS = (0.8, 0.9, 0.95)
 TOP_K = 10
 
 
+#: rule 53: the word-level pair features the ranking computes and round 12's decision does not read
+WORD_INPUTS = ("cover_candidate", "fuzzy_cover_query", "fuzzy_cover_candidate", "head_match", "short_form",
+               "same_core", "same_normal", "num_agree", "num_conflict", "num_one_side")  # fmt: skip
+#: the lists' cache: "" (round 12's inputs) or "words" (rule 53: with :data:`WORD_INPUTS` too; ``--words``)
+CACHE_VARIANT = {"name": ""}
+
+
 def cache_file(domain: str, split: str) -> Path:
-    return cache_dir() / "dedupe-decision" / f"{domain}-{split}.npz"
+    folder = "dedupe-decision" + (f"-{CACHE_VARIANT['name']}" if CACHE_VARIANT["name"] else "")
+    return cache_dir() / folder / f"{domain}-{split}.npz"
 
 
 def list_inputs(matcher: Matcher, names: list[str], gold: list[int], top_k: int = TOP_K) -> dict[str, np.ndarray]:
@@ -74,6 +82,8 @@ def list_inputs(matcher: Matcher, names: list[str], gold: list[int], top_k: int 
         z = scorer.combination.rank_score(features)
         pair = {name: features[..., scorer.combination.features.index(name)] for name in NEEDS}
         columns = answer_inputs(z, valid, pair, scorer.table_level)
+        if CACHE_VARIANT["name"] == "words":  # rule 53: the ranking's word-level features of every candidate
+            columns |= {name: features[..., scorer.combination.features.index(name)] for name in WORD_INPUTS}
         for key, value in {"cands": cands, "z": np.where(valid, z, -np.inf), **columns}.items():
             parts.setdefault(key, []).append(value)
     width = max(v.shape[1] for v in parts["cands"])  # candidate lists may differ in width between chunks
@@ -158,6 +168,21 @@ def fit_without_flat(lists: list[dict], c: float = 1.0) -> Decision:
     return first if len(inputs) == len(first.inputs) else fit_list_decision(lists, inputs, c=c)
 
 
+class StudyDecision(Decision):
+    """A decision over inputs the product does not compute yet (rule 53's candidate): no check of their names."""
+
+    def __post_init__(self) -> None:
+        pass
+
+
+def fit_with_words(lists: list[dict], c: float = 1.0) -> Decision:
+    """Rule 53: the list decision over round 12's inputs and :data:`WORD_INPUTS`, less the new inputs whose scale on
+    ``lists`` is below :data:`FLAT_SCALE`."""
+    first = fit_list_decision(lists, (*INPUTS, *WORD_INPUTS), c=c)
+    kept = [n for n, scale in zip(first.inputs, first.scale) if n not in WORD_INPUTS or scale >= FLAT_SCALE]
+    return first if len(kept) == len(first.inputs) else fit_list_decision(lists, kept, c=c)
+
+
 def fit_list_decision(lists: list[dict], inputs=INPUTS, c: float = 1.0) -> Decision:
     """The logistic model of "the top other row is the same entity" on ``lists``, each list weighing the same."""
     from sklearn.linear_model import LogisticRegression
@@ -171,8 +196,9 @@ def fit_list_decision(lists: list[dict], inputs=INPUTS, c: float = 1.0) -> Decis
     x, y, w = np.concatenate(xs), np.concatenate(ys), np.concatenate(ws)
     mean, scale = x.mean(0), x.std(0) + 1e-9
     model = LogisticRegression(C=c, max_iter=5000).fit((x - mean) / scale, y, sample_weight=w / w.mean())
-    return Decision(inputs=list(inputs), mean=mean.tolist(), scale=scale.tolist(), coef=model.coef_[0].tolist(),
-                    intercept=float(model.intercept_[0]))  # fmt: skip
+    kind = Decision if set(inputs) <= set(INPUTS) else StudyDecision
+    return kind(inputs=list(inputs), mean=mean.tolist(), scale=scale.tolist(), coef=model.coef_[0].tolist(),
+                intercept=float(model.intercept_[0]))  # fmt: skip
 
 
 def pair_probabilities(lst: dict[str, np.ndarray], decision: Decision, top_k: int = TOP_K):
@@ -322,6 +348,44 @@ def autofj_study(args) -> None:
             "dedupe-decision-autofj-dev-round13.json" if args.with_names else "dedupe-decision-autofj-dev-round14.json"
         )
     (RESULTS / out).write_text(json.dumps(report, indent=1) + "\n")
+
+
+def words_study(args) -> None:
+    """Rule 53's dev read: the AutoFJ dev lists cross-fitted (rule 42) with the *+words* decision, beside round 12's
+    refitted on the same cache (its read reproduced), and the acronyms calib list check (rule 44's (b))."""
+    CACHE_VARIANT["name"] = "words"
+    report = {"command": "OMP_NUM_THREADS=1 .venv/bin/python experiments/matching/dedupe_decision.py words-study",
+              "rule": "docs/experiments/matching.md, round 21, rule 53", "summary": {}, "per_list": {}}  # fmt: skip
+    for way, fit_fold in (("+words", lambda train: fit_with_words(train, args.c)),
+                          ("round 12", lambda train: fit_list_decision(train, c=args.c))):  # fmt: skip
+        order, lists, by_list, fold_cuts = cross_fitted(
+            lambda lst, model, cuts: (pair_probabilities(lst, model), cuts, model.inputs), fit_fold
+        )
+        report[f"fold_cuts|{way}"] = fold_cuts
+        report[f"inputs|{way}"] = {name: by_list[name][2] for name in order[:2]}  # one per fold
+        for t in TARGETS:
+            for method in METHODS:
+                tallies = []
+                for name, (pairs, cuts, _) in by_list.items():
+                    tally = pair_tally(lists[name], pairs, cuts[t], method)
+                    tallies.append(tally)
+                    report["per_list"][f"{way}|{t}|{method}|{name}"] = list(tally)
+                report["summary"][f"{way}|{t}|{method}"] = pooled(tallies)
+        print(way, report["summary"][f"{way}|0.9|components"], flush=True)
+    gap, _ = round12_gaps(report["summary"]["+words|0.9|components"], "+words")
+    train = [lists[name] for name in order]
+    acronyms = load_lists("calib", ["acronyms"])["acronyms"]
+    check = {}
+    for way, model in (("+words", fit_with_words(train, args.c)), ("round 12", fit_list_decision(train, c=args.c))):
+        cut = list_cuts(train, [pair_probabilities(lst, model) for lst in train])[0.9]
+        precision, recall = pair_metrics(acronyms, pair_probabilities(acronyms, model), cut)
+        check[way] = {"inputs": model.inputs, "cut": round(cut, 4), "precision": round(precision, 4),
+                      "recall": round(recall, 4)}  # fmt: skip
+    report.update(gaps=gap, acronyms_calib_list=check)
+    report["ships"] = bool(gap["+words"] < gap["round 12"] - 0.01
+                           and check["+words"]["precision"] >= check["round 12"]["precision"] - 0.02)  # fmt: skip
+    print(json.dumps(check), "\nships:", report["ships"], gap)
+    (RESULTS / "dedupe-decision-autofj-dev-round21.json").write_text(json.dumps(report, indent=1) + "\n")
 
 
 #: the cuts searched (rule 37's grid). A first version searched 401 quantiles of all pair probabilities, which
@@ -498,6 +562,9 @@ def main() -> None:
     b.add_argument("--force", action="store_true")
     b.add_argument("--shard", type=int, default=0, help="build only the lists k with k %% shards == shard")
     b.add_argument("--shards", type=int, default=1)
+    b.add_argument("--words", action="store_true", help="rule 53: a cache of its own with the word-level features")
+    w = sub.add_parser("words-study", help="rule 53: the +words decision on the cross-fitted AutoFJ dev lists")
+    w.add_argument("--c", type=float, default=1.0)
     s = sub.add_parser("study", help="leave-one-domain-out on the calib lists")
     s.add_argument("--c", type=float, default=1.0)
     a = sub.add_parser("autofj-study", help="rule 42: the AutoFJ dev lists, cross-fitted by table parity")
@@ -509,7 +576,10 @@ def main() -> None:
     t = sub.add_parser("autofj-test", help="rule 42: the one read of the AutoFJ test-40 lists")
     t.add_argument("--output", default="dedupe-decision-autofj-test.json", help="file under the results folder (new)")
     args = parser.parse_args()
-    commands = {"build": build, "study": study, "autofj-study": autofj_study, "fit": fit, "autofj-test": autofj_test}
+    commands = {"build": build, "study": study, "autofj-study": autofj_study, "fit": fit, "autofj-test": autofj_test,
+                "words-study": words_study}  # fmt: skip
+    if getattr(args, "words", False):
+        CACHE_VARIANT["name"] = "words"
     commands[args.command](args)
 
 
