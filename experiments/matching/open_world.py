@@ -355,12 +355,12 @@ def labels(args) -> None:
     counts = [sum(abs(c["precision"] - float(k.split("|")[2])) <= 0.03 for k, c in r.items()) for r in reports]
     if draws == 1:
         name = f"open-world-dev-labels-{args.way}-{args.budget}{variant}{tail}.json"
-        (RESULTS / name).write_text(json.dumps(reports[0], indent=1) + "\n")
+        (RESULTS / "labels" / name).write_text(json.dumps(reports[0], indent=1) + "\n")
     else:
         name = f"open-world-dev-labels-{args.way}-{args.budget}{variant}{tail}-draws-{draws}.json"
         document = {"rule": 52, "draws": draws, "within_0.03": counts, "mean_within_0.03": float(np.mean(counts)),
                     "cells_by_draw": reports}  # fmt: skip
-        (RESULTS / name).write_text(json.dumps(document, indent=1) + "\n")
+        (RESULTS / "labels" / name).write_text(json.dumps(document, indent=1) + "\n")
     print(f"cells within 0.03 of the target: {counts} of {len(reports[0])} (mean {np.mean(counts):.1f})")
 
 
