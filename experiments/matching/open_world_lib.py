@@ -305,6 +305,25 @@ def fdr_cut(a: Answers, target: float, pi0: float = 1.0) -> float:
     return float(z[order][ok[-1]]) if ok.size else float("inf")
 
 
+def storey_pi0(a: Answers, lam: float = 0.5) -> float:
+    """Rule 54: Storey's estimate of the share of nulls among the answered queries, each query's p-value its null
+    tail (the share of the self-join's best scores at least as high), ``#{p > lam} / ((1 - lam) n)`` capped at 1."""
+    answered = a.top_row >= 0
+    if not answered.any():
+        return 1.0
+    return float(min(1.0, np.mean(a.x["null_tail"][answered] > lam) / (1.0 - lam)))
+
+
+def switch_kept(a: Answers, p: np.ndarray, table_cut: float, target: float, share: float = 0.1) -> np.ndarray:
+    """Rule 54's *switch*: the fdr cut with Storey's ``pi0`` where it keeps at least ``share`` of the answered
+    queries, else the decision's table cut."""
+    answered = a.top_row >= 0
+    by_fdr = (a.x["z"] >= fdr_cut(a, target, storey_pi0(a))) & answered
+    if answered.any() and by_fdr.sum() >= share * answered.sum():
+        return by_fdr
+    return p >= table_cut
+
+
 # ---------------------------------------------------------------------------------------------- a few labels
 def logit(p: np.ndarray) -> np.ndarray:
     p = np.clip(p, 1e-6, 1 - 1e-6)
