@@ -590,6 +590,60 @@ def render_test(report: dict) -> str:
     return "\n".join(lines)
 
 
+def switch_test(args) -> None:
+    """Rule 55: the one test read of rule 54's *switch* beside *table* (the shipped decision's table cut), every
+    domain (leave-one-domain-out, as rule 36), both worlds, all three targets, with the issue's two label-free bars
+    counted for each: pairs held at 0.9, and closed-world domains whose recall at 0.9 is at least 80% of the oracle's
+    (the oracle read on the decision's probability for both ways). A read is kept: an existing file is refused."""
+    out = RESULTS / "open-world-test-round22.json"
+    if out.exists():
+        raise SystemExit(f"{out} exists: a test read is made once and kept (rule 55).")
+    shipped = default_combination(DEFAULT_ENCODER)
+    names = shipped.features
+    data = load_all(ALL_DOMAINS, splits=("dev", "calib", "test"))
+    cells: dict[str, dict] = {}
+    for held in ALL_DOMAINS:
+        ranking, fold_ranking, train = lodo_rankings(data, held, names, np.array(shipped.weights))
+        train_answers = decision_answers(data, train, ranking, names, fold_ranking)
+        model = fit_decision(train_answers, VARIANTS["decision inputs"], c=args.c)
+        cuts = table_cuts(train_answers, [model.probability(a) for a in train_answers])
+        for world in WORLDS:
+            scored = scored_joins(data, held, "test", world, ranking, fold_ranking)
+            for t in TARGETS:
+                rows: dict[str, list] = {"table": [], "switch": []}
+                for a, _, _ in scored:
+                    p = model.probability(a)
+                    for way, kept in (("table", p >= cuts[t]), ("switch", switch_kept(a, p, cuts[t], t))):
+                        rows[way].append({**kept_metrics(a, kept), "oracle": oracle_recall(a, p, t)})
+                for way, r in rows.items():
+                    cells[f"{held}|{world}|{way}|{t}"] = read_cell(r, [w for _, w, _ in scored])
+            print(held, world, {w: cells[f"{held}|{world}|{w}|0.9"] for w in ("table", "switch")}, flush=True)
+    summary = {way: label_free_bars(cells, way) for way in ("table", "switch")}
+    t_, s_ = summary["table"], summary["switch"]
+    into_product = s_["count"] > t_["count"] and len(s_["held"]) >= len(t_["held"]) - 1
+    report = {"command": "OMP_NUM_THREADS=1 .venv/bin/python experiments/matching/open_world.py switch-test",
+              "rule": "docs/experiments/matching.md, round 22, rule 55", "summary": summary,
+              "switch_into_product": into_product, "cells": cells}  # fmt: skip
+    out.write_text(json.dumps(report, indent=1) + "\n")
+    print(json.dumps(summary, indent=1), "\nswitch into the product:", into_product)
+
+
+def label_free_bars(cells: dict, way: str) -> dict:
+    """Issue 64's two label-free bars for ``way``: the (domain, world) pairs held at 0.9 and the closed-world
+    recall over the oracle's at 0.9 per domain; ``count`` sums the pairs held and the domains at 0.8 or more."""
+    held, ratios = [], {}
+    for domain in ALL_DOMAINS:
+        for world in WORLDS:
+            c = cells[f"{domain}|{world}|{way}|0.9"]
+            absent_ok = np.isnan(c["absent_matched"]) or c["absent_matched"] <= 0.10
+            if 0.85 <= c["precision"] <= 0.95 and absent_ok:
+                held.append(f"{domain}/{world}")
+            if world == "closed":
+                ratios[domain] = round(c["recall"] / max(c["oracle"], 1e-9), 3)
+    return {"held": held, "recall_over_oracle": ratios,
+            "count": len(held) + sum(v >= 0.8 for v in ratios.values())}  # fmt: skip
+
+
 RELIABILITY_BINS = np.array([0.0, 0.2, 0.4, 0.6, 0.8, 0.9, 0.95, 1.0001])
 
 
@@ -784,6 +838,8 @@ def main() -> None:
     lt.add_argument("--c", type=float, default=1.0)
     lt.add_argument("--budget", type=int, default=50)
     sub.add_parser("decide", help="rule 34 on the dev study")
+    sw = sub.add_parser("switch-test", help="rule 55: the one test read of rule 54's switch beside the table cut")
+    sw.add_argument("--c", type=float, default=1.0)
     ts = sub.add_parser("test", help="rule 36: the test read (once)")
     ts.add_argument("--c", type=float, default=1.0)
     ts.add_argument("--budget", type=int, default=50)
@@ -799,7 +855,7 @@ def main() -> None:
     read_levels()
     commands = {"build": build, "baseline": baseline, "study": study, "labels": labels, "decide": decide,
                 "levels": levels, "fit": fit, "test": test, "reliability": reliability,
-                "labels-test": labels_test}  # fmt: skip
+                "labels-test": labels_test, "switch-test": switch_test}  # fmt: skip
     commands[args.command](args)
 
 
