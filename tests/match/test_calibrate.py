@@ -199,6 +199,37 @@ def test_a_join_and_a_dedupe_honour_the_labels_whatever_the_threshold(decision_s
     assert together.attrs["report"]["labels_honoured"] == {"linked": 1, "kept_apart": 0}
 
 
+def test_threshold_alone_lets_the_threshold_decide_the_labelled_pairs_too(decision_scorer):
+    """``Calibration.threshold_alone()``: the labels recalibrate and set the threshold, and win over nothing; a join
+    returns an answer labelled wrong above the threshold and drops one labelled right below it, a dedupe links a pair
+    labelled not; the reports say the labels were not honoured."""
+    from phrasezoo.match import calibrate_dedupe
+
+    plain = join(LEFT, RIGHT, model=decision_scorer, threshold=0.0)
+    wrong, low = plain.iloc[0], plain.sort_values("score").iloc[0]
+    labels = [{"right": wrong["right"], "left": wrong["left"], "label": "n"},
+              {"right": low["right"], "left": low["left"], "label": "y"}]  # fmt: skip
+    calibration = calibrate(LEFT, RIGHT, labels, model=decision_scorer)
+    alone = calibration.threshold_alone()
+    assert alone == calibration and alone.honour is False and calibration.honour is True  # a copy; the file the same
+    cut = float(calibration.apply([low["score"]])[0]) + 1e-3
+    joined = join(LEFT, RIGHT, model=decision_scorer, threshold=cut, calibration=alone)
+    pairs = set(zip(joined["right"], joined["left"]))
+    assert (wrong["right"], wrong["left"]) in pairs and (low["right"], low["left"]) not in pairs
+    auto = join(LEFT, RIGHT, model=decision_scorer, threshold="auto", calibration=alone)
+    assert auto.attrs["calibration"]["honoured"] is False
+    assert (joined["score"] >= cut).all() and len(joined) == int((calibration.apply(plain["score"]) >= cut).sum())
+    names = ["Goldman Sachs", "Goldman", "JPMorgan Chase", "JP Morgan", "Morgan Stanley", "apple pie"]
+    kept_apart = calibrate_dedupe(names, [{"left": a, "right": b, "label": "n"} for a in names for b in names
+                                          if a < b], model=decision_scorer)  # fmt: skip
+    linked = dedupe(names, model=decision_scorer, threshold=0.0001, calibration=kept_apart.threshold_alone())
+    assert linked["cluster"].nunique() == 1
+    report = linked.attrs["report"]
+    assert report["labels_honoured"] == {"linked": 0, "kept_apart": 0}
+    auto = dedupe(names, model=decision_scorer, threshold="auto", calibration=kept_apart.threshold_alone())
+    assert auto.attrs["report"]["calibration"]["honoured"] is False
+
+
 def test_a_large_table_is_read_on_a_sample_plus_the_labelled_rows(decision_scorer):
     """``sample``: the stored thresholds are read on a seeded sample of the right rows (a list's names) plus the
     labelled ones. The decision's claims compare the rows searched together, so a sample's probabilities can differ

@@ -175,6 +175,28 @@ def test_link_apply_and_dedupe_take_the_calibration_too(labelled, tmp_path, deci
     assert (tmp_path / "d.png").is_file()
 
 
+def test_no_honour_labels_lets_the_threshold_alone_decide(labelled, tmp_path, decision_cli, capsys):
+    """``--no-honour-labels``: a join keeps exactly the answers at or above the file's threshold (here the labels
+    agree with the golds, so only the answers labelled right below it change), dedupe likewise; alone it is a note."""
+    base = ("join", "--left", str(labelled["left"]), "--right", str(labelled["right"]), "--left-column", "name",
+            "--right-column", "vendor", "--threshold", "auto", "--calibration", str(labelled["calibration"]))  # fmt: skip
+    status, err = in_process(capsys, *base, "--no-honour-labels", "-o", str(tmp_path / "alone.csv"))
+    assert status == 0, err
+    alone = pd.read_csv(tmp_path / "alone.csv")
+    cut = read_calibration(labelled["calibration"]).stored_cut(0.9)
+    assert (alone["score"] >= cut - 1e-4).all()
+    status, err = in_process(capsys, *base, "-o", str(tmp_path / "honoured.csv"))
+    honoured = pd.read_csv(tmp_path / "honoured.csv")
+    assert status == 0 and set(alone["right"]) <= set(honoured["right"])
+    status, err = in_process(capsys, "dedupe", "--input", str(labelled["names"]), "--threshold", "auto",
+                             "--calibration", str(labelled["calibration"]), "--no-honour-labels", "-o",
+                             str(tmp_path / "clusters.csv"))  # fmt: skip
+    assert status == 0, err
+    status, err = in_process(capsys, "dedupe", "--input", str(labelled["names"]), "--no-honour-labels", "-o",
+                             str(tmp_path / "plain.csv"))  # fmt: skip
+    assert status == 0 and "--no-honour-labels does nothing without --calibration" in err
+
+
 def test_calibration_and_label_errors_say_what_to_do(labelled, tmp_path, decision_cli, capsys):
     join_args = ("join", "--left", str(labelled["left"]), "--right", str(labelled["right"]), "--left-column", "name",
                  "--right-column", "vendor", "-o", str(tmp_path / "out.csv"))  # fmt: skip

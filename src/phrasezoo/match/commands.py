@@ -85,6 +85,10 @@ def _calibration_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--calibration", metavar="FILE",
                         help="a calibration file from `phrasezoo match label` (labels of the default model's answers "
                         "on your data): scores recalibrated, --threshold auto set from the labelled join")  # fmt: skip
+    parser.add_argument("--no-honour-labels", action="store_true",
+                        help="with --calibration: the threshold alone decides (by default an answer you labelled "
+                        "wrong is never returned or linked directly, and one you labelled right is kept below the "
+                        "threshold; without that, precision lands nearer the target)")  # fmt: skip
     parser.add_argument("--plot", metavar="FILE.png",
                         help="with --threshold auto: draw the estimated precision, recall and share kept against the "
                         "threshold (from the scores themselves) into this PNG")  # fmt: skip
@@ -276,7 +280,7 @@ def _matching(args: argparse.Namespace):
     options = {"top_k": args.top_k, "threshold": args.threshold, "target_precision": args.target_precision,
                "keep_unmatched": args.keep_unmatched, "on_missing": "skip" if args.skip_missing else "raise"}  # fmt: skip
     # read once; a list's labels fail here, before the reference is encoded
-    calibration = read_calibration(args.calibration).check_use() if args.calibration is not None else None
+    calibration = _read_calibration(args)
     if args.match_command == "apply":
         fitted = Matcher.load(args.matcher, progress=not args.no_progress)
 
@@ -304,6 +308,17 @@ def _matching(args: argparse.Namespace):
                                                                      kb_id_column=args.kb_id_column, **given)  # fmt: skip
     options["calibration"] = _calibration(args, fitted, calibration)
     return path, lambda chunk: match(chunk, **options)
+
+
+def _read_calibration(args: argparse.Namespace, dedupe: bool = False) -> Calibration | None:
+    """The ``--calibration`` file, read and checked for its use (a list's labels fail for a join before the reference
+    is encoded); with ``--no-honour-labels``, its threshold alone decides."""
+    if args.calibration is None:
+        if args.no_honour_labels:
+            print(">> --no-honour-labels does nothing without --calibration", file=sys.stderr)
+        return None
+    calibration = read_calibration(args.calibration).check_use(dedupe)
+    return calibration.threshold_alone() if args.no_honour_labels else calibration
 
 
 def _calibration(args: argparse.Namespace, matcher: Matcher, calibration: Calibration | None):
@@ -363,7 +378,7 @@ def _dedupe(args: argparse.Namespace) -> int:
                            method=args.method, top_k=args.top_k, target_precision=args.target_precision,
                            on_missing="skip" if args.skip_missing else "raise", index=args.index,
                            batch_size=args.batch_size, progress=not args.no_progress,
-                           calibration=args.calibration)  # fmt: skip
+                           calibration=_read_calibration(args, dedupe=True))  # fmt: skip
     except (ValueError, FileNotFoundError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2

@@ -162,10 +162,13 @@ def honour_labels(edges: dict[tuple[int, int], float], names: list[str], calibra
     """The kept pairs (``edges`` at ``cut``) with the user's labels winning over the threshold: a pair of ``names``
     labelled the same thing is linked with score 1 (or the threshold, when higher: average linkage merges it first),
     one labelled not is never linked directly (connected components can still join its rows through others; average
-    linkage counts it as 0). Also how many labelled pairs each way changed the kept pairs."""
+    linkage counts it as 0). Also how many labelled pairs each way changed the kept pairs. A calibration's
+    :meth:`~phrasezoo.match.model.calibration.Calibration.threshold_alone` changes none."""
     index = {name: k for k, name in enumerate(names)}
     kept = {pair: score for pair, score in edges.items() if score >= cut}
     changed = {"linked": 0, "kept_apart": 0}
+    if not calibration.honour:
+        return kept, changed
     for first, second, right in calibration.labelled_pairs():
         a, b = index.get(first), index.get(second)
         if a is None or b is None or a == b:
@@ -370,7 +373,11 @@ def auto_threshold(pairs: dict[tuple[int, int], float], names: list[str], cut: f
     tally = score_tally(scores, cut)
     report = {"estimate": estimate_of(tally, target_precision, calibration is not None), "estimate_tally": tally}
     if calibration is not None:
-        report["calibration"] = {"shift": calibration.shift, "labels": len(calibration.labels)}
+        report["calibration"] = {
+            "shift": calibration.shift,
+            "labels": len(calibration.labels),
+            "honoured": calibration.honour,
+        }
     return cut, report
 
 

@@ -137,7 +137,7 @@ def auto_report(frame, answer_scores: np.ndarray | None, target_precision: float
     frame.attrs["target_precision"] = float(target_precision)
     if calibration is not None:
         frame.attrs["calibration"] = {"shift": calibration.shift, "labels": len(calibration.labels),
-                                      "stored_cut": calibration.use_stored_cuts}  # fmt: skip
+                                      "honoured": calibration.honour, "stored_cut": calibration.use_stored_cuts}  # fmt: skip
     if answer_scores is not None:
         frame.attrs["estimate_tally"] = score_tally(answer_scores, frame.attrs["threshold"])
         frame.attrs["estimate"] = estimate_of(frame.attrs["estimate_tally"], target_precision, calibration is not None)

@@ -17,6 +17,7 @@ in chunks (the CLI streams its input) cannot read its threshold from the whole j
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import hashlib
 import json
@@ -124,6 +125,9 @@ class Calibration:
     #: threshold="auto" takes the stored cut (:meth:`stored_cut`) instead of reading it from the join: for joins that
     #: see their queries in chunks; not saved
     use_stored_cuts: bool = field(default=False, compare=False)
+    #: whether the user's answers win over the threshold (:meth:`verdicts`; dedupe's ``honour_labels``); False: the
+    #: threshold alone decides (:meth:`threshold_alone`); not saved
+    honour: bool = field(default=True, compare=False)
 
     @classmethod
     def from_labels(cls, matcher_name: str, decision: dict[str, Any], labels: list[dict[str, Any]],
@@ -195,11 +199,21 @@ class Calibration:
         back, back_right = self.known_as_given(second, first)
         return known | back, np.where(known, right, back_right)
 
+    def threshold_alone(self) -> Calibration:
+        """A copy whose labels recalibrate the scores and set the threshold but do not win over it: a join keeps
+        exactly the answers at or above the threshold, a dedupe links exactly the pairs there (the behaviour rules
+        35 and 49 of docs/experiments/matching.md measured as "plain": its precision lands nearer the target, the
+        labelled answers' own verdicts aside)."""
+        return dataclasses.replace(self, honour=False)
+
     def verdicts(self, queries: list[str], ids: np.ndarray, reference: list[str]) -> np.ndarray:
         """Per query and candidate (``ids``: rows of ``reference``, one row per query, -1 for none): 1 labelled the
-        same thing, -1 labelled not, 0 not labelled. A join keeps an answer labelled 1 whatever the threshold and never
-        returns one labelled -1: the user's own answers win over the model's."""
+        same thing, -1 labelled not, 0 not labelled (every one 0 with :meth:`threshold_alone`). A join keeps an answer
+        labelled 1 whatever the threshold and never returns one labelled -1: the user's own answers win over the
+        model's."""
         ids = np.asarray(ids)
+        if not self.honour:
+            return np.zeros(ids.shape, dtype=np.int8)
         flat_queries = [q for q in queries for _ in range(ids.shape[1])]
         flat_answers = [reference[i] if i >= 0 else None for i in ids.ravel().tolist()]
         known, right = self.known(flat_queries, flat_answers)
