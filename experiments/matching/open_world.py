@@ -432,6 +432,22 @@ def scored_joins(data: dict, held: str, split: str, world: str, ranking, fold_ra
              j.weight, j) for i, j in enumerate(joins)]  # fmt: skip
 
 
+def held_out_decisions(out: Path, rule: str, c: float):
+    """The setup every test read shares: refuse ``out`` when it exists (a test read is made once and kept), then per
+    held-out domain (leave-one-domain-out, rule 32) yield ``(held, data, ranking, fold_ranking, train_answers,
+    decision)``: the splits, the rankings, the training answers and the shipped decision's recipe trained on them."""
+    if out.exists():
+        raise SystemExit(f"{out} exists: a test read is made once and kept ({rule}). Write a new rule and file.")
+    shipped = default_combination(DEFAULT_ENCODER)
+    names = shipped.features
+    data = load_all(ALL_DOMAINS, splits=("dev", "calib", "test"))
+    for held in ALL_DOMAINS:
+        ranking, fold_ranking, train = lodo_rankings(data, held, names, np.array(shipped.weights))
+        train_answers = decision_answers(data, train, ranking, names, fold_ranking)
+        yield held, data, ranking, fold_ranking, train_answers, fit_decision(train_answers, VARIANTS["decision inputs"],
+                                                                             c=c)  # fmt: skip
+
+
 def test(args) -> None:
     """Rule 36: the test read. Per held-out domain, world and target: the chosen decision (trained without the
     domain), the incumbent's recipe under the same protocol, the shipped default as it was (its map and calibration
@@ -439,17 +455,11 @@ def test(args) -> None:
     round 11, rule 39, adds round 9's decision beside: ``open-world-test-round11.json``). A read is kept: an
     existing file is refused."""
     out = RESULTS / args.output
-    if out.exists():
-        raise SystemExit(f"{out} exists: a test read is made once and kept (rule 36). Write a new rule and file.")
     shipped = default_combination(DEFAULT_ENCODER)
-    names = shipped.features
-    data = load_all(ALL_DOMAINS, splits=("dev", "calib", "test"))
     report = {}
-    for held in ALL_DOMAINS:
-        ranking, fold_ranking, train = lodo_rankings(data, held, names, np.array(shipped.weights))
-        train_answers = decision_answers(data, train, ranking, names, fold_ranking)
+    for held, data, ranking, fold_ranking, train_answers, decision in held_out_decisions(out, "rule 36", args.c):
         closed_only = [a for a in train_answers if a.world == "closed"]
-        models = {"decision": fit_decision(train_answers, VARIANTS["decision inputs"], c=args.c),
+        models = {"decision": decision,
                   "round 9 decision": fit_decision(train_answers, VARIANTS["decision inputs, round 9"], c=args.c),
                   "incumbent recipe": fit_decision(closed_only, BASE, c=args.c)}  # fmt: skip
         cuts = {name: table_cuts(on, [models[name].probability(a) for a in on])
@@ -492,16 +502,8 @@ def labels_test(args) -> None:
     the domain (round 11's test read's ``decision``) with 50 simulated labels, plain (rules 35-39) and as the product
     keeps the answers (honoured); written to ``open-world-test-labels-honoured.json``, refused if it exists."""
     out = RESULTS / "open-world-test-labels-honoured.json"
-    if out.exists():
-        raise SystemExit(f"{out} exists: a test read is made once and kept (rule 49).")
-    shipped = default_combination(DEFAULT_ENCODER)
-    names = shipped.features
-    data = load_all(ALL_DOMAINS, splits=("dev", "calib", "test"))
     report = {}
-    for held in ALL_DOMAINS:
-        ranking, fold_ranking, train = lodo_rankings(data, held, names, np.array(shipped.weights))
-        model = fit_decision(decision_answers(data, train, ranking, names, fold_ranking), VARIANTS["decision inputs"],
-                             c=args.c)  # fmt: skip
+    for held, data, ranking, fold_ranking, _, model in held_out_decisions(out, "rule 49", args.c):
         for world in WORLDS:
             scored = scored_joins(data, held, "test", world, ranking, fold_ranking)
             weights = [w for _, w, _ in scored]
@@ -596,16 +598,8 @@ def switch_test(args) -> None:
     counted for each: pairs held at 0.9, and closed-world domains whose recall at 0.9 is at least 80% of the oracle's
     (the oracle read on the decision's probability for both ways). A read is kept: an existing file is refused."""
     out = RESULTS / "open-world-test-round22.json"
-    if out.exists():
-        raise SystemExit(f"{out} exists: a test read is made once and kept (rule 55).")
-    shipped = default_combination(DEFAULT_ENCODER)
-    names = shipped.features
-    data = load_all(ALL_DOMAINS, splits=("dev", "calib", "test"))
     cells: dict[str, dict] = {}
-    for held in ALL_DOMAINS:
-        ranking, fold_ranking, train = lodo_rankings(data, held, names, np.array(shipped.weights))
-        train_answers = decision_answers(data, train, ranking, names, fold_ranking)
-        model = fit_decision(train_answers, VARIANTS["decision inputs"], c=args.c)
+    for held, data, ranking, fold_ranking, train_answers, model in held_out_decisions(out, "rule 55", args.c):
         cuts = table_cuts(train_answers, [model.probability(a) for a in train_answers])
         for world in WORLDS:
             scored = scored_joins(data, held, "test", world, ranking, fold_ranking)
