@@ -40,6 +40,7 @@ def test_spark_gives_the_same_clusters_as_one_machine(spark, names):
         assert report["clusters_by_size"] == local.attrs["report"]["clusters_by_size"]
         assert report["pairs_kept"] == local.attrs["report"]["pairs_kept"] > 0
         assert report["scored_by"] == local.attrs["report"]["scored_by"] == "dedupe decision"
+        assert report["estimate"] == local.attrs["report"]["estimate"] and report["estimate"]["queries"] > 0
         assert rows["cluster"].iloc[-1] == 0  # the exact duplicate of row 0
         assert local.attrs["report"]["largest_cluster"] < len(names) / 4
 

@@ -114,13 +114,16 @@ def dedupe_spark(
     if calibration is not None:
         calibration.check_matcher(matcher.name, decision.to_dict() if decision is not None else None, dedupe=True)
     cut = resolve_threshold(matcher, threshold, target_precision, lists)
-    pairs = _search(table.sparkSession, matcher, distinct, top_k, cut if lists else -np.inf, partitions, matcher_path,
-                    lists)  # fmt: skip
+    # every pair to the driver where it reads them anyway (labels, or the default's claims over the whole list), so
+    # that the threshold, the estimate and the honoured labels come from every pair, as on one machine
+    gather = not lists or scores_lists(matcher)
+    pairs = _search(table.sparkSession, matcher, distinct, top_k, -np.inf if gather else cut, partitions,
+                    matcher_path, lists)  # fmt: skip
     score = pairs["score"].to_numpy()
     edges = kept_edges(pairs["i"].to_numpy(), pairs["j"].to_numpy(), calibration.apply(score) if not lists else score,
-                       cut if lists else -np.inf)  # fmt: skip
+                       -np.inf if gather else cut)  # fmt: skip
     auto = {}
-    if not lists:  # as dedupe with labels: every pair recalibrated, then the (labelled) threshold
+    if gather:
         cut, edges, auto = linked_pairs(edges, distinct, threshold, cut, target_precision, calibration,
                                         decision is not None)  # fmt: skip
     labels = first_position[cluster_pairs(len(distinct), edges, cut, method)]  # as dedupe: the first row's position
