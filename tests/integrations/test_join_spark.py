@@ -75,7 +75,14 @@ def test_spark_join_with_labels_recalibrates_as_a_streamed_join_does(spark, tmp_
     assert report["threshold"] == local.attrs["threshold"] == streamed.stored_cut(0.9)
     assert matched["name"].tolist() == local["right"].tolist() and matched["left"].tolist() == local["left"].tolist()
     np.testing.assert_allclose(matched["score"], local["score"], atol=1e-5)
-    assert report["calibration"]["labels"] == 12
+    assert report["calibration"]["labels"] == 12 and report["calibration"]["honoured"] is True
+    alone = streamed.threshold_alone()  # the threshold alone decides, on the executors too
+    local_alone = join(table.left, table.right, threshold="auto", matcher=matcher, calibration=alone, progress=False)
+    result, report = join_spark(table.left, right, threshold="auto", matcher=matcher, calibration=alone)
+    rows = result.toPandas().sort_values(["row", "rank"])
+    matched = rows[rows["match_status"] == "matched"].reset_index(drop=True)
+    assert matched["name"].tolist() == local_alone["right"].tolist() and report["calibration"]["honoured"] is False
+    assert (matched["score"] >= report["threshold"] - 1e-6).all()
     list_file = calibrate_dedupe(table.left[:20], [{"left": table.left[0], "right": table.left[1], "label": "n"}],
                                  progress=False).save(tmp_path / "list.json")  # fmt: skip
     with pytest.raises(ValueError, match="calibrates dedupe only"):
