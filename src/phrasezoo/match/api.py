@@ -17,7 +17,6 @@ from .engine.labelling import (
     label_rows,
     list_answer_pool,
     require_decision,
-    sampled_rows,
     scored_labels,
 )
 from .engine.matcher import Matcher
@@ -31,6 +30,7 @@ from .engine.results import (
 )
 from .io.inputs import as_column, as_kb
 from .model.calibration import Calibration, as_calibration
+from .model.decision import sampled_rows
 from .scoring.scorers import DEFAULT_MODEL
 
 __all__ = ["JOIN_COLUMNS", "LINK_COLUMNS", "calibrate", "calibrate_dedupe", "join", "link"]

@@ -33,6 +33,7 @@ from phrasezoo.core.files import atomic_write_text
 
 from ..io.inputs import MAX_CHARS, _is_missing, as_text
 from ..model.calibration import Calibration, CalibrationError, decision_digest, expected_precision, logit
+from ..model.decision import sampled_rows
 from .dedupe import distinct_names, neighbour_pairs
 from .matcher import Matcher
 from .results import check_target_precision
@@ -114,14 +115,6 @@ def answer_pool(matcher: Matcher, queries: list[str], candidates_of: Iterable[st
     answers = [top[q][0] for q in queries]
     probabilities = np.array([top[q][1] if top[q][0] is not None else -np.inf for q in queries], dtype=np.float32)
     return AnswerPool(list(queries), answers, probabilities, found)
-
-
-def sampled_rows(n: int, size: int | None, seed: int = 0) -> np.ndarray:
-    """Row positions of a seeded sample of ``size`` of ``n`` rows, in order; every row when ``size`` is None, 0 or
-    at least ``n``."""
-    if not size or n <= size:
-        return np.arange(n)
-    return np.sort(np.random.default_rng(seed).choice(n, size, replace=False))
 
 
 def list_pool(names: list[str], i: np.ndarray, j: np.ndarray, score: np.ndarray,

@@ -63,6 +63,15 @@ TABLE_QUANTILE = 0.9
 TABLE_SAMPLE = 500
 
 
+def sampled_rows(n: int, size: int | None, seed: int = 0) -> np.ndarray:
+    """Row positions of a seeded sample of ``size`` of ``n`` rows, in order; every row when ``size`` is None, 0 or
+    at least ``n``. What the decision reads of a large table: the table level's self-join (:data:`TABLE_SAMPLE`) and
+    a labelling session's pool."""
+    if not size or n <= size:
+        return np.arange(n)
+    return np.sort(np.random.default_rng(seed).choice(n, size, replace=False))
+
+
 def answer_inputs(z: np.ndarray, valid: np.ndarray, pair: dict[str, np.ndarray], table_level: float) -> dict:
     """The :data:`INPUTS` of every candidate as if it were its query's answer: ``z`` the ranking scores
     ``(queries, candidates)``, ``valid`` the real candidates, ``pair`` the :data:`NEEDS` feature columns."""

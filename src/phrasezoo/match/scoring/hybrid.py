@@ -25,7 +25,7 @@ from ..features.name_features import InitialsIndex
 from ..features.pairs import NEEDS_EMBEDDING, NEEDS_HUB, NEEDS_STATIC, NEEDS_WORD, PairFeatures
 from ..model.combinations import Combination
 from ..model.decision import NEEDS as DECISION_NEEDS
-from ..model.decision import TABLE_SAMPLE, answer_inputs, keep_ranking_order, table_level_of
+from ..model.decision import TABLE_SAMPLE, answer_inputs, keep_ranking_order, sampled_rows, table_level_of
 from ..model.learned import DEFAULT_ENCODER, default_combination
 from .index import search, top_k_rows
 from .scorers import VectorScorer
@@ -143,7 +143,7 @@ class HybridScorer:
         n = len(self.reference)
         if n < 2:
             return 0.0
-        rows = np.sort(np.random.default_rng(0).choice(n, size=min(TABLE_SAMPLE, n), replace=False))
+        rows = sampled_rows(n, TABLE_SAMPLE)
         part = [self.reference[i] for i in rows.tolist()]
         qv = self.vectors.vectors[rows] if self.vectors is not None else None
         sv = self.static.vectors[rows] if self.static is not None else None
