@@ -373,11 +373,7 @@ def auto_threshold(pairs: dict[tuple[int, int], float], names: list[str], cut: f
     tally = score_tally(scores, cut)
     report = {"estimate": estimate_of(tally, target_precision, calibration is not None), "estimate_tally": tally}
     if calibration is not None:
-        report["calibration"] = {
-            "shift": calibration.shift,
-            "labels": len(calibration.labels),
-            "honoured": calibration.honour,
-        }
+        report["calibration"] = calibration.summary()
     return cut, report
 
 

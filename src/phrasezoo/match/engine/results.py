@@ -136,8 +136,7 @@ def auto_report(frame, answer_scores: np.ndarray | None, target_precision: float
     the estimate falls short of the target."""
     frame.attrs["target_precision"] = float(target_precision)
     if calibration is not None:
-        frame.attrs["calibration"] = {"shift": calibration.shift, "labels": len(calibration.labels),
-                                      "honoured": calibration.honour, "stored_cut": calibration.use_stored_cuts}  # fmt: skip
+        frame.attrs["calibration"] = {**calibration.summary(), "stored_cut": calibration.use_stored_cuts}
     if answer_scores is not None:
         frame.attrs["estimate_tally"] = score_tally(answer_scores, frame.attrs["threshold"])
         frame.attrs["estimate"] = estimate_of(frame.attrs["estimate_tally"], target_precision, calibration is not None)

@@ -199,6 +199,11 @@ class Calibration:
         back, back_right = self.known_as_given(second, first)
         return known | back, np.where(known, right, back_right)
 
+    def summary(self) -> dict[str, Any]:
+        """What a result's report says of the calibration it used: the shift, how many labels, whether they were
+        honoured."""
+        return {"shift": self.shift, "labels": len(self.labels), "honoured": self.honour}
+
     def threshold_alone(self) -> Calibration:
         """A copy whose labels recalibrate the scores and set the threshold but do not win over it: a join keeps
         exactly the answers at or above the threshold, a dedupe links exactly the pairs there (the behaviour rules

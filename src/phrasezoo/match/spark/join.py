@@ -116,11 +116,7 @@ def join_spark(
     report = {"threshold": cut, "top_k": top_k, "model": matcher.name, "reference_rows": len(values),
               "reference_skipped": len(skipped), "matcher_path": folder}  # fmt: skip
     if calibration is not None:
-        report["calibration"] = {
-            "shift": calibration.shift,
-            "labels": len(calibration.labels),
-            "honoured": calibration.honour,
-        }
+        report["calibration"] = calibration.summary()
     if threshold == "auto":
         report["target_precision"] = float(target_precision)
     return result, report
