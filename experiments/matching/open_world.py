@@ -544,15 +544,11 @@ def bars(cells: dict) -> dict:
     absent rows matched (per domain and world), recall at 0.9 at least 80% of the oracle's (closed world), and with
     50 labels a precision within 0.03 of every target (the cells where keeping everything already passes the target
     counted apart, as 'keep-all')."""
-    out = {"held_at_0.9": [], "recall_over_oracle_0.9": {}, "labels_within_0.03": [], "labels_keep_all": []}
+    free = label_free_bars(cells, "decision")
+    out = {"held_at_0.9": free["held"], "recall_over_oracle_0.9": free["recall_over_oracle"],
+           "labels_within_0.03": [], "labels_keep_all": []}  # fmt: skip
     for domain in ALL_DOMAINS:
         for world in WORLDS:
-            c = cells[f"{domain}|{world}|decision|0.9"]
-            absent_ok = np.isnan(c["absent_matched"]) or c["absent_matched"] <= 0.10
-            if 0.85 <= c["precision"] <= 0.95 and absent_ok:
-                out["held_at_0.9"].append(f"{domain}/{world}")
-            if world == "closed":
-                out["recall_over_oracle_0.9"][domain] = round(c["recall"] / max(c["oracle"], 1e-9), 3)
             for t in TARGETS:
                 lab = cells[f"{domain}|{world}|labels|{t}"]
                 if abs(lab["precision"] - t) <= 0.03:
