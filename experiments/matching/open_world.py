@@ -377,8 +377,9 @@ def simulated_session(a, p: np.ndarray, world: str, t: float, args, draw: int = 
     """One join's simulated session (rule 35's ways, rule 49's honoured answers, rule 51's audits) and its metrics."""
     # rule 51: questions that audit the kept answers, the recalibration named after the dash
     session = {"ask": "audit", "platt": args.way == "audit-platt"} if args.way.startswith("audit") else {}
-    seed = None if args.product_draws else int(hashlib.sha256(f"{a.name}|{world}|{t}".encode()).hexdigest()[:8], 16)
-    seed = seed + draw if seed is not None else None
+    seed = (
+        None if args.product_draws else int(hashlib.sha256(f"{a.name}|{world}|{t}".encode()).hexdigest()[:8], 16) + draw
+    )
     if args.honoured:  # rule 49: beside the plain simulation, the answers the product keeps
         cut, q, labelled = label_loop_shift(p, a.correct, t, args.budget, with_labelled=True, kept_cut=args.kept_cut,
                                             seed=seed, **session)  # fmt: skip
