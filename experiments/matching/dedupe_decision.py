@@ -255,20 +255,27 @@ def round12_gaps(current: dict[str, float], label: str) -> tuple[dict[str, float
     return gap, before
 
 
-def acronyms_check(train: list[dict], c: float) -> dict[str, dict]:
-    """Rule 44 (b): round 14's and round 12's decisions, each fitted and cut on ``train`` (the ten AutoFJ dev lists),
-    on the acronyms calib list at target 0.9 (components)."""
+def acronyms_check(train: list[dict], ways: dict) -> dict[str, dict]:
+    """Rule 44 (b), and rules 53 and 56 after it: each way's decision ``(fit(lists), cuts(lists, decision))`` fitted
+    and cut on ``train`` (the ten AutoFJ dev lists), on the acronyms calib list at target 0.9 (components)."""
     acronyms = load_lists("calib", ["acronyms"])["acronyms"]
     out = {}
-    for way, model in (("round 14", fit_without_flat(train, c)), ("round 12", fit_list_decision(train, c=c))):
-        cut = list_cuts(train, [pair_probabilities(lst, model) for lst in train])[0.9]
+    for way, (fit_way, cuts_way) in ways.items():
+        model = fit_way(train)
+        cut = cuts_way(train, model)[0.9]
         precision, recall = pair_metrics(acronyms, pair_probabilities(acronyms, model), cut)
         out[way] = {"inputs": model.inputs, "cut": round(cut, 4), "precision": round(precision, 4),
                     "recall": round(recall, 4)}  # fmt: skip
     return out
 
 
-def cross_fitted(score, fit=fit_list_decision, cuts_of=None) -> tuple[list[str], dict[str, dict], dict[str, Any], dict]:
+def in_sample_cuts(train: list[dict], model: Decision) -> dict[float, float]:
+    """Round 12's cuts: read on the training lists' own probabilities under ``model``."""
+    return list_cuts(train, [pair_probabilities(lst, model) for lst in train])
+
+
+def cross_fitted(score, fit=fit_list_decision,
+                 cuts_of=None) -> tuple[list[str], dict[str, dict], dict[str, Any], dict]:  # fmt: skip
     """The AutoFJ dev lists cross-fitted as rule 42 reads them: each list scored by ``score(list, decision, cuts)``
     with a dedupe decision fitted (``fit(training lists)``) and cut on the five dev lists of the other table parity
     (``cuts_of(training lists, decision)``; default: on their own probabilities).
@@ -281,7 +288,7 @@ def cross_fitted(score, fit=fit_list_decision, cuts_of=None) -> tuple[list[str],
     for parity in (0, 1):
         train = [lists[name] for k, name in enumerate(order) if k % 2 != parity]
         model = fit(train)
-        cuts = cuts_of(train, model) if cuts_of else list_cuts(train, [pair_probabilities(lst, model) for lst in train])
+        cuts = (cuts_of or in_sample_cuts)(train, model)
         fold_cuts[parity] = {str(t): round(c, 4) for t, c in cuts.items()}
         print("fold", parity, fold_cuts[parity], flush=True)
         for k, name in enumerate(order):
@@ -336,7 +343,9 @@ def autofj_study(args) -> None:
             command=report["command"] + " --drop-flat", rule="docs/experiments/matching.md, round 14, rule 44"
         )
         gap, _ = round12_gaps(at["list decision"], "round 14")
-        on_acronyms = acronyms_check([lists[name] for name in order], args.c)
+        on_acronyms = acronyms_check([lists[name] for name in order],
+                                     {"round 14": (lambda train: fit_without_flat(train, args.c), in_sample_cuts),
+                                      "round 12": (lambda train: fit_list_decision(train, c=args.c), in_sample_cuts)})  # fmt: skip
         report["gaps"] = gap
         report["acronyms_calib_list"] = on_acronyms
         report["ships"] = bool(gap["round 14"] <= gap["round 12"] + 0.01
@@ -349,11 +358,6 @@ def autofj_study(args) -> None:
             "dedupe-decision-autofj-dev-round13.json" if args.with_names else "dedupe-decision-autofj-dev-round14.json"
         )
     (RESULTS / out).write_text(json.dumps(report, indent=1) + "\n")
-
-
-def in_sample_cuts(train: list[dict], model: Decision) -> dict[float, float]:
-    """Round 12's cuts: read on the training lists' own probabilities under ``model``."""
-    return list_cuts(train, [pair_probabilities(lst, model) for lst in train])
 
 
 def out_of_fold_cuts(train: list[dict], model: Decision, c: float = 1.0) -> dict[float, float]:
@@ -387,15 +391,7 @@ def rival_study(candidate: str, ways: dict, rule: str, command: str, output: str
                 report["summary"][f"{way}|{t}|{method}"] = pooled(tallies)
         print(way, report["summary"][f"{way}|0.9|components"], flush=True)
     gap, _ = round12_gaps(report["summary"][f"{candidate}|0.9|components"], candidate)
-    train = [lists[name] for name in order]
-    acronyms = load_lists("calib", ["acronyms"])["acronyms"]
-    check = {}
-    for way, (fit_way, cuts_way) in ways.items():
-        model = fit_way(train)
-        cut = cuts_way(train, model)[0.9]
-        precision, recall = pair_metrics(acronyms, pair_probabilities(acronyms, model), cut)
-        check[way] = {"inputs": model.inputs, "cut": round(cut, 4), "precision": round(precision, 4),
-                      "recall": round(recall, 4)}  # fmt: skip
+    check = acronyms_check([lists[name] for name in order], ways)
     report.update(gaps=gap, acronyms_calib_list=check)
     report["ships"] = bool(gap[candidate] < gap["round 12"] - 0.01
                            and check[candidate]["precision"] >= check["round 12"]["precision"] - 0.02)  # fmt: skip
