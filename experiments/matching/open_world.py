@@ -635,6 +635,96 @@ def label_free_bars(cells: dict, way: str) -> dict:
             "count": len(held) + sum(v >= 0.8 for v in ratios.values())}  # fmt: skip
 
 
+def metrics_by_cut(a, p: np.ndarray, grid: np.ndarray) -> dict[str, np.ndarray]:
+    """:func:`kept_metrics` of ``p >= cut`` for every cut of ``grid`` at once (precision 1 where none is kept)."""
+    order = np.argsort(-p, kind="stable")
+    right = np.r_[0, np.cumsum(a.correct[order])]
+    absent = np.r_[0, np.cumsum(~a.present[order])]
+    kept = np.searchsorted(-p[order], -grid, side="right")  # how many answers have p >= cut
+    n_absent = int((~a.present).sum())
+    return {
+        "precision": np.where(kept > 0, right[kept] / np.maximum(kept, 1), 1.0),
+        "absent_matched": absent[kept] / n_absent if n_absent else np.full(len(grid), np.nan),
+    }
+
+
+def reach_cell(scored: list[tuple], model) -> dict:
+    """Rule 57 on one (domain, world): the bar's cell at every shared cut on ``model``'s probability, and whether
+    any cut holds the pair at 0.9 or lands within 0.03 of each target."""
+    ps = [model.probability(a) for a, _, _ in scored]
+    grid = np.r_[-1.0, np.unique(np.round(np.concatenate(ps), 4)), 2.0]  # keep all, every cut, keep none
+    weights = np.array([w for _, w, _ in scored], dtype=np.float64)
+    by_cut = [metrics_by_cut(a, p, grid) for (a, _, _), p in zip(scored, ps)]
+    cell = {}
+    for key in ("precision", "absent_matched"):
+        v = np.stack([m[key] for m in by_cut])  # (joins, cuts)
+        w = np.where(np.isnan(v), 0.0, weights[:, None])
+        cell[key] = np.where(w.sum(0) > 0, (np.nan_to_num(v) * w).sum(0) / np.maximum(w.sum(0), 1e-12), np.nan)
+    precision, absent = cell["precision"], cell["absent_matched"]
+    band = (precision >= 0.85) & (precision <= 0.95)
+    absent_ok = np.isnan(absent) | (absent <= 0.10)
+    least = float(np.nanmin(absent[band])) if band.any() and not np.isnan(absent[band]).all() else float("nan")
+    return {
+        "reachable_0.9": bool((band & absent_ok).any()),
+        "precision_in_band": bool(band.any()),
+        "least_absent_in_band": round(least, 4),
+        "keep_all_precision": round(float(precision[0]), 4),
+        "absent_at_keep_all": round(float(absent[0]), 4),
+        "labels_reachable": {str(t): bool((np.abs(precision - t) <= 0.03).any()) for t in TARGETS},
+    }
+
+
+def reach(args) -> None:
+    """Rule 57, a diagnostic that chooses nothing: per held-out domain (leave-one-domain-out) and world, can any
+    threshold on the shipped decision's probability hold the pair at 0.9, or land within 0.03 of a target? Read on
+    dev (name domains: calib; AutoFJ: dev under its fold rankings) and on test, once: ``open-world-reach.json``."""
+    out = RESULTS / "open-world-reach.json"
+    cells = {}
+    for held, data, ranking, fold_ranking, _, model in held_out_decisions(out, "rule 57", args.c):
+        for split in ("dev" if held == "autofj" else "calib", "test"):
+            for world in WORLDS:
+                scored = scored_joins(data, held, split, world, ranking, fold_ranking)
+                cells[f"{held}|{split}|{world}"] = cell = reach_cell(scored, model)
+                print(f"{held:11s} {split:5s} {world:6s}", cell, flush=True)
+    summary = {}
+    for read in ("dev", "test"):
+        mine = {k.split("|")[0] + "/" + k.split("|")[2]: c for k, c in cells.items()
+                if (k.split("|")[1] == "test") == (read == "test")}  # fmt: skip
+        summary[read] = {
+            "reachable_0.9": [pair for pair, c in mine.items() if c["reachable_0.9"]],
+            "labels_cells_reachable": sum(sum(c["labels_reachable"].values()) for c in mine.values()),
+        }
+    out.write_text(json.dumps(
+        {"command": "OMP_NUM_THREADS=1 .venv/bin/python experiments/matching/open_world.py reach",
+         "rule": "docs/experiments/matching.md, round 24, rule 57 (a diagnostic; dev and test read once)",
+         "summary": summary, "cells": cells}, indent=1) + "\n")  # fmt: skip
+    print(json.dumps(summary, indent=1))
+
+
+def render_reach(report: dict) -> str:
+    """Rule 57's table: per held-out domain and world, on dev and test, whether a threshold can hold the pair at 0.9
+    (and the least share of absent rows matched at a precision in [0.85, 0.95]), the keep-all precision, and the
+    targets some cut lands within 0.03 of."""
+    lines = ["| domain | world | read | a cut holds it at 0.9 | least absent matched, precision in band | "
+             "keep-all precision | targets a cut lands within 0.03 of |",
+             "|---|---|---|---|---:|---:|---|"]  # fmt: skip
+    for key, c in report["cells"].items():
+        domain, split, world = key.split("|")
+        least = "–" if np.isnan(c["least_absent_in_band"]) else f"{c['least_absent_in_band']:.2f}"
+        if not c["precision_in_band"]:
+            least = "no cut in band"
+        targets = ", ".join(t for t, ok in c["labels_reachable"].items() if ok) or "none"
+        lines.append(f"| {domain} | {world} | {'test' if split == 'test' else 'dev'} | "
+                     f"{'yes' if c['reachable_0.9'] else '**no**'} | {least} | {c['keep_all_precision']:.2f} | "
+                     f"{targets} |")  # fmt: skip
+    s = report["summary"]
+    lines += ["", f"From `{RESULTS / 'open-world-reach.json'}` (`{report['command']}`, dev and test read once).", ""]
+    for read in ("dev", "test"):
+        lines.append(f"- {read}: a cut holds {len(s[read]['reachable_0.9'])} of 10 pairs at 0.9; some cut lands "
+                     f"within 0.03 of the target in {s[read]['labels_cells_reachable']} of 30 cells.")  # fmt: skip
+    return "\n".join(lines)
+
+
 RELIABILITY_BINS = np.array([0.0, 0.2, 0.4, 0.6, 0.8, 0.9, 0.95, 1.0001])
 
 
@@ -840,13 +930,15 @@ def main() -> None:
     rl = sub.add_parser("reliability", help="predicted vs observed precision per domain and world (dev, LODO)")
     rl.add_argument("--c", type=float, default=1.0)
     rl.add_argument("--plot", type=Path, default=Path("docs/assets/reliability-open-world.png"))
+    rc = sub.add_parser("reach", help="rule 57: can any threshold hold the bar's pairs? (dev and test, once)")
+    rc.add_argument("--c", type=float, default=1.0)
     lv = sub.add_parser("levels", help="the product's table level of every cached join")
     lv.add_argument("--domains", nargs="+", default=list(ALL_DOMAINS), choices=ALL_DOMAINS)
     args = parser.parse_args()
     read_levels()
     commands = {"build": build, "baseline": baseline, "study": study, "labels": labels, "decide": decide,
                 "levels": levels, "fit": fit, "test": test, "reliability": reliability,
-                "labels-test": labels_test, "switch-test": switch_test}  # fmt: skip
+                "labels-test": labels_test, "switch-test": switch_test, "reach": reach}  # fmt: skip
     commands[args.command](args)
 
 
