@@ -625,6 +625,17 @@ def switch_test(args) -> None:
     print(json.dumps(summary, indent=1), "\nswitch into the product:", into_product)
 
 
+def in_band(precision):
+    """Issue 64's precision band at target 0.9, [0.85, 0.95], on one precision or an array of them."""
+    return (precision >= 0.85) & (precision <= 0.95)
+
+
+def pair_held(precision, absent):
+    """Issue 64's pair bar at 0.9 (as the done-when reads it, both worlds): precision in the band and at most 10% of
+    absent-partner rows matched (NaN: the join has none)."""
+    return in_band(precision) & (np.isnan(absent) | (absent <= 0.10))
+
+
 def label_free_bars(cells: dict, way: str) -> dict:
     """Issue 64's two label-free bars for ``way``: the (domain, world) pairs held at 0.9 and the closed-world
     recall over the oracle's at 0.9 per domain; ``count`` sums the pairs held and the domains at 0.8 or more."""
@@ -632,8 +643,7 @@ def label_free_bars(cells: dict, way: str) -> dict:
     for domain in ALL_DOMAINS:
         for world in WORLDS:
             c = cells[f"{domain}|{world}|{way}|0.9"]
-            absent_ok = np.isnan(c["absent_matched"]) or c["absent_matched"] <= 0.10
-            if 0.85 <= c["precision"] <= 0.95 and absent_ok:
+            if pair_held(c["precision"], c["absent_matched"]):
                 held.append(f"{domain}/{world}")
             if world == "closed":
                 ratios[domain] = round(c["recall"] / max(c["oracle"], 1e-9), 3)
@@ -659,19 +669,15 @@ def reach_cell(scored: list[tuple], model) -> dict:
     any cut holds the pair at 0.9 or lands within 0.03 of each target."""
     ps = [model.probability(a) for a, _, _ in scored]
     grid = np.r_[-1.0, np.unique(np.round(np.concatenate(ps), 4)), 2.0]  # keep all, every cut, keep none
-    weights = np.array([w for _, w, _ in scored], dtype=np.float64)
+    weights = [w for _, w, _ in scored]
     by_cut = [metrics_by_cut(a, p, grid) for (a, _, _), p in zip(scored, ps)]
-    cell = {}
-    for key in ("precision", "absent_matched"):
-        v = np.stack([m[key] for m in by_cut])  # (joins, cuts)
-        w = np.where(np.isnan(v), 0.0, weights[:, None])
-        cell[key] = np.where(w.sum(0) > 0, (np.nan_to_num(v) * w).sum(0) / np.maximum(w.sum(0), 1e-12), np.nan)
-    precision, absent = cell["precision"], cell["absent_matched"]
-    band = (precision >= 0.85) & (precision <= 0.95)
-    absent_ok = np.isnan(absent) | (absent <= 0.10)
+    # per cut, the weighted mean over the joins (NaN-skipping), as read_cell takes it
+    precision, absent = (np.array([weighted_mean(column, weights) for column in np.stack([m[key] for m in by_cut]).T])
+                         for key in ("precision", "absent_matched"))  # fmt: skip
+    band = in_band(precision)
     least = float(np.nanmin(absent[band])) if band.any() and not np.isnan(absent[band]).all() else float("nan")
     return {
-        "reachable_0.9": bool((band & absent_ok).any()),
+        "reachable_0.9": bool(pair_held(precision, absent).any()),
         "precision_in_band": bool(band.any()),
         "least_absent_in_band": round(least, 4),
         "keep_all_precision": round(float(precision[0]), 4),
